@@ -1,0 +1,179 @@
+/* fmt.c - unit scaling and aligned tables for human output. */
+#include "fmt.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include "err.h"
+
+static char *scaled(char *buf, double v, const char *unit, const char *const *pre,
+		    int npre, double step)
+{
+	int i = 0;
+	double a = fabs(v);
+	while (i + 1 < npre && a >= step * 0.9995) {
+		a /= step;
+		v /= step;
+		i++;
+	}
+	if (!isfinite(v))
+		snprintf(buf, LLMSIM_FMT_MAX, "-");
+	else if (fabs(v) >= 100 || (i == 0 && v == floor(v)))
+		snprintf(buf, LLMSIM_FMT_MAX, "%.1f %s%s", v, pre[i], unit);
+	else
+		snprintf(buf, LLMSIM_FMT_MAX, "%.2f %s%s", v, pre[i], unit);
+	return buf;
+}
+
+static const char *const si[] = {"", "K", "M", "G", "T", "P", "E"};
+
+char *llmsim_fmt_bytes(char *buf, double b) { return scaled(buf, b, "B", si, 7, 1000.0); }
+char *llmsim_fmt_flops(char *buf, double f) { return scaled(buf, f, "FLOP", si, 7, 1000.0); }
+char *llmsim_fmt_flops_rate(char *buf, double f) { return scaled(buf, f, "FLOP/s", si, 7, 1000.0); }
+char *llmsim_fmt_bytes_rate(char *buf, double b) { return scaled(buf, b, "B/s", si, 7, 1000.0); }
+
+char *llmsim_fmt_count(char *buf, double n)
+{
+	static const char *const c[] = {"", "K", "M", "B", "T"};
+	scaled(buf, n, "", c, 5, 1000.0);
+	size_t l = strlen(buf);
+	if (l && buf[l - 1] == ' ')
+		buf[l - 1] = 0;
+	return buf;
+}
+
+char *llmsim_fmt_time(char *buf, double s)
+{
+	double a = fabs(s);
+	if (!isfinite(s))
+		snprintf(buf, LLMSIM_FMT_MAX, "-");
+	else if (a == 0)
+		snprintf(buf, LLMSIM_FMT_MAX, "0 s");
+	else if (a < 1e-6)
+		snprintf(buf, LLMSIM_FMT_MAX, "%.1f ns", s * 1e9);
+	else if (a < 1e-3)
+		snprintf(buf, LLMSIM_FMT_MAX, "%.2f us", s * 1e6);
+	else if (a < 1)
+		snprintf(buf, LLMSIM_FMT_MAX, "%.2f ms", s * 1e3);
+	else if (a < 3600)
+		snprintf(buf, LLMSIM_FMT_MAX, "%.2f s", s);
+	else
+		snprintf(buf, LLMSIM_FMT_MAX, "%.2f h", s / 3600);
+	return buf;
+}
+
+char *llmsim_fmt_pct(char *buf, double x)
+{
+	if (!isfinite(x))
+		snprintf(buf, LLMSIM_FMT_MAX, "-");
+	else
+		snprintf(buf, LLMSIM_FMT_MAX, "%.1f%%", x * 100);
+	return buf;
+}
+
+void llmsim_table_init(struct llmsim_table *t, int ncols, const char *const *head)
+{
+	LLMSIM_ASSERT(ncols > 0 && ncols <= LLMSIM_TABLE_MAX_COLS);
+	memset(t, 0, sizeof *t);
+	t->ncols = ncols;
+	for (int i = 0; i < ncols; i++) {
+		t->left[i] = head[i][0] == '<';
+		t->head[i] = head[i] + t->left[i];
+	}
+}
+
+void llmsim_table_row(struct llmsim_table *t, const char *const *cells)
+{
+	if (t->rows == t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 16;
+		t->cells = realloc(t->cells, t->cap * (size_t)t->ncols * sizeof *t->cells);
+		LLMSIM_ASSERT(t->cells);
+	}
+	for (int i = 0; i < t->ncols; i++) {
+		char *c = strdup(cells[i] ? cells[i] : "");
+		LLMSIM_ASSERT(c);
+		t->cells[t->rows * (size_t)t->ncols + (size_t)i] = c;
+	}
+	t->rows++;
+}
+
+void llmsim_table_rowf(struct llmsim_table *t, const char *fmt, ...)
+{
+	char line[2048];
+	const char *cells[LLMSIM_TABLE_MAX_COLS] = {0};
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	char *p = line;
+	for (int i = 0; i < t->ncols; i++) {
+		cells[i] = p ? p : "";
+		if (p) {
+			char *tab = strchr(p, '\t');
+			if (tab) {
+				*tab = 0;
+				p = tab + 1;
+			} else {
+				p = NULL;
+			}
+		}
+	}
+	llmsim_table_row(t, cells);
+}
+
+/* Display width of UTF-8 text (code points, not bytes). */
+static size_t width(const char *s)
+{
+	size_t w = 0;
+	for (; *s; s++)
+		if (((unsigned char)*s & 0xC0) != 0x80)
+			w++;
+	return w;
+}
+
+void llmsim_table_print(const struct llmsim_table *t, FILE *f)
+{
+	size_t w[LLMSIM_TABLE_MAX_COLS];
+	for (int c = 0; c < t->ncols; c++) {
+		w[c] = width(t->head[c]);
+		for (size_t r = 0; r < t->rows; r++) {
+			size_t x = width(t->cells[r * (size_t)t->ncols + (size_t)c]);
+			if (x > w[c])
+				w[c] = x;
+		}
+	}
+	for (size_t r = 0; r <= t->rows + 1; r++) {
+		for (int c = 0; c < t->ncols; c++) {
+			const char *s;
+			char rule[256];
+			if (r == 0) {
+				s = t->head[c];
+			} else if (r == 1) {
+				size_t n = w[c] < sizeof rule - 1 ? w[c] : sizeof rule - 1;
+				memset(rule, '-', n);
+				rule[n] = 0;
+				s = rule;
+			} else {
+				s = t->cells[(r - 2) * (size_t)t->ncols + (size_t)c];
+			}
+			int pad = (int)(w[c] - width(s));
+			if (c)
+				fputs("  ", f);
+			if (t->left[c])
+				fprintf(f, "%s%*s", s, c + 1 < t->ncols ? pad : 0, "");
+			else
+				fprintf(f, "%*s%s", pad, "", s);
+		}
+		fputc('\n', f);
+	}
+}
+
+void llmsim_table_release(struct llmsim_table *t)
+{
+	for (size_t i = 0; i < t->rows * (size_t)t->ncols; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	t->cells = NULL;
+	t->rows = t->cap = 0;
+}

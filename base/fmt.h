@@ -1,0 +1,45 @@
+/*
+ * fmt.h - human units for tables, and an aligned text table.
+ *
+ * Values are held in SI base units everywhere; these helpers scale them
+ * only when printing: bytes in decimal units (GB = 1e9 B, as GPU datasheets
+ * print them), times from ns to s, rates as TFLOP/s or TB/s.
+ */
+#ifndef LLMSIM_FMT_H
+#define LLMSIM_FMT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define LLMSIM_FMT_MAX 48
+
+/* Each writes into buf (LLMSIM_FMT_MAX bytes) and returns buf. */
+char *llmsim_fmt_bytes(char *buf, double bytes);        /* "141.0 GB" */
+char *llmsim_fmt_time(char *buf, double s);             /* "3.21 ms" */
+char *llmsim_fmt_flops(char *buf, double flops);        /* "1.23 TFLOP" */
+char *llmsim_fmt_flops_rate(char *buf, double flops_per_s); /* "989.4 TFLOP/s" */
+char *llmsim_fmt_bytes_rate(char *buf, double bytes_per_s);  /* "4.80 TB/s" */
+char *llmsim_fmt_count(char *buf, double n);            /* "70.55 B", "8.03 M" */
+char *llmsim_fmt_pct(char *buf, double fraction);       /* "41.2%" */
+
+/* An aligned table: columns are right-aligned unless flagged left. */
+#define LLMSIM_TABLE_MAX_COLS 24
+struct llmsim_table {
+	int ncols;
+	const char *head[LLMSIM_TABLE_MAX_COLS];
+	int left[LLMSIM_TABLE_MAX_COLS];
+	char **cells; /* rows * ncols strings, owned */
+	size_t rows, cap;
+};
+
+/* Header names; a leading '<' in a name makes the column left-aligned. */
+void llmsim_table_init(struct llmsim_table *t, int ncols, const char *const *head);
+/* Add one row of ncols cells (copied). */
+void llmsim_table_row(struct llmsim_table *t, const char *const *cells);
+/* Printf-style convenience: cells separated by '\t' in the formatted text. */
+void llmsim_table_rowf(struct llmsim_table *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void llmsim_table_print(const struct llmsim_table *t, FILE *f);
+void llmsim_table_release(struct llmsim_table *t);
+
+#endif

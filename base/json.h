@@ -1,0 +1,35 @@
+/*
+ * json.h - a streaming JSON writer for --json output.
+ *
+ * Keys are given with each value; inside arrays pass NULL. Numbers are
+ * written in SI base units as the caller holds them; a non-finite double
+ * becomes null. Nesting depth is bounded (LLMSIM_JSON_MAX_DEPTH).
+ */
+#ifndef LLMSIM_JSON_H
+#define LLMSIM_JSON_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define LLMSIM_JSON_MAX_DEPTH 32
+
+struct llmsim_json {
+	FILE *f;
+	int depth;
+	int count[LLMSIM_JSON_MAX_DEPTH]; /* items written at each level */
+};
+
+void llmsim_json_init(struct llmsim_json *j, FILE *f);
+void llmsim_json_obj_begin(struct llmsim_json *j, const char *key);
+void llmsim_json_obj_end(struct llmsim_json *j);
+void llmsim_json_arr_begin(struct llmsim_json *j, const char *key);
+void llmsim_json_arr_end(struct llmsim_json *j);
+void llmsim_json_num(struct llmsim_json *j, const char *key, double v);
+void llmsim_json_int(struct llmsim_json *j, const char *key, int64_t v);
+void llmsim_json_str(struct llmsim_json *j, const char *key, const char *v);
+void llmsim_json_bool(struct llmsim_json *j, const char *key, int v);
+void llmsim_json_null(struct llmsim_json *j, const char *key);
+/* Ends the document with a newline (call after the outermost _end). */
+void llmsim_json_finish(struct llmsim_json *j);
+
+#endif

@@ -1,0 +1,56 @@
+/*
+ * args.h - table-driven option parsing shared by every subcommand, so that
+ * flags, --help text and error lines look the same everywhere.
+ *
+ * Options are "--name VALUE" or "--name=VALUE"; flags take no value.
+ * Numbers are checked (integers integral, in range); an unknown option, a
+ * missing value or a malformed number prints one line to stderr:
+ *   llmsim op gemm: unknown option '--mm' (try 'llmsim op gemm --help')
+ */
+#ifndef LLMSIM_ARGS_H
+#define LLMSIM_ARGS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+enum llmsim_argtype {
+	LLMSIM_ARG_FLAG,    /* int, set to 1 */
+	LLMSIM_ARG_INT,     /* int, >= min */
+	LLMSIM_ARG_I64,     /* int64_t, >= min */
+	LLMSIM_ARG_DOUBLE,  /* double, >= min */
+	LLMSIM_ARG_STRING,  /* const char * (points into argv) */
+	LLMSIM_ARG_CHOICE,  /* int index into choices (NULL-terminated) */
+};
+
+struct llmsim_opt {
+	const char *name;          /* without the dashes: "batch" */
+	enum llmsim_argtype type;
+	void *ptr;
+	const char *metavar;       /* "N", "FILE"; NULL for flags */
+	const char *help;          /* one line; mention the default */
+	double min;                /* smallest accepted value (numbers) */
+	const char *const *choices;/* CHOICE */
+	int *seen;                 /* optional: set to 1 when given */
+};
+
+enum { LLMSIM_ARGS_OK = 0, LLMSIM_ARGS_HELP = 1, LLMSIM_ARGS_ERROR = -1 };
+
+/* Parse argv[0..argc) (argv[0] is NOT the command name). Positional
+ * arguments are stored in pos[] up to max_pos (more is an error) and
+ * counted in *npos (may be NULL when max_pos is 0). "--help"/"-h" prints
+ * usage to stdout and returns LLMSIM_ARGS_HELP. A bare "--" ends options;
+ * everything after it is positional (for `trace capture -- CMD...`).
+ * `cmd` is the full command for messages ("llmsim op gemm"). */
+int llmsim_args_parse(const char *cmd, const char *synopsis, const char *about,
+		      int argc, char **argv, const struct llmsim_opt *opts, int nopts,
+		      char **pos, int max_pos, int *npos);
+
+/* Print usage: synopsis, about text, and one line per option. */
+void llmsim_args_usage(FILE *f, const char *cmd, const char *synopsis,
+		       const char *about, const struct llmsim_opt *opts, int nopts);
+
+/* Print "cmd: message" to stderr; returns 2 (the usage-error exit status). */
+int llmsim_args_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif

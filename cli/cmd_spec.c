@@ -1,0 +1,10 @@
+/* cmd_spec.c - placeholder until this subcommand lands. */
+#include <stdio.h>
+#include "commands.h"
+
+int cmd_spec(int argc, char **argv)
+{
+	(void)argc;
+	fprintf(stderr, "llmsim %s: not available in this build yet\n", argv[0]);
+	return 1;
+}

@@ -1,0 +1,27 @@
+/*
+ * eff_params.h - the named model parameters (efficiencies and overheads)
+ * that a hardware file's `efficiency:` section sets and that calibration
+ * refits. X-macro: LLMSIM_EFF(ENUM, "yaml_key", default, "what it is").
+ *
+ * The default applies only when a hardware file leaves a key out; every
+ * shipped file states each value with its source. No efficiency constant
+ * lives in sim/ code: it is read from here.
+ */
+LLMSIM_EFF(GEMM_TENSOR, "gemm_tensor_fraction", 0.80,
+	   "fraction of dense tensor peak a large, well-tiled GEMM sustains")
+LLMSIM_EFF(GEMM_VECTOR, "vector_fraction", 0.80,
+	   "fraction of CUDA-core peak (FP32/FP64 without tensor cores) sustained")
+LLMSIM_EFF(HBM, "hbm_fraction", 0.90,
+	   "fraction of HBM peak a large streaming kernel sustains (read+write)")
+LLMSIM_EFF(L2, "l2_fraction", 0.80, "fraction of L2 peak bandwidth sustained")
+LLMSIM_EFF(SMEM, "smem_fraction", 0.85, "fraction of shared-memory peak bandwidth sustained")
+LLMSIM_EFF(ATTN_TENSOR, "attention_tensor_fraction", 0.60,
+	   "fraction of tensor peak a FlashAttention-2 style forward sustains")
+LLMSIM_EFF(ATTN3_TENSOR, "attention3_tensor_fraction", 0.75,
+	   "fraction of tensor peak a FlashAttention-3 (warp-specialized, async) forward sustains")
+LLMSIM_EFF(KERNEL_OVERHEAD, "kernel_overhead_s", 3e-6,
+	   "fixed time per kernel on the GPU beyond its work: prologue, epilogue, ramp")
+LLMSIM_EFF(COLL_BW, "collective_bw_fraction", 0.80,
+	   "fraction of link bandwidth a large collective reaches (bus bandwidth)")
+LLMSIM_EFF(COLL_LATENCY, "collective_step_latency_s", 8e-6,
+	   "latency per algorithm step of a collective, beyond the link latency")

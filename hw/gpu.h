@@ -1,0 +1,127 @@
+/*
+ * gpu.h - a GPU as data: compute units, per-SM limits, memory hierarchy,
+ * peak rates per data type, interconnect, and the model's efficiencies.
+ *
+ * Loaded from hw/NAME.yaml by llmsim_gpu_load. When hw/profiles/NAME.yaml
+ * exists (written by `llmsim calib fit`), its efficiencies replace the
+ * hardware file's and its per-class expected errors are attached, unless
+ * the environment sets LLMSIM_NO_PROFILE=1. All values are SI base units.
+ */
+#ifndef LLMSIM_GPU_H
+#define LLMSIM_GPU_H
+
+#include "../base/dtype.h"
+#include "../base/err.h"
+
+enum llmsim_eff {
+#define LLMSIM_EFF(e, key, def, doc) LLMSIM_EFF_##e,
+#include "eff_params.h"
+#undef LLMSIM_EFF
+	LLMSIM_EFF_COUNT
+};
+
+/* Table of the parameters above: yaml key, default, description. */
+struct llmsim_eff_info {
+	const char *key;
+	double def;
+	const char *doc;
+};
+extern const struct llmsim_eff_info llmsim_eff_info[LLMSIM_EFF_COUNT];
+
+#define LLMSIM_GPU_MAX_ALIASES 8
+#define LLMSIM_GPU_MAX_ERR_CLASSES 16
+
+/* Expected prediction error of one op class, from held-out calibration. */
+struct llmsim_err_class {
+	char name[32];          /* "gemm", "elementwise", "attention", ... */
+	double median_abs_pct;  /* median absolute % error */
+	double p90_abs_pct;     /* 90th-percentile absolute % error */
+	int n;                  /* held-out kernels behind the figures */
+};
+
+struct llmsim_gpu {
+	char name[64];          /* short name: "h200" */
+	char full_name[128];    /* "NVIDIA H200 SXM 141GB" */
+	char vendor[16];        /* "nvidia", "amd" */
+	char arch[32];          /* "hopper", "cdna3", ... */
+	char path[512];         /* file it was loaded from */
+	char aliases[LLMSIM_GPU_MAX_ALIASES][32];
+	int naliases;
+
+	/* compute */
+	int sms;                        /* SMs (NVIDIA) or CUs (AMD) */
+	int warp_size;                  /* 32, or 64 on AMD */
+	double boost_clock_hz;          /* max SM clock */
+	double base_clock_hz;
+
+	/* per-SM limits (occupancy) */
+	int registers_per_sm;           /* 32-bit registers */
+	int registers_per_block_max;
+	int registers_per_thread_max;
+	int register_alloc_unit;        /* registers allocated per warp in units of this */
+	double smem_bytes_per_sm;       /* configurable shared memory per SM */
+	double smem_bytes_per_block_max;
+	double smem_reserved_bytes_per_block; /* system use per block (1 KB on sm_80+) */
+	double smem_alloc_unit_bytes;   /* allocation granularity */
+	int threads_per_sm_max;
+	int threads_per_block_max;
+	int warps_per_sm_max;
+	int blocks_per_sm_max;
+
+	/* memory hierarchy */
+	double hbm_bytes;               /* capacity */
+	double hbm_bytes_per_s;         /* peak */
+	double hbm_latency_s;           /* load-to-use from DRAM */
+	double l2_bytes;
+	double l2_bytes_per_s;
+	double smem_bytes_per_s_per_sm; /* shared-memory bandwidth of one SM */
+
+	/* dense peak rates, 0 where the chip lacks the type */
+	double tensor_flops_per_s[LLMSIM_DT_COUNT]; /* matrix units */
+	double vector_flops_per_s[LLMSIM_DT_COUNT]; /* CUDA cores / vector ALUs */
+
+	double kernel_launch_s;         /* host launch to start, back-to-back */
+
+	/* interconnect */
+	int gpus_per_node;
+	double intra_node_bytes_per_s;  /* per GPU, per direction (NVLink) */
+	double intra_node_latency_s;
+	double inter_node_bytes_per_s;  /* per GPU, per direction (network) */
+	double inter_node_latency_s;
+	double pcie_bytes_per_s;        /* per direction */
+	double tdp_w;
+
+	/* model parameters: efficiencies and overheads */
+	double eff[LLMSIM_EFF_COUNT];
+	char profile_path[512];         /* "" when no calibration profile applied */
+	struct llmsim_err_class err_classes[LLMSIM_GPU_MAX_ERR_CLASSES];
+	int nerr_classes;
+};
+
+/* Load a GPU by short name, alias (case-insensitive) or path to a YAML
+ * file. Names are looked up in <data>/hw/. On error, err names the file,
+ * line and column. */
+int llmsim_gpu_load(const char *name_or_path, struct llmsim_gpu *gpu,
+		    struct llmsim_err *err);
+
+/* Load exactly one file, without applying any profile. */
+int llmsim_gpu_load_file(const char *path, struct llmsim_gpu *gpu,
+			 struct llmsim_err *err);
+
+/* Apply a calibration profile file to a loaded GPU. */
+int llmsim_gpu_apply_profile(struct llmsim_gpu *gpu, const char *path,
+			     struct llmsim_err *err);
+
+/* List the shipped hardware files: calls fn(path, ctx) for each, sorted. */
+int llmsim_gpu_list(void (*fn)(const char *path, void *ctx), void *ctx,
+		    struct llmsim_err *err);
+
+/* Expected error for an op class, or NULL when not calibrated. */
+const struct llmsim_err_class *llmsim_gpu_err_class(const struct llmsim_gpu *gpu,
+						    const char *op_class);
+
+/* Best dense rate for a data type: tensor if present, else vector (0 if
+ * the chip has neither). */
+double llmsim_gpu_peak_flops(const struct llmsim_gpu *gpu, enum llmsim_dtype dt);
+
+#endif

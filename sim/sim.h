@@ -1,0 +1,171 @@
+/*
+ * sim.h - the GPU model: one kernel (an op with shapes, data type and
+ * implementation) on one GPU, predicted from first principles.
+ *
+ * Every op kind has one cost description (FLOPs, HBM bytes read/written,
+ * L2 and shared-memory traffic, launch shape) and one timing model over
+ * the SMs (occupancy, waves, tail), the memory hierarchy, and the launch
+ * and latency floors. Training, inference, calibration and the reports all
+ * price kernels only through this header.
+ *
+ * llmsim_predict validates the op against the GPU and fills a
+ * llmsim_pred; it allocates nothing and is safe to call from many threads.
+ */
+#ifndef LLMSIM_SIM_H
+#define LLMSIM_SIM_H
+
+#include <stdint.h>
+#include "../base/dtype.h"
+#include "../base/err.h"
+#include "../hw/gpu.h"
+
+enum llmsim_op_kind {
+	LLMSIM_OP_GEMM,        /* C[batch][m][n] = A[m][k] * B[k][n] */
+	LLMSIM_OP_ELEMENTWISE, /* memory-bound ops over tokens x hidden */
+	LLMSIM_OP_ATTENTION,   /* prefill / training attention */
+	LLMSIM_OP_DECODE,      /* few query tokens against a KV cache */
+	LLMSIM_OP_COLLECTIVE,  /* communication between GPUs */
+	LLMSIM_OP_COUNT
+};
+
+enum llmsim_ew_kind {
+	LLMSIM_EW_ADD, LLMSIM_EW_MUL, LLMSIM_EW_SILU_MUL, LLMSIM_EW_GELU,
+	LLMSIM_EW_RMSNORM, LLMSIM_EW_LAYERNORM, LLMSIM_EW_SOFTMAX, LLMSIM_EW_ROPE,
+	LLMSIM_EW_EMBEDDING,     /* gather tokens rows of a [vocab, hidden] table */
+	LLMSIM_EW_CROSS_ENTROPY, /* softmax + loss over logits [tokens, hidden=vocab] */
+	LLMSIM_EW_COPY,          /* plain copy (hidden elements per token) */
+	LLMSIM_EW_ADAMW,         /* optimizer update over `hidden` params (tokens=1) */
+	LLMSIM_EW_COUNT
+};
+
+enum llmsim_pass { LLMSIM_PASS_FWD, LLMSIM_PASS_BWD, LLMSIM_PASS_FWDBWD };
+
+enum llmsim_attn_impl {
+	LLMSIM_ATTN_NAIVE,  /* QK^T, softmax, PV as separate kernels, N^2 in HBM */
+	LLMSIM_ATTN_FLASH1,
+	LLMSIM_ATTN_FLASH2,
+	LLMSIM_ATTN_FLASH3,
+	LLMSIM_ATTN_IMPL_COUNT
+};
+
+enum llmsim_decode_impl {
+	LLMSIM_DEC_NAIVE,         /* materialized scores per step */
+	LLMSIM_DEC_FLASH2,        /* one block per (batch, kv head): no KV split */
+	LLMSIM_DEC_FLASHDECODING, /* KV split across blocks + a reduction */
+	LLMSIM_DEC_PAGED,         /* PagedAttention: block table, paged KV */
+	LLMSIM_DEC_IMPL_COUNT
+};
+
+enum llmsim_coll_kind {
+	LLMSIM_COLL_ALLREDUCE, LLMSIM_COLL_ALLGATHER, LLMSIM_COLL_REDUCESCATTER,
+	LLMSIM_COLL_ALLTOALL, LLMSIM_COLL_SENDRECV, LLMSIM_COLL_COUNT
+};
+
+enum llmsim_coll_algo { LLMSIM_ALGO_AUTO, LLMSIM_ALGO_RING, LLMSIM_ALGO_TREE };
+
+enum llmsim_bound {
+	LLMSIM_BOUND_TENSOR,   /* tensor-core math */
+	LLMSIM_BOUND_VECTOR,   /* CUDA-core math */
+	LLMSIM_BOUND_HBM,      /* DRAM bandwidth */
+	LLMSIM_BOUND_L2,
+	LLMSIM_BOUND_SMEM,
+	LLMSIM_BOUND_LATENCY,  /* too few bytes in flight to cover memory latency */
+	LLMSIM_BOUND_LAUNCH,   /* launch / fixed overhead dominates */
+	LLMSIM_BOUND_LINK,     /* interconnect bandwidth (collectives) */
+	LLMSIM_BOUND_COUNT
+};
+
+struct llmsim_op {
+	enum llmsim_op_kind kind;
+	enum llmsim_dtype dtype;      /* math / activation type */
+	union {
+		struct {
+			int64_t m, n, k;
+			int64_t batch;        /* >= 1: batched GEMM */
+			enum llmsim_dtype b_dtype; /* weights (B); == dtype unless weight-only quant */
+		} gemm;
+		struct {
+			enum llmsim_ew_kind kind;
+			int64_t tokens, hidden;
+			enum llmsim_pass pass;
+		} ew;
+		struct {
+			enum llmsim_attn_impl impl;
+			int64_t batch, heads, kv_heads, seq, kv_seq, head_dim;
+			int64_t v_head_dim;   /* 0: same as head_dim */
+			int causal;
+			enum llmsim_pass pass;
+		} attn;
+		struct {
+			enum llmsim_decode_impl impl;
+			int64_t batch, heads, kv_heads, kv_len, head_dim;
+			int64_t q_len;        /* query tokens per sequence (1; k+1 to verify) */
+			int64_t block_size;   /* PAGED: tokens per KV block */
+			int64_t kv_lora_rank, rope_dim; /* MLA when kv_lora_rank > 0 */
+			int mla_absorbed;     /* MLA: up-projections absorbed into q/o */
+			enum llmsim_dtype kv_dtype;
+		} dec;
+		struct {
+			enum llmsim_coll_kind kind;
+			double bytes;         /* per-rank buffer (all-reduce input size) */
+			int gpus;             /* ranks in the group */
+			int nodes;            /* nodes the group spans (1: one node) */
+			enum llmsim_coll_algo algo;
+		} coll;
+	} u;
+};
+
+struct llmsim_pred {
+	/* the cost description */
+	double flops;                 /* useful FLOPs */
+	double hbm_read_bytes, hbm_write_bytes, hbm_bytes;
+	double l2_bytes;              /* traffic served by L2 */
+	double smem_bytes;            /* shared-memory traffic */
+	double workspace_bytes;       /* device memory the op needs beyond in/out */
+	double intensity_flops_per_byte; /* flops / hbm_bytes */
+	double link_bytes;            /* COLLECTIVE: bytes each rank sends */
+
+	/* launch shape (of the main kernel) */
+	int kernels;                  /* launches this op takes */
+	int64_t blocks;
+	int threads_per_block;
+	int regs_per_thread;
+	double smem_bytes_per_block;
+	int blocks_per_sm;            /* resident, by the occupancy calculator */
+	double occupancy;             /* resident warps / max warps */
+	double waves;                 /* blocks / (SMs * blocks_per_sm), fractional */
+	double tail_efficiency;       /* useful fraction of the last-wave-rounded work */
+	int tile_m, tile_n, tile_k, split_k; /* GEMM; attention: tile_m=Br, tile_n=Bc */
+
+	/* time */
+	double compute_s, memory_s, latency_s, overhead_s;
+	double time_s;
+	enum llmsim_bound bound;
+	double time_err_pct;          /* expected error (calibrated), NaN if none */
+	const char *op_class;         /* "gemm", "elementwise", ... (static) */
+};
+
+/* Predict one op. Returns 0, or LLMSIM_EINVAL (bad shape, overflow, heads
+ * not divisible by kv heads) / LLMSIM_EUNSUPPORTED (dtype the GPU lacks)
+ * with a one-line message. */
+int llmsim_predict(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
+		   struct llmsim_pred *out, struct llmsim_err *err);
+
+/* Name tables (static strings), and parsers returning -1 if unknown. */
+const char *llmsim_op_kind_name(enum llmsim_op_kind k);
+const char *llmsim_ew_kind_name(enum llmsim_ew_kind k);
+const char *llmsim_attn_impl_name(enum llmsim_attn_impl k);
+const char *llmsim_decode_impl_name(enum llmsim_decode_impl k);
+const char *llmsim_coll_kind_name(enum llmsim_coll_kind k);
+const char *llmsim_bound_name(enum llmsim_bound b);
+const char *llmsim_pass_name(enum llmsim_pass p);
+int llmsim_ew_kind_parse(const char *s);
+int llmsim_attn_impl_parse(const char *s);
+int llmsim_decode_impl_parse(const char *s);
+int llmsim_coll_kind_parse(const char *s);
+int llmsim_pass_parse(const char *s);
+
+/* The class an op's calibration and expected error belong to. */
+const char *llmsim_op_class(const struct llmsim_op *op);
+
+#endif

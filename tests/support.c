@@ -1,0 +1,46 @@
+/* support.c - helpers shared by the Criterion tests. */
+#include "support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+const char *test_data(char *buf, size_t size, const char *name)
+{
+	snprintf(buf, size, "%s/%s", LLMSIM_TEST_DATA, name);
+	return buf;
+}
+
+static void slurp(const char *path, char *out, size_t size)
+{
+	FILE *f = fopen(path, "rb");
+	size_t n = 0;
+	if (f) {
+		n = fread(out, 1, size - 1, f);
+		fclose(f);
+	}
+	out[n] = 0;
+}
+
+int run_llmsim(const char *args, char *out, size_t size, char *err_out, size_t err_size)
+{
+	char o[] = "/tmp/llmsim-test-outXXXXXX", e[] = "/tmp/llmsim-test-errXXXXXX";
+	int fo = mkstemp(o), fe = mkstemp(e);
+	if (fo < 0 || fe < 0)
+		return -1;
+	close(fo);
+	close(fe);
+	char cmd[8192];
+	snprintf(cmd, sizeof cmd, "%s/cli/llmsim %s >%s 2>%s </dev/null", LLMSIM_BUILD_DIR,
+		 args, o, e);
+	int st = system(cmd);
+	if (out && size)
+		slurp(o, out, size);
+	if (err_out && err_size)
+		slurp(e, err_out, err_size);
+	unlink(o);
+	unlink(e);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}

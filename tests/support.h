@@ -1,0 +1,29 @@
+/*
+ * support.h - helpers shared by the Criterion tests.
+ */
+#ifndef LLMSIM_TEST_SUPPORT_H
+#define LLMSIM_TEST_SUPPORT_H
+
+#include <criterion/criterion.h>
+#include <math.h>
+
+/* Assert |actual - expected| <= rel_tol * |expected| (absolute when
+ * expected is 0), printing both values on failure. */
+#define expect_close(actual, expected, rel_tol)                                   \
+	do {                                                                      \
+		double a_ = (double)(actual), e_ = (double)(expected);            \
+		double tol_ = (rel_tol) * (e_ != 0 ? fabs(e_) : 1.0);             \
+		cr_expect(fabs(a_ - e_) <= tol_,                                  \
+			  "%s = %.10g, expected %.10g (rel tol %g)", #actual, a_, e_, \
+			  (double)(rel_tol));                                     \
+	} while (0)
+
+/* Run the built llmsim binary with args (a shell fragment); capture stdout
+ * into out (size bytes, NUL-terminated) and return its exit status. stderr
+ * goes to err_out when non-NULL. */
+int run_llmsim(const char *args, char *out, size_t size, char *err_out, size_t err_size);
+
+/* Path of a fixture under tests/data into buf. */
+const char *test_data(char *buf, size_t size, const char *name);
+
+#endif
