@@ -14,6 +14,7 @@
 #ifndef LLMSIM_SIM_H
 #define LLMSIM_SIM_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "../base/dtype.h"
 #include "../base/err.h"
@@ -164,6 +165,23 @@ int llmsim_attn_impl_parse(const char *s);
 int llmsim_decode_impl_parse(const char *s);
 int llmsim_coll_kind_parse(const char *s);
 int llmsim_pass_parse(const char *s);
+
+/* Op specs: one line of text naming an op, shared by calibration records,
+ * traces, tests and the CLI:
+ *   gemm m=4096 n=4096 k=4096 [batch=1] [dtype=bf16] [b_dtype=...]
+ *   ew kind=rmsnorm tokens=8192 hidden=8192 [pass=fwd] [dtype=bf16]
+ *   attention impl=flash2 batch=1 heads=32 [kv_heads=32] seq=4096 [kv_seq=seq]
+ *             head_dim=128 [v_head_dim=head_dim] [causal=1] [pass=fwd] [dtype=bf16]
+ *   decode impl=paged batch=8 heads=32 kv_heads=8 kv_len=4096 head_dim=128
+ *          [q_len=1] [block_size=16] [kv_lora_rank=0 rope_dim=0 mla_absorbed=1]
+ *          [dtype=bf16] [kv_dtype=dtype]
+ *   collective kind=allreduce bytes=1e9 gpus=8 [nodes=1] [algo=auto] [dtype=bf16]
+ * Keys are the struct field names; enum values use the *_name() strings.
+ * llmsim_op_parse fills defaults, rejects unknown keys and bad values with a
+ * one-line message; it does not check the op against a GPU (predict does). */
+int llmsim_op_parse(const char *spec, struct llmsim_op *op, struct llmsim_err *err);
+/* Write the canonical spec of op into buf (all keys); returns chars needed. */
+int llmsim_op_format(const struct llmsim_op *op, char *buf, size_t size);
 
 /* The class an op's calibration and expected error belong to. */
 const char *llmsim_op_class(const struct llmsim_op *op);
