@@ -1,10 +1,226 @@
-/* cmd_plan.c - placeholder until this subcommand lands. */
+/*
+ * cmd_plan.c - `llmsim plan`: search every parallel configuration of a
+ * model on N GPUs and rank those that fit by throughput. `--workload
+ * serve` hands over to the serving planner (cmd_plan_serve.c).
+ */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/fmt.h"
+#include "../base/json.h"
+#include "../hw/gpu.h"
+#include "../models/model.h"
+#include "../sim/train/train.h"
+#include "args.h"
 #include "commands.h"
+#include "train_out.h"
+
+static const char about[] =
+	"Enumerate every training configuration of --gpus GPUs: TP x PP x DP x CP\n"
+	"(x EP for MoE models), ZeRO 0-3, micro-batch 1-16, recomputation\n"
+	"none/selective/full, 1F1B or interleaved (2 or 4 chunks), attention\n"
+	"naive/flash2/flash3; drop those that are invalid or do not fit, rank the\n"
+	"rest by tokens/s. Defaults: --seq 4096, --global-batch 1024 sequences\n"
+	"(4M tokens at 4096), bf16, the megatron recipe, --top 5. Exit status 1 when\n"
+	"nothing fits (the closest configuration and its shortfall are shown).\n"
+	"--workload serve plans inference serving instead (see its --help).";
+
+static const char *const workloads[] = {"train", "serve", NULL};
+
+static int wants_serve(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--workload=serve"))
+			return 1;
+		if (!strcmp(argv[i], "--workload") && i + 1 < argc && !strcmp(argv[i + 1], "serve"))
+			return 1;
+	}
+	return 0;
+}
+
+static void print_top(const struct llmsim_plan_out *o)
+{
+	static const char *const head[] = {
+		"#", "tp", "pp", "dp", "cp", "ep", "zero", "mb", "<recompute", "<schedule",
+		"<attention", "memory", "headroom", "compute", "comm", "bubble", "optim",
+		"step", "tokens/s", "MFU"};
+	struct llmsim_table t;
+	llmsim_table_init(&t, 20, head);
+	for (int i = 0; i < o->nresults; i++) {
+		const struct llmsim_train_result *r = &o->results[i];
+		const struct llmsim_train_cfg *c = &r->cfg;
+		char sched[24], a[9][LLMSIM_FMT_MAX];
+		if (c->schedule == LLMSIM_SCHED_INTERLEAVED)
+			snprintf(sched, sizeof sched, "interleaved/%d", c->chunks);
+		else
+			snprintf(sched, sizeof sched, "1f1b");
+		llmsim_table_rowf(&t, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s",
+				  i + 1, c->tp, c->pp, c->dp, c->cp, c->ep, c->zero, c->micro_batch,
+				  llmsim_recompute_name(c->recompute), sched,
+				  llmsim_attn_impl_name(c->attn), llmsim_fmt_bytes(a[0], r->mem.total),
+				  llmsim_fmt_bytes(a[1], r->mem.hbm - r->mem.total),
+				  llmsim_fmt_time(a[2], r->time.compute_s),
+				  llmsim_fmt_time(a[3], r->time.comm_exposed_s),
+				  llmsim_fmt_time(a[4], r->time.bubble_s),
+				  llmsim_fmt_time(a[5], r->time.optimizer_s),
+				  llmsim_fmt_time(a[6], r->time.step_s),
+				  llmsim_fmt_count(a[7], r->tokens_per_s),
+				  llmsim_fmt_pct(a[8], r->mfu));
+	}
+	llmsim_table_print(&t, stdout);
+	llmsim_table_release(&t);
+}
+
+static void print_rejected(FILE *f, const struct llmsim_plan_out *o)
+{
+	static const char *const head[] = {"rejected", "<reason"};
+	struct llmsim_table t;
+	llmsim_table_init(&t, 2, head);
+	for (int i = 1; i < LLMSIM_REJ_COUNT; i++)
+		if (o->rejected[i])
+			llmsim_table_rowf(&t, "%lld\t%s", (long long)o->rejected[i],
+					  llmsim_train_reject_name(i));
+	if (t.rows)
+		llmsim_table_print(&t, f);
+	else
+		fputs("rejected: none\n", f);
+	llmsim_table_release(&t);
+}
 
 int cmd_plan(int argc, char **argv)
 {
-	(void)argc;
-	fprintf(stderr, "llmsim %s: not available in this build yet\n", argv[0]);
-	return 1;
+	if (wants_serve(argc, argv))
+		return cmd_plan_serve(argc, argv);
+	const char *cmd = "llmsim plan";
+	const char *model_name = NULL, *gpu_name = "h200";
+	int gpus = 0, json = 0, workload = 0, dtype = 0, recipe = LLMSIM_RECIPE_MEGATRON;
+	int top = 5, lora = 0, uneven = 0;
+	int64_t seq = 4096, gb = 1024;
+	double imb = 1.0;
+	const struct llmsim_opt opts[] = {
+		{"model", LLMSIM_ARG_STRING, &model_name, "M", "model name, alias or file (required)", 0, NULL, NULL},
+		{"gpus", LLMSIM_ARG_INT, &gpus, "N", "GPU count (required)", 1, NULL, NULL},
+		{"gpu", LLMSIM_ARG_STRING, &gpu_name, "G", "GPU (default h200)", 0, NULL, NULL},
+		{"workload", LLMSIM_ARG_CHOICE, &workload, "W", "what to plan (default train)", 0, workloads, NULL},
+		{"seq", LLMSIM_ARG_I64, &seq, "S", "tokens per sequence (default 4096)", 1, NULL, NULL},
+		{"global-batch", LLMSIM_ARG_I64, &gb, "B", "sequences per step (default 1024)", 1, NULL, NULL},
+		{"top", LLMSIM_ARG_INT, &top, "K", "configurations shown (default 5)", 1, NULL, NULL},
+		{"dtype", LLMSIM_ARG_CHOICE, &dtype, "T", "matmul type (default bf16)", 0, train_dtype_choices, NULL},
+		{"recipe", LLMSIM_ARG_CHOICE, &recipe, "R", "optimizer-state recipe (default megatron)", 0, llmsim_recipe_names, NULL},
+		{"lora-rank", LLMSIM_ARG_INT, &lora, "R", "LoRA fine-tuning rank (default 0: off)", 0, NULL, NULL},
+		{"moe-imbalance", LLMSIM_ARG_DOUBLE, &imb, "F", "busiest expert's load / mean (default 1)", 1, NULL, NULL},
+		{"uneven-pp", LLMSIM_ARG_FLAG, &uneven, NULL, "allow pipeline stages of unequal layer counts", 0, NULL, NULL},
+		{"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON output (SI units)", 0, NULL, NULL},
+	};
+	int rc = llmsim_args_parse(cmd, "--model M --gpus N [--gpu G] [--workload train|serve] [options]",
+				   about, argc - 1, argv + 1, opts, sizeof opts / sizeof opts[0], NULL,
+				   0, NULL);
+	if (rc == LLMSIM_ARGS_HELP)
+		return 0;
+	if (rc)
+		return 2;
+	if (!model_name)
+		return llmsim_args_error(cmd, "--model is required");
+	if (!gpus)
+		return llmsim_args_error(cmd, "--gpus is required");
+
+	struct llmsim_err err = {0};
+	struct llmsim_model m;
+	struct llmsim_gpu gpu;
+	if (llmsim_model_load(model_name, &m, &err) || llmsim_gpu_load(gpu_name, &gpu, &err)) {
+		fprintf(stderr, "%s: %s\n", cmd, err.msg);
+		return 1;
+	}
+	struct llmsim_plan_req req = {
+		.gpus = gpus, .seq = seq, .global_batch = gb,
+		.dtype = dtype == 1 ? LLMSIM_DT_FP8 : LLMSIM_DT_BF16,
+		.recipe = recipe, .lora_rank = lora, .moe_imbalance = imb, .top = top,
+		.uneven_pp = uneven,
+	};
+	struct llmsim_train_ctx *ctx;
+	struct llmsim_plan_out o;
+	if (llmsim_train_ctx_new(&m, &gpu, &ctx, &err)) {
+		fprintf(stderr, "%s: %s\n", cmd, err.msg);
+		return 1;
+	}
+	if (llmsim_plan_run(ctx, &req, &o, &err)) {
+		fprintf(stderr, "%s: %s\n", cmd, err.msg);
+		llmsim_train_ctx_free(ctx);
+		return 1;
+	}
+	llmsim_train_ctx_free(ctx);
+
+	char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], d[LLMSIM_FMT_MAX];
+	if (json) {
+		struct llmsim_json j;
+		llmsim_json_init(&j, stdout);
+		llmsim_json_obj_begin(&j, NULL);
+		llmsim_json_str(&j, "workload", "train");
+		llmsim_json_str(&j, "model", m.name);
+		llmsim_json_str(&j, "gpu", gpu.name);
+		llmsim_json_int(&j, "gpus", gpus);
+		llmsim_json_int(&j, "seq", seq);
+		llmsim_json_int(&j, "global_batch", gb);
+		llmsim_json_int(&j, "configs_evaluated", o.evaluated);
+		llmsim_json_int(&j, "configs_feasible", o.feasible);
+		llmsim_json_arr_begin(&j, "results");
+		for (int i = 0; i < o.nresults; i++) {
+			llmsim_json_obj_begin(&j, NULL);
+			llmsim_json_int(&j, "rank", i + 1);
+			train_json_result(&j, &o.results[i]);
+			llmsim_json_obj_end(&j);
+		}
+		llmsim_json_arr_end(&j);
+		llmsim_json_obj_begin(&j, "rejected");
+		for (int i = 1; i < LLMSIM_REJ_COUNT; i++)
+			llmsim_json_int(&j, llmsim_train_reject_key(i), o.rejected[i]);
+		llmsim_json_obj_end(&j);
+		if (!o.nresults && o.have_closest) {
+			llmsim_json_obj_begin(&j, "closest");
+			train_json_result(&j, &o.closest);
+			llmsim_json_obj_end(&j);
+		}
+		llmsim_json_num(&j, "elapsed_s", o.elapsed_s);
+		llmsim_json_obj_end(&j);
+		llmsim_json_finish(&j);
+	} else {
+		printf("plan: %s on %d x %s; %lld sequences x %lld tokens per step (%s tokens); "
+		       "%s, %s recipe\n\n",
+		       m.full_name[0] ? m.full_name : m.name, gpus, gpu.name, (long long)gb,
+		       (long long)seq, llmsim_fmt_count(a, (double)gb * seq),
+		       llmsim_dtype_name(req.dtype), llmsim_recipe_name(req.recipe));
+		if (o.nresults) {
+			printf("best %d of %lld feasible configurations, by tokens/s (times per step, "
+			       "memory per GPU):\n", o.nresults, (long long)o.feasible);
+			print_top(&o);
+			printf("\n#1 in detail:\n");
+			train_print_result(stdout, &o.results[0], &m, &gpu);
+		} else if (o.have_closest) {
+			printf("no configuration fits; the closest:\n");
+			train_print_result(stdout, &o.closest, &m, &gpu);
+		} else {
+			printf("no valid configuration of %d GPUs\n", gpus);
+		}
+		putchar('\n');
+		print_rejected(stdout, &o);
+		printf("searched %lld configurations in %s (%s configurations/s): %lld feasible\n",
+		       (long long)o.evaluated, llmsim_fmt_time(b, o.elapsed_s),
+		       llmsim_fmt_count(d, o.elapsed_s > 0 ? o.evaluated / o.elapsed_s : 0),
+		       (long long)o.feasible);
+		if (!o.nresults && req.lora_rank == 0)
+			printf("hint: full training keeps %s per parameter of model state; try more GPUs "
+			       "or --lora-rank 16\n", req.recipe == LLMSIM_RECIPE_MEGATRON ? "18 B" : "16 B");
+	}
+	int status = 0;
+	if (!o.nresults) {
+		if (o.have_closest)
+			fprintf(stderr, "%s: no configuration fits: the closest needs %s more per GPU\n",
+				cmd, llmsim_fmt_bytes(a, o.closest.mem.total - o.closest.mem.hbm));
+		else
+			fprintf(stderr, "%s: no valid configuration of %d GPUs\n", cmd, gpus);
+		status = 1;
+	}
+	llmsim_plan_out_release(&o);
+	return status;
 }

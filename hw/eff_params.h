@@ -25,3 +25,11 @@ LLMSIM_EFF(COLL_BW, "collective_bw_fraction", 0.80,
 	   "fraction of link bandwidth a large collective reaches (bus bandwidth)")
 LLMSIM_EFF(COLL_LATENCY, "collective_step_latency_s", 8e-6,
 	   "latency per algorithm step of a collective, beyond the link latency")
+LLMSIM_EFF(L2_REUSE, "l2_reuse_fraction", 0.50,
+	   "fraction of L2 capacity that keeps re-read operands (GEMM panels, K/V) resident")
+LLMSIM_EFF(SFU_OPS, "sfu_ops_per_clock_per_sm", 16,
+	   "special-function (exp) results per clock per SM: softmax's exp rate (hardware)")
+LLMSIM_EFF(ATTN_BWD, "attention_bwd_relative", 0.70,
+	   "tensor efficiency of a flash backward relative to its forward")
+LLMSIM_EFF(INFLIGHT, "bytes_in_flight_per_thread", 64,
+	   "outstanding load bytes per thread of a streaming kernel (4 x 16-byte loads): Little's law")

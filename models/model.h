@@ -68,6 +68,8 @@ struct llmsim_model {
 	struct llmsim_mla mla;
 	int has_moe;
 	struct llmsim_moe moe;
+
+	int position_rows;      /* rows of a learned position table (OPT: max_seq + 2); 0 otherwise */
 };
 
 int llmsim_model_load(const char *name_or_path, struct llmsim_model *m,

@@ -1,0 +1,213 @@
+/*
+ * train_out.c - human tables and JSON for training results (train, plan,
+ * validate print the same figures the same way).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../base/fmt.h"
+#include "train_out.h"
+
+const char *const train_dtype_choices[] = {"bf16", "fp8", NULL};
+const char *const train_attn_choices[] = {"naive", "flash2", "flash3", NULL};
+
+enum llmsim_attn_impl train_attn_from_choice(int i)
+{
+	static const enum llmsim_attn_impl map[] = {LLMSIM_ATTN_NAIVE, LLMSIM_ATTN_FLASH2,
+						    LLMSIM_ATTN_FLASH3};
+	return map[i];
+}
+
+char *train_cfg_line(char *buf, size_t size, const struct llmsim_train_cfg *c)
+{
+	char sched[32];
+	if (c->schedule == LLMSIM_SCHED_INTERLEAVED)
+		snprintf(sched, sizeof sched, "interleaved v=%d", c->chunks);
+	else
+		snprintf(sched, sizeof sched, "1f1b");
+	snprintf(buf, size, "tp %d  pp %d  dp %d  cp %d  ep %d  zero %d  mb %d  %s  %s  %s",
+		 c->tp, c->pp, c->dp, c->cp, c->ep, c->zero, c->micro_batch,
+		 llmsim_recompute_name(c->recompute), sched, llmsim_attn_impl_name(c->attn));
+	return buf;
+}
+
+static void mem_row(struct llmsim_table *t, const char *name, double bytes, double total,
+		    const char *note)
+{
+	char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX];
+	llmsim_table_rowf(t, "%s\t%s\t%s\t%s", name, llmsim_fmt_bytes(a, bytes),
+			  total > 0 ? llmsim_fmt_pct(b, bytes / total) : "", note);
+}
+
+static void time_row(struct llmsim_table *t, const char *name, double s, double step,
+		     const char *note)
+{
+	char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX];
+	llmsim_table_rowf(t, "%s\t%s\t%s\t%s", name, llmsim_fmt_time(a, s),
+			  step > 0 ? llmsim_fmt_pct(b, s / step) : "", note);
+}
+
+void train_print_result(FILE *f, const struct llmsim_train_result *r,
+			const struct llmsim_model *m, const struct llmsim_gpu *gpu)
+{
+	const struct llmsim_train_cfg *c = &r->cfg;
+	const struct llmsim_train_mem *mm = &r->mem;
+	const struct llmsim_train_time *t = &r->time;
+	char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], d[LLMSIM_FMT_MAX], note[160];
+
+	fprintf(f, "%s on %d x %s\n", m->full_name[0] ? m->full_name : m->name, c->gpus,
+		gpu->full_name[0] ? gpu->full_name : gpu->name);
+	fprintf(f, "  parallel     tp %d x pp %d x dp %d x cp %d = %d GPUs, ep %d, ZeRO-%d%s\n",
+		c->tp, c->pp, c->dp, c->cp, c->gpus, c->ep, c->zero,
+		c->tp > 1 ? (c->sequence_parallel ? ", sequence parallel" : ", no SP") : "");
+	fprintf(f, "  batch        %lld sequences x %lld tokens = %s tokens; micro-batch %d, "
+		"%lld micro-batches\n",
+		(long long)c->global_batch, (long long)c->seq, llmsim_fmt_count(a, r->tokens_per_step),
+		c->micro_batch, (long long)r->microbatches);
+	if (c->schedule == LLMSIM_SCHED_INTERLEAVED)
+		snprintf(note, sizeof note, "interleaved, %d chunks", c->chunks);
+	else
+		snprintf(note, sizeof note, "1F1B");
+	fprintf(f, "  recipe       %s, %s matmuls, recompute %s, attention %s, schedule %s",
+		llmsim_recipe_name(c->recipe), llmsim_dtype_name(c->dtype),
+		llmsim_recompute_name(c->recompute), llmsim_attn_impl_name(c->attn), note);
+	if (c->lora_rank)
+		fprintf(f, ", LoRA rank %d", c->lora_rank);
+	if (m->has_moe && c->moe_imbalance > 1)
+		fprintf(f, ", MoE imbalance %.2f", c->moe_imbalance);
+	fputc('\n', f);
+
+	fputs("\nmemory per GPU\n", f);
+	static const char *const mh[] = {"<part", "bytes", "share", "<note"};
+	struct llmsim_table mt;
+	llmsim_table_init(&mt, 4, mh);
+	snprintf(note, sizeof note, "%s params held", llmsim_fmt_count(a, mm->params_per_gpu));
+	mem_row(&mt, "weights", mm->weights, mm->total, note);
+	snprintf(note, sizeof note, "%s params trained", llmsim_fmt_count(a, mm->trained_params_per_gpu));
+	mem_row(&mt, "gradients", mm->grads, mm->total, note);
+	mem_row(&mt, "optimizer", mm->optimizer, mm->total, "fp32 master, Adam m and v");
+	snprintf(note, sizeof note, "%s per layer x %.1f layers in flight",
+		 llmsim_fmt_bytes(a, mm->act_per_layer), mm->act_in_flight_layers);
+	mem_row(&mt, "activations", mm->activations, mm->total, note);
+	snprintf(note, sizeof note, "context/NCCL 1 GB, buffers, %s fragmentation (5%%)",
+		 llmsim_fmt_bytes(a, mm->fragmentation));
+	mem_row(&mt, "other", mm->other, mm->total, note);
+	mem_row(&mt, "total", mm->total, mm->total, "");
+	mem_row(&mt, "HBM", mm->hbm, 0, "");
+	if (r->fits)
+		mem_row(&mt, "headroom", mm->hbm - mm->total, 0, "fits");
+	else
+		mem_row(&mt, "shortfall", mm->total - mm->hbm, 0, "DOES NOT FIT");
+	llmsim_table_print(&mt, f);
+	llmsim_table_release(&mt);
+
+	fputs("\ntime per step\n", f);
+	static const char *const th[] = {"<part", "time", "share", "<note"};
+	struct llmsim_table tt;
+	llmsim_table_init(&tt, 4, th);
+	snprintf(note, sizeof note, "fwd %s + bwd %s per micro-batch (slowest stage)",
+		 llmsim_fmt_time(a, t->fwd_mb_s), llmsim_fmt_time(b, t->bwd_mb_s));
+	time_row(&tt, "compute", t->compute_s, t->step_s, note);
+	note[0] = 0;
+	size_t n = 0;
+	const struct {
+		const char *name;
+		double s;
+	} parts[] = {{"tp", t->tp_exposed_s}, {"cp", t->cp_exposed_s}, {"ep", t->ep_exposed_s},
+		     {"pp", t->pp_exposed_s}, {"dp", t->dp_exposed_s}, {"zero3", t->zero3_exposed_s}};
+	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+		if (parts[i].s > 0 && n < sizeof note)
+			n += snprintf(note + n, sizeof note - n, "%s%s %s", n ? ", " : "",
+				      parts[i].name, llmsim_fmt_time(d, parts[i].s));
+	time_row(&tt, "exposed comm", t->comm_exposed_s, t->step_s, note);
+	snprintf(note, sizeof note, "%.1f%% of compute",
+		 t->compute_s > 0 ? 100 * t->bubble_s / t->compute_s : 0);
+	time_row(&tt, "bubble", t->bubble_s, t->step_s, c->pp > 1 ? note : "");
+	time_row(&tt, "optimizer", t->optimizer_s, t->step_s, "fused AdamW, fp32");
+	time_row(&tt, "step", t->step_s, t->step_s, "");
+	llmsim_table_print(&tt, f);
+	llmsim_table_release(&tt);
+
+	fprintf(f, "\nthroughput   %s tokens/s (%s tokens/s per GPU)\n",
+		llmsim_fmt_count(a, r->tokens_per_s), llmsim_fmt_count(b, r->tokens_per_s / c->gpus));
+	fprintf(f, "utilization  MFU %s, HFU %s of %s per GPU (%s)\n", llmsim_fmt_pct(a, r->mfu),
+		llmsim_fmt_pct(b, r->hfu), llmsim_fmt_flops_rate(d, r->peak_flops_per_s),
+		llmsim_dtype_name(c->dtype));
+}
+
+void train_json_cfg(struct llmsim_json *j, const struct llmsim_train_cfg *c)
+{
+	llmsim_json_int(j, "gpus", c->gpus);
+	llmsim_json_int(j, "tp", c->tp);
+	llmsim_json_int(j, "pp", c->pp);
+	llmsim_json_int(j, "dp", c->dp);
+	llmsim_json_int(j, "cp", c->cp);
+	llmsim_json_int(j, "ep", c->ep);
+	llmsim_json_int(j, "zero", c->zero);
+	llmsim_json_int(j, "micro_batch", c->micro_batch);
+	llmsim_json_int(j, "global_batch", c->global_batch);
+	llmsim_json_int(j, "seq", c->seq);
+	llmsim_json_str(j, "recompute", llmsim_recompute_name(c->recompute));
+	llmsim_json_str(j, "schedule", llmsim_pp_sched_name(c->schedule));
+	llmsim_json_int(j, "chunks", c->chunks);
+	llmsim_json_str(j, "dtype", llmsim_dtype_name(c->dtype));
+	llmsim_json_str(j, "recipe", llmsim_recipe_name(c->recipe));
+	llmsim_json_str(j, "attention", llmsim_attn_impl_name(c->attn));
+	llmsim_json_int(j, "lora_rank", c->lora_rank);
+	llmsim_json_bool(j, "sequence_parallel", c->tp > 1 && c->sequence_parallel);
+	llmsim_json_num(j, "moe_imbalance", c->moe_imbalance);
+}
+
+void train_json_result(struct llmsim_json *j, const struct llmsim_train_result *r)
+{
+	const struct llmsim_train_mem *m = &r->mem;
+	const struct llmsim_train_time *t = &r->time;
+	llmsim_json_obj_begin(j, "config");
+	train_json_cfg(j, &r->cfg);
+	llmsim_json_obj_end(j);
+	llmsim_json_obj_begin(j, "memory_bytes_per_gpu");
+	llmsim_json_num(j, "weights", m->weights);
+	llmsim_json_num(j, "grads", m->grads);
+	llmsim_json_num(j, "optimizer", m->optimizer);
+	llmsim_json_num(j, "activations", m->activations);
+	llmsim_json_num(j, "other", m->other);
+	llmsim_json_num(j, "total", m->total);
+	llmsim_json_num(j, "hbm", m->hbm);
+	llmsim_json_num(j, "fragmentation", m->fragmentation);
+	llmsim_json_obj_end(j);
+	llmsim_json_num(j, "params_per_gpu", m->params_per_gpu);
+	llmsim_json_num(j, "activation_bytes_per_layer", m->act_per_layer);
+	llmsim_json_bool(j, "fits", r->fits);
+	llmsim_json_num(j, r->fits ? "headroom_bytes" : "shortfall_bytes",
+			r->fits ? m->hbm - m->total : m->total - m->hbm);
+	llmsim_json_num(j, "step_time_s", t->step_s);
+	llmsim_json_obj_begin(j, "breakdown_s");
+	llmsim_json_num(j, "compute", t->compute_s);
+	llmsim_json_num(j, "comm_exposed", t->comm_exposed_s);
+	llmsim_json_num(j, "bubble", t->bubble_s);
+	llmsim_json_num(j, "optimizer", t->optimizer_s);
+	llmsim_json_num(j, "tp_exposed", t->tp_exposed_s);
+	llmsim_json_num(j, "cp_exposed", t->cp_exposed_s);
+	llmsim_json_num(j, "ep_exposed", t->ep_exposed_s);
+	llmsim_json_num(j, "pp_exposed", t->pp_exposed_s);
+	llmsim_json_num(j, "dp_exposed", t->dp_exposed_s);
+	llmsim_json_num(j, "zero3_exposed", t->zero3_exposed_s);
+	llmsim_json_num(j, "dp_comm_total", t->dp_comm_s);
+	llmsim_json_obj_end(j);
+	llmsim_json_obj_begin(j, "comm_bytes_per_gpu");
+	llmsim_json_num(j, "tp", r->comm.tp_bytes);
+	llmsim_json_num(j, "dp", r->comm.dp_bytes);
+	llmsim_json_num(j, "zero3", r->comm.zero3_bytes);
+	llmsim_json_num(j, "pp", r->comm.pp_bytes);
+	llmsim_json_num(j, "cp", r->comm.cp_bytes);
+	llmsim_json_num(j, "ep", r->comm.ep_bytes);
+	llmsim_json_obj_end(j);
+	llmsim_json_int(j, "microbatches", r->microbatches);
+	llmsim_json_num(j, "tokens_per_step", r->tokens_per_step);
+	llmsim_json_num(j, "tokens_per_s", r->tokens_per_s);
+	llmsim_json_num(j, "model_flops", r->model_flops);
+	llmsim_json_num(j, "hw_flops", r->hw_flops);
+	llmsim_json_num(j, "peak_flops_per_s", r->peak_flops_per_s);
+	llmsim_json_num(j, "mfu", r->mfu);
+	llmsim_json_num(j, "hfu", r->hfu);
+}

@@ -1,0 +1,30 @@
+/*
+ * train_out.h - printing training results, shared by `llmsim train`,
+ * `llmsim plan` and `llmsim validate`: human tables and JSON objects.
+ */
+#ifndef LLMSIM_CLI_TRAIN_OUT_H
+#define LLMSIM_CLI_TRAIN_OUT_H
+
+#include <stdio.h>
+#include "../base/json.h"
+#include "../sim/train/train.h"
+
+/* One line: "tp 8  pp 1  dp 1  cp 1  ep 1  zero 1  mb 1  selective  1f1b  flash2". */
+char *train_cfg_line(char *buf, size_t size, const struct llmsim_train_cfg *c);
+
+/* The configuration, memory table, time table and throughput of one run. */
+void train_print_result(FILE *f, const struct llmsim_train_result *r,
+			const struct llmsim_model *m, const struct llmsim_gpu *gpu);
+
+/* JSON fields of a configuration (inside an open object). */
+void train_json_cfg(struct llmsim_json *j, const struct llmsim_train_cfg *c);
+/* JSON fields of a result (inside an open object): config, memory,
+ * times, throughput. */
+void train_json_result(struct llmsim_json *j, const struct llmsim_train_result *r);
+
+/* Shared option values of train and plan. */
+extern const char *const train_dtype_choices[];   /* bf16, fp8 */
+extern const char *const train_attn_choices[];    /* naive, flash2, flash3 */
+enum llmsim_attn_impl train_attn_from_choice(int i);
+
+#endif

@@ -1,0 +1,335 @@
+/*
+ * gpu.c - reading one hardware file (hw/NAME.yaml) into struct llmsim_gpu.
+ *
+ * The schema is a set of sections (compute, sm_limits, memory,
+ * peak_flops_per_s, interconnect, efficiency), each extracted with a
+ * field table; every key carries its unit, every value is checked (sizes
+ * positive, counts integral, fractions in (0, 1]) and every complaint
+ * names the file, line and column. Name resolution and profiles live in
+ * gpu_find.c.
+ */
+#include "gpu.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../base/yaml.h"
+#include "gpu_load.h"
+
+const struct llmsim_eff_info llmsim_eff_info[LLMSIM_EFF_COUNT] = {
+#define LLMSIM_EFF(e, k, d, text) [LLMSIM_EFF_##e] = {.key = k, .def = d, .doc = text},
+#include "eff_params.h"
+#undef LLMSIM_EFF
+};
+
+#define G(f) offsetof(struct llmsim_gpu, f)
+#define FLD(k, t, f, req, rng) {.key = k, .type = t, .offset = G(f), .size = sizeof(((struct llmsim_gpu *)0)->f), .required = req, .range = rng}
+#define REQ_POS_INT(k) FLD(#k, LLMSIM_YF_INT, k, LLMSIM_YF_REQUIRED, LLMSIM_YR_POSITIVE)
+#define REQ_POS_DBL(k) FLD(#k, LLMSIM_YF_DOUBLE, k, LLMSIM_YF_REQUIRED, LLMSIM_YR_POSITIVE)
+
+static const struct llmsim_yfield top_fields[] = {
+	FLD("name", LLMSIM_YF_STRING, name, LLMSIM_YF_REQUIRED, LLMSIM_YR_ANY),
+	FLD("full_name", LLMSIM_YF_STRING, full_name, LLMSIM_YF_REQUIRED, LLMSIM_YR_ANY),
+	FLD("vendor", LLMSIM_YF_STRING, vendor, LLMSIM_YF_REQUIRED, LLMSIM_YR_ANY),
+	FLD("arch", LLMSIM_YF_STRING, arch, LLMSIM_YF_REQUIRED, LLMSIM_YR_ANY),
+	REQ_POS_DBL(kernel_launch_s),
+	REQ_POS_DBL(tdp_w),
+};
+
+static const struct llmsim_yfield compute_fields[] = {
+	REQ_POS_INT(sms),
+	REQ_POS_INT(warp_size),
+	REQ_POS_DBL(boost_clock_hz),
+	REQ_POS_DBL(base_clock_hz),
+};
+
+static const struct llmsim_yfield sm_fields[] = {
+	REQ_POS_INT(registers_per_sm),
+	REQ_POS_INT(registers_per_block_max),
+	REQ_POS_INT(registers_per_thread_max),
+	REQ_POS_INT(register_alloc_unit),
+	REQ_POS_DBL(smem_bytes_per_sm),
+	REQ_POS_DBL(smem_bytes_per_block_max),
+	FLD("smem_reserved_bytes_per_block", LLMSIM_YF_DOUBLE, smem_reserved_bytes_per_block,
+	    LLMSIM_YF_REQUIRED, LLMSIM_YR_NONNEG),
+	REQ_POS_DBL(smem_alloc_unit_bytes),
+	REQ_POS_INT(threads_per_sm_max),
+	REQ_POS_INT(threads_per_block_max),
+	REQ_POS_INT(warps_per_sm_max),
+	REQ_POS_INT(blocks_per_sm_max),
+};
+
+static const struct llmsim_yfield memory_fields[] = {
+	REQ_POS_DBL(hbm_bytes),
+	REQ_POS_DBL(hbm_bytes_per_s),
+	REQ_POS_DBL(hbm_latency_s),
+	REQ_POS_DBL(l2_bytes),
+	REQ_POS_DBL(l2_bytes_per_s),
+	REQ_POS_DBL(smem_bytes_per_s_per_sm),
+};
+
+static const struct llmsim_yfield ic_fields[] = {
+	REQ_POS_INT(gpus_per_node),
+	REQ_POS_DBL(intra_node_bytes_per_s),
+	REQ_POS_DBL(intra_node_latency_s),
+	REQ_POS_DBL(inter_node_bytes_per_s),
+	REQ_POS_DBL(inter_node_latency_s),
+	REQ_POS_DBL(pcie_bytes_per_s),
+};
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The value node of `key` (already known to be present). */
+static const struct llmsim_ynode *at(const struct llmsim_ynode *map, const char *key)
+{
+	const struct llmsim_ynode *v = llmsim_ymap_get(map, key);
+	LLMSIM_ASSERT(v);
+	return v;
+}
+
+/* A required (or optional) mapping section of the top level. */
+static int section(const struct llmsim_ynode *root, const char *key, int required,
+		   const char *path, const struct llmsim_ynode **out, struct llmsim_err *err)
+{
+	const struct llmsim_ynode *s = llmsim_ymap_get(root, key);
+	*out = s;
+	if (!s) {
+		if (!required)
+			return 0;
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, root->line, root->col,
+					 "missing key '%s'", key);
+	}
+	if (s->kind != LLMSIM_Y_MAP)
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, s->line, s->col,
+					 "'%s' must be a mapping", key);
+	return 0;
+}
+
+static int extract(const struct llmsim_ynode *map, const struct llmsim_yfield *f, size_t n,
+		   struct llmsim_gpu *gpu, const char *path, const char *where,
+		   struct llmsim_err *err)
+{
+	int rc = llmsim_yaml_extract(map, f, n, gpu, path, where, err);
+	if (!rc)
+		rc = llmsim_ymap_check_unused(map, path, where, err);
+	return rc;
+}
+
+/* A name or alias: letters, digits, '.', '_', '-' only (no path parts). */
+static int name_ok(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '.' || *s == '_' || *s == '-'))
+			return 0;
+	return 1;
+}
+
+static int load_aliases(const struct llmsim_ynode *root, struct llmsim_gpu *gpu,
+			const char *path, struct llmsim_err *err)
+{
+	const struct llmsim_ynode *a = llmsim_ymap_get(root, "aliases");
+	if (!a)
+		return 0;
+	if (a->kind != LLMSIM_Y_SEQ)
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, a->line, a->col,
+					 "'aliases' must be a list of names");
+	if (a->n > LLMSIM_GPU_MAX_ALIASES)
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, a->line, a->col,
+					 "'aliases' has %zu names, at most %d allowed", a->n,
+					 LLMSIM_GPU_MAX_ALIASES);
+	for (size_t i = 0; i < a->n; i++) {
+		const struct llmsim_ynode *v = a->vals[i];
+		if (v->kind != LLMSIM_Y_SCALAR || !name_ok(v->scalar) ||
+		    strlen(v->scalar) >= sizeof gpu->aliases[0])
+			return llmsim_err_setloc(err, LLMSIM_EPARSE, path, v->line, v->col,
+						 "an alias must be a name of 1 to %zu letters, digits, '.', '_' or '-'",
+						 sizeof gpu->aliases[0] - 1);
+		snprintf(gpu->aliases[i], sizeof gpu->aliases[i], "%s", v->scalar);
+	}
+	gpu->naliases = (int)a->n;
+	return 0;
+}
+
+/* peak_flops_per_s: {tensor: {dtype: rate}, vector: {dtype: rate}}. */
+static int load_peaks(const struct llmsim_ynode *root, struct llmsim_gpu *gpu,
+		      const char *path, struct llmsim_err *err)
+{
+	const struct llmsim_ynode *pk, *t, *v;
+	int rc;
+	if ((rc = section(root, "peak_flops_per_s", 1, path, &pk, err)))
+		return rc;
+	if ((rc = section(pk, "tensor", 0, path, &t, err)) ||
+	    (rc = section(pk, "vector", 1, path, &v, err)))
+		return rc;
+	struct llmsim_yfield f[LLMSIM_DT_COUNT];
+	for (int pass = 0; pass < 2; pass++) {
+		const struct llmsim_ynode *m = pass ? v : t;
+		if (!m)
+			continue;
+		size_t base = pass ? G(vector_flops_per_s) : G(tensor_flops_per_s);
+		for (int d = 0; d < LLMSIM_DT_COUNT; d++)
+			f[d] = (struct llmsim_yfield){
+				.key = llmsim_dtype_name((enum llmsim_dtype)d),
+				.type = LLMSIM_YF_DOUBLE,
+				.offset = base + (size_t)d * sizeof(double),
+				.required = LLMSIM_YF_OPTIONAL,
+				.range = LLMSIM_YR_POSITIVE,
+			};
+		if ((rc = extract(m, f, LLMSIM_DT_COUNT, gpu, path,
+				  pass ? "peak_flops_per_s.vector" : "peak_flops_per_s.tensor", err)))
+			return rc;
+	}
+	if (gpu->vector_flops_per_s[LLMSIM_DT_FP32] <= 0)
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, v->line, v->col,
+					 "missing key 'fp32' in 'peak_flops_per_s.vector'");
+	return llmsim_ymap_check_unused(pk, path, "peak_flops_per_s", err);
+}
+
+/* The efficiency-section field of one parameter, its range read off the
+ * unit in its name: fractions in (0, 1], times (_s) not negative, any
+ * other rate or ratio positive. */
+static struct llmsim_yfield eff_field(int i, size_t base)
+{
+	const char *k = llmsim_eff_info[i].key;
+	size_t n = strlen(k);
+	enum llmsim_yrange r = LLMSIM_YR_POSITIVE;
+	if (n > 9 && !strcmp(k + n - 9, "_fraction"))
+		r = LLMSIM_YR_FRACTION;
+	else if (n > 2 && !strcmp(k + n - 2, "_s"))
+		r = LLMSIM_YR_NONNEG;
+	return (struct llmsim_yfield){
+		.key = k,
+		.type = LLMSIM_YF_DOUBLE,
+		.offset = base + (size_t)i * sizeof(double),
+		.required = LLMSIM_YF_OPTIONAL,
+		.range = r,
+	};
+}
+
+int llmsim_gpu_extract_eff(const struct llmsim_ynode *map, double *eff, const char *path,
+			   struct llmsim_err *err)
+{
+	struct llmsim_yfield f[LLMSIM_EFF_COUNT];
+	for (int i = 0; i < LLMSIM_EFF_COUNT; i++)
+		f[i] = eff_field(i, 0);
+	int rc = llmsim_yaml_extract(map, f, LLMSIM_EFF_COUNT, eff, path, "efficiency", err);
+	if (!rc)
+		rc = llmsim_ymap_check_unused(map, path, "efficiency", err);
+	return rc;
+}
+
+/* Relations between values that each passed its own range check. */
+static int cross_check(const struct llmsim_ynode *root, const struct llmsim_gpu *g,
+		       const char *path, struct llmsim_err *err)
+{
+	const struct llmsim_ynode *c = llmsim_ymap_get(root, "compute");
+	const struct llmsim_ynode *s = llmsim_ymap_get(root, "sm_limits");
+	const struct llmsim_ynode *v;
+	if (g->base_clock_hz > g->boost_clock_hz) {
+		v = at(c, "base_clock_hz");
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, v->line, v->col,
+					 "'base_clock_hz' must not exceed 'boost_clock_hz'");
+	}
+	if (g->smem_bytes_per_block_max > g->smem_bytes_per_sm) {
+		v = at(s, "smem_bytes_per_block_max");
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, v->line, v->col,
+					 "'smem_bytes_per_block_max' must not exceed 'smem_bytes_per_sm'");
+	}
+	if (g->registers_per_block_max > g->registers_per_sm) {
+		v = at(s, "registers_per_block_max");
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, v->line, v->col,
+					 "'registers_per_block_max' must not exceed 'registers_per_sm'");
+	}
+	if (g->threads_per_block_max > g->threads_per_sm_max) {
+		v = at(s, "threads_per_block_max");
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, v->line, v->col,
+					 "'threads_per_block_max' must not exceed 'threads_per_sm_max'");
+	}
+	if ((double)g->warps_per_sm_max * g->warp_size < g->threads_per_sm_max) {
+		v = at(s, "warps_per_sm_max");
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, v->line, v->col,
+					 "'warps_per_sm_max' times 'warp_size' is below 'threads_per_sm_max'");
+	}
+	return 0;
+}
+
+static int load_tree(const struct llmsim_ynode *root, struct llmsim_gpu *gpu,
+		     const char *path, struct llmsim_err *err)
+{
+	const struct llmsim_ynode *sec;
+	int rc;
+
+	memset(gpu, 0, sizeof *gpu);
+	snprintf(gpu->path, sizeof gpu->path, "%s", path);
+	for (int i = 0; i < LLMSIM_EFF_COUNT; i++)
+		gpu->eff[i] = llmsim_eff_info[i].def;
+	if (root->kind != LLMSIM_Y_MAP)
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, root->line, root->col,
+					 "a hardware file must be a mapping of keys");
+	if ((rc = llmsim_yaml_extract(root, top_fields, N(top_fields), gpu, path, NULL, err)))
+		return rc;
+	if (!name_ok(gpu->name)) {
+		const struct llmsim_ynode *v = at(root, "name");
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, v->line, v->col,
+					 "'name' must be letters, digits, '.', '_' or '-'");
+	}
+	if ((rc = load_aliases(root, gpu, path, err)))
+		return rc;
+	if ((rc = section(root, "compute", 1, path, &sec, err)) ||
+	    (rc = extract(sec, compute_fields, N(compute_fields), gpu, path, "compute", err)))
+		return rc;
+	if ((rc = section(root, "sm_limits", 1, path, &sec, err)) ||
+	    (rc = extract(sec, sm_fields, N(sm_fields), gpu, path, "sm_limits", err)))
+		return rc;
+	if ((rc = section(root, "memory", 1, path, &sec, err)) ||
+	    (rc = extract(sec, memory_fields, N(memory_fields), gpu, path, "memory", err)))
+		return rc;
+	if ((rc = load_peaks(root, gpu, path, err)))
+		return rc;
+	if ((rc = section(root, "interconnect", 1, path, &sec, err)) ||
+	    (rc = extract(sec, ic_fields, N(ic_fields), gpu, path, "interconnect", err)))
+		return rc;
+	if ((rc = section(root, "efficiency", 0, path, &sec, err)))
+		return rc;
+	if (sec && (rc = llmsim_gpu_extract_eff(sec, gpu->eff, path, err)))
+		return rc;
+	if ((rc = llmsim_ymap_check_unused(root, path, NULL, err)))
+		return rc;
+	return cross_check(root, gpu, path, err);
+}
+
+int llmsim_gpu_load_buf(const char *buf, size_t len, const char *name,
+			struct llmsim_gpu *gpu, struct llmsim_err *err)
+{
+	struct llmsim_ynode *root;
+	int rc = llmsim_yaml_load_buf(buf, len, name, &root, err);
+	if (rc)
+		return rc;
+	rc = load_tree(root, gpu, name, err);
+	llmsim_ynode_free(root);
+	return rc;
+}
+
+int llmsim_gpu_load_file(const char *path, struct llmsim_gpu *gpu, struct llmsim_err *err)
+{
+	struct llmsim_ynode *root;
+	int rc = llmsim_yaml_load_file(path, &root, err);
+	if (rc)
+		return rc;
+	rc = load_tree(root, gpu, path, err);
+	llmsim_ynode_free(root);
+	return rc;
+}
+
+double llmsim_gpu_peak_flops(const struct llmsim_gpu *gpu, enum llmsim_dtype dt)
+{
+	if ((unsigned)dt >= LLMSIM_DT_COUNT)
+		return 0;
+	if (gpu->tensor_flops_per_s[dt] > 0)
+		return gpu->tensor_flops_per_s[dt];
+	return gpu->vector_flops_per_s[dt];
+}

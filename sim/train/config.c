@@ -1,0 +1,196 @@
+/*
+ * config.c - training configurations: defaults, names, and the validity
+ * rules Megatron-LM enforces (divisibility of heads, layers, batch, ...).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "train.h"
+
+const char *const llmsim_recompute_names[] = {"none", "selective", "full", NULL};
+const char *const llmsim_pp_sched_names[] = {"1f1b", "interleaved", NULL};
+const char *const llmsim_recipe_names[] = {"amp", "megatron", "zero", NULL};
+_Static_assert(sizeof llmsim_recompute_names / sizeof *llmsim_recompute_names ==
+	       LLMSIM_RECOMP_COUNT + 1, "recompute names");
+_Static_assert(sizeof llmsim_pp_sched_names / sizeof *llmsim_pp_sched_names ==
+	       LLMSIM_SCHED_COUNT + 1, "schedule names");
+_Static_assert(sizeof llmsim_recipe_names / sizeof *llmsim_recipe_names ==
+	       LLMSIM_RECIPE_COUNT + 1, "recipe names");
+
+static const char *const reject_names[LLMSIM_REJ_COUNT] = {
+	[LLMSIM_REJ_NONE] = "valid",
+	[LLMSIM_REJ_GPUS] = "gpu count",
+	[LLMSIM_REJ_HEADS] = "heads not divisible by tp",
+	[LLMSIM_REJ_LAYERS] = "layers not divisible by pp*chunks",
+	[LLMSIM_REJ_BATCH] = "batch not divisible by micro-batch*dp",
+	[LLMSIM_REJ_SEQ] = "seq not divisible by 2*cp",
+	[LLMSIM_REJ_EXPERTS] = "experts not divisible by ep",
+	[LLMSIM_REJ_SCHEDULE] = "interleaving needs pp > 1 and micro-batches % pp == 0",
+	[LLMSIM_REJ_OPTION] = "unsupported option (ZeRO-3 with pp, kernel the GPU lacks)",
+	[LLMSIM_REJ_OOM] = "out of memory",
+};
+
+static const char *const reject_keys[LLMSIM_REJ_COUNT] = {
+	[LLMSIM_REJ_NONE] = "valid",       [LLMSIM_REJ_GPUS] = "gpus",
+	[LLMSIM_REJ_HEADS] = "heads",      [LLMSIM_REJ_LAYERS] = "layers",
+	[LLMSIM_REJ_BATCH] = "batch",      [LLMSIM_REJ_SEQ] = "seq",
+	[LLMSIM_REJ_EXPERTS] = "experts",  [LLMSIM_REJ_SCHEDULE] = "schedule",
+	[LLMSIM_REJ_OPTION] = "option",    [LLMSIM_REJ_OOM] = "oom",
+};
+
+const char *llmsim_train_reject_key(enum llmsim_train_reject r)
+{
+	return (unsigned)r < LLMSIM_REJ_COUNT ? reject_keys[r] : "?";
+}
+
+const char *llmsim_recompute_name(enum llmsim_recompute r)
+{
+	return (unsigned)r < LLMSIM_RECOMP_COUNT ? llmsim_recompute_names[r] : "?";
+}
+
+const char *llmsim_pp_sched_name(enum llmsim_pp_sched s)
+{
+	return (unsigned)s < LLMSIM_SCHED_COUNT ? llmsim_pp_sched_names[s] : "?";
+}
+
+const char *llmsim_recipe_name(enum llmsim_recipe r)
+{
+	return (unsigned)r < LLMSIM_RECIPE_COUNT ? llmsim_recipe_names[r] : "?";
+}
+
+const char *llmsim_train_reject_name(enum llmsim_train_reject r)
+{
+	return (unsigned)r < LLMSIM_REJ_COUNT ? reject_names[r] : "?";
+}
+
+double llmsim_train_stage_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c)
+{
+	int v = c->schedule == LLMSIM_SCHED_INTERLEAVED && c->chunks > 1 ? c->chunks : 1;
+	int64_t pv = (int64_t)(c->pp > 0 ? c->pp : 1) * v;
+	if (!c->uneven_pp || m->layers % pv == 0)
+		return (double)m->layers / (c->pp > 0 ? c->pp : 1);
+	return (double)((m->layers + pv - 1) / pv) * v;
+}
+
+void llmsim_train_cfg_init(struct llmsim_train_cfg *c)
+{
+	memset(c, 0, sizeof *c);
+	c->gpus = c->tp = c->pp = c->dp = c->cp = c->ep = 1;
+	c->micro_batch = 1;
+	c->global_batch = 1024;
+	c->seq = 4096;
+	c->recompute = LLMSIM_RECOMP_NONE;
+	c->schedule = LLMSIM_SCHED_1F1B;
+	c->chunks = 1;
+	c->dtype = LLMSIM_DT_BF16;
+	c->recipe = LLMSIM_RECIPE_MEGATRON;
+	c->attn = LLMSIM_ATTN_FLASH2;
+	c->moe_imbalance = 1.0;
+	c->sequence_parallel = 1;
+}
+
+/* Append one violation to err->msg ("; "-separated). */
+static void add(struct llmsim_err *err, int *first, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void add(struct llmsim_err *err, int *first, const char *fmt, ...)
+{
+	if (!err)
+		return;
+	size_t len = *first ? 0 : strlen(err->msg);
+	if (*first)
+		err->code = LLMSIM_EINVAL;
+	else if (len + 2 < sizeof err->msg) {
+		memcpy(err->msg + len, "; ", 3);
+		len += 2;
+	}
+	*first = 0;
+	va_list ap;
+	va_start(ap, fmt);
+	if (len < sizeof err->msg)
+		vsnprintf(err->msg + len, sizeof err->msg - len, fmt, ap);
+	va_end(ap);
+}
+
+#define VIOLATE(reason, ...)                                   \
+	do {                                                   \
+		if (r == LLMSIM_REJ_NONE)                      \
+			r = (reason);                          \
+		if (!err)                                      \
+			return r;                              \
+		add(err, &first, __VA_ARGS__);                 \
+	} while (0)
+
+enum llmsim_train_reject llmsim_train_check(const struct llmsim_model *m,
+					    const struct llmsim_train_cfg *c,
+					    struct llmsim_err *err)
+{
+	enum llmsim_train_reject r = LLMSIM_REJ_NONE;
+	int first = 1;
+
+	if (c->tp < 1 || c->pp < 1 || c->dp < 1 || c->cp < 1 || c->ep < 1 || c->gpus < 1)
+		VIOLATE(LLMSIM_REJ_GPUS, "parallel degrees and --gpus must be >= 1");
+	else if ((int64_t)c->tp * c->pp * c->dp * c->cp != c->gpus)
+		VIOLATE(LLMSIM_REJ_GPUS, "tp*pp*dp*cp = %d*%d*%d*%d = %lld, not --gpus %d",
+			c->tp, c->pp, c->dp, c->cp,
+			(long long)c->tp * c->pp * c->dp * c->cp, c->gpus);
+	if (c->tp >= 1 && m->heads % c->tp)
+		VIOLATE(LLMSIM_REJ_HEADS, "%d attention heads not divisible by tp %d",
+			m->heads, c->tp);
+	else if (c->tp >= 1 && !m->has_mla && m->kv_heads % c->tp && c->tp % m->kv_heads)
+		VIOLATE(LLMSIM_REJ_HEADS, "%d kv heads and tp %d: neither divides the other",
+			m->kv_heads, c->tp);
+	if (c->schedule == LLMSIM_SCHED_INTERLEAVED && c->chunks < 2)
+		VIOLATE(LLMSIM_REJ_SCHEDULE, "interleaved schedule needs --chunks >= 2");
+	if (c->schedule == LLMSIM_SCHED_1F1B && c->chunks != 1)
+		VIOLATE(LLMSIM_REJ_SCHEDULE, "--chunks needs --schedule interleaved");
+	if (c->schedule == LLMSIM_SCHED_INTERLEAVED && c->pp < 2)
+		VIOLATE(LLMSIM_REJ_SCHEDULE, "interleaved schedule needs pp >= 2");
+	int v = c->chunks >= 1 ? c->chunks : 1;
+	if (c->pp >= 1 && !c->uneven_pp && m->layers % ((int64_t)c->pp * v))
+		VIOLATE(LLMSIM_REJ_LAYERS, "%d layers not divisible by pp*chunks = %d",
+			m->layers, c->pp * v);
+	if (c->micro_batch < 1 || c->global_batch < 1)
+		VIOLATE(LLMSIM_REJ_BATCH, "batch sizes must be >= 1");
+	else if (c->dp >= 1 && c->global_batch % ((int64_t)c->micro_batch * c->dp))
+		VIOLATE(LLMSIM_REJ_BATCH,
+			"global batch %lld not divisible by micro-batch*dp = %d*%d",
+			(long long)c->global_batch, c->micro_batch, c->dp);
+	else if (c->schedule == LLMSIM_SCHED_INTERLEAVED && c->pp > 1 &&
+		 (c->global_batch / ((int64_t)c->micro_batch * c->dp)) % c->pp)
+		VIOLATE(LLMSIM_REJ_SCHEDULE,
+			"interleaved schedule needs micro-batches (%lld) divisible by pp %d",
+			(long long)(c->global_batch / ((int64_t)c->micro_batch * c->dp)), c->pp);
+	if (c->seq < 1)
+		VIOLATE(LLMSIM_REJ_SEQ, "sequence length must be >= 1");
+	else if (c->cp > 1 && c->seq % (2 * c->cp))
+		VIOLATE(LLMSIM_REJ_SEQ, "seq %lld not divisible by 2*cp = %d (load-balanced ring)",
+			(long long)c->seq, 2 * c->cp);
+	if (c->ep > 1 && !m->has_moe)
+		VIOLATE(LLMSIM_REJ_EXPERTS, "ep %d needs an MoE model", c->ep);
+	else if (c->ep > 1 && m->moe.experts % c->ep)
+		VIOLATE(LLMSIM_REJ_EXPERTS, "%d experts not divisible by ep %d", m->moe.experts,
+			c->ep);
+	else if (c->ep > 1 && ((int64_t)c->dp * c->cp) % c->ep)
+		VIOLATE(LLMSIM_REJ_EXPERTS, "ep %d does not divide dp*cp = %d", c->ep,
+			c->dp * c->cp);
+	if (c->zero < 0 || c->zero > 3)
+		VIOLATE(LLMSIM_REJ_OPTION, "--zero must be 0, 1, 2 or 3");
+	if (c->zero == 3 && c->pp > 1)
+		VIOLATE(LLMSIM_REJ_OPTION, "ZeRO-3 with pipeline parallelism is not supported "
+			"(parameters would be re-gathered every micro-batch of every stage)");
+	if (c->dtype != LLMSIM_DT_BF16 && c->dtype != LLMSIM_DT_FP8)
+		VIOLATE(LLMSIM_REJ_OPTION, "--dtype must be bf16 or fp8");
+	if (c->attn != LLMSIM_ATTN_NAIVE && c->attn != LLMSIM_ATTN_FLASH2 &&
+	    c->attn != LLMSIM_ATTN_FLASH3)
+		VIOLATE(LLMSIM_REJ_OPTION, "--attention must be naive, flash2 or flash3");
+	if (c->lora_rank < 0)
+		VIOLATE(LLMSIM_REJ_OPTION, "--lora-rank must be >= 0");
+	if (!(c->moe_imbalance >= 1.0))
+		VIOLATE(LLMSIM_REJ_OPTION, "--moe-imbalance must be >= 1");
+	if ((unsigned)c->recompute >= LLMSIM_RECOMP_COUNT ||
+	    (unsigned)c->recipe >= LLMSIM_RECIPE_COUNT)
+		VIOLATE(LLMSIM_REJ_OPTION, "bad recompute or recipe");
+	return r;
+}

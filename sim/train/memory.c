@@ -1,0 +1,255 @@
+/*
+ * memory.c - memory per GPU of a training configuration, in closed form.
+ *
+ * Model states: bytes per trained parameter by recipe and ZeRO stage (see
+ * train.h). Activations: the tensors each layer saves for backward,
+ * following Korthikanti et al. 2022 ("Reducing Activation Recomputation in
+ * Large Transformer Models", Section 4 and Table 2) term by term, so that a
+ * GPT-3-like layer (MHA, LayerNorm, 4h GeLU MLP, dropout) gives exactly
+ * sbh(34 + 5as/h) and its TP / SP / selective / full variants; GQA, gated
+ * MLPs, MLA, MoE and flash attention change the terms they touch.
+ * Activations are 16-bit (2 bytes) also under FP8 (we keep the bf16 copies
+ * Transformer Engine saves for the backward of non-GEMM ops).
+ *
+ * Allowances (stated): 1 GB for the CUDA context and cuBLAS/NCCL
+ * workspaces, and 5% of everything else for allocator fragmentation.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "train_int.h"
+
+void train_geom_init(const struct llmsim_model *m, struct train_geom *g)
+{
+	struct llmsim_params p;
+	llmsim_model_params(m, &p);
+	memset(g, 0, sizeof *g);
+	g->layers = m->layers;
+	if (m->has_moe && m->moe.experts > 0) {
+		int freq = m->moe.layer_freq > 0 ? m->moe.layer_freq : 1;
+		int dense = m->moe.dense_layers;
+		for (int i = dense; i < m->layers; i++)
+			if (i % freq == 0) /* the rule of models/params.c */
+				g->moe_layers++;
+	}
+	g->dense_layers = m->layers - g->moe_layers;
+	g->attn_per_layer = p.attention / m->layers;
+	g->mlp_per_dense_layer = g->dense_layers ? p.mlp_dense / g->dense_layers : 0;
+	if (g->moe_layers) {
+		g->experts_per_moe_layer = p.mlp_experts / g->moe_layers;
+		g->shared_per_moe_layer = (p.mlp_shared + p.router) / g->moe_layers;
+	}
+	g->norms_per_layer = p.norms / m->layers;
+	g->embedding = p.embedding;
+	g->lm_head = p.lm_head;
+	/* LoRA on q, k, v, o: A [in, r] and B [r, out] for each, per unit rank */
+	double qdim, kvdim;
+	if (m->has_mla) {
+		qdim = (double)m->heads * (m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim);
+		kvdim = (double)m->heads * m->mla.v_head_dim;
+	} else {
+		qdim = (double)m->heads * m->head_dim;
+		kvdim = (double)m->kv_heads * m->head_dim;
+	}
+	g->lora_per_layer = (m->hidden + qdim) + 2 * (m->hidden + kvdim) + (qdim + m->hidden);
+	g->dropout = m->linear_bias || m->norm == LLMSIM_NORM_LAYER;
+}
+
+void train_params_per_gpu(const struct train_geom *g, const struct llmsim_model *m,
+			  const struct llmsim_train_cfg *c, struct train_params *p)
+{
+	double t = c->tp;
+	double stage_layers = llmsim_train_stage_layers(m, c);
+	double frac_moe = g->layers ? (double)g->moe_layers / g->layers : 0;
+	double dense_layer = g->attn_per_layer / t + g->norms_per_layer;
+	double dense = stage_layers * dense_layer +
+		       stage_layers * (1 - frac_moe) * g->mlp_per_dense_layer / t +
+		       stage_layers * frac_moe * g->shared_per_moe_layer / t;
+	double expert = stage_layers * frac_moe * g->experts_per_moe_layer / (t * c->ep);
+	double emb;
+	if (c->pp == 1)
+		emb = (g->embedding + g->lm_head) / t;
+	else /* tied embeddings keep a copy on the last stage */
+		emb = fmax(g->embedding, g->lm_head > 0 ? g->lm_head : g->embedding) / t;
+	dense += emb;
+	memset(p, 0, sizeof *p);
+	p->dense = dense;
+	p->expert = expert;
+	p->layer = dense_layer + (1 - frac_moe) * g->mlp_per_dense_layer / t +
+		   frac_moe * (g->shared_per_moe_layer / t +
+			       g->experts_per_moe_layer / (t * c->ep));
+	if (c->lora_rank > 0) {
+		p->frozen = dense + expert;
+		p->trained_dense = stage_layers * g->lora_per_layer * c->lora_rank / t;
+		p->trained_expert = 0;
+	} else {
+		p->trained_dense = dense;
+		p->trained_expert = expert;
+	}
+}
+
+void llmsim_train_state_bytes(enum llmsim_recipe r, int zero, int n, double *weights,
+			      double *grads, double *optimizer)
+{
+	double w, g, o;
+	switch (r) {
+	case LLMSIM_RECIPE_AMP:
+		w = 4, g = 4, o = 8;
+		break;
+	case LLMSIM_RECIPE_ZERO:
+		w = 2, g = 2, o = 12;
+		break;
+	default: /* megatron */
+		w = 2, g = 4, o = 12;
+		break;
+	}
+	if (zero >= 1)
+		o /= n;
+	if (zero >= 2)
+		g /= n;
+	if (zero >= 3)
+		w /= n;
+	*weights = w;
+	*grads = g;
+	*optimizer = o;
+}
+
+double llmsim_train_act_layer_bytes(const struct llmsim_model *m,
+				    const struct llmsim_train_cfg *c, int moe_layer,
+				    int dropout)
+{
+	const double e = 2; /* 16-bit activations */
+	double t = c->tp;
+	double spd = (c->tp > 1 && c->sequence_parallel) ? t : 1; /* SP divisor */
+	double T = (double)c->micro_batch * (double)c->seq / c->cp; /* tokens here */
+	double s_full = (double)c->seq;
+	double h = m->hidden;
+	double a_loc = m->heads / t;
+	double mask = dropout ? 1 : 0; /* 1 byte per element */
+
+	if (c->recompute == LLMSIM_RECOMP_FULL)
+		return e * T * h / spd; /* the layer input only */
+
+	/* attention block */
+	double qk, v, out_in;
+	if (m->has_mla) {
+		double dq = m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim;
+		qk = e * T * a_loc * dq * 2;
+		v = e * T * a_loc * m->mla.v_head_dim;
+		out_in = v;
+		/* latents the up-projections read */
+		qk += e * T * (m->mla.kv_lora_rank + m->mla.qk_rope_head_dim + m->mla.q_lora_rank);
+	} else {
+		double kv_loc = m->kv_heads >= c->tp ? m->kv_heads / t : 1;
+		qk = e * T * (a_loc + kv_loc) * m->head_dim;
+		v = e * T * kv_loc * m->head_dim;
+		out_in = e * T * a_loc * m->head_dim;
+	}
+	double attn = e * T * h / spd     /* norm input */
+		      + e * T * h / spd   /* QKV input (norm output) */
+		      + qk + v + out_in
+		      + mask * T * h / spd; /* attention dropout mask */
+	if (c->recompute != LLMSIM_RECOMP_SELECTIVE) {
+		if (c->attn == LLMSIM_ATTN_NAIVE) /* scores: softmax out (+ mask, dropout out) */
+			attn += (dropout ? 5 : 2) * a_loc * T * s_full;
+		else /* flash: the fp32 log-sum-exp per row */
+			attn += 4 * a_loc * T;
+	}
+
+	/* MLP block */
+	double mlp = e * T * h / spd + mask * T * h / spd; /* norm input, dropout mask */
+	int gated = m->mlp == LLMSIM_MLP_GATED;
+	double per_ffn = gated ? 3 * e : 2 * e; /* act inputs + fc2 input, per ffn column */
+	if (moe_layer) {
+		double fe = m->moe.expert_intermediate;
+		double Tr = T * m->moe.top_k * c->moe_imbalance; /* busiest rank */
+		mlp += e * T * h / spd;                 /* router input */
+		mlp += 4 * T * m->moe.experts;          /* router probabilities (fp32) */
+		mlp += e * Tr * h + per_ffn * Tr * fe / t; /* routed experts */
+		if (m->moe.shared_experts > 0)
+			mlp += per_ffn * T * (double)m->moe.shared_experts * fe / t;
+	} else {
+		mlp += e * T * h / spd + per_ffn * T * m->intermediate / t;
+	}
+	return attn + mlp;
+}
+
+double llmsim_train_bubble_fraction(int pp, int chunks, int64_t microbatches,
+				    enum llmsim_pp_sched s)
+{
+	if (pp <= 1 || microbatches < 1)
+		return 0;
+	double v = s == LLMSIM_SCHED_INTERLEAVED && chunks > 1 ? chunks : 1;
+	return (pp - 1) / (v * (double)microbatches);
+}
+
+void train_memory(const struct train_geom *g, const struct llmsim_model *m,
+		  const struct llmsim_gpu *gpu, const struct llmsim_train_cfg *c,
+		  int64_t microbatches, struct llmsim_train_mem *mem)
+{
+	struct train_params p;
+	train_params_per_gpu(g, m, c, &p);
+	memset(mem, 0, sizeof *mem);
+	int n_dense = c->dp * c->cp;              /* ZeRO group of dense params */
+	int n_exp = n_dense / (c->ep > 0 ? c->ep : 1);
+	double wd, gd, od, we, ge, oe;
+	llmsim_train_state_bytes(c->recipe, c->zero, n_dense, &wd, &gd, &od);
+	llmsim_train_state_bytes(c->recipe, c->zero, n_exp, &we, &ge, &oe);
+	double other = TRAIN_CONTEXT_BYTES;
+	if (c->lora_rank > 0) {
+		double fz = c->zero >= 3 ? (double)n_dense : 1.0;
+		mem->weights = 2 * p.frozen / fz + wd * p.trained_dense;
+		mem->grads = gd * p.trained_dense;
+		mem->optimizer = od * p.trained_dense;
+	} else {
+		mem->weights = wd * p.dense + we * p.expert;
+		mem->grads = gd * p.dense + ge * p.expert;
+		mem->optimizer = od * p.dense + oe * p.expert;
+		if (c->recipe == LLMSIM_RECIPE_AMP) /* bf16 autocast copies of the weights */
+			other += 2 * (c->zero >= 3 ? 2 * p.layer : p.dense + p.expert);
+	}
+	if (c->zero >= 3) /* gathered 16-bit layer + the prefetched next one */
+		other += 2 * 2 * p.layer + (c->lora_rank ? 0 : 4 * p.layer);
+	mem->params_per_gpu = p.dense + p.expert;
+	mem->trained_params_per_gpu = p.trained_dense + p.trained_expert;
+
+	/* activations of the first stage (most micro-batches in flight) and
+	 * the last (the logits) */
+	double frac_moe = g->layers ? (double)g->moe_layers / g->layers : 0;
+	double ad = llmsim_train_act_layer_bytes(m, c, 0, g->dropout);
+	double am = g->moe_layers ? llmsim_train_act_layer_bytes(m, c, 1, g->dropout) : 0;
+	double per_layer = (1 - frac_moe) * ad + frac_moe * am;
+	double stage_layers = llmsim_train_stage_layers(m, c);
+	double inflight;
+	int64_t mb = microbatches;
+	if (c->pp == 1)
+		inflight = 1;
+	else if (c->schedule == LLMSIM_SCHED_INTERLEAVED)
+		inflight = (mb < c->pp ? mb : c->pp) *
+			   (1 + (c->pp - 1) / ((double)c->pp * c->chunks));
+	else
+		inflight = mb < c->pp ? mb : c->pp;
+	double T = (double)c->micro_batch * c->seq / c->cp;
+	double logits = 4.0 * T * m->vocab / c->tp; /* fp32 logits for the loss */
+	double transient = 0;
+	if (c->recompute == LLMSIM_RECOMP_FULL) { /* one layer re-materialized */
+		struct llmsim_train_cfg nc = *c;
+		nc.recompute = LLMSIM_RECOMP_NONE;
+		transient = llmsim_train_act_layer_bytes(m, &nc, g->moe_layers > 0, g->dropout);
+	}
+	double first = stage_layers * inflight * per_layer + transient;
+	double last = stage_layers * per_layer + transient + logits;
+	if (c->pp == 1)
+		first += logits;
+	mem->act_per_layer = ad;
+	mem->act_in_flight_layers = stage_layers * inflight;
+	mem->activations = fmax(first, last);
+	/* p2p buffers (send + receive, fwd + bwd) */
+	if (c->pp > 1)
+		other += 4 * 2 * T * m->hidden / (c->sequence_parallel ? c->tp : 1);
+	double sum = mem->weights + mem->grads + mem->optimizer + mem->activations + other;
+	mem->fragmentation = TRAIN_FRAGMENTATION * sum;
+	mem->other = other + mem->fragmentation;
+	mem->total = sum + mem->fragmentation;
+	mem->hbm = gpu->hbm_bytes;
+}

@@ -1,0 +1,241 @@
+/*
+ * runs.c - the published-runs suite (models/runs/train_published.yaml):
+ * each entry a training run from a paper, its configuration, and what the
+ * paper measured (iteration time, MFU, memory).
+ *
+ *   runs:
+ *     - name: korthikanti-175b-selective
+ *       source: "..."
+ *       model: gpt-3-175b            # a model name, or an inline map:
+ *       model: {name: gpt-22b, style: gpt, layers: 48, hidden: 6144,
+ *               heads: 64, vocab: 51200}   # [kv_heads, intermediate]
+ *       gpu: a100
+ *       gpus: 64
+ *       tp: 8
+ *       pp: 8                        # dp = gpus / (tp*pp*cp) unless given
+ *       ...every `llmsim train` option, with '_' for '-'...
+ *       published_step_time_s: 13.75
+ *       published_mfu: 0.514
+ *       published_model_state_bytes: 1.2e11
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../base/yaml.h"
+#include "train.h"
+
+static const char *const styles[] = {"gpt", "llama", NULL};
+static const char *const attn_names[] = {"naive", "flash2", "flash3", NULL};
+static const char *const dtype_names[] = {"bf16", "fp8", NULL};
+
+struct raw_model {
+	char name[64];
+	int style, layers, hidden, heads, kv_heads, vocab, intermediate;
+};
+
+struct raw_run {
+	char name[64], source[256], gpu[32];
+	int gpus, tp, pp, dp, cp, ep, zero, micro_batch, global_batch, seq;
+	int recompute, schedule, chunks, dtype, recipe, attention, lora_rank;
+	int sequence_parallel, uneven_pp;
+	double moe_imbalance;
+	double published_step_time_s, published_mfu, published_model_state_bytes;
+};
+
+#define RF(key, type, range, req) \
+	{#key, LLMSIM_YF_##type, offsetof(struct raw_run, key), 0, req, LLMSIM_YR_##range, NULL}
+
+static const struct llmsim_yfield run_fields[] = {
+	{"name", LLMSIM_YF_STRING, offsetof(struct raw_run, name), 64, 1, LLMSIM_YR_ANY, NULL},
+	{"source", LLMSIM_YF_STRING, offsetof(struct raw_run, source), 256, 1, LLMSIM_YR_ANY, NULL},
+	{"gpu", LLMSIM_YF_STRING, offsetof(struct raw_run, gpu), 32, 1, LLMSIM_YR_ANY, NULL},
+	RF(gpus, INT, POSITIVE, 1),
+	RF(tp, INT, POSITIVE, 0),
+	RF(pp, INT, POSITIVE, 0),
+	RF(dp, INT, POSITIVE, 0),
+	RF(cp, INT, POSITIVE, 0),
+	RF(ep, INT, POSITIVE, 0),
+	RF(zero, INT, NONNEG, 0),
+	RF(micro_batch, INT, POSITIVE, 0),
+	RF(global_batch, INT, POSITIVE, 1),
+	RF(seq, INT, POSITIVE, 1),
+	{"recompute", LLMSIM_YF_ENUM, offsetof(struct raw_run, recompute), 0, 0, LLMSIM_YR_ANY,
+	 llmsim_recompute_names},
+	{"schedule", LLMSIM_YF_ENUM, offsetof(struct raw_run, schedule), 0, 0, LLMSIM_YR_ANY,
+	 llmsim_pp_sched_names},
+	RF(chunks, INT, POSITIVE, 0),
+	{"dtype", LLMSIM_YF_ENUM, offsetof(struct raw_run, dtype), 0, 0, LLMSIM_YR_ANY, dtype_names},
+	{"recipe", LLMSIM_YF_ENUM, offsetof(struct raw_run, recipe), 0, 0, LLMSIM_YR_ANY,
+	 llmsim_recipe_names},
+	{"attention", LLMSIM_YF_ENUM, offsetof(struct raw_run, attention), 0, 0, LLMSIM_YR_ANY,
+	 attn_names},
+	RF(lora_rank, INT, NONNEG, 0),
+	{"sequence_parallel", LLMSIM_YF_BOOL, offsetof(struct raw_run, sequence_parallel), 0, 0,
+	 LLMSIM_YR_ANY, NULL},
+	{"uneven_pp", LLMSIM_YF_BOOL, offsetof(struct raw_run, uneven_pp), 0, 0, LLMSIM_YR_ANY, NULL},
+	RF(moe_imbalance, DOUBLE, POSITIVE, 0),
+	RF(published_step_time_s, DOUBLE, POSITIVE, 0),
+	RF(published_mfu, DOUBLE, FRACTION, 0),
+	RF(published_model_state_bytes, DOUBLE, POSITIVE, 0),
+};
+
+#define MF(key) {#key, LLMSIM_YF_INT, offsetof(struct raw_model, key), 0, 0, LLMSIM_YR_POSITIVE, NULL}
+static const struct llmsim_yfield model_fields[] = {
+	{"name", LLMSIM_YF_STRING, offsetof(struct raw_model, name), 64, 1, LLMSIM_YR_ANY, NULL},
+	{"style", LLMSIM_YF_ENUM, offsetof(struct raw_model, style), 0, 1, LLMSIM_YR_ANY, styles},
+	MF(layers), MF(hidden), MF(heads), MF(kv_heads), MF(vocab), MF(intermediate),
+};
+
+/* A GPT-style (MHA, LayerNorm, GeLU 4h MLP, learned positions, biases,
+ * tied embeddings) or Llama-style (GQA, RMSNorm, SwiGLU, RoPE) model. */
+static int inline_model(const struct llmsim_ynode *map, const char *path,
+			struct llmsim_model *m, struct llmsim_err *err)
+{
+	struct raw_model r;
+	memset(&r, 0, sizeof r);
+	int rc = llmsim_yaml_extract(map, model_fields, sizeof model_fields / sizeof *model_fields,
+				     &r, path, "model", err);
+	if (!rc)
+		rc = llmsim_ymap_check_unused(map, path, "model", err);
+	if (rc)
+		return rc;
+	if (!r.layers || !r.hidden || !r.heads || !r.vocab || r.hidden % r.heads)
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, map->line, map->col,
+					 "inline model needs layers, hidden, heads (dividing "
+					 "hidden) and vocab");
+	memset(m, 0, sizeof *m);
+	snprintf(m->name, sizeof m->name, "%s", r.name);
+	snprintf(m->full_name, sizeof m->full_name, "%s", r.name);
+	snprintf(m->path, sizeof m->path, "%s", path);
+	m->layers = r.layers;
+	m->hidden = r.hidden;
+	m->heads = r.heads;
+	m->kv_heads = r.kv_heads ? r.kv_heads : r.heads;
+	m->head_dim = r.hidden / r.heads;
+	m->vocab = r.vocab;
+	m->max_seq = 1 << 20;
+	m->attention = m->kv_heads == m->heads ? LLMSIM_ATTN_MHA
+		       : m->kv_heads == 1    ? LLMSIM_ATTN_MQA
+					     : LLMSIM_ATTN_GQA;
+	if (r.style == 0) {
+		m->intermediate = r.intermediate ? r.intermediate : 4 * r.hidden;
+		m->mlp = LLMSIM_MLP_PLAIN;
+		m->activation = LLMSIM_ACT_GELU;
+		m->norm = LLMSIM_NORM_LAYER;
+		m->position = LLMSIM_POS_LEARNED;
+		m->tied_embeddings = 1;
+		m->linear_bias = 1;
+	} else {
+		if (!r.intermediate)
+			return llmsim_err_setloc(err, LLMSIM_EPARSE, path, map->line, map->col,
+						 "llama-style inline model needs intermediate");
+		m->intermediate = r.intermediate;
+		m->mlp = LLMSIM_MLP_GATED;
+		m->activation = LLMSIM_ACT_SILU;
+		m->norm = LLMSIM_NORM_RMS;
+		m->position = LLMSIM_POS_ROPE;
+	}
+	return 0;
+}
+
+static int one_run(const struct llmsim_ynode *map, const char *path, struct llmsim_run_entry *e,
+		   struct llmsim_err *err)
+{
+	struct raw_run r;
+	memset(&r, 0, sizeof r);
+	r.tp = r.pp = r.cp = r.ep = r.micro_batch = r.chunks = 1;
+	r.recipe = LLMSIM_RECIPE_MEGATRON;
+	r.attention = 1;
+	r.sequence_parallel = 1;
+	r.moe_imbalance = 1;
+	if (map->kind != LLMSIM_Y_MAP)
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, map->line, map->col,
+					 "each run must be a mapping");
+	const struct llmsim_ynode *mn = llmsim_ymap_get(map, "model");
+	int rc = llmsim_yaml_extract(map, run_fields, sizeof run_fields / sizeof *run_fields, &r,
+				     path, "run", err);
+	if (rc)
+		return rc;
+	if ((rc = llmsim_ymap_check_unused(map, path, "run", err)))
+		return rc;
+	memset(e, 0, sizeof *e);
+	if (!mn)
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, map->line, map->col,
+					 "run '%s' has no model", r.name);
+	if (mn->kind == LLMSIM_Y_SCALAR) {
+		snprintf(e->model, sizeof e->model, "%s", mn->scalar);
+	} else if (mn->kind == LLMSIM_Y_MAP) {
+		if ((rc = inline_model(mn, path, &e->inline_model, err)))
+			return rc;
+		e->inline_model.max_seq = r.seq; /* learned positions: the run's length */
+		e->has_inline = 1;
+	} else {
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, mn->line, mn->col,
+					 "model must be a name or a mapping");
+	}
+	snprintf(e->name, sizeof e->name, "%s", r.name);
+	snprintf(e->source, sizeof e->source, "%s", r.source);
+	snprintf(e->gpu, sizeof e->gpu, "%s", r.gpu);
+	struct llmsim_train_cfg *c = &e->cfg;
+	llmsim_train_cfg_init(c);
+	c->gpus = r.gpus;
+	c->tp = r.tp, c->pp = r.pp, c->cp = r.cp, c->ep = r.ep;
+	c->dp = r.dp ? r.dp : r.gpus / (r.tp * r.pp * r.cp);
+	c->zero = r.zero;
+	c->micro_batch = r.micro_batch;
+	c->global_batch = r.global_batch;
+	c->seq = r.seq;
+	c->recompute = r.recompute;
+	c->schedule = r.schedule;
+	c->chunks = r.chunks;
+	c->dtype = r.dtype == 1 ? LLMSIM_DT_FP8 : LLMSIM_DT_BF16;
+	c->recipe = r.recipe;
+	c->attn = r.attention == 0 ? LLMSIM_ATTN_NAIVE
+		  : r.attention == 2 ? LLMSIM_ATTN_FLASH3
+				     : LLMSIM_ATTN_FLASH2;
+	c->lora_rank = r.lora_rank;
+	c->sequence_parallel = r.sequence_parallel;
+	c->uneven_pp = r.uneven_pp;
+	c->moe_imbalance = r.moe_imbalance;
+	e->published_step_s = r.published_step_time_s;
+	e->published_mfu = r.published_mfu;
+	e->published_mem_bytes = r.published_model_state_bytes;
+	return 0;
+}
+
+int llmsim_runs_load(const char *path, struct llmsim_run_entry **out, int *n,
+		     struct llmsim_err *err)
+{
+	struct llmsim_ynode *root = NULL;
+	*out = NULL;
+	*n = 0;
+	int rc = llmsim_yaml_load_file(path, &root, err);
+	if (rc)
+		return rc;
+	const struct llmsim_ynode *runs = llmsim_ymap_get(root, "runs");
+	if (!runs || runs->kind != LLMSIM_Y_SEQ || !runs->n) {
+		rc = llmsim_err_setloc(err, LLMSIM_EPARSE, path, root->line, root->col,
+				       "expected a non-empty 'runs:' list");
+		goto out;
+	}
+	if ((rc = llmsim_ymap_check_unused(root, path, "suite", err)))
+		goto out;
+	struct llmsim_run_entry *e = calloc(runs->n, sizeof *e);
+	if (!e) {
+		rc = llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < runs->n; i++) {
+		if ((rc = one_run(runs->vals[i], path, &e[i], err))) {
+			free(e);
+			goto out;
+		}
+	}
+	*out = e;
+	*n = (int)runs->n;
+out:
+	llmsim_ynode_free(root);
+	return rc;
+}

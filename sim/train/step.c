@@ -1,0 +1,261 @@
+/*
+ * step.c - one training step: data-parallel and ZeRO communication, the
+ * optimizer, the pipeline schedule, and how they overlap.
+ *
+ * Overlap model (stated):
+ *  - TP/SP and EP collectives are on the critical path (exposed).
+ *  - CP ring KV passing overlaps the attention of the same layer.
+ *  - ZeRO 0/1 (Megatron --overlap-grad-reduce): the gradient all-reduce
+ *    (ZeRO-0) or reduce-scatter (ZeRO-1/2) runs bucket by bucket during
+ *    the backward of the last micro-batch; what exceeds that backward, and
+ *    at least the last bucket (40M parameters), is exposed. ZeRO-2 reduces
+ *    after every micro-batch (gradients are sharded) with the same rule.
+ *  - ZeRO 1/2 parameter all-gather after the optimizer overlaps the first
+ *    micro-batch's forward of the next step (--overlap-param-gather), same
+ *    rule.
+ *  - ZeRO-3 (FSDP): each layer's parameters are all-gathered one layer
+ *    ahead (forward and backward) and its gradients reduce-scattered
+ *    during the next layer's backward: per layer, only what exceeds that
+ *    layer's compute is exposed; every micro-batch gathers again.
+ *  - Pipeline: 1F1B or interleaved; the bubble is (p-1)/v times one
+ *    micro-batch's forward+backward of the slowest stage (the last: it
+ *    holds the LM head); p2p sends between stages are exposed, v per
+ *    micro-batch and direction for interleaving.
+ *  - Tied embeddings with pp > 1: the embedding gradient all-reduce
+ *    between the first and last stage is exposed (Megatron).
+ *  - The optimizer (fused AdamW over this GPU's shard, fp32) runs after
+ *    the last gradient reduction.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "train_int.h"
+
+static double coll(struct llmsim_train_ctx *ctx, enum llmsim_coll_kind kind, double bytes,
+		   int gpus, int nodes, double *sent, int *rc, struct llmsim_err *err)
+{
+	if (gpus <= 1 || bytes <= 0 || *rc)
+		return 0;
+	struct llmsim_op op;
+	struct price p;
+	memset(&op, 0, sizeof op);
+	op.kind = LLMSIM_OP_COLLECTIVE;
+	op.dtype = LLMSIM_DT_BF16;
+	op.u.coll.kind = kind;
+	op.u.coll.bytes = bytes;
+	op.u.coll.gpus = gpus;
+	op.u.coll.nodes = nodes;
+	/* NCCL's tree spans nodes; inside one node it runs rings */
+	op.u.coll.algo = nodes > 1 ? LLMSIM_ALGO_AUTO : LLMSIM_ALGO_RING;
+	*rc = train_price(ctx, &op, &p, err);
+	if (*rc)
+		return 0;
+	if (sent)
+		*sent += p.link_bytes;
+	return p.time_s;
+}
+
+static double grad_elem_bytes(enum llmsim_recipe r)
+{
+	return r == LLMSIM_RECIPE_ZERO ? 2 : 4; /* megatron reduces fp32 main grads */
+}
+
+int train_dp_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+		  struct dp_cost *dc, struct llmsim_err *err)
+{
+	struct train_params p;
+	int rc = 0;
+	memset(dc, 0, sizeof *dc);
+	train_params_per_gpu(&ctx->geom, &ctx->model, c, &p);
+	int gpn = ctx->gpu.gpus_per_node;
+	int D = c->dp * c->cp, De = D / (c->ep > 0 ? c->ep : 1);
+	int nd = train_group_nodes(gpn, D, c->tp);
+	int ne = train_group_nodes(gpn, De, c->tp * c->ep);
+	double gb = grad_elem_bytes(c->recipe);
+	double wb = c->recipe == LLMSIM_RECIPE_AMP ? 4 : 2;
+	double trained = p.trained_dense + p.trained_expert;
+
+	if (c->zero == 0) {
+		dc->grad_sync_s = coll(ctx, LLMSIM_COLL_ALLREDUCE, p.trained_dense * gb, D, nd,
+				       &dc->grad_bytes, &rc, err) +
+				  coll(ctx, LLMSIM_COLL_ALLREDUCE, p.trained_expert * gb, De, ne,
+				       &dc->grad_bytes, &rc, err);
+	} else if (c->zero <= 2) {
+		dc->grad_sync_s = coll(ctx, LLMSIM_COLL_REDUCESCATTER, p.trained_dense * gb, D,
+				       nd, &dc->grad_bytes, &rc, err) +
+				  coll(ctx, LLMSIM_COLL_REDUCESCATTER, p.trained_expert * gb, De,
+				       ne, &dc->grad_bytes, &rc, err);
+		dc->param_gather_s = coll(ctx, LLMSIM_COLL_ALLGATHER, p.trained_dense * wb, D,
+					  nd, &dc->gather_bytes, &rc, err) +
+				     coll(ctx, LLMSIM_COLL_ALLGATHER, p.trained_expert * wb, De,
+					  ne, &dc->gather_bytes, &rc, err);
+	} else {
+		/* ZeRO-3: one layer's 16-bit weights gathered in forward and
+		 * again in backward, its gradients reduce-scattered */
+		double lw = p.layer * 2;
+		double lg = (c->lora_rank ? p.trained_dense / llmsim_train_stage_layers(&ctx->model, c)
+					  : p.layer) * gb;
+		double ag = coll(ctx, LLMSIM_COLL_ALLGATHER, lw, D, nd, &dc->z3_layer_bytes,
+				 &rc, err);
+		double ag2 = coll(ctx, LLMSIM_COLL_ALLGATHER, lw, D, nd, &dc->z3_layer_bytes,
+				  &rc, err);
+		double rs = coll(ctx, LLMSIM_COLL_REDUCESCATTER, lg, D, nd, &dc->z3_layer_bytes,
+				 &rc, err);
+		dc->z3_layer_fwd_s = ag;
+		dc->z3_layer_bwd_s = ag2 + rs;
+	}
+	/* tied input/output embeddings live on the first and the last stage:
+	 * Megatron all-reduces their gradients between the two (exposed) */
+	if (ctx->model.tied_embeddings && c->pp > 1 && !c->lora_rank) {
+		int stride = c->tp * c->cp * c->dp * (c->pp - 1);
+		dc->emb_sync_s = coll(ctx, LLMSIM_COLL_ALLREDUCE,
+				      (double)ctx->model.vocab * ctx->model.hidden / c->tp * gb, 2,
+				      stride >= gpn ? 2 : 1, &dc->grad_bytes, &rc, err);
+	}
+	dc->bucket_frac = trained > 0 ? fmin(1.0, TRAIN_GRAD_BUCKET_PARAMS / trained) : 1;
+
+	/* optimizer over this GPU's shard */
+	double shard = c->zero >= 1 ? p.trained_dense / D + p.trained_expert / De : trained;
+	if (shard >= 1 && !rc) {
+		struct llmsim_op op;
+		struct price pr;
+		memset(&op, 0, sizeof op);
+		op.kind = LLMSIM_OP_ELEMENTWISE;
+		op.dtype = LLMSIM_DT_FP32;
+		op.u.ew.kind = LLMSIM_EW_ADAMW;
+		op.u.ew.tokens = 1;
+		op.u.ew.hidden = (int64_t)ceil(shard);
+		op.u.ew.pass = LLMSIM_PASS_FWD;
+		rc = train_price(ctx, &op, &pr, err);
+		dc->optimizer_s = pr.time_s;
+	}
+	return rc;
+}
+
+/* Exposed part of an overlapped transfer: what exceeds the window, and at
+ * least the last bucket. */
+static double exposed(double comm, double window, double last_frac)
+{
+	return fmax(comm - window, comm * last_frac);
+}
+
+void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+		   const struct shape_cost *sc, const struct dp_cost *dc,
+		   struct llmsim_train_result *r)
+{
+	const struct train_geom *g = &ctx->geom;
+	memset(r, 0, sizeof *r);
+	r->cfg = *c;
+	int64_t m = c->global_batch / ((int64_t)c->micro_batch * c->dp);
+	r->microbatches = m;
+	double ls = llmsim_train_stage_layers(&ctx->model, c);
+	double fm = g->layers ? (double)g->moe_layers / g->layers : 0;
+	double ld = ls * (1 - fm), lm = ls * fm;
+	const struct layer_cost *D = &sc->dense, *M = &sc->moe, *H = &sc->head;
+	int full = c->recompute == LLMSIM_RECOMP_FULL;
+	int sel = c->recompute == LLMSIM_RECOMP_SELECTIVE;
+
+	/* one micro-batch through the slowest (last) stage */
+	double cf = ld * D->fwd_s + lm * M->fwd_s + H->fwd_s;
+	double cb = ld * D->bwd_s + lm * M->bwd_s + H->bwd_s;
+	if (full)
+		cb += ld * D->fwd_s + lm * M->fwd_s;
+	else if (sel)
+		cb += ld * D->attn_core_fwd_s + lm * M->attn_core_fwd_s;
+	double tpf = ld * D->tp_fwd_s + lm * M->tp_fwd_s + H->tp_fwd_s;
+	double tpb = ld * D->tp_bwd_s + lm * M->tp_bwd_s + H->tp_bwd_s;
+	double epf = lm * M->ep_fwd_s, epb = lm * M->ep_bwd_s;
+	double cpf = ld * D->cp_fwd_exposed_s + lm * M->cp_fwd_exposed_s;
+	double cpb = ld * D->cp_bwd_exposed_s + lm * M->cp_bwd_exposed_s;
+	if (full) { /* the recomputed forward communicates again */
+		tpb += ld * D->tp_fwd_s + lm * M->tp_fwd_s;
+		epb += epf;
+		cpb += cpf;
+	}
+	double z3f = 0, z3b = 0;
+	if (c->zero == 3) {
+		double lf = ld * D->fwd_s + lm * M->fwd_s, lb = cb - H->bwd_s;
+		z3f = ls * fmax(0, dc->z3_layer_fwd_s - lf / ls) + dc->z3_layer_fwd_s;
+		z3b = ls * fmax(0, dc->z3_layer_bwd_s - lb / ls) + dc->z3_layer_bwd_s;
+	}
+	double v = c->schedule == LLMSIM_SCHED_INTERLEAVED ? c->chunks : 1;
+	double p2p = c->pp > 1 ? v * sc->p2p_s : 0;
+	double tf = cf + tpf + epf + cpf + z3f + p2p;
+	double tb = cb + tpb + epb + cpb + z3b + p2p;
+
+	double bubble = (c->pp - 1) / v * (tf + tb);
+	double dp_exp = 0;
+	if (c->zero == 0 || c->zero == 1)
+		dp_exp += exposed(dc->grad_sync_s, tb, dc->bucket_frac);
+	else if (c->zero == 2)
+		dp_exp += m * exposed(dc->grad_sync_s, tb, dc->bucket_frac);
+	if (c->zero == 1 || c->zero == 2)
+		dp_exp += exposed(dc->param_gather_s, tf, dc->bucket_frac);
+	dp_exp += dc->emb_sync_s;
+
+	struct llmsim_train_time *t = &r->time;
+	t->fwd_mb_s = tf;
+	t->bwd_mb_s = tb;
+	t->compute_s = m * (cf + cb);
+	t->tp_exposed_s = m * (tpf + tpb);
+	t->ep_exposed_s = m * (epf + epb);
+	t->cp_exposed_s = m * (cpf + cpb);
+	t->pp_exposed_s = m * 2 * p2p;
+	t->zero3_exposed_s = m * (z3f + z3b);
+	t->dp_exposed_s = dp_exp;
+	t->dp_comm_s = (c->zero == 2 ? m : 1) * dc->grad_sync_s + dc->param_gather_s +
+		       m * ls * (dc->z3_layer_fwd_s + dc->z3_layer_bwd_s);
+	t->comm_exposed_s = t->tp_exposed_s + t->ep_exposed_s + t->cp_exposed_s +
+			    t->pp_exposed_s + t->zero3_exposed_s + dp_exp;
+	t->bubble_s = bubble;
+	t->optimizer_s = dc->optimizer_s;
+	t->step_s = t->compute_s + t->comm_exposed_s + bubble + t->optimizer_s;
+
+	/* communication volumes, bytes each GPU sends per step */
+	struct llmsim_train_comm *cm = &r->comm;
+	cm->tp_bytes = m * (ld * D->tp_bytes + lm * M->tp_bytes + H->tp_bytes +
+			    (full ? (ld * D->tp_bytes + lm * M->tp_bytes) / 2 : 0));
+	cm->ep_bytes = m * lm * M->ep_bytes * (full ? 1.5 : 1);
+	cm->cp_bytes = m * (ld * D->cp_bytes + lm * M->cp_bytes);
+	cm->pp_bytes = c->pp > 1 ? m * 2 * v * sc->p2p_bytes : 0;
+	cm->dp_bytes = (c->zero == 2 ? m : 1) * dc->grad_bytes + dc->gather_bytes;
+	cm->zero3_bytes = m * ls * dc->z3_layer_bytes;
+	cm->tp_msg_bytes = sc->tp_msg_bytes;
+	cm->dp_grad_bytes = dc->grad_bytes;
+
+	/* throughput and utilization */
+	double per_mb = g->dense_layers * (D->fwd_flops + D->bwd_flops) +
+			g->moe_layers * (M->fwd_flops + M->bwd_flops) + H->fwd_flops + H->bwd_flops;
+	double recomp = full ? g->dense_layers * D->fwd_flops + g->moe_layers * M->fwd_flops
+		      : sel  ? g->dense_layers * D->attn_core_fwd_flops +
+				      g->moe_layers * M->attn_core_fwd_flops
+			     : 0;
+	double seqs_per_mb_shard = (double)c->global_batch / c->micro_batch;
+	r->model_flops = per_mb * c->tp * c->cp * seqs_per_mb_shard;
+	r->hw_flops = (per_mb + recomp) * c->tp * c->cp * seqs_per_mb_shard;
+	r->tokens_per_step = (double)c->global_batch * c->seq;
+	r->tokens_per_s = t->step_s > 0 ? r->tokens_per_step / t->step_s : 0;
+	r->peak_flops_per_s = llmsim_gpu_peak_flops(&ctx->gpu, c->dtype);
+	double denom = t->step_s * c->gpus * r->peak_flops_per_s;
+	r->mfu = denom > 0 ? r->model_flops / denom : 0;
+	r->hfu = denom > 0 ? r->hw_flops / denom : 0;
+
+	train_memory(g, &ctx->model, &ctx->gpu, c, m, &r->mem);
+	r->fits = r->mem.total <= r->mem.hbm;
+}
+
+int llmsim_train_simulate(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+			  struct llmsim_train_result *r, struct llmsim_err *err)
+{
+	if (llmsim_train_check(&ctx->model, c, err) != LLMSIM_REJ_NONE)
+		return LLMSIM_EINVAL;
+	struct shape_cost sc;
+	struct dp_cost dc;
+	int rc = train_shape_cost(ctx, c, &sc, err);
+	if (!rc)
+		rc = train_dp_cost(ctx, c, &dc, err);
+	if (rc)
+		return rc;
+	train_combine(ctx, c, &sc, &dc, r);
+	return 0;
+}

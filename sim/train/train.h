@@ -1,0 +1,237 @@
+/*
+ * train.h - one training step of a dense or MoE decoder on many GPUs:
+ * memory per GPU (closed form) and step time (every op priced through
+ * llmsim_predict), for data, ZeRO 1-3, tensor (+sequence), pipeline
+ * (1F1B, interleaved), context and expert parallelism; and the search over
+ * all of them (`llmsim plan`).
+ *
+ * Layout of ranks (Megatron order): gpus = tp * cp * dp * pp; TP is the
+ * innermost group (consecutive ranks, inside a node when tp <= gpus per
+ * node), then CP, then DP, then PP. Expert parallelism is carved out of the
+ * dp*cp ranks (ep divides dp*cp; the expert-data-parallel group is
+ * dp*cp/ep); experts are also split by TP (expert TP = TP).
+ *
+ * Sequence parallelism is always on when tp > 1 (as Megatron-LM runs it):
+ * norms, dropout and residuals are sharded over TP, and each TP all-reduce
+ * becomes an all-gather + reduce-scatter of the same volume.
+ */
+#ifndef LLMSIM_TRAIN_H
+#define LLMSIM_TRAIN_H
+
+#include <stdint.h>
+#include "../../base/dtype.h"
+#include "../../base/err.h"
+#include "../../hw/gpu.h"
+#include "../../models/model.h"
+#include "../sim.h"
+
+enum llmsim_recompute { LLMSIM_RECOMP_NONE, LLMSIM_RECOMP_SELECTIVE, LLMSIM_RECOMP_FULL,
+			LLMSIM_RECOMP_COUNT };
+enum llmsim_pp_sched { LLMSIM_SCHED_1F1B, LLMSIM_SCHED_INTERLEAVED, LLMSIM_SCHED_COUNT };
+/* Optimizer-state recipes (bytes per trained parameter, ZeRO stage 0):
+ *   amp      PyTorch AMP: fp32 weights 4 + fp32 grads 4 + Adam m,v 8 = 16,
+ *            plus a bf16 autocast copy of the weights (2) counted in `other`;
+ *   megatron bf16 weights 2 + fp32 main grads 4 + fp32 master, m, v 12 = 18
+ *            (ZeRO-1 is Megatron's distributed optimizer);
+ *   zero     the ZeRO paper's mixed-precision Adam: 16-bit weights 2 +
+ *            16-bit grads 2 + fp32 master, m, v 12 = 16. */
+enum llmsim_recipe { LLMSIM_RECIPE_AMP, LLMSIM_RECIPE_MEGATRON, LLMSIM_RECIPE_ZERO,
+		     LLMSIM_RECIPE_COUNT };
+
+const char *llmsim_recompute_name(enum llmsim_recompute r);
+const char *llmsim_pp_sched_name(enum llmsim_pp_sched s);
+const char *llmsim_recipe_name(enum llmsim_recipe r);
+extern const char *const llmsim_recompute_names[];  /* NULL-terminated */
+extern const char *const llmsim_pp_sched_names[];
+extern const char *const llmsim_recipe_names[];
+
+struct llmsim_train_cfg {
+	int gpus;
+	int tp, pp, dp, cp, ep;
+	int zero;                       /* 0..3 */
+	int micro_batch;                /* sequences per micro-batch */
+	int64_t global_batch;           /* sequences per step */
+	int64_t seq;                    /* tokens per sequence */
+	enum llmsim_recompute recompute;
+	enum llmsim_pp_sched schedule;
+	int chunks;                     /* interleaved: model chunks per stage (v) */
+	enum llmsim_dtype dtype;        /* matmul type: bf16 or fp8 */
+	enum llmsim_recipe recipe;
+	enum llmsim_attn_impl attn;
+	int lora_rank;                  /* 0: full fine-tuning / pre-training */
+	int sequence_parallel;          /* 1 (default): SP with TP, as Megatron */
+	int uneven_pp;                  /* layers need not divide pp*chunks: the
+					 * busiest stage holds ceil(L/(pp*v))*v */
+	double moe_imbalance;           /* >= 1: busiest expert's load / mean */
+};
+
+/* Defaults: everything 1, zero 0, micro-batch 1, seq 4096, global batch
+ * 1024, no recompute, 1F1B, bf16, megatron recipe, flash2, imbalance 1. */
+void llmsim_train_cfg_init(struct llmsim_train_cfg *c);
+
+/* Layers of the busiest pipeline stage. */
+double llmsim_train_stage_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c);
+
+/* Why a configuration is invalid (plan counts them per reason). */
+enum llmsim_train_reject {
+	LLMSIM_REJ_NONE,
+	LLMSIM_REJ_GPUS,      /* tp*pp*dp*cp != gpus */
+	LLMSIM_REJ_HEADS,     /* heads (or kv heads) not divisible by tp */
+	LLMSIM_REJ_LAYERS,    /* layers not divisible by pp (* chunks) */
+	LLMSIM_REJ_BATCH,     /* global batch not divisible by micro-batch * dp */
+	LLMSIM_REJ_SEQ,       /* seq not divisible by 2 * cp */
+	LLMSIM_REJ_EXPERTS,   /* ep does not divide experts or dp*cp */
+	LLMSIM_REJ_SCHEDULE,  /* interleaving needs pp > 1 and micro-batches % pp == 0 */
+	LLMSIM_REJ_OPTION,    /* other bad option (zero stage, dtype, lora, ...) */
+	LLMSIM_REJ_OOM,       /* does not fit in HBM */
+	LLMSIM_REJ_COUNT
+};
+const char *llmsim_train_reject_name(enum llmsim_train_reject r);
+/* Short snake_case key for JSON: "oom", "heads", "layers", ... */
+const char *llmsim_train_reject_key(enum llmsim_train_reject r);
+
+/* Check a configuration against the model (not memory). Returns the first
+ * reason it is invalid (LLMSIM_REJ_NONE if valid) and, when err is given,
+ * one line per violation joined by "; " in err->msg. */
+enum llmsim_train_reject llmsim_train_check(const struct llmsim_model *m,
+					    const struct llmsim_train_cfg *c,
+					    struct llmsim_err *err);
+
+/* Memory per GPU (the most loaded rank: first pipeline stage for
+ * activations, the larger of first/last stage for weights), bytes. */
+struct llmsim_train_mem {
+	double weights, grads, optimizer, activations, other, total;
+	double params_per_gpu;          /* parameters held (before ZeRO-3) */
+	double trained_params_per_gpu;  /* with grads and optimizer state */
+	double act_per_layer;           /* one micro-batch, one layer (dense) */
+	double act_in_flight_layers;    /* layer-activations held (pipeline) */
+	double fragmentation;           /* part of `other` */
+	double hbm;                     /* capacity */
+};
+
+/* Bytes per trained parameter of weights, gradients and optimizer state
+ * for a recipe and ZeRO stage over n data-parallel ranks (weights exclude
+ * the AMP autocast copy). */
+void llmsim_train_state_bytes(enum llmsim_recipe r, int zero, int n, double *weights,
+			      double *grads, double *optimizer);
+
+/* Activation bytes one layer saves for backward, for one micro-batch on
+ * one GPU: the Korthikanti et al. 2022 accounting generalized to GQA,
+ * gated MLPs, MoE and flash attention. dropout: the model stores dropout
+ * masks (GPT-style models; Llama-style ones train without dropout). */
+double llmsim_train_act_layer_bytes(const struct llmsim_model *m,
+				    const struct llmsim_train_cfg *c, int moe_layer,
+				    int dropout);
+
+/* Pipeline bubble as a fraction of the ideal (compute) time:
+ * 1F1B (p-1)/m; interleaved (p-1)/(v*m). */
+double llmsim_train_bubble_fraction(int pp, int chunks, int64_t microbatches,
+				    enum llmsim_pp_sched s);
+
+/* Bytes each rank sends, summed over a step, per kind of communication
+ * (the volumes behind the collectives, for tests and reports). */
+struct llmsim_train_comm {
+	double tp_bytes;     /* TP all-reduces (or AG+RS), whole step */
+	double dp_bytes;     /* DP gradient reduction + parameter gathers */
+	double zero3_bytes;  /* ZeRO-3 per-layer gathers and reduce-scatters */
+	double pp_bytes;     /* pipeline send/recv */
+	double cp_bytes;     /* ring attention KV passing */
+	double ep_bytes;     /* all-to-all dispatch and combine */
+	/* per collective payloads (the op's `bytes`) */
+	double tp_msg_bytes;      /* one TP all-reduce: s/cp * b * h * 2 */
+	double dp_grad_bytes;     /* gradient buffer reduced over DP */
+};
+
+struct llmsim_train_time {
+	double compute_s;       /* kernels on the critical path, all micro-batches */
+	double comm_exposed_s;  /* communication not hidden behind compute */
+	double bubble_s;        /* pipeline fill and drain */
+	double optimizer_s;     /* optimizer step (after the last backward) */
+	double step_s;
+	/* details */
+	double fwd_mb_s, bwd_mb_s;  /* one micro-batch through the slowest stage */
+	double tp_exposed_s, cp_exposed_s, ep_exposed_s, pp_exposed_s;
+	double dp_exposed_s, zero3_exposed_s;
+	double dp_comm_s;       /* total DP communication before overlap */
+};
+
+struct llmsim_train_result {
+	struct llmsim_train_cfg cfg;
+	struct llmsim_train_mem mem;
+	struct llmsim_train_time time;
+	struct llmsim_train_comm comm;
+	int64_t microbatches;     /* per pipeline per step */
+	double tokens_per_step;
+	double tokens_per_s;
+	double model_flops;       /* per step, all GPUs: fwd + bwd */
+	double hw_flops;          /* with recomputation */
+	double peak_flops_per_s;  /* per GPU, the matmul dtype */
+	double mfu, hfu;
+	int fits;
+};
+
+/* An evaluation context: a model and GPU, with a cache of priced ops so
+ * that a search prices each distinct op shape once. */
+struct llmsim_train_ctx;
+
+int llmsim_train_ctx_new(const struct llmsim_model *m, const struct llmsim_gpu *gpu,
+			 struct llmsim_train_ctx **out, struct llmsim_err *err);
+void llmsim_train_ctx_free(struct llmsim_train_ctx *ctx); /* NULL: no-op */
+
+/* Simulate one configuration. Returns 0 (also when it does not fit: see
+ * r->fits), LLMSIM_EINVAL with the violations in err when the
+ * configuration is invalid, or an error from llmsim_predict. */
+int llmsim_train_simulate(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+			  struct llmsim_train_result *r, struct llmsim_err *err);
+
+/* ---- plan: the search ---- */
+struct llmsim_plan_req {
+	int gpus;
+	int64_t seq;
+	int64_t global_batch;
+	enum llmsim_dtype dtype;
+	enum llmsim_recipe recipe;
+	int lora_rank;
+	double moe_imbalance;
+	int uneven_pp;               /* allow pp (x chunks) not dividing layers */
+	int top;                     /* results kept */
+};
+
+struct llmsim_plan_out {
+	int64_t evaluated;           /* configurations considered */
+	int64_t feasible;            /* valid and fitting */
+	int64_t rejected[LLMSIM_REJ_COUNT];
+	struct llmsim_train_result *results; /* best first, ntop of them (owned) */
+	int nresults;
+	struct llmsim_train_result closest;  /* smallest shortfall when none fits */
+	int have_closest;
+	double elapsed_s;
+};
+
+/* Enumerate every configuration of req->gpus GPUs: TP x CP x DP x PP (and
+ * EP for MoE models), ZeRO 0-3, micro-batch 1..16, recomputation,
+ * schedule and chunks, attention impl; keep the best req->top by tokens/s.
+ * Free out with llmsim_plan_out_release. */
+int llmsim_plan_run(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *req,
+		    struct llmsim_plan_out *out, struct llmsim_err *err);
+void llmsim_plan_out_release(struct llmsim_plan_out *out);
+
+/* ---- the published-runs suite (models/runs/train_published.yaml) ---- */
+struct llmsim_run_entry {
+	char name[64];
+	char source[256];
+	char model[64];               /* a model name, or "" when inline */
+	struct llmsim_model inline_model;
+	int has_inline;
+	char gpu[32];
+	struct llmsim_train_cfg cfg;
+	double published_step_s;      /* 0: not published */
+	double published_mfu;         /* 0: not published */
+	double published_mem_bytes;   /* 0: not published */
+};
+
+/* Load the suite; *out is malloc'd (free()). */
+int llmsim_runs_load(const char *path, struct llmsim_run_entry **out, int *n,
+		     struct llmsim_err *err);
+
+#endif

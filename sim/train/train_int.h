@@ -1,0 +1,119 @@
+/*
+ * train_int.h - internals shared by the files of sim/train/: the model's
+ * geometry as training sees it, the evaluation context with its op-price
+ * cache, and the per-shape cost blocks the search reuses.
+ */
+#ifndef LLMSIM_TRAIN_INT_H
+#define LLMSIM_TRAIN_INT_H
+
+#include "train.h"
+
+/* Fixed allowances, stated once (see memory.c). */
+#define TRAIN_CONTEXT_BYTES 1.0e9      /* CUDA context, cuBLAS/NCCL workspaces */
+#define TRAIN_FRAGMENTATION 0.05       /* allocator fragmentation, of the rest */
+#define TRAIN_GRAD_BUCKET_PARAMS 40e6  /* Megatron DDP bucket (params) */
+
+/* The model's parameters split by how training shards them. */
+struct train_geom {
+	int layers, dense_layers, moe_layers;
+	double attn_per_layer;      /* attention weights of one layer */
+	double mlp_per_dense_layer; /* dense MLP of one dense layer */
+	double experts_per_moe_layer; /* routed experts of one MoE layer */
+	double shared_per_moe_layer;  /* shared experts + router of one MoE layer */
+	double norms_per_layer;
+	double embedding, lm_head;
+	double lora_per_layer;      /* adapters on q,k,v,o at rank 1 (x rank) */
+	int dropout;                /* GPT-style (biases, LayerNorm): dropout on */
+};
+
+void train_geom_init(const struct llmsim_model *m, struct train_geom *g);
+
+/* Parameter counts one GPU holds (the most loaded pipeline stage). */
+struct train_params {
+	double dense;       /* TP/PP-sharded, replicated over dp*cp */
+	double expert;      /* also sharded over ep; replicated over dp*cp/ep */
+	double trained_dense, trained_expert; /* with grads and optimizer state */
+	double frozen;      /* LoRA base weights */
+	double layer;       /* one layer's weights on this GPU (ZeRO-3 gathers) */
+};
+void train_params_per_gpu(const struct train_geom *g, const struct llmsim_model *m,
+			  const struct llmsim_train_cfg *c, struct train_params *p);
+
+/* Memory of one configuration (closed form). */
+void train_memory(const struct train_geom *g, const struct llmsim_model *m,
+		  const struct llmsim_gpu *gpu, const struct llmsim_train_cfg *c,
+		  int64_t microbatches, struct llmsim_train_mem *mem);
+
+/* Op price cache entry. */
+struct price_slot {
+	struct llmsim_op op;
+	double time_s, flops, link_bytes;
+	int used;
+};
+
+struct llmsim_train_ctx {
+	struct llmsim_model model;
+	struct llmsim_gpu gpu;
+	struct train_geom geom;
+	struct price_slot *slots;
+	size_t nslots, nused;
+	int64_t predicts, hits;
+};
+
+/* Price an op through llmsim_predict, once per distinct op. */
+struct price {
+	double time_s, flops, link_bytes;
+};
+int train_price(struct llmsim_train_ctx *ctx, const struct llmsim_op *op, struct price *out,
+		struct llmsim_err *err);
+
+/* Nodes a group of `size` ranks, `stride` ranks apart, spans. */
+int train_group_nodes(int gpus_per_node, int size, int stride);
+
+/* Costs of one layer for one micro-batch on one GPU (depends on tp, cp,
+ * ep, micro-batch, seq, attention impl, dtype, lora, sp, imbalance). */
+struct layer_cost {
+	double fwd_s, bwd_s;          /* kernels (bwd without recompute) */
+	double attn_core_fwd_s;       /* selective recompute re-runs this */
+	double fwd_flops, bwd_flops, attn_core_fwd_flops; /* model (balanced) */
+	double tp_fwd_s, tp_bwd_s;    /* TP collectives (exposed) */
+	double ep_fwd_s, ep_bwd_s;    /* all-to-all (exposed) */
+	double cp_fwd_exposed_s, cp_bwd_exposed_s; /* ring beyond attention */
+	double tp_bytes, ep_bytes, cp_bytes;       /* sent per rank, fwd+bwd */
+};
+
+struct shape_cost {
+	struct layer_cost dense, moe;
+	struct layer_cost head;       /* embedding + final norm + LM head + loss */
+	double p2p_s;                 /* one activation send between stages */
+	double p2p_bytes;
+	double tp_msg_bytes;
+};
+
+int train_shape_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+		     struct shape_cost *sc, struct llmsim_err *err);
+/* Only the pipeline send/recv of sc (depends on pp and where stages sit). */
+int train_p2p_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+		   struct shape_cost *sc, struct llmsim_err *err);
+
+/* Data-parallel / ZeRO / optimizer costs (depend on tp, pp, dp, cp, ep,
+ * zero, recipe, lora; not on micro-batch). */
+struct dp_cost {
+	double grad_sync_s;     /* one full gradient reduction (AR or RS) */
+	double param_gather_s;  /* ZeRO 1/2 parameter all-gather after the step */
+	double z3_layer_fwd_s, z3_layer_bwd_s; /* ZeRO-3 per layer, per micro-batch */
+	double optimizer_s;
+	double emb_sync_s;      /* tied embeddings: first/last stage grad all-reduce */
+	double bucket_frac;     /* last bucket's share of the reduction */
+	double grad_bytes, gather_bytes, z3_layer_bytes;
+};
+
+int train_dp_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+		  struct dp_cost *dc, struct llmsim_err *err);
+
+/* Combine into a result (pure arithmetic). */
+void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+		   const struct shape_cost *sc, const struct dp_cost *dc,
+		   struct llmsim_train_result *r);
+
+#endif

@@ -1,0 +1,336 @@
+/*
+ * test_hw.c - the hardware loader: every shipped file loads and every name
+ * resolves; published figures come back as stored; broken files fail with
+ * the exact path:line:col message; profiles apply; `llmsim hw` works; the
+ * fuzz target replays its seed corpus.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../hw/gpu.h"
+#include "../hw/gpu_load.h"
+#include "support.h"
+
+#define FIX(buf, name) test_data(buf, sizeof buf, name)
+
+static void init(void)
+{
+	setenv("LLMSIM_NO_PROFILE", "1", 1);
+}
+
+/* ---- shipped files ---- */
+
+static void count_one(const char *path, void *ctx)
+{
+	struct llmsim_gpu g;
+	struct llmsim_err err = {0};
+	int rc = llmsim_gpu_load_file(path, &g, &err);
+	cr_expect_eq(rc, 0, "%s: %s", path, err.msg);
+	/* its name and every alias resolve back to it */
+	for (int i = -1; !rc && i < g.naliases; i++) {
+		struct llmsim_gpu r;
+		const char *n = i < 0 ? g.name : g.aliases[i];
+		cr_expect_eq(llmsim_gpu_load(n, &r, &err), 0, "%s: %s", n, err.msg);
+		cr_expect_str_eq(r.name, g.name, "%s", n);
+	}
+	(*(int *)ctx)++;
+}
+
+Test(hw, every_shipped_file_loads, .init = init)
+{
+	int n = 0;
+	struct llmsim_err err = {0};
+	cr_assert_eq(llmsim_gpu_list(count_one, &n, &err), 0, "%s", err.msg);
+	cr_expect_geq(n, 5, "expected at least the 5 shipped GPUs, listed %d", n);
+}
+
+Test(hw, names_aliases_stems_and_paths_resolve, .init = init)
+{
+	const struct {
+		const char *name, *want;
+	} cases[] = {
+		{"a100", "a100"}, {"h100", "h100"}, {"h200", "h200"}, {"b200", "b200"},
+		{"mi300x", "mi300x"}, {"H200", "h200"}, {"MI300X", "mi300x"},
+		{"h200-sxm-141gb", "h200"}, {"a100-sxm4-80gb", "a100"}, {"h100-sxm5-80gb", "h100"},
+		{"b200-sxm-180gb", "b200"}, {"h200-sxm", "h200"},
+		{LLMSIM_SOURCE_DIR "/hw/h100-sxm5-80gb.yaml", "h100"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct llmsim_gpu g;
+		struct llmsim_err err = {0};
+		int rc = llmsim_gpu_load(cases[i].name, &g, &err);
+		cr_expect_eq(rc, 0, "%s: %s", cases[i].name, err.msg);
+		if (!rc)
+			cr_expect_str_eq(g.name, cases[i].want, "%s", cases[i].name);
+	}
+}
+
+Test(hw, unknown_name_lists_the_known_ones, .init = init)
+{
+	struct llmsim_gpu g;
+	struct llmsim_err err = {0};
+	cr_assert_eq(llmsim_gpu_load("h300", &g, &err), LLMSIM_ENOENT);
+	cr_expect_str_eq(err.msg, "unknown GPU 'h300' (known: a100, b200, h100, h200, mi300x)");
+}
+
+Test(hw, h200_published_and_observed_figures, .init = init)
+{
+	struct llmsim_gpu g;
+	struct llmsim_err err = {0};
+	cr_assert_eq(llmsim_gpu_load("h200", &g, &err), 0, "%s", err.msg);
+	cr_expect_eq(g.sms, 132);
+	/* nvidia-smi on the calibration H200: 143771 MiB = 143771 * 2^20 B */
+	expect_close(g.hbm_bytes, 143771.0 * 1048576.0, 0);
+	/* PyTorch on the calibration H200: L2 = 60 MiB */
+	expect_close(g.l2_bytes, 60.0 * 1048576.0, 0);
+	/* whitepaper: 132 SMs x 4096 dense FP16 FLOP/clk x 1.83 GHz */
+	expect_close(llmsim_gpu_peak_flops(&g, LLMSIM_DT_BF16), 132.0 * 4096 * 1.83e9, 1e-3);
+	expect_close(llmsim_gpu_peak_flops(&g, LLMSIM_DT_FP8), 2 * 132.0 * 4096 * 1.83e9, 1e-3);
+	expect_close(g.hbm_bytes_per_s, 4.8e12, 0);
+	/* NVLink 4: 900 GB/s both directions = 450 GB/s each way */
+	expect_close(g.intra_node_bytes_per_s, 900e9 / 2, 0);
+	/* no FP4 tensor cores on Hopper */
+	expect_close(llmsim_gpu_peak_flops(&g, LLMSIM_DT_FP4), 0, 0);
+	/* FP32 has no tensor path here: the vector rate (66.9 TFLOP/s) */
+	expect_close(llmsim_gpu_peak_flops(&g, LLMSIM_DT_FP32), 66.9e12, 1e-9);
+}
+
+Test(hw, other_gpus_headline_figures, .init = init)
+{
+	struct llmsim_gpu g;
+	struct llmsim_err err = {0};
+	cr_assert_eq(llmsim_gpu_load("b200", &g, &err), 0, "%s", err.msg);
+	cr_expect_eq(g.sms, 148); /* 2 dies x 74 SMs */
+	expect_close(g.hbm_bytes_per_s, 7.7e12, 0);
+	expect_close(llmsim_gpu_peak_flops(&g, LLMSIM_DT_FP4), 18e15 / 2, 0); /* 18 PF sparse */
+	expect_close(g.intra_node_bytes_per_s, 1.8e12 / 2, 0);
+
+	cr_assert_eq(llmsim_gpu_load("mi300x", &g, &err), 0, "%s", err.msg);
+	cr_expect_eq(g.warp_size, 64);
+	cr_expect_eq(g.sms, 8 * 38);
+	expect_close(g.smem_bytes_per_sm, 64 * 1024, 0);
+	expect_close(llmsim_gpu_peak_flops(&g, LLMSIM_DT_BF16), 1307.4e12, 0);
+
+	cr_assert_eq(llmsim_gpu_load("a100", &g, &err), 0, "%s", err.msg);
+	cr_expect_eq(g.sms, 108);
+	expect_close(llmsim_gpu_peak_flops(&g, LLMSIM_DT_BF16), 312e12, 0);
+	expect_close(llmsim_gpu_peak_flops(&g, LLMSIM_DT_FP8), 0, 0);
+	expect_close(g.smem_bytes_per_sm, 164 * 1024, 0);
+}
+
+/* ---- a valid fixture: defaults, peaks ---- */
+
+Test(hw, fixture_fills_defaults_for_missing_efficiencies, .init = init)
+{
+	char p[512];
+	struct llmsim_gpu g;
+	struct llmsim_err err = {0};
+	cr_assert_eq(llmsim_gpu_load_file(FIX(p, "hw/tiny-gpu.yaml"), &g, &err), 0, "%s", err.msg);
+	cr_expect_str_eq(g.name, "tiny");
+	cr_expect_eq(g.naliases, 1);
+	cr_expect_str_eq(g.aliases[0], "tiny-alias");
+	expect_close(g.eff[LLMSIM_EFF_HBM], 0.5, 0); /* set in the file */
+	for (int i = 0; i < LLMSIM_EFF_COUNT; i++)
+		if (i != LLMSIM_EFF_HBM)
+			expect_close(g.eff[i], llmsim_eff_info[i].def, 0);
+	expect_close(llmsim_gpu_peak_flops(&g, LLMSIM_DT_BF16), 1e14, 0);
+	expect_close(llmsim_gpu_peak_flops(&g, LLMSIM_DT_FP32), 1e13, 0); /* vector only */
+	expect_close(llmsim_gpu_peak_flops(&g, LLMSIM_DT_FP8), 0, 0);
+	cr_expect_eq(g.profile_path[0], 0);
+	cr_expect_null(llmsim_gpu_err_class(&g, "gemm"));
+}
+
+Test(hw, eff_info_table_is_complete)
+{
+	for (int i = 0; i < LLMSIM_EFF_COUNT; i++) {
+		cr_expect_not_null(llmsim_eff_info[i].key);
+		cr_expect_not_null(llmsim_eff_info[i].doc);
+		cr_expect_gt(llmsim_eff_info[i].def, 0, "%s", llmsim_eff_info[i].key);
+	}
+	cr_expect_str_eq(llmsim_eff_info[LLMSIM_EFF_GEMM_TENSOR].key, "gemm_tensor_fraction");
+}
+
+/* ---- broken files: exact messages (positions counted by hand in each fixture) ---- */
+
+static void expect_fail(const char *name, const char *msg)
+{
+	char p[512], want[1024];
+	struct llmsim_gpu g;
+	struct llmsim_err err = {0};
+	FIX(p, name);
+	cr_expect_neq(llmsim_gpu_load_file(p, &g, &err), 0, "%s loaded", name);
+	snprintf(want, sizeof want, "%s:%s", p, msg);
+	cr_expect_str_eq(err.msg, want);
+}
+
+Test(hw, broken_fixtures_fail_with_position)
+{
+	expect_fail("hw/bad-unknown-key.yaml", "18:3: unknown key 'smem_per_sm' in 'sm_limits'");
+	/* a missing key is reported at its mapping: sm_limits' first key, line 13 */
+	expect_fail("hw/bad-missing-key.yaml", "13:3: missing key 'warps_per_sm_max' in 'sm_limits'");
+	expect_fail("hw/bad-wrong-type.yaml", "8:8: 'sms' must be a finite number, got 'many'");
+	expect_fail("hw/bad-zero-size.yaml", "26:14: 'hbm_bytes' must be positive, got 0");
+	expect_fail("hw/bad-negative-size.yaml", "29:13: 'l2_bytes' must be positive, got -5");
+	expect_fail("hw/bad-fraction.yaml", "47:17: 'hbm_fraction' must be in (0, 1], got 1.5");
+	expect_fail("hw/bad-duplicate-key.yaml", "10:3: duplicate key 'sms'");
+	expect_fail("hw/bad-syntax.yaml", "8:10: mapping values are not allowed in this context");
+	expect_fail("hw/bad-tab.yaml",
+		    "9:1: found a tab character that violates indentation while scanning a plain scalar");
+	expect_fail("hw/bad-empty.yaml", "1:1: empty document");
+	expect_fail("hw/bad-not-integer.yaml", "9:14: 'warp_size' must be an integer, got 32.5");
+	expect_fail("hw/bad-clocks.yaml", "11:18: 'base_clock_hz' must not exceed 'boost_clock_hz'");
+	expect_fail("hw/bad-not-mapping.yaml", "7:10: 'compute' must be a mapping");
+}
+
+Test(hw, missing_file_is_enoent)
+{
+	struct llmsim_gpu g;
+	struct llmsim_err err = {0};
+	cr_expect_eq(llmsim_gpu_load("/nonexistent/x.yaml", &g, &err), LLMSIM_ENOENT);
+}
+
+/* ---- profiles ---- */
+
+Test(hw, profile_replaces_efficiency_and_attaches_errors, .init = init)
+{
+	char p[512], q[512];
+	struct llmsim_gpu g;
+	struct llmsim_err err = {0};
+	cr_assert_eq(llmsim_gpu_load_file(FIX(p, "hw/tiny-gpu.yaml"), &g, &err), 0, "%s", err.msg);
+	cr_assert_eq(llmsim_gpu_apply_profile(&g, FIX(q, "hw/profiles/tiny.yaml"), &err), 0, "%s",
+		     err.msg);
+	expect_close(g.eff[LLMSIM_EFF_GEMM_TENSOR], 0.7, 0);
+	expect_close(g.eff[LLMSIM_EFF_HBM], 0.5, 0); /* untouched: the hardware file's */
+	cr_expect_str_eq(g.profile_path, q);
+	const struct llmsim_err_class *c = llmsim_gpu_err_class(&g, "gemm");
+	cr_assert_not_null(c);
+	expect_close(c->median_abs_pct, 2.1, 0);
+	expect_close(c->p90_abs_pct, 7.5, 0);
+	cr_expect_eq(c->n, 40);
+	cr_expect_not_null(llmsim_gpu_err_class(&g, "elementwise"));
+	cr_expect_null(llmsim_gpu_err_class(&g, "attention"));
+}
+
+static void expect_profile_fail(const char *name, const char *msg)
+{
+	char p[512], q[512], want[1024];
+	struct llmsim_gpu g;
+	struct llmsim_err err = {0};
+	cr_assert_eq(llmsim_gpu_load_file(FIX(p, "hw/tiny-gpu.yaml"), &g, &err), 0, "%s", err.msg);
+	FIX(q, name);
+	cr_expect_neq(llmsim_gpu_apply_profile(&g, q, &err), 0, "%s applied", name);
+	snprintf(want, sizeof want, "%s:%s", q, msg);
+	cr_expect_str_eq(err.msg, want);
+	/* a failed profile leaves the GPU as it was */
+	expect_close(g.eff[LLMSIM_EFF_GEMM_TENSOR], llmsim_eff_info[LLMSIM_EFF_GEMM_TENSOR].def, 0);
+	cr_expect_eq(g.profile_path[0], 0);
+}
+
+Test(hw, broken_profiles_fail_with_position)
+{
+	expect_profile_fail("hw/profiles/bad-key.yaml", "3:3: unknown key 'gemm_fraction' in 'efficiency'");
+	expect_profile_fail("hw/profiles/wrong-gpu.yaml", "1:6: profile is for GPU 'h300', not 'tiny'");
+	expect_profile_fail("hw/profiles/bad-top-key.yaml", "2:1: unknown key 'calibraton'");
+	expect_profile_fail("hw/profiles/bad-fraction.yaml", "3:17: 'hbm_fraction' must be in (0, 1], got 0");
+	expect_profile_fail("hw/profiles/bad-class.yaml", "3:9: missing key 'n' in 'gemm'");
+}
+
+Test(hw, profile_buffer_entry_point)
+{
+	char p[512];
+	struct llmsim_gpu g;
+	struct llmsim_err err = {0};
+	cr_assert_eq(llmsim_gpu_load_file(FIX(p, "hw/tiny-gpu.yaml"), &g, &err), 0, "%s", err.msg);
+	const char prof[] = "gpu: TINY-ALIAS\nefficiency: {hbm_fraction: 0.25}\n";
+	cr_assert_eq(llmsim_gpu_apply_profile_buf(&g, prof, sizeof prof - 1, "mem", &err), 0, "%s",
+		     err.msg);
+	expect_close(g.eff[LLMSIM_EFF_HBM], 0.25, 0);
+}
+
+/* ---- the CLI ---- */
+
+static int json_ok(const char *text)
+{
+	char path[] = "/tmp/llmsim-test-jsonXXXXXX", cmd[256];
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return 0;
+	FILE *f = fdopen(fd, "w");
+	fputs(text, f);
+	fclose(f);
+	snprintf(cmd, sizeof cmd, "python3 -m json.tool %s >/dev/null 2>&1", path);
+	int rc = system(cmd);
+	unlink(path);
+	return rc == 0;
+}
+
+static int lines(const char *s)
+{
+	int n = 0;
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+static char out[1 << 16], errb[4096];
+
+Test(hw_cli, show_json_parses, .init = init)
+{
+	cr_assert_eq(run_llmsim("hw show h200 --json", out, sizeof out, errb, sizeof errb), 0, "%s",
+		     errb);
+	cr_expect(json_ok(out), "not JSON:\n%s", out);
+	cr_expect_not_null(strstr(out, "\"hbm_bytes\": 150754820096"), "%s", out);
+	cr_expect_not_null(strstr(out, "\"sms\": 132"));
+	cr_expect_not_null(strstr(out, "\"peak_flops_per_s\": {"));
+	cr_expect_not_null(strstr(out, "\"efficiency\": {"));
+}
+
+Test(hw_cli, list_json_and_table, .init = init)
+{
+	cr_assert_eq(run_llmsim("hw list --json", out, sizeof out, errb, sizeof errb), 0, "%s", errb);
+	cr_expect(json_ok(out), "not JSON:\n%s", out);
+	cr_assert_eq(run_llmsim("hw list", out, sizeof out, errb, sizeof errb), 0, "%s", errb);
+	cr_expect_not_null(strstr(out, "mi300x"));
+	cr_expect_geq(lines(out), 2 + 5, "header, rule and the 5 shipped GPUs:\n%s", out);
+}
+
+Test(hw_cli, errors_are_one_line, .init = init)
+{
+	cr_expect_eq(run_llmsim("hw show h200 --bogus", out, sizeof out, errb, sizeof errb), 2);
+	cr_expect_eq(lines(errb), 1, "%s", errb);
+	cr_expect_eq(run_llmsim("hw show h300", out, sizeof out, errb, sizeof errb), 1);
+	cr_expect_str_eq(errb, "llmsim hw show: unknown GPU 'h300' (known: a100, b200, h100, h200, mi300x)\n");
+	cr_expect_eq(out[0], 0);
+	cr_expect_eq(run_llmsim("hw frob", out, sizeof out, errb, sizeof errb), 2);
+	cr_expect_eq(lines(errb), 1, "%s", errb);
+}
+
+Test(hw_cli, profile_found_in_data_dir_and_disabled_by_env)
+{
+	char d[512];
+	setenv("LLMSIM_DATA_DIR", FIX(d, ""), 1);
+	unsetenv("LLMSIM_NO_PROFILE");
+	cr_assert_eq(run_llmsim("hw show tiny-gpu --json", out, sizeof out, errb, sizeof errb), 0,
+		     "%s", errb);
+	cr_expect(json_ok(out), "not JSON:\n%s", out);
+	cr_expect_not_null(strstr(out, "\"gemm_tensor_fraction\": 0.7"), "%s", out);
+	cr_expect_not_null(strstr(out, "\"calibration\": {"), "%s", out);
+	cr_expect_not_null(strstr(out, "\"fit_cases\": \"12\""), "%s", out);
+	setenv("LLMSIM_NO_PROFILE", "1", 1);
+	cr_assert_eq(run_llmsim("hw show tiny-gpu --json", out, sizeof out, errb, sizeof errb), 0,
+		     "%s", errb);
+	cr_expect_null(strstr(out, "\"calibration\""), "%s", out);
+	cr_expect_not_null(strstr(out, "\"gemm_tensor_fraction\": 0.8"), "%s", out);
+}
+
+/* ---- fuzz target on its seed corpus (the non-libFuzzer replay build) ---- */
+
+Test(hw_fuzz, replay_seed_corpus)
+{
+	char cmd[2048];
+	snprintf(cmd, sizeof cmd, "%s/fuzz/fuzz_hw %s/fuzz/hw/* >/dev/null", LLMSIM_BUILD_DIR,
+		 LLMSIM_TEST_DATA);
+	cr_expect_eq(system(cmd), 0, "%s", cmd);
+}

@@ -1,0 +1,94 @@
+/*
+ * test_train_cli.c - `llmsim train`, `plan` and `validate` as a user runs
+ * them: JSON keys, exit statuses, one error line per violation.
+ */
+#include <string.h>
+
+#include "support.h"
+
+static char out[1 << 20], err[1 << 14];
+
+Test(train_cli, json_keys)
+{
+	int rc = run_llmsim("train --model 8b --gpus 8 --tp 2 --zero 1 --recompute selective "
+			    "--global-batch 64 --seq 2048 --json",
+			    out, sizeof out, err, sizeof err);
+	cr_assert_eq(rc, 0, "%s", err);
+	const char *keys[] = {"\"memory_bytes_per_gpu\"", "\"weights\"", "\"grads\"",
+			      "\"optimizer\"", "\"activations\"", "\"other\"", "\"total\"",
+			      "\"step_time_s\"", "\"tokens_per_s\"", "\"mfu\"", "\"hfu\"",
+			      "\"breakdown_s\"", "\"compute\"", "\"comm_exposed\"", "\"bubble\"",
+			      "\"fits\": true"};
+	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+		cr_expect(strstr(out, keys[i]) != NULL, "missing %s", keys[i]);
+}
+
+Test(train_cli, single_gpu_human)
+{
+	int rc = run_llmsim("train --model llama-3.2-1b --gpus 1 --global-batch 8 --seq 2048 "
+			    "--recompute full",
+			    out, sizeof out, err, sizeof err);
+	cr_assert_eq(rc, 0, "%s", err);
+	cr_expect(strstr(out, "memory per GPU") && strstr(out, "time per step") &&
+		  strstr(out, "MFU"));
+}
+
+Test(train_cli, violations_one_line_each)
+{
+	/* 64 heads / tp 3, 80 layers / pp 3, 3*3*1 != 8 GPUs */
+	int rc = run_llmsim("train --model 70b --gpus 8 --tp 3 --pp 3 --dp 1", out, sizeof out,
+			    err, sizeof err);
+	cr_expect_eq(rc, 1);
+	int lines = 0;
+	for (const char *p = err; *p; p++)
+		lines += *p == '\n';
+	cr_expect_eq(lines, 3, "%s", err);
+	cr_expect(strstr(err, "llmsim train: ") == err, "%s", err);
+}
+
+Test(train_cli, out_of_memory_says_by_how_much)
+{
+	/* 70B with 18 B/param on one GPU cannot fit */
+	int rc = run_llmsim("train --model 70b --gpus 1 --global-batch 8", out, sizeof out, err,
+			    sizeof err);
+	cr_expect_eq(rc, 1);
+	cr_expect(strstr(err, "does not fit") && strstr(err, "more than"), "%s", err);
+	cr_expect(strstr(out, "shortfall") != NULL);
+}
+
+Test(train_cli, usage_errors)
+{
+	cr_expect_eq(run_llmsim("train --model 8b --tpp 2", out, sizeof out, err, sizeof err), 2);
+	cr_expect_eq(run_llmsim("train --model 8b --recompute some", out, sizeof out, err,
+				sizeof err), 2);
+	cr_expect_eq(run_llmsim("train --gpus 8", out, sizeof out, err, sizeof err), 2);
+	cr_expect_eq(run_llmsim("plan --model 8b", out, sizeof out, err, sizeof err), 2);
+}
+
+Test(train_cli, plan_json)
+{
+	int rc = run_llmsim("plan --model 8b --gpus 8 --seq 2048 --global-batch 64 --top 3 --json",
+			    out, sizeof out, err, sizeof err);
+	cr_assert_eq(rc, 0, "%s", err);
+	cr_expect(strstr(out, "\"configs_evaluated\"") && strstr(out, "\"configs_feasible\"") &&
+		  strstr(out, "\"results\"") && strstr(out, "\"rejected\"") &&
+		  strstr(out, "\"elapsed_s\""));
+	cr_expect(strstr(out, "\"rank\": 3") != NULL);
+}
+
+Test(train_cli, plan_nothing_fits)
+{
+	/* 405B on 8 GPUs: 18 B/param x 406B > 8 x 141 GB */
+	int rc = run_llmsim("plan --model 405b --gpus 8", out, sizeof out, err, sizeof err);
+	cr_expect_eq(rc, 1);
+	cr_expect(strstr(out, "closest") && strstr(out, "shortfall"), "%s", out);
+	cr_expect(strstr(err, "no configuration fits") != NULL, "%s", err);
+}
+
+Test(train_cli, validate_runs)
+{
+	int rc = run_llmsim("validate --json", out, sizeof out, err, sizeof err);
+	cr_assert_eq(rc, 0, "%s", err);
+	cr_expect(strstr(out, "\"mean_abs_error_pct\"") && strstr(out, "\"step_time\"") &&
+		  strstr(out, "\"error_pct\""));
+}
