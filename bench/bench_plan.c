@@ -6,7 +6,9 @@
  * counted as skipped), configurations fully evaluated per second (memory
  * and step time computed: the feasible plus the out-of-memory ones), and
  * the wall time of `llmsim plan --model 405b --gpus 16384` (cold: op cache
- * empty; warm: second run on the same context).
+ * empty; warm: second run on the same context). The space includes the
+ * three offload modes (none, optimizer, params), 3x the configurations
+ * of a search without offload.
  *
  *   LLMSIM_DATA_DIR=. build/bench/llmsim-bench-plan
  */

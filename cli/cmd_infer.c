@@ -1,10 +1,298 @@
-/* cmd_infer.c - placeholder until this subcommand lands. */
+/*
+ * cmd_infer.c - `llmsim infer`: one request shape on one replica: TTFT,
+ * TPOT, throughput, what bounds prefill and decode, memory per GPU and the
+ * largest batch that fits.
+ */
 #include <stdio.h>
+#include <string.h>
+
+#include "../base/fmt.h"
+#include "../base/json.h"
+#include "../sim/infer/infer.h"
+#include "../sim/infer/torch_cmp.h"
+#include "args.h"
 #include "commands.h"
+
+static const char *const wdt_names[] = {"bf16", "fp8", "int4", "fp4", NULL};
+static const enum llmsim_dtype wdt_vals[] = {LLMSIM_DT_BF16, LLMSIM_DT_FP8, LLMSIM_DT_INT4,
+					     LLMSIM_DT_FP4};
+static const char *const kvdt_names[] = {"bf16", "fp8", NULL};
+static const enum llmsim_dtype kvdt_vals[] = {LLMSIM_DT_BF16, LLMSIM_DT_FP8};
+static const char *const attn_names[] = {"naive", "flash2", "flash3", "paged", NULL};
+static const char *const rt_names[] = {"graph", "eager", NULL};
+
+static void byte_shares(const struct llmsim_step_cost *c, char *buf, size_t size)
+{
+	char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], d[LLMSIM_FMT_MAX];
+	double t = c->hbm_bytes > 0 ? c->hbm_bytes : 1;
+	snprintf(buf, size, "weights %s + KV %s + activations %s of bytes",
+		 llmsim_fmt_pct(a, c->bytes[LLMSIM_BYTES_WEIGHTS] / t),
+		 llmsim_fmt_pct(b, c->bytes[LLMSIM_BYTES_KV] / t),
+		 llmsim_fmt_pct(d, c->bytes[LLMSIM_BYTES_ACT] / t));
+}
+
+static const char *bound_word(enum llmsim_bound b)
+{
+	switch (b) {
+	case LLMSIM_BOUND_TENSOR: case LLMSIM_BOUND_VECTOR: return "compute-bound";
+	case LLMSIM_BOUND_HBM: return "HBM-bound";
+	case LLMSIM_BOUND_LINK: return "interconnect-bound";
+	case LLMSIM_BOUND_LAUNCH: return "launch-bound";
+	case LLMSIM_BOUND_LATENCY: return "latency-bound";
+	case LLMSIM_BOUND_L2: return "L2-bound";
+	case LLMSIM_BOUND_SMEM: return "shared-memory-bound";
+	default: return "bound";
+	}
+}
+
+static void phase_line(const char *name, const struct llmsim_phase *ph)
+{
+	char sh[160], p1[LLMSIM_FMT_MAX], p2[LLMSIM_FMT_MAX], p3[LLMSIM_FMT_MAX];
+	byte_shares(&ph->cost, sh, sizeof sh);
+	printf("%s: %s (%s: %s of kernel time), %s, at %s of HBM peak and %s of math peak\n",
+	       name, bound_word(ph->bound), llmsim_bound_name(ph->bound),
+	       llmsim_fmt_pct(p1, ph->bound_share), sh, llmsim_fmt_pct(p2, ph->hbm_peak_fraction),
+	       llmsim_fmt_pct(p3, ph->flops_peak_fraction));
+}
+
+/* `infer --torch-steps FILE`: per-layer predictions against PyTorch. */
+static int torch_steps(const char *cmd, const char *path, int json)
+{
+	struct llmsim_torch_cmp c;
+	struct llmsim_err err = {0};
+	if (llmsim_torch_compare(path, &c, &err)) {
+		fprintf(stderr, "%s: %s\n", cmd, err.msg);
+		return 1;
+	}
+	if (json) {
+		struct llmsim_json j;
+		llmsim_json_init(&j, stdout);
+		llmsim_json_obj_begin(&j, NULL);
+		llmsim_json_str(&j, "gpu", c.gpu);
+		llmsim_json_int(&j, "layers", c.layers);
+		llmsim_json_arr_begin(&j, "phases");
+		for (int i = 0; i < c.n; i++) {
+			llmsim_json_obj_begin(&j, NULL);
+			llmsim_json_str(&j, "phase", c.pt[i].decode ? "decode" : "prefill");
+			llmsim_json_int(&j, "batch", c.pt[i].batch);
+			llmsim_json_int(&j, c.pt[i].decode ? "context" : "prompt", c.pt[i].tokens);
+			llmsim_json_num(&j, "measured_s", c.pt[i].measured_s);
+			llmsim_json_num(&j, "predicted_s", c.pt[i].predicted_s);
+			llmsim_json_num(&j, "error_pct", c.pt[i].err_pct);
+			llmsim_json_obj_end(&j);
+		}
+		llmsim_json_arr_end(&j);
+		llmsim_json_num(&j, "median_abs_error_pct", c.median_abs_err_pct);
+		llmsim_json_obj_end(&j);
+		llmsim_json_finish(&j);
+		return 0;
+	}
+	printf("%d layers on %s, eager PyTorch: predicted against measured\n\n", c.layers, c.gpu);
+	struct llmsim_table t;
+	const char *head[] = {"<phase", "batch", "tokens", "measured", "llmsim", "error"};
+	llmsim_table_init(&t, 6, head);
+	for (int i = 0; i < c.n; i++) {
+		char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX];
+		llmsim_table_rowf(&t, "%s\t%lld\t%lld\t%s\t%s\t%+.1f%%",
+				  c.pt[i].decode ? "decode" : "prefill", (long long)c.pt[i].batch,
+				  (long long)c.pt[i].tokens, llmsim_fmt_time(a, c.pt[i].measured_s),
+				  llmsim_fmt_time(b, c.pt[i].predicted_s), c.pt[i].err_pct);
+	}
+	llmsim_table_print(&t, stdout);
+	llmsim_table_release(&t);
+	printf("\nmedian |error| %.1f%%\n", c.median_abs_err_pct);
+	return 0;
+}
+
+static void phase_json(struct llmsim_json *j, const char *key, const struct llmsim_phase *ph,
+		       int steps)
+{
+	const struct llmsim_step_cost *c = &ph->cost;
+	double t = c->hbm_bytes > 0 ? c->hbm_bytes : 1;
+	llmsim_json_obj_begin(j, key);
+	llmsim_json_num(j, "time_s", ph->time_s);
+	llmsim_json_int(j, "steps", steps);
+	llmsim_json_str(j, "bound", llmsim_bound_name(ph->bound));
+	llmsim_json_num(j, "bound_share", ph->bound_share);
+	llmsim_json_num(j, "kernel_time_s", c->gpu_s);
+	llmsim_json_num(j, "comm_s", c->comm_s);
+	llmsim_json_int(j, "kernels", c->kernels);
+	llmsim_json_num(j, "flops", c->flops);
+	llmsim_json_num(j, "hbm_bytes", c->hbm_bytes);
+	llmsim_json_obj_begin(j, "bytes_share");
+	for (int i = 0; i < LLMSIM_BYTES_CAT_COUNT; i++)
+		llmsim_json_num(j, llmsim_byte_cat_name(i), c->bytes[i] / t);
+	llmsim_json_obj_end(j);
+	llmsim_json_obj_begin(j, "time_share");
+	double tt = 0;
+	for (int i = 0; i < LLMSIM_BOUND_COUNT; i++)
+		tt += c->time_by_bound_s[i];
+	for (int i = 0; i < LLMSIM_BOUND_COUNT; i++)
+		if (c->time_by_bound_s[i] > 0)
+			llmsim_json_num(j, llmsim_bound_name(i), c->time_by_bound_s[i] / tt);
+	llmsim_json_obj_end(j);
+	llmsim_json_num(j, "hbm_peak_fraction", ph->hbm_peak_fraction);
+	llmsim_json_num(j, "flops_peak_fraction", ph->flops_peak_fraction);
+	llmsim_json_obj_end(j);
+}
 
 int cmd_infer(int argc, char **argv)
 {
-	(void)argc;
-	fprintf(stderr, "llmsim %s: not available in this build yet\n", argv[0]);
-	return 1;
+	const char *cmd = "llmsim infer", *model_name = NULL, *gpu_name = "h200", *torch = NULL;
+	int gpus = 0, tp = 0, pp = 0, ep = 0, wdt = 0, kvdt = 0, attn = 3, rt = 0, json = 0;
+	int64_t batch = 1, prompt = 1024, output = 256, block = 16, max_tokens = 0;
+	double util = llmsim_infer_params_default.mem_utilization;
+	const struct llmsim_opt opts[] = {
+		{"model", LLMSIM_ARG_STRING, &model_name, "M", "model name, alias or YAML path (required)", 0, NULL, NULL},
+		{"gpu", LLMSIM_ARG_STRING, &gpu_name, "G", "GPU name or YAML path (default h200)", 0, NULL, NULL},
+		{"gpus", LLMSIM_ARG_INT, &gpus, "N", "GPUs in all; replicas = N / (tp*pp) (default tp*pp)", 1, NULL, NULL},
+		{"tp", LLMSIM_ARG_INT, &tp, "T", "tensor-parallel GPUs per replica (default N/pp)", 1, NULL, NULL},
+		{"pp", LLMSIM_ARG_INT, &pp, "P", "pipeline stages per replica (default 1)", 1, NULL, NULL},
+		{"ep", LLMSIM_ARG_INT, &ep, "E", "expert-parallel ranks, dividing tp (default 1)", 1, NULL, NULL},
+		{"batch", LLMSIM_ARG_I64, &batch, "B", "sequences per replica (default 1)", 0, NULL, NULL},
+		{"prompt", LLMSIM_ARG_I64, &prompt, "P", "prompt tokens (default 1024)", 0, NULL, NULL},
+		{"output", LLMSIM_ARG_I64, &output, "O", "output tokens (default 256)", 0, NULL, NULL},
+		{"weight-dtype", LLMSIM_ARG_CHOICE, &wdt, NULL, "weights (default bf16)", 0, wdt_names, NULL},
+		{"kv-dtype", LLMSIM_ARG_CHOICE, &kvdt, NULL, "KV cache (default bf16)", 0, kvdt_names, NULL},
+		{"attention", LLMSIM_ARG_CHOICE, &attn, NULL, "attention kernels (default paged)", 0, attn_names, NULL},
+		{"block-size", LLMSIM_ARG_I64, &block, "N", "paged KV block, tokens (default 16)", 1, NULL, NULL},
+		{"runtime", LLMSIM_ARG_CHOICE, &rt, NULL, "CUDA graph or eager launches (default graph)", 0, rt_names, NULL},
+		{"max-tokens", LLMSIM_ARG_I64, &max_tokens, "T", "per-step token budget for prefill (default 8192)", 1, NULL, NULL},
+		{"mem-util", LLMSIM_ARG_DOUBLE, &util, "F", "fraction of HBM the engine uses (default 0.9)", 0.01, NULL, NULL},
+		{"torch-steps", LLMSIM_ARG_STRING, &torch, "FILE", "compare per-layer steps with PyTorch measurements (calib/data/torch_steps.json)", 0, NULL, NULL},
+		{"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON on stdout", 0, NULL, NULL},
+	};
+	int r = llmsim_args_parse(cmd, "--model M [--gpu G] [--gpus N --tp T --pp P --ep E] --batch B --prompt P --output O [options]",
+				  "Predict one request shape: prefill (TTFT: until every sequence of the batch\n"
+				  "has its first token, in steps of at most --max-tokens tokens), decode (TPOT:\n"
+				  "mean step over the growing cache), throughput, memory per GPU and the\n"
+				  "largest batch that fits. --torch-steps FILE compares per-layer steps with\n"
+				  "PyTorch measurements instead.",
+				  argc - 1, argv + 1, opts, (int)(sizeof opts / sizeof opts[0]),
+				  NULL, 0, NULL);
+	if (r == LLMSIM_ARGS_HELP)
+		return 0;
+	if (r)
+		return 2;
+	if (torch)
+		return torch_steps(cmd, torch, json);
+	if (!model_name)
+		return llmsim_args_error(cmd, "--model is required (try '%s --help')", cmd);
+	if (util > 1)
+		return llmsim_args_error(cmd, "--mem-util must be at most 1");
+
+	struct llmsim_err err = {0};
+	static struct llmsim_model m;
+	static struct llmsim_gpu g;
+	if (llmsim_model_load(model_name, &m, &err) || llmsim_gpu_load(gpu_name, &g, &err)) {
+		fprintf(stderr, "%s: %s\n", cmd, err.msg);
+		return 1;
+	}
+	struct llmsim_infer_cfg cfg;
+	llmsim_infer_cfg_init(&cfg, &m, &g);
+	cfg.weight_dtype = wdt_vals[wdt];
+	cfg.kv_dtype = kvdt_vals[kvdt];
+	cfg.attn = (enum llmsim_attn_choice)attn;
+	cfg.block_size = block;
+	cfg.runtime = (enum llmsim_runtime)rt;
+	cfg.max_step_tokens = max_tokens;
+	cfg.params.mem_utilization = util;
+	int replicas = 1;
+	struct llmsim_infer_result res;
+	struct llmsim_infer_req req = {.batch = batch, .prompt = prompt, .output = output};
+	if (llmsim_infer_layout(&cfg, gpus, tp, pp, ep, &replicas, &err) ||
+	    llmsim_infer_run(&cfg, &req, &res, &err)) {
+		fprintf(stderr, "%s: %s\n", cmd, err.msg);
+		return 1;
+	}
+	int ngpus = replicas * cfg.tp * cfg.pp;
+	double total_tps = res.tokens_per_s * replicas;
+
+	if (json) {
+		struct llmsim_json j;
+		llmsim_json_init(&j, stdout);
+		llmsim_json_obj_begin(&j, NULL);
+		llmsim_json_str(&j, "model", m.name);
+		llmsim_json_str(&j, "gpu", g.name);
+		llmsim_json_int(&j, "gpus", ngpus);
+		llmsim_json_int(&j, "tp", cfg.tp);
+		llmsim_json_int(&j, "pp", cfg.pp);
+		llmsim_json_int(&j, "ep", cfg.ep);
+		llmsim_json_int(&j, "replicas", replicas);
+		llmsim_json_str(&j, "weight_dtype", llmsim_dtype_name(cfg.weight_dtype));
+		llmsim_json_str(&j, "kv_dtype", llmsim_dtype_name(cfg.kv_dtype));
+		llmsim_json_str(&j, "attention", llmsim_attn_choice_name(cfg.attn));
+		llmsim_json_int(&j, "block_size", cfg.block_size);
+		llmsim_json_str(&j, "runtime", llmsim_runtime_name(cfg.runtime));
+		llmsim_json_int(&j, "batch", batch);
+		llmsim_json_int(&j, "prompt", prompt);
+		llmsim_json_int(&j, "output", output);
+		llmsim_json_num(&j, "ttft_s", res.ttft_s);
+		llmsim_json_num(&j, "tpot_s", res.tpot_s);
+		llmsim_json_num(&j, "e2e_s", res.e2e_s);
+		llmsim_json_num(&j, "tokens_per_s", total_tps);
+		llmsim_json_num(&j, "tokens_per_s_per_replica", res.tokens_per_s);
+		llmsim_json_num(&j, "tokens_per_s_per_gpu", total_tps / ngpus);
+		llmsim_json_num(&j, "kv_bytes_per_token", res.kv_bytes_per_token);
+		llmsim_json_num(&j, "kv_bytes_per_token_per_gpu", res.mem.kv_bytes_per_token);
+		llmsim_json_num(&j, "kv_bytes", res.kv_bytes);
+		llmsim_json_num(&j, "weight_bytes_per_gpu", res.mem.weight_bytes);
+		llmsim_json_num(&j, "activation_bytes_per_gpu", res.mem.activation_bytes);
+		llmsim_json_num(&j, "reserve_bytes_per_gpu", res.mem.reserve_bytes);
+		llmsim_json_num(&j, "kv_capacity_bytes_per_gpu", res.mem.kv_capacity_bytes);
+		llmsim_json_num(&j, "mem_utilization", cfg.params.mem_utilization);
+		llmsim_json_int(&j, "max_batch", res.max_batch);
+		llmsim_json_str(&j, "tpot_method", res.decode_points < 9 || output - 1 <= 9
+					  ? "every decode step" : "composite Simpson over 9 context lengths");
+		phase_json(&j, "prefill", &res.prefill, res.prefill_steps);
+		phase_json(&j, "decode", &res.decode, output > 1 ? (int)(output - 1) : 0);
+		llmsim_json_obj_end(&j);
+		llmsim_json_finish(&j);
+		return 0;
+	}
+
+	char b1[LLMSIM_FMT_MAX], b2[LLMSIM_FMT_MAX];
+	printf("%s on %d x %s (tp %d, pp %d, ep %d; %d replica%s), %s weights, %s KV, %s attention",
+	       m.name, ngpus, g.name, cfg.tp, cfg.pp, cfg.ep, replicas, replicas > 1 ? "s" : "",
+	       llmsim_dtype_name(cfg.weight_dtype), llmsim_dtype_name(cfg.kv_dtype),
+	       llmsim_attn_choice_name(cfg.attn));
+	if (cfg.attn == LLMSIM_AC_PAGED)
+		printf(" (block %lld)", (long long)cfg.block_size);
+	printf(", %s runtime\nbatch %lld, prompt %lld, output %lld tokens\n\n",
+	       llmsim_runtime_name(cfg.runtime), (long long)batch, (long long)prompt,
+	       (long long)output);
+	struct llmsim_table t;
+	const char *head[] = {"<metric", "value", "<note"};
+	llmsim_table_init(&t, 3, head);
+	char note[96];
+	snprintf(note, sizeof note, "%d prefill step%s", res.prefill_steps,
+		 res.prefill_steps == 1 ? "" : "s");
+	llmsim_table_rowf(&t, "TTFT\t%s\t%s", llmsim_fmt_time(b1, res.ttft_s), note);
+	snprintf(note, sizeof note, output - 1 <= 9 ? "mean of all %lld decode steps"
+						    : "mean of %lld steps, Simpson over 9 contexts",
+		 (long long)(output - 1));
+	llmsim_table_rowf(&t, "TPOT\t%s\t%s", llmsim_fmt_time(b1, res.tpot_s), note);
+	llmsim_table_rowf(&t, "end-to-end\t%s\t", llmsim_fmt_time(b1, res.e2e_s));
+	snprintf(note, sizeof note, "%.1f tok/s per GPU", total_tps / ngpus);
+	llmsim_table_rowf(&t, "output tokens/s\t%.1f\t%s", total_tps, note);
+	llmsim_table_rowf(&t, "weights per GPU\t%s\t%s", llmsim_fmt_bytes(b1, res.mem.weight_bytes),
+			  llmsim_dtype_name(cfg.weight_dtype));
+	snprintf(note, sizeof note, "%s per token per GPU",
+		 llmsim_fmt_bytes(b2, res.mem.kv_bytes_per_token));
+	llmsim_table_rowf(&t, "KV per token\t%s\t%s", llmsim_fmt_bytes(b1, res.kv_bytes_per_token), note);
+	llmsim_table_rowf(&t, "KV of the batch\t%s\tper GPU", llmsim_fmt_bytes(b1, res.kv_bytes));
+	llmsim_table_rowf(&t, "activations\t%s\tper GPU, step of %lld tokens",
+			  llmsim_fmt_bytes(b1, res.mem.activation_bytes),
+			  (long long)(max_tokens ? max_tokens : cfg.params.max_step_tokens));
+	snprintf(note, sizeof note, "HBM x (1 - %.2f) left unused", cfg.params.mem_utilization);
+	llmsim_table_rowf(&t, "reserve\t%s\t%s", llmsim_fmt_bytes(b1, res.mem.reserve_bytes), note);
+	llmsim_table_rowf(&t, "free for KV\t%s\tper GPU", llmsim_fmt_bytes(b1, res.mem.kv_capacity_bytes));
+	llmsim_table_rowf(&t, "max batch\t%lld\tof this shape, per replica", (long long)res.max_batch);
+	llmsim_table_print(&t, stdout);
+	llmsim_table_release(&t);
+	putchar('\n');
+	phase_line("prefill", &res.prefill);
+	if (output > 1)
+		phase_line("decode", &res.decode);
+	return 0;
 }

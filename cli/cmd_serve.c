@@ -1,10 +1,302 @@
-/* cmd_serve.c - placeholder until this subcommand lands. */
+/*
+ * cmd_serve.c - `llmsim serve`: a discrete-event simulation of a vLLM-like
+ * engine serving many requests with continuous batching, reporting
+ * throughput, latency percentiles, KV waste and preemptions.
+ */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/fmt.h"
+#include "../base/json.h"
+#include "../base/paths.h"
+#include "../sim/infer/serve_runs.h"
+#include "args.h"
 #include "commands.h"
+
+static const char *const wdt_names[] = {"bf16", "fp8", "int4", "fp4", NULL};
+static const enum llmsim_dtype wdt_vals[] = {LLMSIM_DT_BF16, LLMSIM_DT_FP8, LLMSIM_DT_INT4,
+					     LLMSIM_DT_FP4};
+static const char *const kvdt_names[] = {"bf16", "fp8", NULL};
+static const enum llmsim_dtype kvdt_vals[] = {LLMSIM_DT_BF16, LLMSIM_DT_FP8};
+static const char *const alloc_names[] = {"paged", "contiguous", NULL};
+static const char *const sched_names[] = {"vllm", "no-evict", NULL};
+
+/* `serve --published`: predict every entry of the published suite. */
+static int published(const char *cmd, const char *suite, int json)
+{
+	char def[1024];
+	struct llmsim_err err = {0};
+	if (!suite) {
+		if (llmsim_data_path(def, sizeof def, "models/runs", "serve_published.yaml")) {
+			fprintf(stderr, "%s: no data folder holds models/runs/serve_published.yaml\n", cmd);
+			return 1;
+		}
+		suite = def;
+	}
+	struct llmsim_serve_pub *v;
+	int n;
+	if (llmsim_serve_pubs_load(suite, &v, &n, &err)) {
+		fprintf(stderr, "%s: %s\n", cmd, err.msg);
+		return 1;
+	}
+	double *pred = calloc((size_t)n, sizeof *pred);
+	if (!pred) {
+		free(v);
+		fprintf(stderr, "%s: out of memory\n", cmd);
+		return 1;
+	}
+	for (int i = 0; i < n; i++)
+		if (llmsim_serve_pub_predict(&v[i], &pred[i], &err)) {
+			fprintf(stderr, "%s: %s: %s\n", cmd, v[i].name, err.msg);
+			free(v);
+			free(pred);
+			return 1;
+		}
+	if (json) {
+		struct llmsim_json j;
+		llmsim_json_init(&j, stdout);
+		llmsim_json_obj_begin(&j, NULL);
+		llmsim_json_str(&j, "suite", suite);
+		llmsim_json_arr_begin(&j, "runs");
+		for (int i = 0; i < n; i++) {
+			llmsim_json_obj_begin(&j, NULL);
+			llmsim_json_str(&j, "name", v[i].name);
+			llmsim_json_str(&j, "source", v[i].source);
+			llmsim_json_str(&j, "metric", llmsim_pub_metric_name(v[i].metric));
+			llmsim_json_num(&j, "published", v[i].published);
+			llmsim_json_num(&j, "predicted", pred[i]);
+			llmsim_json_num(&j, "error_pct", 100 * (pred[i] - v[i].published) / v[i].published);
+			llmsim_json_obj_end(&j);
+		}
+		llmsim_json_arr_end(&j);
+		llmsim_json_obj_end(&j);
+		llmsim_json_finish(&j);
+	} else {
+		struct llmsim_table t;
+		const char *head[] = {"<run", "<metric", "published", "llmsim", "error"};
+		llmsim_table_init(&t, 5, head);
+		for (int i = 0; i < n; i++) {
+			const char *f = v[i].metric == LLMSIM_PUB_KV_WASTE ? "%s\t%s\t%.3f\t%.3f\t%+.1f%%"
+									     : "%s\t%s\t%.0f\t%.0f\t%+.1f%%";
+			llmsim_table_rowf(&t, f, v[i].name, llmsim_pub_metric_name(v[i].metric),
+					  v[i].published, pred[i],
+					  100 * (pred[i] - v[i].published) / v[i].published);
+		}
+		llmsim_table_print(&t, stdout);
+		llmsim_table_release(&t);
+	}
+	free(v);
+	free(pred);
+	return 0;
+}
+
+static void pcts_json(struct llmsim_json *j, const char *key, const struct llmsim_pcts *p)
+{
+	llmsim_json_obj_begin(j, key);
+	llmsim_json_num(j, "mean", p->mean);
+	llmsim_json_num(j, "p50", p->p50);
+	llmsim_json_num(j, "p90", p->p90);
+	llmsim_json_num(j, "p99", p->p99);
+	llmsim_json_num(j, "max", p->max);
+	llmsim_json_obj_end(j);
+}
+
+static void pcts_row(struct llmsim_table *t, const char *name, const struct llmsim_pcts *p)
+{
+	char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], c[LLMSIM_FMT_MAX], d[LLMSIM_FMT_MAX];
+	llmsim_table_rowf(t, "%s\t%s\t%s\t%s\t%s", name, llmsim_fmt_time(a, p->mean),
+			  llmsim_fmt_time(b, p->p50), llmsim_fmt_time(c, p->p90),
+			  llmsim_fmt_time(d, p->p99));
+}
 
 int cmd_serve(int argc, char **argv)
 {
-	(void)argc;
-	fprintf(stderr, "llmsim %s: not available in this build yet\n", argv[0]);
+	const char *cmd = "llmsim serve", *model_name = NULL, *gpu_name = "h200";
+	const char *pdist = NULL, *odist = NULL, *lengths = NULL, *suite = NULL;
+	int gpus = 0, tp = 0, pp = 0, ep = 0, wdt = 0, kvdt = 0, alloc = 0, chunked = 0;
+	int sched = 0, offline = 0, json = 0, pub = 0, seen_req = 0, seen_prompt = 0, seen_output = 0;
+	int64_t requests = 1000, prompt = 1024, output = 256, block = 16, max_batch = 256;
+	int64_t max_tokens = 8192, seed = 1, reserve = 0;
+	double rate = 0, util = llmsim_infer_params_default.mem_utilization;
+	const struct llmsim_opt opts[] = {
+		{"model", LLMSIM_ARG_STRING, &model_name, "M", "model name, alias or YAML path (required)", 0, NULL, NULL},
+		{"gpu", LLMSIM_ARG_STRING, &gpu_name, "G", "GPU name or YAML path (default h200)", 0, NULL, NULL},
+		{"gpus", LLMSIM_ARG_INT, &gpus, "N", "GPUs in all; replicas = N / (tp*pp) share the requests", 1, NULL, NULL},
+		{"tp", LLMSIM_ARG_INT, &tp, "T", "tensor-parallel GPUs per replica (default N/pp)", 1, NULL, NULL},
+		{"pp", LLMSIM_ARG_INT, &pp, "P", "pipeline stages per replica (default 1)", 1, NULL, NULL},
+		{"ep", LLMSIM_ARG_INT, &ep, "E", "expert-parallel ranks, dividing tp (default 1)", 1, NULL, NULL},
+		{"requests", LLMSIM_ARG_I64, &requests, "N", "requests to simulate (default 1000, or the file's)", 1, NULL, &seen_req},
+		{"rate", LLMSIM_ARG_DOUBLE, &rate, "R", "Poisson arrivals per second over all replicas", 1e-9, NULL, NULL},
+		{"offline", LLMSIM_ARG_FLAG, &offline, NULL, "all requests arrive at t=0 (the default without --rate)", 0, NULL, NULL},
+		{"prompt", LLMSIM_ARG_I64, &prompt, "P", "prompt tokens (default 1024)", 1, NULL, &seen_prompt},
+		{"output", LLMSIM_ARG_I64, &output, "O", "output tokens (default 256)", 1, NULL, &seen_output},
+		{"prompt-dist", LLMSIM_ARG_STRING, &pdist, "SPEC", "uniform:LO:HI, normal:MEAN:SD or lognormal:MU:SIGMA", 0, NULL, NULL},
+		{"output-dist", LLMSIM_ARG_STRING, &odist, "SPEC", "as --prompt-dist, for output lengths", 0, NULL, NULL},
+		{"lengths", LLMSIM_ARG_STRING, &lengths, "FILE", "lines of 'prompt output' tokens (cycled)", 0, NULL, NULL},
+		{"weight-dtype", LLMSIM_ARG_CHOICE, &wdt, NULL, "weights (default bf16)", 0, wdt_names, NULL},
+		{"kv-dtype", LLMSIM_ARG_CHOICE, &kvdt, NULL, "KV cache (default bf16)", 0, kvdt_names, NULL},
+		{"kv-alloc", LLMSIM_ARG_CHOICE, &alloc, NULL, "KV allocation (default paged)", 0, alloc_names, NULL},
+		{"reserve", LLMSIM_ARG_I64, &reserve, "N", "contiguous: tokens reserved per sequence (default prompt + longest output)", 1, NULL, NULL},
+		{"block-size", LLMSIM_ARG_I64, &block, "N", "paged KV block, tokens (default 16)", 1, NULL, NULL},
+		{"max-batch", LLMSIM_ARG_I64, &max_batch, "B", "running sequences at most (default 256, vLLM max_num_seqs)", 1, NULL, NULL},
+		{"max-tokens", LLMSIM_ARG_I64, &max_tokens, "T", "per-step token budget (default 8192)", 1, NULL, NULL},
+		{"scheduler", LLMSIM_ARG_CHOICE, &sched, NULL, "vllm: admit greedily, preempt newest; no-evict: TensorRT-LLM's guaranteed admission (default vllm)", 0, sched_names, NULL},
+		{"chunked-prefill", LLMSIM_ARG_FLAG, &chunked, NULL, "split prompts across steps to fill the budget", 0, NULL, NULL},
+		{"mem-util", LLMSIM_ARG_DOUBLE, &util, "F", "fraction of HBM the engine uses (default 0.9)", 0.01, NULL, NULL},
+		{"seed", LLMSIM_ARG_I64, &seed, "S", "random seed for arrivals and lengths (default 1)", 0, NULL, NULL},
+		{"published", LLMSIM_ARG_FLAG, &pub, NULL, "predict the published results suite and print the errors", 0, NULL, NULL},
+		{"suite", LLMSIM_ARG_STRING, &suite, "FILE", "suite for --published (default <data>/models/runs/serve_published.yaml)", 0, NULL, NULL},
+		{"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON on stdout", 0, NULL, NULL},
+	};
+	int r = llmsim_args_parse(cmd, "--model M [--gpu G] [--gpus N --tp T --pp P --ep E] --requests N [--rate R | --offline] --prompt P --output O [options]",
+				  "Simulate a vLLM-like engine (continuous batching, paged or contiguous\n"
+				  "KV cache, recompute preemption); each step is priced by the GPU model.",
+				  argc - 1, argv + 1, opts, (int)(sizeof opts / sizeof opts[0]),
+				  NULL, 0, NULL);
+	if (r == LLMSIM_ARGS_HELP)
+		return 0;
+	if (r)
+		return 2;
+	if (pub)
+		return published(cmd, suite, json);
+	if (!model_name)
+		return llmsim_args_error(cmd, "--model is required (try '%s --help')", cmd);
+	if (offline && rate > 0)
+		return llmsim_args_error(cmd, "--rate and --offline exclude each other");
+	if (lengths && (pdist || odist || seen_prompt || seen_output))
+		return llmsim_args_error(cmd, "--lengths replaces --prompt/--output and their distributions");
+	if (util > 1)
+		return llmsim_args_error(cmd, "--mem-util must be at most 1");
+
+	struct llmsim_err err = {0};
+	static struct llmsim_model m;
+	static struct llmsim_gpu g;
+	struct llmsim_serve_cfg cfg;
+	int64_t *plist = NULL, *olist = NULL, nlist = 0;
+	int replicas = 1, rc = 1;
+	if (llmsim_model_load(model_name, &m, &err) || llmsim_gpu_load(gpu_name, &g, &err))
+		goto fail;
+	llmsim_serve_cfg_init(&cfg, &m, &g);
+	cfg.infer.weight_dtype = wdt_vals[wdt];
+	cfg.infer.kv_dtype = kvdt_vals[kvdt];
+	cfg.infer.block_size = block;
+	cfg.infer.params.mem_utilization = util;
+	cfg.kv_alloc = (enum llmsim_kv_alloc)alloc;
+	cfg.reserve_tokens = reserve;
+	/* contiguous reservation pairs with a non-paged decode kernel */
+	cfg.infer.attn = alloc == LLMSIM_KV_CONTIGUOUS ? LLMSIM_AC_FLASH2 : LLMSIM_AC_PAGED;
+	cfg.max_batch = max_batch;
+	cfg.max_tokens = max_tokens;
+	cfg.chunked_prefill = chunked;
+	cfg.sched = (enum llmsim_sched)sched;
+	cfg.seed = (uint64_t)seed;
+	if (llmsim_infer_layout(&cfg.infer, gpus, tp, pp, ep, &replicas, &err))
+		goto fail;
+	cfg.prompt.a = (double)prompt;
+	cfg.output.a = (double)output;
+	if (pdist && llmsim_dist_parse(pdist, &cfg.prompt, &err))
+		goto fail;
+	if (odist && llmsim_dist_parse(odist, &cfg.output, &err))
+		goto fail;
+	if (lengths) {
+		if (llmsim_lengths_load(lengths, &plist, &olist, &nlist, &err))
+			goto fail;
+		cfg.prompt_list = plist;
+		cfg.output_list = olist;
+		cfg.nlist = nlist;
+		if (!seen_req)
+			requests = nlist;
+	}
+	/* Replicas share the requests evenly; a Poisson stream split at random
+	 * is Poisson at rate/replicas on each. */
+	cfg.requests = (requests + replicas - 1) / replicas;
+	cfg.rate_per_s = rate / replicas;
+	struct llmsim_serve_result res;
+	if (llmsim_serve_run(&cfg, &res, &err))
+		goto fail;
+	rc = 0;
+	double tps = res.tokens_per_s * replicas, rps = res.requests_per_s * replicas;
+	int ngpus = replicas * cfg.infer.tp * cfg.infer.pp;
+	if (json) {
+		struct llmsim_json j;
+		llmsim_json_init(&j, stdout);
+		llmsim_json_obj_begin(&j, NULL);
+		llmsim_json_str(&j, "model", m.name);
+		llmsim_json_str(&j, "gpu", g.name);
+		llmsim_json_int(&j, "gpus", ngpus);
+		llmsim_json_int(&j, "tp", cfg.infer.tp);
+		llmsim_json_int(&j, "pp", cfg.infer.pp);
+		llmsim_json_int(&j, "ep", cfg.infer.ep);
+		llmsim_json_int(&j, "replicas", replicas);
+		llmsim_json_str(&j, "kv_alloc", llmsim_kv_alloc_name(cfg.kv_alloc));
+		llmsim_json_str(&j, "scheduler", llmsim_sched_name(cfg.sched));
+		llmsim_json_int(&j, "requests", res.requests_done * replicas);
+		llmsim_json_int(&j, "requests_per_replica", res.requests_done);
+		if (rate > 0)
+			llmsim_json_num(&j, "rate_per_s", rate);
+		else
+			llmsim_json_null(&j, "rate_per_s");
+		llmsim_json_num(&j, "tokens_per_s", tps);
+		llmsim_json_num(&j, "tokens_per_s_per_gpu", tps / ngpus);
+		llmsim_json_num(&j, "requests_per_s", rps);
+		llmsim_json_num(&j, "duration_s", res.duration_s);
+		pcts_json(&j, "ttft_s", &res.ttft_s);
+		pcts_json(&j, "tpot_s", &res.tpot_s);
+		pcts_json(&j, "e2e_s", &res.e2e_s);
+		llmsim_json_num(&j, "kv_waste_fraction", res.kv_waste_fraction);
+		llmsim_json_num(&j, "kv_used_fraction", res.kv_used_fraction);
+		llmsim_json_int(&j, "kv_capacity_tokens", res.kv_capacity_tokens);
+		llmsim_json_int(&j, "max_concurrent", res.max_concurrent);
+		llmsim_json_num(&j, "mean_batch", res.mean_batch);
+		llmsim_json_int(&j, "preemptions", res.preemptions);
+		llmsim_json_int(&j, "steps", res.steps);
+		llmsim_json_int(&j, "prompt_tokens", res.prompt_tokens);
+		llmsim_json_int(&j, "output_tokens", res.output_tokens);
+		llmsim_json_int(&j, "generated_tokens", res.generated_tokens);
+		llmsim_json_int(&j, "step_parts_priced", res.priced);
+		llmsim_json_obj_end(&j);
+		llmsim_json_finish(&j);
+	} else {
+		char b1[LLMSIM_FMT_MAX], b2[LLMSIM_FMT_MAX];
+		printf("%s on %d x %s (tp %d, pp %d, ep %d; %d replica%s), %s scheduler, %s KV (%s), %lld requests, %s\n\n",
+		       m.name, ngpus, g.name, cfg.infer.tp, cfg.infer.pp, cfg.infer.ep, replicas,
+		       replicas > 1 ? "s" : "", llmsim_sched_name(cfg.sched), llmsim_kv_alloc_name(cfg.kv_alloc),
+		       llmsim_dtype_name(cfg.infer.kv_dtype), (long long)(res.requests_done * replicas),
+		       rate > 0 ? "Poisson arrivals" : "offline");
+		struct llmsim_table t;
+		const char *head[] = {"<latency", "mean", "p50", "p90", "p99"};
+		llmsim_table_init(&t, 5, head);
+		pcts_row(&t, "TTFT", &res.ttft_s);
+		pcts_row(&t, "TPOT", &res.tpot_s);
+		pcts_row(&t, "end-to-end", &res.e2e_s);
+		llmsim_table_print(&t, stdout);
+		llmsim_table_release(&t);
+		putchar('\n');
+		const char *h2[] = {"<metric", "value"};
+		llmsim_table_init(&t, 2, h2);
+		llmsim_table_rowf(&t, "output tokens/s\t%.1f", tps);
+		llmsim_table_rowf(&t, "output tokens/s per GPU\t%.1f", tps / ngpus);
+		llmsim_table_rowf(&t, "requests/s\t%.3f", rps);
+		llmsim_table_rowf(&t, "duration\t%s", llmsim_fmt_time(b1, res.duration_s));
+		llmsim_table_rowf(&t, "KV waste (time-averaged)\t%s", llmsim_fmt_pct(b1, res.kv_waste_fraction));
+		llmsim_table_rowf(&t, "KV pool used (time-averaged)\t%s", llmsim_fmt_pct(b1, res.kv_used_fraction));
+		llmsim_table_rowf(&t, "KV pool per replica\t%s tokens (%s per GPU)",
+				  llmsim_fmt_count(b1, (double)res.kv_capacity_tokens),
+				  llmsim_fmt_bytes(b2, res.mem.kv_capacity_bytes));
+		llmsim_table_rowf(&t, "peak concurrent sequences\t%lld", (long long)res.max_concurrent);
+		llmsim_table_rowf(&t, "mean running sequences\t%.1f", res.mean_batch);
+		llmsim_table_rowf(&t, "preemptions\t%lld", (long long)res.preemptions);
+		llmsim_table_rowf(&t, "engine steps\t%lld", (long long)res.steps);
+		llmsim_table_print(&t, stdout);
+		llmsim_table_release(&t);
+	}
+	free(plist);
+	free(olist);
+	return rc;
+fail:
+	fprintf(stderr, "%s: %s\n", cmd, err.msg);
+	free(plist);
+	free(olist);
 	return 1;
 }

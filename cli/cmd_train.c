@@ -25,7 +25,14 @@ static const char about[] =
 	"Recipes (bytes per trained parameter, ZeRO-0): megatron = bf16 weights 2 +\n"
 	"fp32 grads 4 + fp32 master/m/v 12 = 18; amp = fp32 weights 4 + fp32 grads 4\n"
 	"+ m/v 8 = 16 (+ a bf16 autocast copy); zero = the ZeRO paper's 2 + 2 + 12.\n"
-	"Memory adds 1 GB of CUDA/NCCL workspace and 5% fragmentation.\n"
+	"Memory adds 1 GB of CUDA/NCCL workspace and 5% fragmentation.\n\n"
+	"--offload optimizer (ZeRO-Offload): fp32 master, Adam m, v and an fp32\n"
+	"gradient copy (16 B/param) in host memory, 16-bit weights and gradients on\n"
+	"the GPU; gradients go down PCIe during backward, CPU Adam runs on the host,\n"
+	"the updated 16-bit shard comes back up. --offload params (ZeRO-Infinity,\n"
+	"--zero 3): the 16-bit weights live on the host too, each layer fetched over\n"
+	"PCIe and all-gathered, forward and backward, every micro-batch. Host memory\n"
+	"per node (the GPU file's host: section) is checked like HBM.\n"
 	"Exit status 1 when the configuration is invalid or does not fit.";
 
 int cmd_train(int argc, char **argv)
@@ -34,7 +41,7 @@ int cmd_train(int argc, char **argv)
 	const char *model_name = NULL, *gpu_name = "h200";
 	struct llmsim_train_cfg c;
 	llmsim_train_cfg_init(&c);
-	int gpus = 0, dp = 0, json = 0, no_sp = 0, uneven = 0;
+	int gpus = 0, dp = 0, json = 0, no_sp = 0, uneven = 0, offload = 0, dpu = 0;
 	int recompute = LLMSIM_RECOMP_NONE, sched = LLMSIM_SCHED_1F1B, dtype = 0,
 	    recipe = LLMSIM_RECIPE_MEGATRON, attn = 1, chunks_seen = 0;
 	int64_t gb = c.global_batch, seq = c.seq;
@@ -61,6 +68,8 @@ int cmd_train(int argc, char **argv)
 		{"moe-imbalance", LLMSIM_ARG_DOUBLE, &c.moe_imbalance, "F", "busiest expert's load / mean, >= 1 (default 1)", 1, NULL, NULL},
 		{"no-sp", LLMSIM_ARG_FLAG, &no_sp, NULL, "turn sequence parallelism off (default on with tp > 1)", 0, NULL, NULL},
 		{"uneven-pp", LLMSIM_ARG_FLAG, &uneven, NULL, "allow layers not divisible by pp*chunks (busiest stage: ceil)", 0, NULL, NULL},
+		{"offload", LLMSIM_ARG_CHOICE, &offload, "O", "model states in host memory: optimizer (ZeRO-Offload, zero >= 1) or params (ZeRO-Infinity, zero 3) (default none)", 0, llmsim_offload_names, NULL},
+		{"dpu", LLMSIM_ARG_FLAG, &dpu, NULL, "offload: one-step delayed parameter update (CPU Adam overlaps the next step)", 0, NULL, NULL},
 		{"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON output (SI units)", 0, NULL, NULL},
 	};
 	int rc = llmsim_args_parse(cmd, "--model M [--gpu G] --gpus N --tp T --pp P --dp D [options]",
@@ -83,6 +92,8 @@ int cmd_train(int argc, char **argv)
 	c.seq = seq;
 	c.sequence_parallel = !no_sp;
 	c.uneven_pp = uneven;
+	c.offload = offload;
+	c.dpu = dpu;
 	int64_t inner = (int64_t)c.tp * c.pp * c.cp;
 	if (!dp) {
 		if (gpus && gpus % inner) {
@@ -133,11 +144,19 @@ int cmd_train(int argc, char **argv)
 	} else {
 		train_print_result(stdout, &r, &m, &gpu);
 	}
-	if (!r.fits) {
+	if (!r.gpu_fits) {
 		char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX];
 		fprintf(stderr, "%s: does not fit: needs %s per GPU, %s more than the %s of HBM\n",
 			cmd, llmsim_fmt_bytes(a, r.mem.total), llmsim_fmt_bytes(b, r.mem.total - r.mem.hbm),
 			gpu.name);
+		return 1;
+	}
+	if (!r.host_fits) {
+		char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], d[LLMSIM_FMT_MAX];
+		fprintf(stderr, "%s: host out of memory: offloaded states need %s per node, %s more "
+			"than the %s of host memory\n", cmd, llmsim_fmt_bytes(a, r.mem.host_per_node),
+			llmsim_fmt_bytes(b, r.mem.host_per_node - r.mem.host),
+			llmsim_fmt_bytes(d, r.mem.host));
 		return 1;
 	}
 	return 0;

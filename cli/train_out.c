@@ -25,9 +25,12 @@ char *train_cfg_line(char *buf, size_t size, const struct llmsim_train_cfg *c)
 		snprintf(sched, sizeof sched, "interleaved v=%d", c->chunks);
 	else
 		snprintf(sched, sizeof sched, "1f1b");
-	snprintf(buf, size, "tp %d  pp %d  dp %d  cp %d  ep %d  zero %d  mb %d  %s  %s  %s",
-		 c->tp, c->pp, c->dp, c->cp, c->ep, c->zero, c->micro_batch,
-		 llmsim_recompute_name(c->recompute), sched, llmsim_attn_impl_name(c->attn));
+	int n = snprintf(buf, size, "tp %d  pp %d  dp %d  cp %d  ep %d  zero %d  mb %d  %s  %s  %s",
+			 c->tp, c->pp, c->dp, c->cp, c->ep, c->zero, c->micro_batch,
+			 llmsim_recompute_name(c->recompute), sched, llmsim_attn_impl_name(c->attn));
+	if (c->offload != LLMSIM_OFFLOAD_NONE && n > 0 && (size_t)n < size)
+		snprintf(buf + n, size - n, "  offload %s%s", llmsim_offload_name(c->offload),
+			 c->dpu ? "+dpu" : "");
 	return buf;
 }
 
@@ -47,19 +50,58 @@ static void time_row(struct llmsim_table *t, const char *name, double s, double 
 			  step > 0 ? llmsim_fmt_pct(b, s / step) : "", note);
 }
 
+/* Host memory of one node (offload). */
+static void print_host(FILE *f, const struct llmsim_train_result *r, const struct llmsim_gpu *gpu)
+{
+	const struct llmsim_train_mem *mm = &r->mem;
+	const struct llmsim_train_cfg *c = &r->cfg;
+	char a[LLMSIM_FMT_MAX], note[160];
+	int ranks = c->gpus < gpu->gpus_per_node ? c->gpus : gpu->gpus_per_node;
+	fputs("\nhost memory per node\n", f);
+	static const char *const hh[] = {"<part", "bytes", "share", "<note"};
+	struct llmsim_table ht;
+	llmsim_table_init(&ht, 4, hh);
+	snprintf(note, sizeof note, "%s of %s params + 4 GB process",
+		 c->offload == LLMSIM_OFFLOAD_PARAMS ? "fp32 master, m, v, grads 16 B + weights 2 B"
+						     : "fp32 master, m, v, grads 16 B",
+		 llmsim_fmt_count(a, mm->host_params_per_gpu));
+	mem_row(&ht, "per GPU", mm->host_per_gpu, mm->host_per_node, note);
+	snprintf(note, sizeof note, "%d ranks", ranks);
+	mem_row(&ht, "node", mm->host_per_node, mm->host_per_node, note);
+	snprintf(note, sizeof note, "%d CPU cores, %s DRAM", gpu->cpu_cores,
+		 llmsim_fmt_bytes_rate(a, gpu->host_memory_bytes_per_s));
+	mem_row(&ht, "host", mm->host, 0, note);
+	if (r->host_fits)
+		mem_row(&ht, "headroom", mm->host - mm->host_per_node, 0, "fits");
+	else
+		mem_row(&ht, "shortfall", mm->host_per_node - mm->host, 0, "DOES NOT FIT");
+	llmsim_table_print(&ht, f);
+	llmsim_table_release(&ht);
+}
+
 void train_print_result(FILE *f, const struct llmsim_train_result *r,
 			const struct llmsim_model *m, const struct llmsim_gpu *gpu)
 {
 	const struct llmsim_train_cfg *c = &r->cfg;
 	const struct llmsim_train_mem *mm = &r->mem;
 	const struct llmsim_train_time *t = &r->time;
-	char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], d[LLMSIM_FMT_MAX], note[160];
+	char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], d[LLMSIM_FMT_MAX], e[LLMSIM_FMT_MAX];
+	char g[LLMSIM_FMT_MAX], note[200];
 
 	fprintf(f, "%s on %d x %s\n", m->full_name[0] ? m->full_name : m->name, c->gpus,
 		gpu->full_name[0] ? gpu->full_name : gpu->name);
 	fprintf(f, "  parallel     tp %d x pp %d x dp %d x cp %d = %d GPUs, ep %d, ZeRO-%d%s\n",
 		c->tp, c->pp, c->dp, c->cp, c->gpus, c->ep, c->zero,
 		c->tp > 1 ? (c->sequence_parallel ? ", sequence parallel" : ", no SP") : "");
+	if (c->offload != LLMSIM_OFFLOAD_NONE)
+		fprintf(f, "  offload      %s: %s in host memory%s\n",
+			c->offload == LLMSIM_OFFLOAD_PARAMS ? "ZeRO-Infinity (params)"
+							    : "ZeRO-Offload (optimizer)",
+			c->offload == LLMSIM_OFFLOAD_PARAMS
+				? "16-bit weights, fp32 master, Adam m, v and gradients"
+				: "fp32 master, Adam m, v and gradients",
+			c->dpu ? "; CPU Adam with one-step delayed update (DPU)"
+			       : "; CPU Adam after backward");
 	fprintf(f, "  batch        %lld sequences x %lld tokens = %s tokens; micro-batch %d, "
 		"%lld micro-batches\n",
 		(long long)c->global_batch, (long long)c->seq, llmsim_fmt_count(a, r->tokens_per_step),
@@ -81,11 +123,17 @@ void train_print_result(FILE *f, const struct llmsim_train_result *r,
 	static const char *const mh[] = {"<part", "bytes", "share", "<note"};
 	struct llmsim_table mt;
 	llmsim_table_init(&mt, 4, mh);
-	snprintf(note, sizeof note, "%s params held", llmsim_fmt_count(a, mm->params_per_gpu));
+	int offp = c->offload == LLMSIM_OFFLOAD_PARAMS;
+	snprintf(note, sizeof note, "%s params held%s", llmsim_fmt_count(a, mm->params_per_gpu),
+		 offp ? " in host memory; layers gathered into `other`" : "");
 	mem_row(&mt, "weights", mm->weights, mm->total, note);
-	snprintf(note, sizeof note, "%s params trained", llmsim_fmt_count(a, mm->trained_params_per_gpu));
+	snprintf(note, sizeof note, "%s params trained%s",
+		 llmsim_fmt_count(a, mm->trained_params_per_gpu),
+		 offp ? "; streamed to host memory per layer" : "");
 	mem_row(&mt, "gradients", mm->grads, mm->total, note);
-	mem_row(&mt, "optimizer", mm->optimizer, mm->total, "fp32 master, Adam m and v");
+	mem_row(&mt, "optimizer", mm->optimizer, mm->total,
+		c->offload != LLMSIM_OFFLOAD_NONE ? "in host memory (below)"
+						  : "fp32 master, Adam m and v");
 	snprintf(note, sizeof note, "%s per layer x %.1f layers in flight",
 		 llmsim_fmt_bytes(a, mm->act_per_layer), mm->act_in_flight_layers);
 	mem_row(&mt, "activations", mm->activations, mm->total, note);
@@ -94,12 +142,14 @@ void train_print_result(FILE *f, const struct llmsim_train_result *r,
 	mem_row(&mt, "other", mm->other, mm->total, note);
 	mem_row(&mt, "total", mm->total, mm->total, "");
 	mem_row(&mt, "HBM", mm->hbm, 0, "");
-	if (r->fits)
+	if (r->gpu_fits)
 		mem_row(&mt, "headroom", mm->hbm - mm->total, 0, "fits");
 	else
 		mem_row(&mt, "shortfall", mm->total - mm->hbm, 0, "DOES NOT FIT");
 	llmsim_table_print(&mt, f);
 	llmsim_table_release(&mt);
+	if (c->offload != LLMSIM_OFFLOAD_NONE)
+		print_host(f, r, gpu);
 
 	fputs("\ntime per step\n", f);
 	static const char *const th[] = {"<part", "time", "share", "<note"};
@@ -123,7 +173,17 @@ void train_print_result(FILE *f, const struct llmsim_train_result *r,
 	snprintf(note, sizeof note, "%.1f%% of compute",
 		 t->compute_s > 0 ? 100 * t->bubble_s / t->compute_s : 0);
 	time_row(&tt, "bubble", t->bubble_s, t->step_s, c->pp > 1 ? note : "");
-	time_row(&tt, "optimizer", t->optimizer_s, t->step_s, "fused AdamW, fp32");
+	if (c->offload != LLMSIM_OFFLOAD_NONE) {
+		time_row(&tt, "optimizer", t->optimizer_s, t->step_s, "on the CPU (offload)");
+		snprintf(note, sizeof note, "CPU Adam %s%s; PCIe down %s (%s), up %s (%s), per GPU",
+			 llmsim_fmt_time(a, t->cpu_adam_s), c->dpu ? " (DPU)" : "",
+			 llmsim_fmt_time(b, t->pcie_down_s),
+			 llmsim_fmt_bytes(d, r->comm.pcie_down_bytes),
+			 llmsim_fmt_time(e, t->pcie_up_s), llmsim_fmt_bytes(g, r->comm.pcie_up_bytes));
+		time_row(&tt, "offload", t->offload_s, t->step_s, note);
+	} else {
+		time_row(&tt, "optimizer", t->optimizer_s, t->step_s, "fused AdamW, fp32");
+	}
 	time_row(&tt, "step", t->step_s, t->step_s, "");
 	llmsim_table_print(&tt, f);
 	llmsim_table_release(&tt);
@@ -156,6 +216,8 @@ void train_json_cfg(struct llmsim_json *j, const struct llmsim_train_cfg *c)
 	llmsim_json_int(j, "lora_rank", c->lora_rank);
 	llmsim_json_bool(j, "sequence_parallel", c->tp > 1 && c->sequence_parallel);
 	llmsim_json_num(j, "moe_imbalance", c->moe_imbalance);
+	llmsim_json_str(j, "offload", llmsim_offload_name(c->offload));
+	llmsim_json_bool(j, "dpu", c->dpu);
 }
 
 void train_json_result(struct llmsim_json *j, const struct llmsim_train_result *r)
@@ -177,15 +239,27 @@ void train_json_result(struct llmsim_json *j, const struct llmsim_train_result *
 	llmsim_json_obj_end(j);
 	llmsim_json_num(j, "params_per_gpu", m->params_per_gpu);
 	llmsim_json_num(j, "activation_bytes_per_layer", m->act_per_layer);
+	llmsim_json_str(j, "offload", llmsim_offload_name(r->cfg.offload));
+	llmsim_json_obj_begin(j, "host_memory_bytes_per_node");
+	llmsim_json_num(j, "per_gpu", m->host_per_gpu);
+	llmsim_json_num(j, "total", m->host_per_node);
+	llmsim_json_num(j, "capacity", m->host);
+	llmsim_json_obj_end(j);
 	llmsim_json_bool(j, "fits", r->fits);
-	llmsim_json_num(j, r->fits ? "headroom_bytes" : "shortfall_bytes",
-			r->fits ? m->hbm - m->total : m->total - m->hbm);
+	llmsim_json_bool(j, "gpu_fits", r->gpu_fits);
+	llmsim_json_bool(j, "host_fits", r->host_fits);
+	llmsim_json_num(j, r->gpu_fits ? "headroom_bytes" : "shortfall_bytes",
+			r->gpu_fits ? m->hbm - m->total : m->total - m->hbm);
+	if (r->cfg.offload != LLMSIM_OFFLOAD_NONE)
+		llmsim_json_num(j, r->host_fits ? "host_headroom_bytes" : "host_shortfall_bytes",
+				r->host_fits ? m->host - m->host_per_node : m->host_per_node - m->host);
 	llmsim_json_num(j, "step_time_s", t->step_s);
 	llmsim_json_obj_begin(j, "breakdown_s");
 	llmsim_json_num(j, "compute", t->compute_s);
 	llmsim_json_num(j, "comm_exposed", t->comm_exposed_s);
 	llmsim_json_num(j, "bubble", t->bubble_s);
 	llmsim_json_num(j, "optimizer", t->optimizer_s);
+	llmsim_json_num(j, "offload", t->offload_s);
 	llmsim_json_num(j, "tp_exposed", t->tp_exposed_s);
 	llmsim_json_num(j, "cp_exposed", t->cp_exposed_s);
 	llmsim_json_num(j, "ep_exposed", t->ep_exposed_s);
@@ -193,6 +267,9 @@ void train_json_result(struct llmsim_json *j, const struct llmsim_train_result *
 	llmsim_json_num(j, "dp_exposed", t->dp_exposed_s);
 	llmsim_json_num(j, "zero3_exposed", t->zero3_exposed_s);
 	llmsim_json_num(j, "dp_comm_total", t->dp_comm_s);
+	llmsim_json_num(j, "cpu_adam", t->cpu_adam_s);
+	llmsim_json_num(j, "pcie_down_total", t->pcie_down_s);
+	llmsim_json_num(j, "pcie_up_total", t->pcie_up_s);
 	llmsim_json_obj_end(j);
 	llmsim_json_obj_begin(j, "comm_bytes_per_gpu");
 	llmsim_json_num(j, "tp", r->comm.tp_bytes);
@@ -201,6 +278,8 @@ void train_json_result(struct llmsim_json *j, const struct llmsim_train_result *
 	llmsim_json_num(j, "pp", r->comm.pp_bytes);
 	llmsim_json_num(j, "cp", r->comm.cp_bytes);
 	llmsim_json_num(j, "ep", r->comm.ep_bytes);
+	llmsim_json_num(j, "pcie_down", r->comm.pcie_down_bytes);
+	llmsim_json_num(j, "pcie_up", r->comm.pcie_up_bytes);
 	llmsim_json_obj_end(j);
 	llmsim_json_int(j, "microbatches", r->microbatches);
 	llmsim_json_num(j, "tokens_per_step", r->tokens_per_step);

@@ -2,7 +2,7 @@
  * gpu.c - reading one hardware file (hw/NAME.yaml) into struct llmsim_gpu.
  *
  * The schema is a set of sections (compute, sm_limits, memory,
- * peak_flops_per_s, interconnect, efficiency), each extracted with a
+ * peak_flops_per_s, interconnect, host (optional), efficiency), each extracted with a
  * field table; every key carries its unit, every value is checked (sizes
  * positive, counts integral, fractions in (0, 1]) and every complaint
  * names the file, line and column. Name resolution and profiles live in
@@ -76,6 +76,15 @@ static const struct llmsim_yfield ic_fields[] = {
 	REQ_POS_DBL(inter_node_bytes_per_s),
 	REQ_POS_DBL(inter_node_latency_s),
 	REQ_POS_DBL(pcie_bytes_per_s),
+};
+
+/* host: per node; read only when present (has_host). */
+static const struct llmsim_yfield host_fields[] = {
+	REQ_POS_DBL(host_memory_bytes),
+	REQ_POS_DBL(host_memory_bytes_per_s),
+	REQ_POS_INT(cpu_cores),
+	REQ_POS_DBL(cpu_adam_params_per_s_per_core),
+	REQ_POS_INT(gpus_per_host_link),
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -293,6 +302,15 @@ static int load_tree(const struct llmsim_ynode *root, struct llmsim_gpu *gpu,
 	if ((rc = section(root, "interconnect", 1, path, &sec, err)) ||
 	    (rc = extract(sec, ic_fields, N(ic_fields), gpu, path, "interconnect", err)))
 		return rc;
+	if ((rc = section(root, "host", 0, path, &sec, err)) ||
+	    (sec && (rc = extract(sec, host_fields, N(host_fields), gpu, path, "host", err))))
+		return rc;
+	gpu->has_host = sec != NULL;
+	if (sec && gpu->gpus_per_host_link > gpu->gpus_per_node) {
+		const struct llmsim_ynode *v = at(sec, "gpus_per_host_link");
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, v->line, v->col,
+					 "'gpus_per_host_link' must not exceed 'gpus_per_node'");
+	}
 	if ((rc = section(root, "efficiency", 0, path, &sec, err)))
 		return rc;
 	if (sec && (rc = llmsim_gpu_extract_eff(sec, gpu->eff, path, err)))

@@ -96,6 +96,15 @@ struct llmsim_gpu {
 	char profile_path[512];         /* "" when no calibration profile applied */
 	struct llmsim_err_class err_classes[LLMSIM_GPU_MAX_ERR_CLASSES];
 	int nerr_classes;
+
+	/* the host of one node (the optional `host:` section; all 0 when the
+	 * file has none, and then nothing can be offloaded to it) */
+	int has_host;
+	double host_memory_bytes;          /* DRAM of one node */
+	double host_memory_bytes_per_s;    /* peak DRAM bandwidth of one node */
+	int cpu_cores;                     /* physical cores of one node */
+	double cpu_adam_params_per_s_per_core; /* DeepSpeed CPU Adam, one core */
+	int gpus_per_host_link;            /* GPUs sharing one PCIe uplink to the CPU */
 };
 
 /* Load a GPU by short name, alias (case-insensitive) or path to a YAML

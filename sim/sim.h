@@ -144,6 +144,14 @@ struct llmsim_pred {
 	enum llmsim_bound bound;
 	double time_err_pct;          /* expected error (calibrated), NaN if none */
 	const char *op_class;         /* "gemm", "elementwise", ... (static) */
+
+	/* added by the sim helper: each kernel's time in launch order (the
+	 * first LLMSIM_PRED_MAX_KERNELS; they sum to time_s when kernels is
+	 * no more), so calibration and traces can match kernel records one by
+	 * one; kernel_bound[i] is what bounds kernel i */
+#define LLMSIM_PRED_MAX_KERNELS 12
+	double kernel_time_s[LLMSIM_PRED_MAX_KERNELS];
+	enum llmsim_bound kernel_bound[LLMSIM_PRED_MAX_KERNELS];
 };
 
 /* Predict one op. Returns 0, or LLMSIM_EINVAL (bad shape, overflow, heads

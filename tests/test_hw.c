@@ -334,3 +334,24 @@ Test(hw_fuzz, replay_seed_corpus)
 		 LLMSIM_TEST_DATA);
 	cr_expect_eq(system(cmd), 0, "%s", cmd);
 }
+
+/* ---- the host section (offload) ---- */
+
+Test(hw, host_section_loads_and_is_checked, .init = init)
+{
+	struct llmsim_gpu g;
+	struct llmsim_err err = {0};
+	/* DGX H200: 2 TB, 2x Xeon 8480C = 112 cores, 2 x 8 x DDR5-4800 x 8 B */
+	cr_assert_eq(llmsim_gpu_load("h200", &g, &err), 0, "%s", err.msg);
+	cr_expect(g.has_host);
+	expect_close(g.host_memory_bytes, 2e12, 1e-12);
+	expect_close(g.host_memory_bytes_per_s, 2.0 * 8 * 4800e6 * 8, 1e-12);
+	cr_expect_eq(g.cpu_cores, 112);
+	cr_expect_eq(g.gpus_per_host_link, 1);
+	/* a file without the section loads, with no host to offload to */
+	char p[4096];
+	FIX(p, "hw/tiny-gpu.yaml");
+	cr_assert_eq(llmsim_gpu_load_file(p, &g, &err), 0, "%s", err.msg);
+	cr_expect_not(g.has_host);
+	expect_fail("hw/bad-host-cores.yaml", "48:14: 'cpu_cores' must be positive, got 0");
+}

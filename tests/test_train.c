@@ -4,12 +4,14 @@
  * volumes per step, invariants, and configuration errors. Every expected
  * value is derived by hand from the paper formula named beside it.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../hw/gpu.h"
 #include "../models/model.h"
 #include "../sim/train/train.h"
+#include "../sim/train/train_int.h"
 #include "support.h"
 
 /* A GPT-3 175B-like layer where Korthikanti's formulas apply exactly: MHA,
@@ -409,4 +411,178 @@ Test(train, cp_activations_and_ring)
 	expect_close(r4.mem.act_per_layer, r1.mem.act_per_layer / 4, 1e-12);
 	double blk = 1.0 * (2048 / 4) * (2 * 96 * 128) * 2; /* b * s/cp * 2 kv * bytes */
 	expect_close(r4.comm.cp_bytes, 8 * 3 * 3 * blk, 1e-12);
+}
+
+/* ---- offload: ZeRO-Offload (Ren et al. 2021) / ZeRO-Infinity ---- */
+
+/* Bytes per parameter by hand. Optimizer offload keeps 16-bit weights (2)
+ * and 16-bit gradients (2) on the GPU whatever the recipe (DeepSpeed
+ * reduces 16-bit gradients), and fp32 master 4 + m 4 + v 4 + fp32 grad 4
+ * = 16 on the host, 1/n of it per rank. ZeRO-2 shards the GPU gradients,
+ * ZeRO-3 the weights; params offload moves the weights to the host (+2). */
+Test(train, offload_bytes_per_param)
+{
+	double w, g, o, h;
+	llmsim_train_offload_bytes(LLMSIM_RECIPE_MEGATRON, 1, LLMSIM_OFFLOAD_OPTIMIZER, 1, &w, &g,
+				   &o, &h);
+	expect_close(w, 2, 1e-12);
+	expect_close(g, 2, 1e-12);
+	cr_expect_eq(o, 0);
+	expect_close(h, 16, 1e-12);
+	llmsim_train_offload_bytes(LLMSIM_RECIPE_MEGATRON, 2, LLMSIM_OFFLOAD_OPTIMIZER, 8, &w, &g,
+				   &o, &h);
+	expect_close(w, 2, 1e-12);
+	expect_close(g, 2.0 / 8, 1e-12);
+	expect_close(h, 16.0 / 8, 1e-12);
+	llmsim_train_offload_bytes(LLMSIM_RECIPE_ZERO, 3, LLMSIM_OFFLOAD_OPTIMIZER, 8, &w, &g, &o,
+				   &h);
+	expect_close(w, 2.0 / 8, 1e-12);
+	expect_close(g, 2.0 / 8, 1e-12);
+	expect_close(h, 16.0 / 8, 1e-12);
+	llmsim_train_offload_bytes(LLMSIM_RECIPE_MEGATRON, 3, LLMSIM_OFFLOAD_PARAMS, 8, &w, &g, &o,
+				   &h);
+	cr_expect(w == 0 && g == 0 && o == 0);
+	expect_close(h, 18.0 / 8, 1e-12);
+	/* none: the recipe's own bytes (megatron 2 + 4 + 12), nothing on the host */
+	llmsim_train_offload_bytes(LLMSIM_RECIPE_MEGATRON, 0, LLMSIM_OFFLOAD_NONE, 1, &w, &g, &o,
+				   &h);
+	cr_expect(w == 2 && g == 4 && o == 12 && h == 0);
+}
+
+static void sim8b(const char *model, struct llmsim_train_cfg *c, struct llmsim_train_result *r,
+		  double *params, struct llmsim_gpu *gpu)
+{
+	struct llmsim_model m;
+	struct llmsim_err err = {0};
+	struct llmsim_train_ctx *ctx;
+	struct llmsim_params p;
+	cr_assert_eq(llmsim_model_load(model, &m, &err), 0, "%s", err.msg);
+	cr_assert_eq(llmsim_gpu_load("h200", gpu, &err), 0, "%s", err.msg);
+	llmsim_model_params(&m, &p);
+	*params = p.total;
+	cr_assert_eq(llmsim_train_ctx_new(&m, gpu, &ctx, &err), 0, "%s", err.msg);
+	cr_assert_eq(llmsim_train_simulate(ctx, c, r, &err), 0, "%s", err.msg);
+	llmsim_train_ctx_free(ctx);
+}
+
+/* 8B on 8 GPUs, tp 1 pp 1 dp 8, global batch 64, micro-batch 1: m = 8
+ * micro-batches; every rank updates P/8 parameters. */
+Test(train, offload_pcie_bytes_and_cpu_adam)
+{
+	struct llmsim_train_cfg c;
+	struct llmsim_train_result r;
+	struct llmsim_gpu g;
+	double P;
+	llmsim_train_cfg_init(&c);
+	c.gpus = c.dp = 8, c.global_batch = 64, c.seq = 2048, c.recompute = LLMSIM_RECOMP_FULL;
+	c.zero = 2, c.offload = LLMSIM_OFFLOAD_OPTIMIZER;
+	sim8b("8b", &c, &r, &P, &g);
+	/* ZeRO-2: each micro-batch's 16-bit gradient shard goes down (the host
+	 * accumulates in fp32): 8 x 2 B x P/8 = 2P; the updated 16-bit shard
+	 * comes up once: 2 B x P/8 */
+	expect_close(r.comm.pcie_down_bytes, 2 * P, 1e-9);
+	expect_close(r.comm.pcie_up_bytes, 2 * P / 8, 1e-9);
+	/* GPU: 16-bit weights 2P, gradients 2P/8, no optimizer state */
+	expect_close(r.mem.weights, 2 * P, 1e-9);
+	expect_close(r.mem.grads, 2 * P / 8, 1e-9);
+	cr_expect_eq(r.mem.optimizer, 0);
+	/* host: 8 ranks x (16 B x P/8 + 4 GB) */
+	expect_close(r.mem.host_per_node, 16 * P + 8 * 4e9, 1e-9);
+	/* CPU Adam over the node's P parameters: 112 cores x 2.9e7 params/s
+	 * (below the DRAM bound 614.4 GB/s / 30 B = 2.05e10 params/s) */
+	expect_close(r.time.cpu_adam_s, P / (112 * 2.9e7), 1e-9);
+	/* PCIe at 80% of 64 GB/s (one GPU per link; DRAM 614.4/8 = 76.8 GB/s
+	 * per rank is not the bound): up 2P/8 bytes */
+	expect_close(r.time.pcie_up_s, 2 * P / 8 / (0.8 * 64e9), 1e-9);
+	/* without DPU the CPU step and the upload are exposed in full */
+	cr_expect_geq(r.time.offload_s, r.time.cpu_adam_s + r.time.pcie_up_s - 1e-12);
+	cr_expect_eq(r.time.optimizer_s, 0);
+	cr_expect(r.fits && r.host_fits && r.gpu_fits);
+
+	/* ZeRO-Infinity: per micro-batch, the layer shards come up in forward
+	 * and again in backward: 8 x 2 x 2 B x P/8 = 4P; gradients as above */
+	c.zero = 3, c.offload = LLMSIM_OFFLOAD_PARAMS;
+	sim8b("8b", &c, &r, &P, &g);
+	expect_close(r.comm.pcie_up_bytes, 4 * P, 1e-9);
+	expect_close(r.comm.pcie_down_bytes, 2 * P, 1e-9);
+	cr_expect(r.mem.weights == 0 && r.mem.grads == 0 && r.mem.optimizer == 0);
+	expect_close(r.mem.host_per_node, 18 * P + 8 * 4e9, 1e-9);
+
+	/* DPU hides the CPU step behind the next step's compute */
+	c.dpu = 1;
+	struct llmsim_train_result d;
+	sim8b("8b", &c, &d, &P, &g);
+	/* DPU: the CPU step overlaps the next step's GPU time (the step less
+	 * its offload part); only the excess stays exposed */
+	double gpu_s = r.time.step_s - r.time.offload_s;
+	expect_close(d.time.offload_s,
+		     r.time.offload_s - r.time.cpu_adam_s + fmax(0, r.time.cpu_adam_s - gpu_s), 1e-9);
+	cr_expect_lt(d.time.offload_s, r.time.offload_s);
+}
+
+/* 405B, ZeRO-Infinity on one node: 18 B x 405 B params = 7.3 TB > 2 TB of
+ * host memory, while the GPUs hold only working buffers: host OOM. */
+Test(train, offload_host_out_of_memory)
+{
+	struct llmsim_train_cfg c;
+	struct llmsim_train_result r;
+	struct llmsim_gpu g;
+	double P;
+	llmsim_train_cfg_init(&c);
+	c.gpus = c.dp = 8, c.global_batch = 64, c.recompute = LLMSIM_RECOMP_FULL;
+	c.zero = 3, c.offload = LLMSIM_OFFLOAD_PARAMS;
+	sim8b("405b", &c, &r, &P, &g);
+	cr_expect(r.gpu_fits);
+	cr_expect_not(r.host_fits);
+	cr_expect_not(r.fits);
+	expect_close(r.mem.host_per_node, 18 * P + 8 * 4e9, 1e-9);
+	expect_close(r.mem.host, 2e12, 1e-12);
+}
+
+Test(train, offload_needs_zero_and_16bit_weights)
+{
+	struct llmsim_model m;
+	struct llmsim_train_cfg c;
+	struct llmsim_err err = {0};
+	cr_assert_eq(llmsim_model_load("8b", &m, &err), 0, "%s", err.msg);
+	llmsim_train_cfg_init(&c);
+	c.gpus = c.dp = 8;
+	c.offload = LLMSIM_OFFLOAD_OPTIMIZER; /* zero 0 */
+	cr_expect_eq(llmsim_train_check(&m, &c, NULL), LLMSIM_REJ_OPTION);
+	c.zero = 2, c.offload = LLMSIM_OFFLOAD_PARAMS;
+	cr_expect_eq(llmsim_train_check(&m, &c, NULL), LLMSIM_REJ_OPTION);
+	c.zero = 3, c.recipe = LLMSIM_RECIPE_AMP;
+	cr_expect_eq(llmsim_train_check(&m, &c, NULL), LLMSIM_REJ_OPTION);
+	c.recipe = LLMSIM_RECIPE_MEGATRON;
+	cr_expect_eq(llmsim_train_check(&m, &c, NULL), LLMSIM_REJ_NONE);
+	c.offload = LLMSIM_OFFLOAD_NONE, c.dpu = 1;
+	cr_expect_eq(llmsim_train_check(&m, &c, NULL), LLMSIM_REJ_OPTION);
+}
+
+/* pp > 1: the first stage runs the embedding, the last the final norm,
+ * LM head and loss; one micro-batch through the slowest stage is its
+ * layers plus the slower end (not both ends, as one stage would). */
+Test(train, pipeline_ends_are_separate_stages)
+{
+	struct llmsim_model m;
+	struct llmsim_gpu g;
+	struct llmsim_err err = {0};
+	struct llmsim_train_ctx *ctx;
+	struct llmsim_train_cfg c;
+	struct llmsim_train_result r;
+	struct shape_cost sc;
+	cr_assert_eq(llmsim_model_load("8b", &m, &err), 0, "%s", err.msg);
+	cr_assert_eq(llmsim_gpu_load("h200", &g, &err), 0, "%s", err.msg);
+	cr_assert_eq(llmsim_train_ctx_new(&m, &g, &ctx, &err), 0, "%s", err.msg);
+	llmsim_train_cfg_init(&c);
+	c.gpus = c.pp = 2, c.global_batch = 8, c.seq = 2048;
+	cr_assert_eq(llmsim_train_simulate(ctx, &c, &r, &err), 0, "%s", err.msg);
+	cr_assert_eq(train_shape_cost(ctx, &c, &sc, &err), 0, "%s", err.msg);
+	const struct layer_cost *E = &sc.emb, *H = &sc.head;
+	cr_expect_gt(E->fwd_s, 0);
+	cr_expect_gt(H->fwd_s, 0);
+	const struct layer_cost *slow = E->fwd_s + E->bwd_s > H->fwd_s + H->bwd_s ? E : H;
+	/* 32 layers / 2 stages, tp 1 (no TP collectives), one p2p send */
+	expect_close(r.time.fwd_mb_s, 16 * sc.dense.fwd_s + slow->fwd_s + sc.p2p_s, 1e-9);
+	llmsim_train_ctx_free(ctx);
 }

@@ -2,6 +2,7 @@
  * test_train_cli.c - `llmsim train`, `plan` and `validate` as a user runs
  * them: JSON keys, exit statuses, one error line per violation.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "support.h"
@@ -91,4 +92,34 @@ Test(train_cli, validate_runs)
 	cr_assert_eq(rc, 0, "%s", err);
 	cr_expect(strstr(out, "\"mean_abs_error_pct\"") && strstr(out, "\"step_time\"") &&
 		  strstr(out, "\"error_pct\""));
+}
+
+/* The README's job: 70B on one 8-GPU H200 node does not fit in HBM alone
+ * (18 B/param x 70.6 B = 1.27 TB > 8 x 141 GB) but does with offload. */
+Test(train_cli, plan_70b_on_8_fits_with_offload)
+{
+	int rc = run_llmsim("plan --model 70b --gpus 8 --json", out, sizeof out, err, sizeof err);
+	cr_assert_eq(rc, 0, "%s", err);
+	const char *p = strstr(out, "\"configs_feasible\": ");
+	cr_assert(p != NULL, "%s", out);
+	cr_expect_gt(atoll(p + strlen("\"configs_feasible\": ")), 0);
+	cr_expect(strstr(out, "\"offload\": \"optimizer\"") || strstr(out, "\"offload\": \"params\""));
+	cr_expect(strstr(out, "\"host_memory_bytes_per_node\"") != NULL);
+	/* the winner's breakdown carries the offload part */
+	cr_expect(strstr(out, "\"offload\": ") != NULL);
+	rc = run_llmsim("plan --model 70b --gpus 8 --no-offload", out, sizeof out, err, sizeof err);
+	cr_expect_eq(rc, 1, "%s", out);
+	rc = run_llmsim("plan --model 70b --gpus 8 --top 3", out, sizeof out, err, sizeof err);
+	cr_assert_eq(rc, 0, "%s", err);
+	cr_expect(strstr(out, "host memory per node") && strstr(out, "offload") &&
+		  strstr(out, "search: "), "%s", out);
+}
+
+Test(train_cli, host_out_of_memory_says_by_how_much)
+{
+	int rc = run_llmsim("train --model 405b --gpus 8 --zero 3 --offload params "
+			    "--recompute full --global-batch 64",
+			    out, sizeof out, err, sizeof err);
+	cr_expect_eq(rc, 1);
+	cr_expect(strstr(err, "host out of memory") && strstr(err, "more than"), "%s", err);
 }

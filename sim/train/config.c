@@ -11,6 +11,9 @@
 const char *const llmsim_recompute_names[] = {"none", "selective", "full", NULL};
 const char *const llmsim_pp_sched_names[] = {"1f1b", "interleaved", NULL};
 const char *const llmsim_recipe_names[] = {"amp", "megatron", "zero", NULL};
+const char *const llmsim_offload_names[] = {"none", "optimizer", "params", NULL};
+_Static_assert(sizeof llmsim_offload_names / sizeof *llmsim_offload_names ==
+	       LLMSIM_OFFLOAD_COUNT + 1, "offload names");
 _Static_assert(sizeof llmsim_recompute_names / sizeof *llmsim_recompute_names ==
 	       LLMSIM_RECOMP_COUNT + 1, "recompute names");
 _Static_assert(sizeof llmsim_pp_sched_names / sizeof *llmsim_pp_sched_names ==
@@ -29,6 +32,7 @@ static const char *const reject_names[LLMSIM_REJ_COUNT] = {
 	[LLMSIM_REJ_SCHEDULE] = "interleaving needs pp > 1 and micro-batches % pp == 0",
 	[LLMSIM_REJ_OPTION] = "unsupported option (ZeRO-3 with pp, kernel the GPU lacks)",
 	[LLMSIM_REJ_OOM] = "out of memory",
+	[LLMSIM_REJ_HOST_OOM] = "offloaded states exceed host memory",
 };
 
 static const char *const reject_keys[LLMSIM_REJ_COUNT] = {
@@ -37,6 +41,7 @@ static const char *const reject_keys[LLMSIM_REJ_COUNT] = {
 	[LLMSIM_REJ_BATCH] = "batch",      [LLMSIM_REJ_SEQ] = "seq",
 	[LLMSIM_REJ_EXPERTS] = "experts",  [LLMSIM_REJ_SCHEDULE] = "schedule",
 	[LLMSIM_REJ_OPTION] = "option",    [LLMSIM_REJ_OOM] = "oom",
+	[LLMSIM_REJ_HOST_OOM] = "host_oom",
 };
 
 const char *llmsim_train_reject_key(enum llmsim_train_reject r)
@@ -57,6 +62,11 @@ const char *llmsim_pp_sched_name(enum llmsim_pp_sched s)
 const char *llmsim_recipe_name(enum llmsim_recipe r)
 {
 	return (unsigned)r < LLMSIM_RECIPE_COUNT ? llmsim_recipe_names[r] : "?";
+}
+
+const char *llmsim_offload_name(enum llmsim_offload o)
+{
+	return (unsigned)o < LLMSIM_OFFLOAD_COUNT ? llmsim_offload_names[o] : "?";
 }
 
 const char *llmsim_train_reject_name(enum llmsim_train_reject r)
@@ -189,6 +199,18 @@ enum llmsim_train_reject llmsim_train_check(const struct llmsim_model *m,
 		VIOLATE(LLMSIM_REJ_OPTION, "--lora-rank must be >= 0");
 	if (!(c->moe_imbalance >= 1.0))
 		VIOLATE(LLMSIM_REJ_OPTION, "--moe-imbalance must be >= 1");
+	if ((unsigned)c->offload >= LLMSIM_OFFLOAD_COUNT)
+		VIOLATE(LLMSIM_REJ_OPTION, "--offload must be none, optimizer or params");
+	else if (c->offload != LLMSIM_OFFLOAD_NONE && c->recipe == LLMSIM_RECIPE_AMP)
+		VIOLATE(LLMSIM_REJ_OPTION, "offload keeps 16-bit weights on the GPU: use the "
+			"megatron or zero recipe, not amp");
+	else if (c->offload == LLMSIM_OFFLOAD_OPTIMIZER && c->zero < 1)
+		VIOLATE(LLMSIM_REJ_OPTION, "--offload optimizer needs --zero 1, 2 or 3 "
+			"(DeepSpeed offloads ZeRO partitions)");
+	else if (c->offload == LLMSIM_OFFLOAD_PARAMS && c->zero != 3)
+		VIOLATE(LLMSIM_REJ_OPTION, "--offload params needs --zero 3 (ZeRO-Infinity)");
+	if (c->dpu && c->offload == LLMSIM_OFFLOAD_NONE)
+		VIOLATE(LLMSIM_REJ_OPTION, "--dpu needs --offload optimizer or params");
 	if ((unsigned)c->recompute >= LLMSIM_RECOMP_COUNT ||
 	    (unsigned)c->recipe >= LLMSIM_RECIPE_COUNT)
 		VIOLATE(LLMSIM_REJ_OPTION, "bad recompute or recipe");

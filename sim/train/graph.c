@@ -362,7 +362,7 @@ static void layer(struct bld *b, int moe)
 	ew(b, LLMSIM_EW_ADD, Tsp, h);
 }
 
-static void head(struct bld *b)
+static void head(struct bld *b, struct layer_cost *emb, struct layer_cost *hd)
 {
 	const struct llmsim_model *m = &b->ctx->model;
 	const struct llmsim_train_cfg *c = b->c;
@@ -372,8 +372,10 @@ static void head(struct bld *b)
 	double act_bytes = (double)T * h * 2;
 	enum llmsim_ew_kind norm = m->norm == LLMSIM_NORM_RMS ? LLMSIM_EW_RMSNORM
 							  : LLMSIM_EW_LAYERNORM;
+	b->lc = emb; /* the first pipeline stage */
 	ew(b, LLMSIM_EW_EMBEDDING, T, h);
 	tp_point(b, act_bytes, 0); /* vocab-parallel embedding: AR (or RS) */
+	b->lc = hd; /* the last */
 	ew(b, norm, Tsp, h);
 	double pend = tp_point(b, act_bytes, 1);
 	fwd_bwd_gemm(b, T, m->vocab / t, h, 1, c->lora_rank == 0);
@@ -399,8 +401,7 @@ int train_shape_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg
 		b.lc = &sc->moe;
 		layer(&b, 1);
 	}
-	b.lc = &sc->head;
-	head(&b);
+	head(&b, &sc->emb, &sc->head);
 	int64_t T = (int64_t)c->micro_batch * c->seq / c->cp;
 	sc->tp_msg_bytes = (double)T * ctx->model.hidden * 2;
 	return b.rc ? b.rc : train_p2p_cost(ctx, c, sc, err);

@@ -13,6 +13,14 @@
  *
  * Allowances (stated): 1 GB for the CUDA context and cuBLAS/NCCL
  * workspaces, and 5% of everything else for allocator fragmentation.
+ *
+ * Offload (ZeRO-Offload / ZeRO-Infinity, see train.h): the host of a node
+ * holds, for each of its ranks, that rank's partition of the fp32 master
+ * weights, Adam m and v and the fp32 gradient accumulator (16 B per
+ * parameter; DeepSpeed's stage 1/2 CPU optimizer allocates all four),
+ * plus the 16-bit weights with params offload, plus 4 GB per process
+ * (PyTorch, the CUDA runtime, pinned staging buffers: an assumption).
+ * The most loaded rank is taken for every rank of the node.
  */
 #include <math.h>
 #include <string.h>
@@ -114,6 +122,32 @@ void llmsim_train_state_bytes(enum llmsim_recipe r, int zero, int n, double *wei
 	*optimizer = o;
 }
 
+void llmsim_train_offload_bytes(enum llmsim_recipe r, int zero, enum llmsim_offload o, int n,
+				double *gpu_weights, double *gpu_grads, double *gpu_optimizer,
+				double *host)
+{
+	if (o == LLMSIM_OFFLOAD_NONE) {
+		llmsim_train_state_bytes(r, zero, n, gpu_weights, gpu_grads, gpu_optimizer);
+		*host = 0;
+		return;
+	}
+	/* DeepSpeed reduces 16-bit gradients and casts them to fp32 on the
+	 * host, whatever the recipe does without offload */
+	double w = 2, g = 2, h = TRAIN_HOST_STATE_BYTES;
+	if (zero >= 2)
+		g /= n;
+	if (zero >= 3)
+		w /= n;
+	if (o == LLMSIM_OFFLOAD_PARAMS) { /* the GPU keeps only working buffers */
+		h += 2; /* the 16-bit weights (ZeRO-3: this rank's 1/n) */
+		w = g = 0;
+	}
+	*gpu_weights = w;
+	*gpu_grads = g;
+	*gpu_optimizer = 0;
+	*host = h / n;
+}
+
 double llmsim_train_act_layer_bytes(const struct llmsim_model *m,
 				    const struct llmsim_train_cfg *c, int moe_layer,
 				    int dropout)
@@ -192,24 +226,32 @@ void train_memory(const struct train_geom *g, const struct llmsim_model *m,
 	memset(mem, 0, sizeof *mem);
 	int n_dense = c->dp * c->cp;              /* ZeRO group of dense params */
 	int n_exp = n_dense / (c->ep > 0 ? c->ep : 1);
-	double wd, gd, od, we, ge, oe;
-	llmsim_train_state_bytes(c->recipe, c->zero, n_dense, &wd, &gd, &od);
-	llmsim_train_state_bytes(c->recipe, c->zero, n_exp, &we, &ge, &oe);
+	double wd, gd, od, hd, we, ge, oe, he;
+	llmsim_train_offload_bytes(c->recipe, c->zero, c->offload, n_dense, &wd, &gd, &od, &hd);
+	llmsim_train_offload_bytes(c->recipe, c->zero, c->offload, n_exp, &we, &ge, &oe, &he);
 	double other = TRAIN_CONTEXT_BYTES;
+	double host = 0;
 	if (c->lora_rank > 0) {
 		double fz = c->zero >= 3 ? (double)n_dense : 1.0;
-		mem->weights = 2 * p.frozen / fz + wd * p.trained_dense;
+		if (c->offload == LLMSIM_OFFLOAD_PARAMS) /* frozen base in host memory too */
+			host += 2 * p.frozen / fz;
+		else
+			mem->weights = 2 * p.frozen / fz;
+		mem->weights += wd * p.trained_dense;
 		mem->grads = gd * p.trained_dense;
 		mem->optimizer = od * p.trained_dense;
+		host += hd * p.trained_dense;
 	} else {
 		mem->weights = wd * p.dense + we * p.expert;
 		mem->grads = gd * p.dense + ge * p.expert;
 		mem->optimizer = od * p.dense + oe * p.expert;
+		host += hd * p.dense + he * p.expert;
 		if (c->recipe == LLMSIM_RECIPE_AMP) /* bf16 autocast copies of the weights */
 			other += 2 * (c->zero >= 3 ? 2 * p.layer : p.dense + p.expert);
 	}
 	if (c->zero >= 3) /* gathered 16-bit layer + the prefetched next one */
-		other += 2 * 2 * p.layer + (c->lora_rank ? 0 : 4 * p.layer);
+		other += 2 * 2 * p.layer +
+			 (c->lora_rank ? 0 : (c->offload ? 2 : 4) * p.layer);
 	mem->params_per_gpu = p.dense + p.expert;
 	mem->trained_params_per_gpu = p.trained_dense + p.trained_expert;
 
@@ -252,4 +294,11 @@ void train_memory(const struct train_geom *g, const struct llmsim_model *m,
 	mem->other = other + mem->fragmentation;
 	mem->total = sum + mem->fragmentation;
 	mem->hbm = gpu->hbm_bytes;
+	if (c->offload != LLMSIM_OFFLOAD_NONE) {
+		int ranks = c->gpus < gpu->gpus_per_node ? c->gpus : gpu->gpus_per_node;
+		mem->host_per_gpu = host + TRAIN_HOST_RANK_BYTES;
+		mem->host_params_per_gpu = p.trained_dense / n_dense + p.trained_expert / n_exp;
+		mem->host_per_node = ranks * mem->host_per_gpu;
+		mem->host = gpu->host_memory_bytes;
+	}
 }

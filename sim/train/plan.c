@@ -6,10 +6,11 @@
  * attention impl) are priced once per combination (and each op once per
  * search, through the context's cache); DP/ZeRO costs once per (tp, cp,
  * pp, ep, zero); the innermost loops (zero stage, recomputation, schedule)
- * are arithmetic and the closed-form memory. Subtrees that are invalid
+ * (and offload) are arithmetic and the closed-form memory. Subtrees that are invalid
  * are skipped whole, and counted under their reason, as many
  * configurations as they hold.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -25,8 +26,10 @@ static const enum llmsim_attn_impl attn_choices[] = {LLMSIM_ATTN_NAIVE, LLMSIM_A
 /* schedules: 1F1B, interleaved with v = 2 and v = 4 */
 static const int chunk_choices[] = {1, 2, 4};
 #define NSCHED 3
-#define PER_MB (NATTN * NZERO * LLMSIM_RECOMP_COUNT * NSCHED)
-#define PER_FACT (NMB * PER_MB)
+/* offload none, optimizer, params (none only with req->no_offload) */
+#define PER_Z(s) (LLMSIM_RECOMP_COUNT * NSCHED * (s)->noff)
+#define PER_MB(s) (NATTN * NZERO * PER_Z(s))
+#define PER_FACT(s) (NMB * PER_MB(s))
 
 static double now_s(void)
 {
@@ -111,6 +114,8 @@ struct search {
 	struct topk top;
 	struct shape_cache sh;
 	double best_short;
+	int noff;                    /* offload modes searched */
+	int dpu;
 };
 
 static void reject(struct search *s, enum llmsim_train_reject why, int64_t n)
@@ -118,7 +123,48 @@ static void reject(struct search *s, enum llmsim_train_reject why, int64_t n)
 	s->out->rejected[why] += n;
 }
 
-/* The innermost loops: recomputation x schedule, pure arithmetic. */
+/* The innermost loop: offload none first, then optimizer, then params
+ * (each only where it is valid: a host to offload to, 16-bit weights,
+ * ZeRO >= 1, ZeRO-3 for params). Offload only trades GPU memory for
+ * PCIe and CPU time, so all three are kept and ranked alike. */
+static void search_offload(struct search *s, struct llmsim_train_cfg *c,
+			   const struct shape_cost *sc, const struct dp_cost *dc)
+{
+	for (int o = 0; o < s->noff; o++) {
+		c->offload = o;
+		c->dpu = o != LLMSIM_OFFLOAD_NONE && s->dpu;
+		if (o != LLMSIM_OFFLOAD_NONE &&
+		    (!dc->has_host || c->recipe == LLMSIM_RECIPE_AMP || c->zero < 1 ||
+		     (o == LLMSIM_OFFLOAD_PARAMS && c->zero != 3))) {
+			reject(s, LLMSIM_REJ_OPTION, 1);
+			continue;
+		}
+		struct llmsim_train_result r;
+		train_combine(s->ctx, c, sc, dc, &r);
+		if (!r.fits) {
+			reject(s, r.gpu_fits ? LLMSIM_REJ_HOST_OOM : LLMSIM_REJ_OOM, 1);
+			/* per GPU: HBM short, plus this rank's part of the host's */
+			int ranks = c->gpus < s->ctx->gpu.gpus_per_node ? c->gpus
+									: s->ctx->gpu.gpus_per_node;
+			double sh = fmax(0, r.mem.total - r.mem.hbm) +
+				    fmax(0, r.mem.host_per_node - r.mem.host) / ranks;
+			if (!s->out->have_closest || sh < s->best_short) {
+				s->out->closest = r;
+				s->out->have_closest = 1;
+				s->best_short = sh;
+			}
+			continue;
+		}
+		s->out->feasible++;
+		if (o != LLMSIM_OFFLOAD_NONE)
+			s->out->feasible_offload++;
+		topk_add(&s->top, &r);
+	}
+	c->offload = LLMSIM_OFFLOAD_NONE;
+	c->dpu = 0;
+}
+
+/* Recomputation x schedule, pure arithmetic. */
 static void search_rec_sched(struct search *s, struct llmsim_train_cfg *c,
 			     const struct shape_cost *sc, const struct dp_cost *dc, int64_t nmb)
 {
@@ -130,27 +176,14 @@ static void search_rec_sched(struct search *s, struct llmsim_train_cfg *c,
 			c->chunks = v;
 			c->schedule = v > 1 ? LLMSIM_SCHED_INTERLEAVED : LLMSIM_SCHED_1F1B;
 			if (v > 1 && (c->pp < 2 || nmb % c->pp)) {
-				reject(s, LLMSIM_REJ_SCHEDULE, 1);
+				reject(s, LLMSIM_REJ_SCHEDULE, s->noff);
 				continue;
 			}
 			if (v > 1 && !c->uneven_pp && m->layers % (c->pp * v)) {
-				reject(s, LLMSIM_REJ_LAYERS, 1);
+				reject(s, LLMSIM_REJ_LAYERS, s->noff);
 				continue;
 			}
-			struct llmsim_train_result r;
-			train_combine(s->ctx, c, sc, dc, &r);
-			if (!r.fits) {
-				reject(s, LLMSIM_REJ_OOM, 1);
-				double sh = r.mem.total - r.mem.hbm;
-				if (!s->out->have_closest || sh < s->best_short) {
-					s->out->closest = r;
-					s->out->have_closest = 1;
-					s->best_short = sh;
-				}
-				continue;
-			}
-			s->out->feasible++;
-			topk_add(&s->top, &r);
+			search_offload(s, c, sc, dc);
 		}
 	}
 }
@@ -163,7 +196,7 @@ static void search_fact(struct search *s, struct llmsim_train_cfg *c)
 	for (int b = 0; b < NMB; b++) {
 		c->micro_batch = mb_choices[b];
 		if (c->global_batch % ((int64_t)c->micro_batch * c->dp)) {
-			reject(s, LLMSIM_REJ_BATCH, PER_MB);
+			reject(s, LLMSIM_REJ_BATCH, PER_MB(s));
 			continue;
 		}
 		int64_t nmb = c->global_batch / ((int64_t)c->micro_batch * c->dp);
@@ -173,18 +206,18 @@ static void search_fact(struct search *s, struct llmsim_train_cfg *c)
 			c->chunks = 1;
 			struct shape_cost sc;
 			if (shape_get(s->ctx, &s->sh, c, &sc)) { /* e.g. flash3 on Ampere */
-				reject(s, LLMSIM_REJ_OPTION, PER_MB / NATTN);
+				reject(s, LLMSIM_REJ_OPTION, PER_MB(s) / NATTN);
 				continue;
 			}
 			for (int z = 0; z < NZERO; z++) {
 				c->zero = z;
 				if (z == 3 && c->pp > 1) {
-					reject(s, LLMSIM_REJ_OPTION, LLMSIM_RECOMP_COUNT * NSCHED);
+					reject(s, LLMSIM_REJ_OPTION, PER_Z(s));
 					continue;
 				}
 				if (!have_dc[z]) {
 					if (train_dp_cost(s->ctx, c, &dcs[z], NULL)) {
-						reject(s, LLMSIM_REJ_OPTION, LLMSIM_RECOMP_COUNT * NSCHED);
+						reject(s, LLMSIM_REJ_OPTION, PER_Z(s));
 						continue;
 					}
 					have_dc[z] = 1;
@@ -205,7 +238,8 @@ int llmsim_plan_run(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *
 	memset(out, 0, sizeof *out);
 	if (req->gpus < 1 || req->seq < 1 || req->global_batch < 1)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "gpus, seq and global batch must be >= 1");
-	struct search s = {.ctx = ctx, .out = out, .top = {.cap = req->top > 0 ? req->top : 1}};
+	struct search s = {.ctx = ctx, .out = out, .top = {.cap = req->top > 0 ? req->top : 1},
+			   .noff = req->no_offload ? 1 : LLMSIM_OFFLOAD_COUNT, .dpu = req->dpu};
 	s.top.r = calloc(s.top.cap, sizeof *s.top.r);
 	int *div = malloc(4 * MAX_DIV * sizeof *div);
 	if (!s.top.r || !div) {
@@ -255,9 +289,9 @@ int llmsim_plan_run(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *
 						why = LLMSIM_REJ_LAYERS;
 					else if (c.ep > 1 && m->moe.experts % c.ep)
 						why = LLMSIM_REJ_EXPERTS;
-					out->evaluated += PER_FACT;
+					out->evaluated += PER_FACT(&s);
 					if (why)
-						reject(&s, why, PER_FACT);
+						reject(&s, why, PER_FACT(&s));
 					else
 						search_fact(&s, &c);
 				}

@@ -39,7 +39,7 @@ struct raw_run {
 	char name[64], source[256], gpu[32];
 	int gpus, tp, pp, dp, cp, ep, zero, micro_batch, global_batch, seq;
 	int recompute, schedule, chunks, dtype, recipe, attention, lora_rank;
-	int sequence_parallel, uneven_pp;
+	int sequence_parallel, uneven_pp, offload, dpu;
 	double moe_imbalance;
 	double published_step_time_s, published_mfu, published_model_state_bytes;
 };
@@ -69,6 +69,9 @@ static const struct llmsim_yfield run_fields[] = {
 	{"dtype", LLMSIM_YF_ENUM, offsetof(struct raw_run, dtype), 0, 0, LLMSIM_YR_ANY, dtype_names},
 	{"recipe", LLMSIM_YF_ENUM, offsetof(struct raw_run, recipe), 0, 0, LLMSIM_YR_ANY,
 	 llmsim_recipe_names},
+	{"offload", LLMSIM_YF_ENUM, offsetof(struct raw_run, offload), 0, 0, LLMSIM_YR_ANY,
+	 llmsim_offload_names},
+	{"dpu", LLMSIM_YF_BOOL, offsetof(struct raw_run, dpu), 0, 0, LLMSIM_YR_ANY, NULL},
 	{"attention", LLMSIM_YF_ENUM, offsetof(struct raw_run, attention), 0, 0, LLMSIM_YR_ANY,
 	 attn_names},
 	RF(lora_rank, INT, NONNEG, 0),
@@ -192,6 +195,8 @@ static int one_run(const struct llmsim_ynode *map, const char *path, struct llms
 	c->chunks = r.chunks;
 	c->dtype = r.dtype == 1 ? LLMSIM_DT_FP8 : LLMSIM_DT_BF16;
 	c->recipe = r.recipe;
+	c->offload = r.offload;
+	c->dpu = r.dpu;
 	c->attn = r.attention == 0 ? LLMSIM_ATTN_NAIVE
 		  : r.attention == 2 ? LLMSIM_ATTN_FLASH3
 				     : LLMSIM_ATTN_FLASH2;

@@ -25,6 +25,10 @@
  *    between the first and last stage is exposed (Megatron).
  *  - The optimizer (fused AdamW over this GPU's shard, fp32) runs after
  *    the last gradient reduction.
+ *  - Offload (see offload_time): PCIe at 80% of its peak per direction,
+ *    a link shared by gpus_per_host_link GPUs, the node's DRAM shared by
+ *    its ranks; CPU Adam at cores x per-core rate, or DRAM-bound at 30 B
+ *    per parameter, whichever is slower.
  */
 #include <math.h>
 #include <string.h>
@@ -54,6 +58,9 @@ static double coll(struct llmsim_train_ctx *ctx, enum llmsim_coll_kind kind, dou
 		*sent += p.link_bytes;
 	return p.time_s;
 }
+
+static void offload_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+			 const struct train_params *p, struct dp_cost *dc);
 
 static double grad_elem_bytes(enum llmsim_recipe r)
 {
@@ -116,6 +123,7 @@ int train_dp_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c
 
 	/* optimizer over this GPU's shard */
 	double shard = c->zero >= 1 ? p.trained_dense / D + p.trained_expert / De : trained;
+	offload_cost(ctx, c, &p, dc);
 	if (shard >= 1 && !rc) {
 		struct llmsim_op op;
 		struct price pr;
@@ -132,11 +140,116 @@ int train_dp_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c
 	return rc;
 }
 
+/* PCIe time of `bytes` moved by every rank of the node at once: this
+ * GPU's share of its host link, or the node's DRAM, whichever is slower. */
+static double pcie_s(const struct llmsim_gpu *g, int ranks, double bytes)
+{
+	double link = g->pcie_bytes_per_s * TRAIN_PCIE_FRACTION /
+		      (g->gpus_per_host_link > 0 ? g->gpus_per_host_link : 1);
+	double dram = g->host_memory_bytes_per_s / ranks;
+	return bytes / fmin(link, dram);
+}
+
+/* Offload transfers and the CPU Adam step of one configuration. */
+static void offload_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+			 const struct train_params *p, struct dp_cost *dc)
+{
+	const struct llmsim_gpu *g = &ctx->gpu;
+	dc->has_host = g->has_host;
+	if (!g->has_host)
+		return;
+	int D = c->dp * c->cp, De = D / (c->ep > 0 ? c->ep : 1);
+	int ranks = c->gpus < g->gpus_per_node ? c->gpus : g->gpus_per_node;
+	double ls = llmsim_train_stage_layers(&ctx->model, c);
+	/* the shard this rank updates (ZeRO partitions over DP even at
+	 * stage 0 here: offload needs stage >= 1) */
+	double upd = p->trained_dense / D + p->trained_expert / De;
+	dc->off_shard_params = upd;
+	dc->off_held_params = p->dense / D + p->expert / De;
+	dc->off_grad_down_s = pcie_s(g, ranks, 2 * upd);
+	dc->off_param_up_s = pcie_s(g, ranks, 2 * upd);
+	dc->off_layer_up_s = pcie_s(g, ranks, 2 * p->layer / D);
+	dc->off_layer_down_s = pcie_s(g, ranks, 2 * upd / ls);
+	/* CPU Adam over the node's shards: the cores' rate, or DRAM traffic */
+	double rate = fmin(g->cpu_cores * g->cpu_adam_params_per_s_per_core,
+			   g->host_memory_bytes_per_s / TRAIN_CPU_ADAM_BYTES);
+	dc->cpu_adam_s = ranks * upd / rate;
+}
+
 /* Exposed part of an overlapped transfer: what exceeds the window, and at
  * least the last bucket. */
 static double exposed(double comm, double window, double last_frac)
 {
 	return fmax(comm - window, comm * last_frac);
+}
+
+/* The ends of the pipeline: the first stage also runs the embedding, the
+ * last the final norm, LM head and loss; with pp > 1 the slower of the
+ * two is the critical stage (with pp = 1 one GPU runs both). */
+static const struct layer_cost *end_stage(const struct llmsim_train_cfg *c,
+					  const struct shape_cost *sc, struct layer_cost *sum)
+{
+	const struct layer_cost *E = &sc->emb, *H = &sc->head;
+	if (c->pp > 1) {
+		double te = E->fwd_s + E->bwd_s + E->tp_fwd_s + E->tp_bwd_s;
+		double th = H->fwd_s + H->bwd_s + H->tp_fwd_s + H->tp_bwd_s;
+		return te > th ? E : H;
+	}
+	memset(sum, 0, sizeof *sum);
+	sum->fwd_s = E->fwd_s + H->fwd_s;
+	sum->bwd_s = E->bwd_s + H->bwd_s;
+	sum->fwd_flops = E->fwd_flops + H->fwd_flops;
+	sum->bwd_flops = E->bwd_flops + H->bwd_flops;
+	sum->tp_fwd_s = E->tp_fwd_s + H->tp_fwd_s;
+	sum->tp_bwd_s = E->tp_bwd_s + H->tp_bwd_s;
+	sum->tp_bytes = E->tp_bytes + H->tp_bytes;
+	return sum;
+}
+
+/* ZeRO-3 per-layer transfers, prefetched one layer ahead: NVLink
+ * collectives (nv) and PCIe (pcie, offload) run on different links, so
+ * a layer's transfers take the longer of the two; beyond the layer's
+ * compute they are exposed, and the first layer's are never hidden. */
+static double z3_exposed(double nv, double pcie, double compute, double ls)
+{
+	return ls * fmax(0, fmax(nv, pcie) - compute / ls) + nv + pcie;
+}
+
+/* Offload: PCIe transfers not hidden and the CPU Adam step (stated model):
+ *  - gradients stream to the host bucket by bucket during backward
+ *    (ZeRO-1: the last micro-batch's; ZeRO-2: every micro-batch's, the
+ *    host accumulates in fp32; ZeRO-3: per layer, in the layer pipeline);
+ *  - after the last backward the node's CPU Adam runs, then (optimizer
+ *    offload) the updated 16-bit shard is copied up; ZeRO-1/2 then
+ *    all-gather it over NVLink as without offload. With params offload
+ *    the update is written in host memory and nothing is copied up;
+ *  - DPU (ZeRO-Offload Sec. 5): the step's Adam and upload overlap the
+ *    next step's forward and backward; only what exceeds them is exposed.
+ * The GPU optimizer time goes to 0. */
+static void offload_time(const struct llmsim_train_cfg *c, const struct dp_cost *dc,
+			 int64_t m, double ls, double tb, double z3f_off, double z3b_off,
+			 struct llmsim_train_time *t, struct llmsim_train_comm *cm)
+{
+	int params = c->offload == LLMSIM_OFFLOAD_PARAMS;
+	int64_t flushes = c->zero >= 2 ? m : 1;
+	double down = 0;
+	if (c->zero <= 2)
+		down = flushes * exposed(dc->off_grad_down_s, tb, dc->bucket_frac);
+	double zero3 = m * (z3f_off + z3b_off);
+	double up = params ? 0 : dc->off_param_up_s;
+	double adam = dc->cpu_adam_s + up;
+	double gpu = t->step_s - t->optimizer_s;
+	if (c->dpu)
+		adam = fmax(0, adam - gpu);
+	t->step_s -= t->optimizer_s;
+	t->optimizer_s = 0;
+	t->offload_s = down + zero3 + adam;
+	t->cpu_adam_s = dc->cpu_adam_s;
+	t->pcie_down_s = flushes * dc->off_grad_down_s;
+	t->pcie_up_s = params ? 2.0 * m * ls * dc->off_layer_up_s : dc->off_param_up_s;
+	cm->pcie_down_bytes = flushes * 2 * dc->off_shard_params;
+	cm->pcie_up_bytes = params ? 2.0 * 2 * m * dc->off_held_params : 2 * dc->off_shard_params;
+	t->step_s += t->offload_s;
 }
 
 void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
@@ -151,11 +264,13 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 	double ls = llmsim_train_stage_layers(&ctx->model, c);
 	double fm = g->layers ? (double)g->moe_layers / g->layers : 0;
 	double ld = ls * (1 - fm), lm = ls * fm;
-	const struct layer_cost *D = &sc->dense, *M = &sc->moe, *H = &sc->head;
+	const struct layer_cost *D = &sc->dense, *M = &sc->moe;
 	int full = c->recompute == LLMSIM_RECOMP_FULL;
 	int sel = c->recompute == LLMSIM_RECOMP_SELECTIVE;
+	struct layer_cost ends;
+	const struct layer_cost *H = end_stage(c, sc, &ends);
 
-	/* one micro-batch through the slowest (last) stage */
+	/* one micro-batch through the slowest stage */
 	double cf = ld * D->fwd_s + lm * M->fwd_s + H->fwd_s;
 	double cb = ld * D->bwd_s + lm * M->bwd_s + H->bwd_s;
 	if (full)
@@ -172,11 +287,19 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 		epb += epf;
 		cpb += cpf;
 	}
-	double z3f = 0, z3b = 0;
+	double z3f = 0, z3b = 0, z3f_off = 0, z3b_off = 0;
+	int off = c->offload != LLMSIM_OFFLOAD_NONE && dc->has_host;
+	int offp = off && c->offload == LLMSIM_OFFLOAD_PARAMS;
 	if (c->zero == 3) {
 		double lf = ld * D->fwd_s + lm * M->fwd_s, lb = cb - H->bwd_s;
-		z3f = ls * fmax(0, dc->z3_layer_fwd_s - lf / ls) + dc->z3_layer_fwd_s;
-		z3b = ls * fmax(0, dc->z3_layer_bwd_s - lb / ls) + dc->z3_layer_bwd_s;
+		z3f = z3_exposed(dc->z3_layer_fwd_s, 0, lf, ls);
+		z3b = z3_exposed(dc->z3_layer_bwd_s, 0, lb, ls);
+		if (off) { /* PCIe: layer shards up (params), gradient shards down */
+			double up = offp ? dc->off_layer_up_s : 0;
+			z3f_off = z3_exposed(dc->z3_layer_fwd_s, up, lf, ls) - z3f;
+			z3b_off = z3_exposed(dc->z3_layer_bwd_s, fmax(up, dc->off_layer_down_s),
+					     lb, ls) - z3b;
+		}
 	}
 	double v = c->schedule == LLMSIM_SCHED_INTERLEAVED ? c->chunks : 1;
 	double p2p = c->pp > 1 ? v * sc->p2p_s : 0;
@@ -210,6 +333,8 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 	t->bubble_s = bubble;
 	t->optimizer_s = dc->optimizer_s;
 	t->step_s = t->compute_s + t->comm_exposed_s + bubble + t->optimizer_s;
+	if (off)
+		offload_time(c, dc, m, ls, tb, z3f_off, z3b_off, &r->time, &r->comm);
 
 	/* communication volumes, bytes each GPU sends per step */
 	struct llmsim_train_comm *cm = &r->comm;
@@ -224,8 +349,10 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 	cm->dp_grad_bytes = dc->grad_bytes;
 
 	/* throughput and utilization */
+	const struct layer_cost *E = &sc->emb, *L = &sc->head; /* every stage's share */
 	double per_mb = g->dense_layers * (D->fwd_flops + D->bwd_flops) +
-			g->moe_layers * (M->fwd_flops + M->bwd_flops) + H->fwd_flops + H->bwd_flops;
+			g->moe_layers * (M->fwd_flops + M->bwd_flops) + E->fwd_flops +
+			E->bwd_flops + L->fwd_flops + L->bwd_flops;
 	double recomp = full ? g->dense_layers * D->fwd_flops + g->moe_layers * M->fwd_flops
 		      : sel  ? g->dense_layers * D->attn_core_fwd_flops +
 				      g->moe_layers * M->attn_core_fwd_flops
@@ -241,7 +368,9 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 	r->hfu = denom > 0 ? r->hw_flops / denom : 0;
 
 	train_memory(g, &ctx->model, &ctx->gpu, c, m, &r->mem);
-	r->fits = r->mem.total <= r->mem.hbm;
+	r->gpu_fits = r->mem.total <= r->mem.hbm;
+	r->host_fits = r->mem.host_per_node <= r->mem.host;
+	r->fits = r->gpu_fits && r->host_fits;
 }
 
 int llmsim_train_simulate(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
@@ -249,6 +378,10 @@ int llmsim_train_simulate(struct llmsim_train_ctx *ctx, const struct llmsim_trai
 {
 	if (llmsim_train_check(&ctx->model, c, err) != LLMSIM_REJ_NONE)
 		return LLMSIM_EINVAL;
+	if (c->offload != LLMSIM_OFFLOAD_NONE && !ctx->gpu.has_host)
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "--offload needs the host of a node: %s has no 'host:' section",
+				      ctx->gpu.path[0] ? ctx->gpu.path : ctx->gpu.name);
 	struct shape_cost sc;
 	struct dp_cost dc;
 	int rc = train_shape_cost(ctx, c, &sc, err);

@@ -37,13 +37,33 @@ enum llmsim_pp_sched { LLMSIM_SCHED_1F1B, LLMSIM_SCHED_INTERLEAVED, LLMSIM_SCHED
  *            16-bit grads 2 + fp32 master, m, v 12 = 16. */
 enum llmsim_recipe { LLMSIM_RECIPE_AMP, LLMSIM_RECIPE_MEGATRON, LLMSIM_RECIPE_ZERO,
 		     LLMSIM_RECIPE_COUNT };
+/* Model states kept in host memory (DeepSpeed; Ren et al. 2021
+ * "ZeRO-Offload", Rajbhandari et al. 2021 "ZeRO-Infinity"):
+ *   none       everything in HBM;
+ *   optimizer  ZeRO-Offload: fp32 master weights, Adam m and v and an fp32
+ *              gradient accumulator (4+4+4+4 = 16 B per parameter) in host
+ *              memory, partitioned over DP as ZeRO does; the GPU keeps
+ *              16-bit weights and 16-bit gradients (ZeRO stage 1, 2 or 3
+ *              semantics for them). Gradients stream down over PCIe as
+ *              backward produces them, DeepSpeed's CPU Adam runs on the
+ *              host, the updated 16-bit shard streams back up;
+ *   params     ZeRO-Infinity (CPU): also the 16-bit weights live in host
+ *              memory (ZeRO-3 only); each layer's shard is fetched over
+ *              PCIe and all-gathered over NVLink, in forward and again in
+ *              backward, every micro-batch.
+ * Offload needs a 16-bit-weight recipe (megatron or zero) and a GPU file
+ * with a `host:` section. */
+enum llmsim_offload { LLMSIM_OFFLOAD_NONE, LLMSIM_OFFLOAD_OPTIMIZER, LLMSIM_OFFLOAD_PARAMS,
+		      LLMSIM_OFFLOAD_COUNT };
 
 const char *llmsim_recompute_name(enum llmsim_recompute r);
 const char *llmsim_pp_sched_name(enum llmsim_pp_sched s);
 const char *llmsim_recipe_name(enum llmsim_recipe r);
+const char *llmsim_offload_name(enum llmsim_offload o);
 extern const char *const llmsim_recompute_names[];  /* NULL-terminated */
 extern const char *const llmsim_pp_sched_names[];
 extern const char *const llmsim_recipe_names[];
+extern const char *const llmsim_offload_names[];    /* none, optimizer, params */
 
 struct llmsim_train_cfg {
 	int gpus;
@@ -63,10 +83,16 @@ struct llmsim_train_cfg {
 	int uneven_pp;                  /* layers need not divide pp*chunks: the
 					 * busiest stage holds ceil(L/(pp*v))*v */
 	double moe_imbalance;           /* >= 1: busiest expert's load / mean */
+	enum llmsim_offload offload;    /* model states in host memory */
+	int dpu;                        /* ZeRO-Offload's one-step delayed parameter
+					 * update: the CPU Adam step (and the upload
+					 * of its result) overlaps the next step's
+					 * forward and backward */
 };
 
 /* Defaults: everything 1, zero 0, micro-batch 1, seq 4096, global batch
- * 1024, no recompute, 1F1B, bf16, megatron recipe, flash2, imbalance 1. */
+ * 1024, no recompute, 1F1B, bf16, megatron recipe, flash2, imbalance 1,
+ * no offload, no DPU. */
 void llmsim_train_cfg_init(struct llmsim_train_cfg *c);
 
 /* Layers of the busiest pipeline stage. */
@@ -84,6 +110,7 @@ enum llmsim_train_reject {
 	LLMSIM_REJ_SCHEDULE,  /* interleaving needs pp > 1 and micro-batches % pp == 0 */
 	LLMSIM_REJ_OPTION,    /* other bad option (zero stage, dtype, lora, ...) */
 	LLMSIM_REJ_OOM,       /* does not fit in HBM */
+	LLMSIM_REJ_HOST_OOM,  /* offloaded states do not fit in host memory */
 	LLMSIM_REJ_COUNT
 };
 const char *llmsim_train_reject_name(enum llmsim_train_reject r);
@@ -107,6 +134,11 @@ struct llmsim_train_mem {
 	double act_in_flight_layers;    /* layer-activations held (pipeline) */
 	double fragmentation;           /* part of `other` */
 	double hbm;                     /* capacity */
+	/* host memory (offload only; 0 otherwise) */
+	double host_per_gpu;            /* offloaded states of one rank + its process */
+	double host_per_node;           /* host_per_gpu x ranks on the node */
+	double host_params_per_gpu;     /* trained params whose states one rank offloads */
+	double host;                    /* capacity of one node */
 };
 
 /* Bytes per trained parameter of weights, gradients and optimizer state
@@ -114,6 +146,17 @@ struct llmsim_train_mem {
  * the AMP autocast copy). */
 void llmsim_train_state_bytes(enum llmsim_recipe r, int zero, int n, double *weights,
 			      double *grads, double *optimizer);
+
+/* Bytes per trained parameter on the GPU (weights, gradients, optimizer
+ * state) and in host memory, for an offload mode, recipe and ZeRO stage
+ * over n data-parallel ranks (the host holds this rank's 1/n partition).
+ * LLMSIM_OFFLOAD_NONE gives llmsim_train_state_bytes and host 0.
+ * Offloaded: GPU 2 (16-bit weights, /n at ZeRO-3; 0 with params) + 2
+ * (16-bit gradients, /n at ZeRO-2 and 3; 0 with params) + 0; host 16/n
+ * (fp32 master, m, v and gradient accumulator) + 2/n with params. */
+void llmsim_train_offload_bytes(enum llmsim_recipe r, int zero, enum llmsim_offload o, int n,
+				double *gpu_weights, double *gpu_grads, double *gpu_optimizer,
+				double *host);
 
 /* Activation bytes one layer saves for backward, for one micro-batch on
  * one GPU: the Korthikanti et al. 2022 accounting generalized to GQA,
@@ -140,6 +183,9 @@ struct llmsim_train_comm {
 	/* per collective payloads (the op's `bytes`) */
 	double tp_msg_bytes;      /* one TP all-reduce: s/cp * b * h * 2 */
 	double dp_grad_bytes;     /* gradient buffer reduced over DP */
+	/* offload: bytes each GPU moves over PCIe per step */
+	double pcie_down_bytes;   /* 16-bit gradients to the host */
+	double pcie_up_bytes;     /* 16-bit weights from the host */
 };
 
 struct llmsim_train_time {
@@ -153,6 +199,10 @@ struct llmsim_train_time {
 	double tp_exposed_s, cp_exposed_s, ep_exposed_s, pp_exposed_s;
 	double dp_exposed_s, zero3_exposed_s;
 	double dp_comm_s;       /* total DP communication before overlap */
+	/* offload */
+	double offload_s;       /* exposed: PCIe beyond overlap + CPU Adam not hidden */
+	double cpu_adam_s;      /* the node's CPU Adam step */
+	double pcie_down_s, pcie_up_s; /* transfers per step, before overlap */
 };
 
 struct llmsim_train_result {
@@ -167,7 +217,8 @@ struct llmsim_train_result {
 	double hw_flops;          /* with recomputation */
 	double peak_flops_per_s;  /* per GPU, the matmul dtype */
 	double mfu, hfu;
-	int fits;
+	int fits;                 /* gpu_fits && host_fits */
+	int gpu_fits, host_fits;
 };
 
 /* An evaluation context: a model and GPU, with a cache of priced ops so
@@ -195,11 +246,14 @@ struct llmsim_plan_req {
 	double moe_imbalance;
 	int uneven_pp;               /* allow pp (x chunks) not dividing layers */
 	int top;                     /* results kept */
+	int dpu;                     /* offloaded configurations use DPU */
+	int no_offload;              /* search offload none only */
 };
 
 struct llmsim_plan_out {
 	int64_t evaluated;           /* configurations considered */
 	int64_t feasible;            /* valid and fitting */
+	int64_t feasible_offload;    /* of which with offload */
 	int64_t rejected[LLMSIM_REJ_COUNT];
 	struct llmsim_train_result *results; /* best first, ntop of them (owned) */
 	int nresults;
@@ -210,7 +264,9 @@ struct llmsim_plan_out {
 
 /* Enumerate every configuration of req->gpus GPUs: TP x CP x DP x PP (and
  * EP for MoE models), ZeRO 0-3, micro-batch 1..16, recomputation,
- * schedule and chunks, attention impl; keep the best req->top by tokens/s.
+ * schedule and chunks, attention impl, and offload none / optimizer /
+ * params (when the GPU file describes its host and the recipe keeps
+ * 16-bit weights); keep the best req->top by tokens/s.
  * Free out with llmsim_plan_out_release. */
 int llmsim_plan_run(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *req,
 		    struct llmsim_plan_out *out, struct llmsim_err *err);

@@ -13,6 +13,15 @@
 #define TRAIN_FRAGMENTATION 0.05       /* allocator fragmentation, of the rest */
 #define TRAIN_GRAD_BUCKET_PARAMS 40e6  /* Megatron DDP bucket (params) */
 
+/* Offload allowances and rates (stated assumptions, see step.c). */
+#define TRAIN_HOST_RANK_BYTES 4.0e9    /* host memory of one training process:
+					* PyTorch + CUDA runtime + pinned staging */
+#define TRAIN_HOST_STATE_BYTES 16.0    /* fp32 master + m + v + fp32 grad accumulator */
+#define TRAIN_PCIE_FRACTION 0.80       /* pinned cudaMemcpyAsync vs PCIe peak */
+#define TRAIN_CPU_ADAM_BYTES 30.0      /* host DRAM traffic per parameter of CPU
+					* Adam: read grad 4, read+write master,
+					* m, v 24, write the 16-bit copy 2 */
+
 /* The model's parameters split by how training shards them. */
 struct train_geom {
 	int layers, dense_layers, moe_layers;
@@ -84,7 +93,8 @@ struct layer_cost {
 
 struct shape_cost {
 	struct layer_cost dense, moe;
-	struct layer_cost head;       /* embedding + final norm + LM head + loss */
+	struct layer_cost emb;        /* embedding (first pipeline stage) */
+	struct layer_cost head;       /* final norm + LM head + loss (last stage) */
 	double p2p_s;                 /* one activation send between stages */
 	double p2p_bytes;
 	double tp_msg_bytes;
@@ -106,6 +116,17 @@ struct dp_cost {
 	double emb_sync_s;      /* tied embeddings: first/last stage grad all-reduce */
 	double bucket_frac;     /* last bucket's share of the reduction */
 	double grad_bytes, gather_bytes, z3_layer_bytes;
+	/* offload (filled for every configuration; used when c->offload):
+	 * PCIe time of this GPU moving `bytes`, its link shared with
+	 * gpus_per_host_link GPUs, and the node's DRAM with its ranks */
+	double off_grad_down_s;    /* one flush of this rank's 16-bit grad shard */
+	double off_param_up_s;     /* this rank's updated 16-bit shard (optimizer) */
+	double off_layer_up_s;     /* params: one layer's 16-bit shard, per pass */
+	double off_layer_down_s;   /* ZeRO-3: one layer's 16-bit grad shard */
+	double off_shard_params;   /* trained params this rank updates */
+	double off_held_params;    /* params this rank holds a shard of */
+	double cpu_adam_s;         /* the node's CPU Adam step */
+	int has_host;
 };
 
 int train_dp_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,

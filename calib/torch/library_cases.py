@@ -1,0 +1,171 @@
+"""library_cases.py - time production attention kernels through PyTorch, as
+calibration cases for llmsim's flash2/flash3 attention and decode models.
+
+Our own kernels in kernels/ are correct-first microbenchmarks; what users run
+is the FlashAttention-2 kernel in PyTorch's SDPA (FLASH_ATTENTION backend)
+and, on Hopper, cuDNN's fused attention (CUDNN_ATTENTION backend, the
+warp-specialized design FlashAttention-3 also uses). This script times both,
+forward and backward, causal and not, MHA and GQA, and decode (one query
+token against a KV cache), with CUDA events (warm-up, median of repeats) on
+random bf16 inputs, and writes the results in llmsim's calibration text form
+(`llmsim calib import --db DB --in FILE`): impl "torch_sdpa_flash" cases
+price as `impl=flash2`, "torch_sdpa_cudnn" as `impl=flash3`.
+
+Run:  python3 calib/torch/library_cases.py --out FILE.tsv [--quick]
+"""
+import argparse
+import datetime
+import os
+import socket
+import statistics
+import subprocess
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+
+def timed(fn, reps):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
+    for s, e in ev:
+        s.record()
+        fn()
+        e.record()
+    torch.cuda.synchronize()
+    t = sorted(s.elapsed_time(e) * 1e-3 for s, e in ev)
+    n = len(t)
+    return statistics.median(t), t[0], t[int(0.1 * (n - 1) + 0.5)], t[int(0.9 * (n - 1) + 0.5)]
+
+
+def esc(v):
+    if v is None:
+        return "\\N"
+    if isinstance(v, float):
+        return repr(v)
+    return str(v).replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--quick", action="store_true")
+    a = ap.parse_args()
+    dev = torch.device("cuda")
+    dt = torch.bfloat16
+    torch.manual_seed(0)
+    props = torch.cuda.get_device_properties(0)
+    # warm the clocks with a second of matmuls
+    x = torch.randn(8192, 8192, device=dev, dtype=dt)
+    t_end = torch.cuda.Event(enable_timing=True)
+    for _ in range(60):
+        x @ x
+    torch.cuda.synchronize()
+    del x, t_end
+
+    cases = []
+
+    def add(spec, impl, flops, byts, stats, reps):
+        med, mn, p10, p90 = stats
+        split = "holdout" if len(cases) % 4 == 3 else "fit"
+        cases.append((spec, "attention" if spec.startswith("attention") else "decode", impl, split,
+                      float(flops), float(byts), reps, med, mn, p10, p90))
+        print(f"{impl:18s} {spec}: {med*1e6:10.1f} us  {flops/med/1e12 if flops else 0:7.1f} TFLOP/s", flush=True)
+
+    backends = [("torch_sdpa_flash", SDPBackend.FLASH_ATTENTION, "flash2"),
+                ("torch_sdpa_cudnn", SDPBackend.CUDNN_ATTENTION, "flash3")]
+    seqs = [1024, 4096] if a.quick else [512, 1024, 2048, 4096, 8192, 16384]
+    reps = 10 if a.quick else 25
+    for impl, be, simimpl in backends:
+        for d in (64, 128):
+            for s in seqs:
+                for causal in (1, 0):
+                    for h, hk in ((32, 32), (32, 8)):
+                        b = max(1, 16384 // s)  # keep tokens per case near 16K
+                        if d == 64 and hk != h:
+                            continue
+                        q = torch.randn(b, h, s, d, device=dev, dtype=dt, requires_grad=True)
+                        k = torch.randn(b, hk, s, d, device=dev, dtype=dt, requires_grad=True)
+                        v = torch.randn(b, hk, s, d, device=dev, dtype=dt, requires_grad=True)
+                        do = torch.randn(b, h, s, d, device=dev, dtype=dt)
+                        gqa = hk != h
+                        try:
+                            with sdpa_kernel([be]):
+                                def fwd():
+                                    with torch.no_grad():
+                                        F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal), enable_gqa=gqa)
+                                fwd()
+                                st_f = timed(fwd, reps)
+                                o = F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal), enable_gqa=gqa)
+
+                                def bwd():
+                                    torch.autograd.grad(o, (q, k, v), do, retain_graph=True)
+                                st_b = timed(bwd, reps)
+                        except Exception as e:  # backend refuses this shape
+                            print(f"{impl} b={b} h={h}/{hk} s={s} d={d} causal={causal}: skipped ({str(e)[:80]})")
+                            continue
+                        base = (f"attention impl={simimpl} batch={b} heads={h} kv_heads={hk} seq={s} "
+                                f"kv_seq={s} head_dim={d} causal={causal}")
+                        fl = 4.0 * b * h * s * s * d * (0.5 if causal else 1.0)
+                        io = 2.0 * b * s * d * (2 * h + 2 * hk)
+                        add(base + " pass=fwd dtype=bf16", impl, fl, io, st_f, reps)
+                        add(base + " pass=bwd dtype=bf16", impl, 2.5 * fl, 2 * io, st_b, reps)
+                        del q, k, v, do, o
+    # decode: one query token per sequence against a KV cache
+    lens = [1024, 8192] if a.quick else [512, 2048, 8192, 32768]
+    for impl, be, simimpl in backends[:1]:
+        for kv in lens:
+            for b in ([1, 32] if a.quick else [1, 4, 16, 64]):
+                h, hk, d = 32, 8, 128
+                if b * kv * hk * d * 2 * 2 > 8e9:
+                    continue
+                q = torch.randn(b, h, 1, d, device=dev, dtype=dt)
+                k = torch.randn(b, hk, kv, d, device=dev, dtype=dt)
+                v = torch.randn(b, hk, kv, d, device=dev, dtype=dt)
+                try:
+                    with sdpa_kernel([be]):
+                        def dec():
+                            F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+                        st = timed(dec, reps)
+                except Exception as e:
+                    print(f"decode b={b} kv={kv}: skipped ({str(e)[:80]})")
+                    continue
+                spec = (f"decode impl=flash2 batch={b} heads={h} kv_heads={hk} kv_len={kv} head_dim={d} "
+                        f"dtype=bf16")
+                add(spec, impl, 4.0 * b * h * kv * d, 2.0 * b * hk * kv * d * 2, st, reps)
+                del q, k, v
+
+    drv = subprocess.run(["nvidia-smi", "--query-gpu=driver_version,clocks.max.sm", "--format=csv,noheader,nounits"],
+                         capture_output=True, text=True).stdout.strip().split(", ")
+    name = torch.cuda.get_device_name(0)
+    hw = "h200" if "H200" in name else "h100" if "H100" in name else "a100" if "A100" in name else ""
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    with open(a.out, "w") as f:
+        w = lambda *cols: f.write("\t".join(esc(c) for c in cols) + "\n")
+        w("llmsim-calib", "schema_version", 2)
+        w("columns", "devices", "id", "name", "hw_name", "uuid", "sms", "device_count", "hbm_bytes", "l2_bytes",
+          "sm_clock_max_hz", "mem_clock_hz", "driver", "cuda_runtime", "cupti", "cublas", "nccl")
+        w("devices", 1, name, hw, str(getattr(props, "uuid", "")), props.multi_processor_count, 1,
+          float(props.total_memory), float(props.L2_cache_size),
+          float(drv[1]) * 1e6 if len(drv) > 1 else None, None, drv[0] if drv else "",
+          torch.version.cuda or "", "", "", "")
+        w("columns", "runs", "id", "device_id", "started_at", "host", "tool", "quick", "notes", "status")
+        w("runs", 1, 1, now, socket.gethostname(), f"library_cases.py (torch {torch.__version__})",
+          int(a.quick), "PyTorch SDPA flash (FA2) and cuDNN attention; CUDA events", "complete")
+        w("columns", "cases", "id", "run_id", "op_spec", "op_class", "impl", "split", "flops_declared",
+          "bytes_declared", "reps", "time_median_s", "time_min_s", "time_p10_s", "time_p90_s", "sm_clock_hz",
+          "check_rel_err")
+        for i, c in enumerate(cases, 1):
+            spec, cls, impl, split, fl, by, r, med, mn, p10, p90 = c
+            w("cases", i, 1, spec, cls, impl, split, fl, by, r, med, mn, p10, p90, None, -1.0)
+        w("columns", "kernels", "id", "case_id", "seq", "name", "grid_x", "grid_y", "grid_z", "block_x",
+          "block_y", "block_z", "regs_per_thread", "static_smem_bytes", "dynamic_smem_bytes",
+          "duration_median_s", "launches_per_rep")
+        w("columns", "counters", "case_id", "name", "value")
+    print(f"{len(cases)} cases -> {a.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,446 @@
+/*
+ * attention.c - the cost descriptions of prefill/training attention:
+ * naive (QK^T, softmax, PV as separate kernels, the N^2 scores in HBM),
+ * FlashAttention-1, -2 and -3, forward and backward, causal or not, with
+ * grouped K/V heads.
+ *
+ * Shapes: B batch, H query heads, G K/V heads, S query length, L key
+ * length, D the QK head dim, Dv the V head dim, e the bytes of dtype.
+ * Causal masks are bottom-right aligned (query i sees keys up to
+ * L - S + i), so "pairs" (the (query, key) products not masked) is
+ * S*(L-S) + S(S+1)/2 per head; flash kernels skip K/V tiles entirely above
+ * the diagonal and compute the diagonal tiles whole.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "sim_internal.h"
+
+struct attn {
+	double B, H, G, S, L, D, Dv, e;
+	int causal;
+	enum llmsim_dtype dt;
+};
+
+/* sum_{i=0}^{n-1} sim_floor((a*i + b) / m), a, b >= 0, m > 0 */
+static int64_t floor_sum(int64_t n, int64_t m, int64_t a, int64_t b)
+{
+	int64_t ans = 0;
+	while (n > 0) {
+		if (a >= m) {
+			ans += (n - 1) * n / 2 * (a / m);
+			a %= m;
+		}
+		if (b >= m) {
+			ans += n * (b / m);
+			b %= m;
+		}
+		int64_t y = a * n + b;
+		if (y < m)
+			break;
+		n = y / m;
+		b = y % m;
+		int64_t t = m;
+		m = a;
+		a = t;
+	}
+	return ans;
+}
+
+/* (q tile, k/v tile) pairs computed per head with Br x Bc tiles. */
+static double tile_pairs(const struct attn *x, int64_t br, int64_t bc)
+{
+	int64_t S = (int64_t)x->S, L = (int64_t)x->L;
+	int64_t tr = sim_cdiv(S, br), tc = sim_cdiv(L, bc);
+	if (!x->causal)
+		return (double)tr * tc;
+	/* q tile i sees sim_floor((br*i + L-S + br + bc-1) / bc) k/v tiles, at most tc */
+	int64_t b = L - S + br + bc - 1;
+	int64_t i0 = tc * bc - b <= 0 ? 0 : sim_cdiv(tc * bc - b, br);
+	if (i0 > tr)
+		i0 = tr;
+	return (double)floor_sum(i0, bc, br, b) + (double)(tr - i0) * tc;
+}
+
+/* Unmasked (query, key) pairs per head. */
+static double useful_pairs(const struct attn *x)
+{
+	if (!x->causal)
+		return x->S * x->L;
+	return x->S * (x->L - x->S) + x->S * (x->S + 1) / 2;
+}
+
+static double fwd_flops(const struct attn *x)
+{
+	return x->B * x->H * useful_pairs(x) * 2 * (x->D + x->Dv);
+}
+
+/* flash backward: recompute S=QK^T, then dV, dP, dQ, dK */
+static double bwd_flops(const struct attn *x)
+{
+	return x->B * x->H * useful_pairs(x) * 2 * (3 * x->D + 2 * x->Dv);
+}
+
+/* Heads whose blocks run in one wave, when `per_head` consecutive blocks
+ * belong to one head; and the K/V heads they share. */
+static double wave_heads(const struct llmsim_gpu *gpu, int bps, double per_head, double heads)
+{
+	return sim_min(heads, sim_ceil(gpu->sms * (double)bps / per_head));
+}
+
+/* ---- naive ---- */
+
+static int naive(const struct llmsim_gpu *gpu, const struct attn *x, int bwd, struct sim_acc *a,
+		 int main)
+{
+	int64_t BH = (int64_t)(x->B * x->H), S = (int64_t)x->S, L = (int64_t)x->L;
+	int64_t D = (int64_t)x->D, Dv = (int64_t)x->Dv;
+	double frac = useful_pairs(x) / (x->S * x->L);
+	struct llmsim_pred *p = a->p;
+	double f;
+	int rc = 0;
+	if (x->G < x->H && !bwd) {
+		/* repeat_kv: K and V expanded to every query head */
+		f = p->flops;
+		sim_ew_add(gpu, LLMSIM_EW_COPY, LLMSIM_PASS_FWD, BH * L, D + Dv, x->dt, a, 0);
+		p->flops = f;
+	}
+	if (!bwd) {
+		rc |= sim_gemm_add(gpu, S, L, D, BH, x->dt, x->dt, 2.0 * BH * S * L * D * frac, a,
+				   main);
+		f = p->flops; /* the softmax's element-wise work is not counted as FLOPs */
+		sim_ew_add(gpu, LLMSIM_EW_SOFTMAX, LLMSIM_PASS_FWD, BH * S, L, x->dt, a, 0);
+		p->flops = f;
+		rc |= sim_gemm_add(gpu, S, Dv, L, BH, x->dt, x->dt, 2.0 * BH * S * L * Dv * frac,
+				   a, 0);
+	} else {
+		/* P was stored by the forward: no recomputation */
+		rc |= sim_gemm_add(gpu, L, Dv, S, BH, x->dt, x->dt, 2.0 * BH * S * L * Dv * frac,
+				   a, main); /* dV = P^T dO */
+		rc |= sim_gemm_add(gpu, S, L, Dv, BH, x->dt, x->dt, 2.0 * BH * S * L * Dv * frac,
+				   a, 0); /* dP = dO V^T */
+		f = p->flops;
+		sim_ew_add(gpu, LLMSIM_EW_SOFTMAX, LLMSIM_PASS_BWD, BH * S, L, x->dt, a, 0);
+		p->flops = f;
+		rc |= sim_gemm_add(gpu, S, D, L, BH, x->dt, x->dt, 2.0 * BH * S * L * D * frac, a,
+				   0); /* dQ = dS K */
+		rc |= sim_gemm_add(gpu, L, D, S, BH, x->dt, x->dt, 2.0 * BH * S * L * D * frac, a,
+				   0); /* dK = dS^T Q */
+	}
+	/* the scores (then probabilities, in place) or dP/dS: one N^2 matrix */
+	p->workspace_bytes = sim_max(p->workspace_bytes, x->B * x->H * x->S * x->L * x->e);
+	return rc;
+}
+
+/* ---- FlashAttention-1: outer loop over K/V blocks, inner over Q blocks,
+ * one block per (batch, head); O, l, m read and written per K/V block ---- */
+
+static void fa1_tiles(const struct llmsim_gpu *gpu, const struct attn *x, int *br, int *bc)
+{
+	double M = gpu->smem_bytes_per_block_max / x->e; /* SRAM in elements */
+	*bc = (int)sim_ceil(M / (4 * x->D));
+	*br = (int)sim_min(*bc, x->D);
+	if (*bc > x->L)
+		*bc = (int)x->L;
+	if (*br > x->S)
+		*br = (int)x->S;
+}
+
+static void fa1(const struct llmsim_gpu *gpu, const struct attn *x, int bwd, struct sim_acc *a,
+		int main)
+{
+	int br, bc, tensor;
+	fa1_tiles(gpu, x, &br, &bc);
+	double rate = sim_mm_rate(gpu, x->dt, &tensor);
+	double pairs = tile_pairs(x, br, bc), BH = x->B * x->H, e = x->e;
+	double D = x->D, Dv = x->Dv, grp = x->H / x->G;
+	struct kern k;
+	memset(&k, 0, sizeof k);
+	k.threads = 128;
+	k.regs = (int)sim_min(gpu->registers_per_thread_max > 0 ? gpu->registers_per_thread_max : 255,
+			   (double)br * bc / k.threads + 40);
+	k.smem_per_block_bytes = (br * (D + Dv) + bc * (D + Dv)) * e;
+	int bps = sim_blocks_per_sm(gpu, k.threads, k.regs, k.smem_per_block_bytes);
+	if (bps <= 0)
+		k.smem_per_block_bytes = gpu->smem_bytes_per_block_max, bps = 1;
+	k.blocks = (int64_t)BH;
+	k.mm_rate_flops_per_s = rate;
+	k.mm_tensor = tensor;
+	double scores = BH * pairs * br * bc;
+	double resident = sim_min(BH, (double)gpu->sms * bps);
+	/* K, V: read once per query head, shared by a group through L2 */
+	double kv_u = x->B * x->G * x->L * (D + Dv) * e, kv_tr = BH * x->L * (D + Dv) * e;
+	double kv_h = sim_l2_filter(gpu, kv_u, kv_tr, sim_ceil(resident / grp) * x->L * (D + Dv) * e);
+	/* per (K/V block, Q block): the Q block (and dO, dQ) and the running
+	 * O and statistics go through HBM */
+	double q_row = bwd ? (2 * D + 2 * Dv) * e + 8 : (D + Dv) * e + 8;
+	double w_row = bwd ? D * e : Dv * e + 8;
+	double r_u = BH * x->S * q_row, w_u = BH * x->S * w_row;
+	double r_tr = BH * pairs * br * q_row, w_tr = BH * pairs * br * w_row;
+	double ws = resident * x->S * (q_row + w_row);
+	double r_h = sim_l2_filter(gpu, r_u, r_tr, ws), w_h = sim_l2_filter(gpu, w_u, w_tr, ws);
+	k.hbm_read_bytes = kv_h + r_h;
+	k.hbm_write_bytes = w_h + (bwd ? x->B * x->H * x->L * (D + Dv) * e : 0);
+	k.l2_bytes = kv_tr - kv_h + r_tr - r_h;
+	k.l2_store_bytes = w_tr - w_h;
+	if (!bwd) {
+		k.mm_flops = scores * 2 * (D + Dv);
+		k.mm_eff = gpu->eff[LLMSIM_EFF_ATTN_TENSOR];
+		/* softmax plus the rescale of O after every K/V block */
+		k.vec_flops = scores * (4 + 2 * Dv / bc);
+		k.sfu_ops = scores;
+	} else {
+		k.mm_flops = scores * 2 * (3 * D + 2 * Dv);
+		k.mm_eff = gpu->eff[LLMSIM_EFF_ATTN_TENSOR] * gpu->eff[LLMSIM_EFF_ATTN_BWD];
+		k.vec_flops = scores * 6;
+		k.sfu_ops = scores;
+	}
+	k.smem_bytes = BH * pairs * (bc * (D + Dv) * e * 5 + br * (D + Dv) * e * 2);
+	k.inflight_bytes_per_block = br * q_row;
+	k.fill_s = gpu->hbm_latency_s;
+	if (main || !a->p->tile_m) {
+		a->p->tile_m = br;
+		a->p->tile_n = bc;
+	}
+	sim_acc_kern(a, gpu, &k, main);
+}
+
+/* ---- FlashAttention-2 and -3 ---- */
+
+static void flash_fwd(const struct llmsim_gpu *gpu, const struct attn *x, int v3,
+		      struct sim_acc *a, int main)
+{
+	int br = 128, bc, warps, tensor;
+	double D = x->D, Dv = x->Dv, e = x->e, BH = x->B * x->H, grp = x->H / x->G;
+	struct kern k;
+	memset(&k, 0, sizeof k);
+	if (!v3) {
+		bc = D <= 64 ? 128 : 64;
+		warps = D <= 128 ? 4 : 8;
+		k.threads = warps * 32;
+		k.regs = (int)((br * Dv + br * bc) / k.threads) + 40;
+		k.smem_per_block_bytes = (br * D + bc * (D + Dv)) * e;
+	} else {
+		/* producer warpgroup + 2 consumer warpgroups, 2-stage K/V ring */
+		bc = D <= 64 ? 192 : D <= 128 ? 128 : 80;
+		warps = 12;
+		k.threads = 384;
+		k.regs = 168;
+		k.smem_per_block_bytes = (br * D + 2.0 * bc * (D + Dv)) * e;
+		k.overlap_math = 1;
+	}
+	if (gpu->registers_per_thread_max > 0 && k.regs > gpu->registers_per_thread_max)
+		k.regs = gpu->registers_per_thread_max;
+	if (br > x->S)
+		br = (int)sim_max(64, sim_ceil(x->S / 64) * 64);
+	int bps = sim_blocks_per_sm(gpu, k.threads, k.regs, k.smem_per_block_bytes);
+	if (bps <= 0)
+		k.smem_per_block_bytes = gpu->smem_bytes_per_block_max, bps = 1;
+	double tr = sim_ceil(x->S / br), pairs = tile_pairs(x, br, bc), scores = BH * pairs * br * bc;
+	k.blocks = (int64_t)(BH * tr);
+	k.mm_rate_flops_per_s = sim_mm_rate(gpu, x->dt, &tensor);
+	k.mm_tensor = tensor;
+	k.mm_flops = scores * 2 * (D + Dv);
+	k.mm_eff = gpu->eff[v3 ? LLMSIM_EFF_ATTN3_TENSOR : LLMSIM_EFF_ATTN_TENSOR];
+	k.vec_flops = scores * 4;
+	k.sfu_ops = scores;
+	/* Q read and O (+ fp32 LSE) written once; K/V re-read per q block,
+	 * from L2 when the heads in flight keep them there */
+	double kv_u = x->B * x->G * x->L * (D + Dv) * e;
+	double kv_tr = BH * pairs * bc * (D + Dv) * e;
+	double ws = sim_ceil(wave_heads(gpu, bps, tr, BH) / grp) * x->L * (D + Dv) * e;
+	double kv_h = sim_l2_filter(gpu, kv_u, kv_tr, ws);
+	k.hbm_read_bytes = BH * x->S * D * e + kv_h;
+	k.hbm_write_bytes = BH * x->S * (Dv * e + 4);
+	k.l2_bytes = kv_tr - kv_h;
+	/* K/V tiles written to smem once and read by each consumer warp
+	 * (FA2) or warpgroup's wgmma (FA3) */
+	k.smem_bytes = BH * pairs * bc * (D + Dv) * e * (1 + (v3 ? 2 : warps)) +
+		       k.blocks * br * D * e * 2;
+	k.inflight_bytes_per_block = (v3 ? 2 : 1) * bc * (D + Dv) * e;
+	k.fill_s = gpu->hbm_latency_s;
+	if (main || !a->p->tile_m) {
+		a->p->tile_m = br;
+		a->p->tile_n = bc;
+	}
+	sim_acc_kern(a, gpu, &k, main);
+}
+
+static void flash_bwd(const struct llmsim_gpu *gpu, const struct attn *x, int v3,
+		      struct sim_acc *a, int main)
+{
+	double D = x->D, Dv = x->Dv, e = x->e, BH = x->B * x->H, grp = x->H / x->G;
+	int br = D <= 64 ? 128 : 64, bc = D <= 128 ? 128 : 64, tensor;
+	struct kern k;
+
+	/* 1: Dvec = rowsum(dO * O) (fp32), and dQ accumulator zeroed */
+	sim_stream_kern(gpu, &k, BH * x->S * Dv, e, 2 * BH * x->S * Dv * e,
+			BH * x->S * (4 + D * 4), 2 * BH * x->S * Dv);
+	sim_acc_kern(a, gpu, &k, 0);
+
+	/* 2: one block per (batch, head, K/V tile), looping over q tiles */
+	memset(&k, 0, sizeof k);
+	k.threads = v3 ? 384 : 256;
+	k.regs = (int)sim_min(gpu->registers_per_thread_max > 0 ? gpu->registers_per_thread_max : 255,
+			   bc * (D + Dv) / (v3 ? 256 : k.threads) + 64);
+	k.smem_per_block_bytes = (bc * (D + Dv) + 2.0 * br * (D + Dv) + br * bc) * e;
+	int bps = sim_blocks_per_sm(gpu, k.threads, k.regs, k.smem_per_block_bytes);
+	if (bps <= 0) {
+		k.regs = 128;
+		k.smem_per_block_bytes = gpu->smem_bytes_per_block_max;
+		bps = 1;
+	}
+	double tc = sim_ceil(x->L / bc), pairs = tile_pairs(x, br, bc), scores = BH * pairs * br * bc;
+	k.blocks = (int64_t)(BH * tc);
+	k.mm_rate_flops_per_s = sim_mm_rate(gpu, x->dt, &tensor);
+	k.mm_tensor = tensor;
+	k.mm_flops = scores * 2 * (3 * D + 2 * Dv);
+	k.mm_eff = gpu->eff[v3 ? LLMSIM_EFF_ATTN3_TENSOR : LLMSIM_EFF_ATTN_TENSOR] *
+		   gpu->eff[LLMSIM_EFF_ATTN_BWD];
+	k.overlap_math = v3;
+	k.vec_flops = scores * 6;
+	k.sfu_ops = scores;
+	/* K, V read once per query head (shared by the group through L2);
+	 * Q, dO, LSE, Dvec re-read per K/V tile; dK, dV written per query
+	 * head; dQ accumulated with fp32 atomics in L2 */
+	double kv_u = x->B * x->G * x->L * (D + Dv) * e, kv_tr = BH * x->L * (D + Dv) * e;
+	double heads = wave_heads(gpu, bps, tc, BH);
+	double kv_h = sim_l2_filter(gpu, kv_u, kv_tr, sim_ceil(heads / grp) * x->L * (D + Dv) * e);
+	double row = (D + Dv) * e + 8;
+	double q_u = BH * x->S * row, q_tr = BH * pairs * br * row;
+	double q_h = sim_l2_filter(gpu, q_u, q_tr, heads * x->S * row);
+	double dq_atomic = 2 * BH * pairs * br * D * 4;
+	k.hbm_read_bytes = kv_h + q_h;
+	k.hbm_write_bytes = BH * x->L * (D + Dv) * e + BH * x->S * D * 4;
+	k.l2_bytes = kv_tr - kv_h + q_tr - q_h;
+	k.l2_store_bytes = dq_atomic;
+	k.smem_bytes = BH * pairs * (br * row * 2 * 4 + br * bc * e * 4);
+	k.inflight_bytes_per_block = 2 * br * row;
+	k.fill_s = gpu->hbm_latency_s;
+	if (main || !a->p->tile_m) {
+		a->p->tile_m = br;
+		a->p->tile_n = bc;
+	}
+	sim_acc_kern(a, gpu, &k, main);
+
+	/* 3: dQ fp32 accumulator to dtype */
+	sim_stream_kern(gpu, &k, BH * x->S * D, 4, BH * x->S * D * 4, BH * x->S * D * e,
+			BH * x->S * D);
+	sim_acc_kern(a, gpu, &k, 0);
+
+	/* 4: with grouped K/V, the per-query-head dK, dV summed per group */
+	if (grp > 1) {
+		double n = BH * x->L * (D + Dv);
+		sim_stream_kern(gpu, &k, n, e, n * e, n / grp * e, n);
+		sim_acc_kern(a, gpu, &k, 0);
+	}
+}
+
+static int check(const struct llmsim_gpu *gpu, const struct llmsim_op *op, struct attn *x,
+		 struct llmsim_err *err)
+{
+	const __typeof__(op->u.attn) *t = &op->u.attn;
+	int64_t G = t->kv_heads ? t->kv_heads : t->heads;
+	int64_t L = t->kv_seq ? t->kv_seq : t->seq;
+	int64_t Dv = t->v_head_dim ? t->v_head_dim : t->head_dim;
+	int64_t v;
+	int rc;
+	if ((unsigned)t->impl >= LLMSIM_ATTN_IMPL_COUNT)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "attention: unknown impl (%d)",
+				      (int)t->impl);
+	if ((unsigned)t->pass > LLMSIM_PASS_FWDBWD)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "attention: unknown pass (%d)",
+				      (int)t->pass);
+	if (t->batch <= 0 || t->heads <= 0 || G <= 0 || t->seq <= 0 || L <= 0 ||
+	    t->head_dim <= 0 || Dv <= 0)
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "attention sizes must be positive (batch=%lld heads=%lld "
+				      "kv_heads=%lld seq=%lld kv_seq=%lld head_dim=%lld)",
+				      (long long)t->batch, (long long)t->heads, (long long)G,
+				      (long long)t->seq, (long long)L, (long long)t->head_dim);
+	if (t->heads % G)
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "heads (%lld) must be divisible by kv_heads (%lld)",
+				      (long long)t->heads, (long long)G);
+	if (t->causal && L < t->seq)
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "causal attention needs kv_seq (%lld) >= seq (%lld)",
+				      (long long)L, (long long)t->seq);
+	if ((rc = sim_mul_chk(err, "attention FLOPs (batch*heads*seq*kv_seq*head_dim*12)", 6,
+			      (int64_t[]){t->batch, t->heads, t->seq, L,
+					  t->head_dim > Dv ? t->head_dim : Dv, 12},
+			      &v)))
+		return rc;
+	if ((rc = sim_check_dtype(gpu, op->dtype, "attention", err)))
+		return rc;
+	int tensor;
+	sim_mm_rate(gpu, op->dtype, &tensor);
+	const char *impl = llmsim_attn_impl_name(t->impl);
+	if (t->impl == LLMSIM_ATTN_FLASH3 && !sim_is_hopper(gpu))
+		return llmsim_err_set(err, LLMSIM_EUNSUPPORTED,
+				      "flash3 needs a Hopper (sm_90) GPU; %s is %s", gpu->name,
+				      gpu->arch[0] ? gpu->arch : "not one");
+	if (t->impl != LLMSIM_ATTN_NAIVE) {
+		int ok = op->dtype == LLMSIM_DT_BF16 || op->dtype == LLMSIM_DT_FP16 ||
+			 (t->impl == LLMSIM_ATTN_FLASH3 && op->dtype == LLMSIM_DT_FP8 &&
+			  t->pass == LLMSIM_PASS_FWD);
+		if (!ok || !tensor)
+			return llmsim_err_set(err, LLMSIM_EUNSUPPORTED,
+					      "%s has no %s %s kernel (bf16/fp16%s)", impl,
+					      llmsim_dtype_name(op->dtype),
+					      llmsim_pass_name(t->pass),
+					      t->impl == LLMSIM_ATTN_FLASH3 ? ", fp8 forward" : "");
+		if (t->head_dim > 256 || Dv > 256)
+			return llmsim_err_set(err, LLMSIM_EUNSUPPORTED,
+					      "%s supports head dims up to 256 (got %lld)", impl,
+					      (long long)(t->head_dim > Dv ? t->head_dim : Dv));
+	}
+	x->B = (double)t->batch;
+	x->H = (double)t->heads;
+	x->G = (double)G;
+	x->S = (double)t->seq;
+	x->L = (double)L;
+	x->D = (double)t->head_dim;
+	x->Dv = (double)Dv;
+	x->e = llmsim_dtype_bytes(op->dtype);
+	x->causal = !!t->causal;
+	x->dt = op->dtype;
+	return 0;
+}
+
+int sim_attention(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
+		  struct llmsim_pred *p, struct llmsim_err *err)
+{
+	struct attn x;
+	int rc = check(gpu, op, &x, err);
+	if (rc)
+		return rc;
+	struct sim_acc a;
+	sim_acc_init(&a, p);
+	enum llmsim_pass pass = op->u.attn.pass;
+	for (int bwd = 0; bwd < 2; bwd++) {
+		if ((bwd && pass == LLMSIM_PASS_FWD) || (!bwd && pass == LLMSIM_PASS_BWD))
+			continue;
+		int main = bwd ? pass == LLMSIM_PASS_BWD : 1;
+		switch (op->u.attn.impl) {
+		case LLMSIM_ATTN_NAIVE:
+			if (naive(gpu, &x, bwd, &a, main))
+				return llmsim_err_set(err, LLMSIM_EUNSUPPORTED,
+						      "attention: no GEMM tile fits on %s", gpu->name);
+			break;
+		case LLMSIM_ATTN_FLASH1:
+			p->flops += bwd ? bwd_flops(&x) : fwd_flops(&x);
+			fa1(gpu, &x, bwd, &a, main);
+			break;
+		default:
+			p->flops += bwd ? bwd_flops(&x) : fwd_flops(&x);
+			if (bwd)
+				flash_bwd(gpu, &x, op->u.attn.impl == LLMSIM_ATTN_FLASH3, &a, main);
+			else
+				flash_fwd(gpu, &x, op->u.attn.impl == LLMSIM_ATTN_FLASH3, &a, main);
+			break;
+		}
+	}
+	sim_acc_finish(&a);
+	return 0;
+}

@@ -1,0 +1,182 @@
+/*
+ * collective.c - the cost description of NCCL-style collectives over the
+ * links of the hardware file.
+ *
+ * `bytes` is the collective's buffer as nccl-tests counts it: the
+ * all-reduce buffer, the all-gather output, the reduce-scatter input, the
+ * all-to-all send buffer, the sendrecv message. One level of p ranks costs
+ *   steps * (link latency + collective_step_latency_s)
+ *   + bytes each rank sends / (link bandwidth * collective_bw_fraction)
+ * with ring (all-reduce 2(p-1) steps sending 2(p-1)/p of the buffer;
+ * all-gather, reduce-scatter, all-to-all p-1 steps and (p-1)/p) or tree
+ * (all-reduce only: 2 log2 p steps, about 2x the buffer sent per rank, as
+ * NCCL's double binary tree). Several nodes: hierarchical, the intra-node
+ * part on NVLink and the inter-node part on the network at the per-GPU
+ * network rate (all-reduce: reduce-scatter in the node, all-reduce of
+ * bytes/g across nodes, all-gather in the node).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "sim_internal.h"
+
+struct level {
+	double bw, lat;  /* per-direction bandwidth, link latency */
+};
+
+struct cost {
+	double bw_s, lat_s, sent;
+};
+
+static void add(const struct llmsim_gpu *gpu, struct cost *c, const struct level *l,
+		double steps, double bytes)
+{
+	c->lat_s += steps * (l->lat + gpu->eff[LLMSIM_EFF_COLL_LATENCY]);
+	c->bw_s += bytes / (l->bw * gpu->eff[LLMSIM_EFF_COLL_BW]);
+	c->sent += bytes;
+}
+
+/* one collective over p ranks of one level */
+static void flat(const struct llmsim_gpu *gpu, enum llmsim_coll_kind kind, int tree, double p,
+		 double S, const struct level *l, struct cost *c)
+{
+	if (p <= 1)
+		return;
+	switch (kind) {
+	case LLMSIM_COLL_ALLREDUCE:
+		if (tree)
+			add(gpu, c, l, 2 * ceil(log2(p)), 2 * S);
+		else
+			add(gpu, c, l, 2 * (p - 1), 2 * (p - 1) / p * S);
+		break;
+	case LLMSIM_COLL_ALLGATHER:
+	case LLMSIM_COLL_REDUCESCATTER:
+	case LLMSIM_COLL_ALLTOALL:
+		add(gpu, c, l, p - 1, (p - 1) / p * S);
+		break;
+	case LLMSIM_COLL_SENDRECV:
+		add(gpu, c, l, 1, S);
+		break;
+	default:
+		break;
+	}
+}
+
+static void hier(const struct llmsim_gpu *gpu, enum llmsim_coll_kind kind, int tree, double P,
+		 double n, double S, const struct level *in, const struct level *out, struct cost *c)
+{
+	double g = P / n;
+	switch (kind) {
+	case LLMSIM_COLL_ALLREDUCE:
+		flat(gpu, LLMSIM_COLL_REDUCESCATTER, 0, g, S, in, c);
+		flat(gpu, LLMSIM_COLL_ALLREDUCE, tree, n, S / g, out, c);
+		flat(gpu, LLMSIM_COLL_ALLGATHER, 0, g, S, in, c);
+		break;
+	case LLMSIM_COLL_ALLGATHER:
+		flat(gpu, LLMSIM_COLL_ALLGATHER, 0, n, S / g, out, c);
+		flat(gpu, LLMSIM_COLL_ALLGATHER, 0, g, S, in, c);
+		break;
+	case LLMSIM_COLL_REDUCESCATTER:
+		flat(gpu, LLMSIM_COLL_REDUCESCATTER, 0, g, S, in, c);
+		flat(gpu, LLMSIM_COLL_REDUCESCATTER, 0, n, S / g, out, c);
+		break;
+	case LLMSIM_COLL_ALLTOALL: {
+		/* both parts at once: the slower sets the time */
+		struct cost a = {0}, b = {0};
+		add(gpu, &a, in, g - 1, (g - 1) / P * S);
+		add(gpu, &b, out, P - g, (P - g) / P * S);
+		c->bw_s += fmax(a.bw_s, b.bw_s);
+		c->lat_s += fmax(a.lat_s, b.lat_s);
+		c->sent += a.sent + b.sent;
+		break;
+	}
+	case LLMSIM_COLL_SENDRECV:
+		add(gpu, c, out, 1, S);
+		break;
+	default:
+		break;
+	}
+}
+
+int sim_collective(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
+		   struct llmsim_pred *p, struct llmsim_err *err)
+{
+	const __typeof__(op->u.coll) *k = &op->u.coll;
+	int nodes = k->nodes ? k->nodes : 1;
+	if ((unsigned)k->kind >= LLMSIM_COLL_COUNT)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "collective: unknown kind (%d)",
+				      (int)k->kind);
+	if ((unsigned)k->algo > LLMSIM_ALGO_TREE)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "collective: unknown algo (%d)",
+				      (int)k->algo);
+	if (!(k->bytes > 0) || !isfinite(k->bytes) || k->gpus <= 0 || nodes <= 0)
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "collective sizes must be positive (bytes=%g gpus=%d nodes=%d)",
+				      k->bytes, k->gpus, nodes);
+	if (k->gpus % nodes)
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "gpus (%d) must be divisible by nodes (%d)", k->gpus, nodes);
+	if (gpu->gpus_per_node > 0 && k->gpus / nodes > gpu->gpus_per_node)
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "%d gpus per node exceed the %d of a %s node",
+				      k->gpus / nodes, gpu->gpus_per_node, gpu->name);
+	if (k->algo == LLMSIM_ALGO_TREE && k->kind != LLMSIM_COLL_ALLREDUCE)
+		return llmsim_err_set(err, LLMSIM_EUNSUPPORTED,
+				      "collective: the tree algorithm is for allreduce only, not %s",
+				      llmsim_coll_kind_name(k->kind));
+	struct level in = {gpu->intra_node_bytes_per_s, gpu->intra_node_latency_s};
+	struct level out = {gpu->inter_node_bytes_per_s, gpu->inter_node_latency_s};
+	double P = k->gpus, S = k->bytes;
+	int multi = nodes > 1, intra = k->gpus / nodes > 1;
+	if (P > 1 && ((intra || (!multi && k->kind == LLMSIM_COLL_SENDRECV)) && !(in.bw > 0)))
+		return llmsim_err_set(err, LLMSIM_EUNSUPPORTED, "collective: %s has no intra-node link",
+				      gpu->name);
+	if (multi && !(out.bw > 0))
+		return llmsim_err_set(err, LLMSIM_EUNSUPPORTED,
+				      "collective: %s has no inter-node network rate", gpu->name);
+
+	struct cost best = {0};
+	int tried = 0;
+	for (int tree = 0; tree < 2; tree++) {
+		if ((tree && k->algo == LLMSIM_ALGO_RING) || (!tree && k->algo == LLMSIM_ALGO_TREE) ||
+		    (tree && k->kind != LLMSIM_COLL_ALLREDUCE))
+			continue;
+		struct cost c = {0};
+		if (k->kind == LLMSIM_COLL_SENDRECV && !multi)
+			add(gpu, &c, &in, 1, S);
+		else if (!multi)
+			flat(gpu, k->kind, tree, P, S, &in, &c);
+		else
+			hier(gpu, k->kind, tree, P, nodes, S, &in, &out, &c);
+		if (!tried || c.bw_s + c.lat_s < best.bw_s + best.lat_s)
+			best = c;
+		tried = 1;
+	}
+	double e = llmsim_dtype_bytes(op->dtype) > 0 ? llmsim_dtype_bytes(op->dtype) : 2;
+	if (k->kind == LLMSIM_COLL_ALLREDUCE || k->kind == LLMSIM_COLL_REDUCESCATTER)
+		p->flops = (P - 1) / P * S / e; /* one add per element received */
+	p->link_bytes = best.sent;
+	p->hbm_read_bytes = S;
+	p->hbm_write_bytes = S;
+	p->hbm_bytes = 2 * S;
+	p->intensity_flops_per_byte = p->flops / p->hbm_bytes;
+	if (P <= 1 && k->kind != LLMSIM_COLL_SENDRECV) {
+		/* a group of one: nothing to do, no kernel */
+		p->hbm_read_bytes = p->hbm_write_bytes = p->hbm_bytes = 0;
+		p->flops = 0;
+		p->intensity_flops_per_byte = 0;
+		p->bound = LLMSIM_BOUND_LAUNCH;
+		return 0;
+	}
+	p->kernels = 1;
+	p->memory_s = best.bw_s;  /* link transfer time */
+	p->latency_s = best.lat_s;
+	p->overhead_s = gpu->eff[LLMSIM_EFF_KERNEL_OVERHEAD];
+	p->time_s = best.bw_s + best.lat_s + p->overhead_s;
+	p->bound = best.bw_s >= best.lat_s ? LLMSIM_BOUND_LINK : LLMSIM_BOUND_LATENCY;
+	if (p->overhead_s > best.bw_s && p->overhead_s > best.lat_s)
+		p->bound = LLMSIM_BOUND_LAUNCH;
+	p->kernel_time_s[0] = p->time_s;
+	p->kernel_bound[0] = p->bound;
+	return 0;
+}

@@ -1,0 +1,200 @@
+/*
+ * elementwise.c - the cost descriptions of memory-bound ops over a
+ * [tokens, hidden] activation: bytes each kernel really reads and writes
+ * per element, its FP32 and exp work, and its launch shape.
+ *
+ * Point-wise ops run as a grid of 256-thread blocks with 16-byte vector
+ * loads. Row reductions (norms, softmax, cross-entropy) run one block per
+ * row, the row held in registers so it is read from HBM once; few rows
+ * then mean few blocks, few bytes in flight and a latency-bound kernel.
+ * Element counts are N = tokens * hidden, e the bytes of dtype.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "sim_internal.h"
+
+/* What one pass of one kind reads and writes. */
+struct ew_cost {
+	double read, write;     /* HBM bytes */
+	double l2;              /* bytes served by L2 (small shared tables) */
+	double vec, sfu;        /* FP32 ops, exp/tanh/sqrt */
+	int rowwise;            /* one block per token row */
+};
+
+/* blocks that keep partial weight gradients in a norm's backward */
+enum { NPART = 128 };
+
+static void cost(enum llmsim_ew_kind kind, int bwd, double T, double H, double e, double sms,
+		 struct ew_cost *c)
+{
+	double N = T * H;
+	memset(c, 0, sizeof *c);
+	switch (kind) {
+	case LLMSIM_EW_ADD:
+		/* fwd: a + b; bwd: the sum of two gradient branches (the
+		 * identity itself needs no kernel) */
+		c->read = 2 * N * e, c->write = N * e, c->vec = N;
+		break;
+	case LLMSIM_EW_MUL:
+		if (!bwd)
+			c->read = 2 * N * e, c->write = N * e, c->vec = N;
+		else /* da = dy*b, db = dy*a */
+			c->read = 3 * N * e, c->write = 2 * N * e, c->vec = 2 * N;
+		break;
+	case LLMSIM_EW_SILU_MUL:
+		/* SwiGLU: hidden is the intermediate size; gate and up in */
+		if (!bwd)
+			c->read = 2 * N * e, c->write = N * e, c->vec = 4 * N, c->sfu = N;
+		else /* reads dy, gate, up; writes dgate, dup */
+			c->read = 3 * N * e, c->write = 2 * N * e, c->vec = 8 * N, c->sfu = N;
+		break;
+	case LLMSIM_EW_GELU:
+		if (!bwd) /* tanh approximation: ~8 ops and one tanh */
+			c->read = N * e, c->write = N * e, c->vec = 8 * N, c->sfu = N;
+		else
+			c->read = 2 * N * e, c->write = N * e, c->vec = 12 * N, c->sfu = N;
+		break;
+	case LLMSIM_EW_RMSNORM:
+	case LLMSIM_EW_LAYERNORM: {
+		/* every row's block reads the weight (and bias): from HBM once,
+		 * into each SM's L1 from L2 once, from L1 after; backward
+		 * writes fp32 partial weight (and bias) gradients, one row of
+		 * them per block that keeps partials */
+		double np = kind == LLMSIM_EW_RMSNORM ? 1 : 2; /* weight (bias) */
+		double stats = kind == LLMSIM_EW_RMSNORM ? 1 : 2; /* rstd (mean) */
+		c->rowwise = 1;
+		c->l2 = ((T < sms ? T : sms) - 1) * np * H * e;
+		if (!bwd) /* x and the weight in; y and fp32 row statistics out */
+			c->read = N * e + np * H * e, c->write = N * e + stats * T * 4,
+			c->vec = (kind == LLMSIM_EW_RMSNORM ? 4 : 7) * N, c->sfu = T;
+		else /* dy, x, weight, statistics in; dx and partial dweight out */
+			c->read = 2 * N * e + np * H * e + stats * T * 4,
+			c->write = N * e + np * H * 4 * (T < NPART ? T : NPART),
+			c->vec = (kind == LLMSIM_EW_RMSNORM ? 6 : 10) * N;
+		break;
+	}
+	case LLMSIM_EW_SOFTMAX:
+		c->rowwise = 1;
+		if (!bwd) /* max, exp, sum, scale; the row stays in registers */
+			c->read = N * e, c->write = N * e, c->vec = 4 * N, c->sfu = N;
+		else /* dx = y * (dy - sum(dy*y)) */
+			c->read = 2 * N * e, c->write = N * e, c->vec = 3 * N;
+		break;
+	case LLMSIM_EW_ROPE:
+		/* rotate pairs: 2 mul + 1 add per element; each token's row
+		 * of the cos/sin table (head_dim 128: 512 B, against the
+		 * token's hidden * e) is an L1/L2 hit shared by its heads,
+		 * left out */
+		c->read = N * e, c->write = N * e, c->vec = 3 * N;
+		break;
+	case LLMSIM_EW_EMBEDDING:
+		/* one block per token: its id, then its row (two round trips) */
+		c->rowwise = 1;
+		if (!bwd) /* gather rows: int64 ids, rows of the table */
+			c->read = T * 8 + N * e, c->write = N * e;
+		else /* scatter-add dy into an fp32 table gradient */
+			c->read = T * 8 + N * e + N * 4, c->write = N * 4, c->vec = N;
+		break;
+	case LLMSIM_EW_CROSS_ENTROPY:
+		/* fused: logits [tokens, vocab=hidden] in, loss and lse out */
+		c->rowwise = 1;
+		if (!bwd)
+			c->read = N * e + T * 8, c->write = 2 * T * 4, c->vec = 4 * N, c->sfu = N;
+		else /* dlogits = softmax - onehot, recomputed from lse */
+			c->read = N * e + T * 8 + T * 4, c->write = N * e, c->vec = 3 * N,
+			c->sfu = N;
+		break;
+	case LLMSIM_EW_COPY:
+		c->read = N * e, c->write = N * e;
+		break;
+	case LLMSIM_EW_ADAMW:
+		/* per parameter: read fp32 master (4), m (4), v (4) and the
+		 * gradient (e); write master, m, v (12) and the e-byte working
+		 * copy of the weight: (12 + e) each way, 28 B for bf16. About 15
+		 * FP32 ops and one sqrt per parameter. */
+		c->read = N * (12 + e), c->write = N * (12 + e), c->vec = 15 * N, c->sfu = N;
+		break;
+	default:
+		break;
+	}
+}
+
+static void add_pass(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, int bwd, double T,
+		     double H, double e, struct sim_acc *a, int main)
+{
+	struct ew_cost c;
+	struct kern k;
+	cost(kind, bwd, T, H, e, gpu->sms, &c);
+	sim_stream_kern(gpu, &k, T * H, e, c.read, c.write, c.vec);
+	k.sfu_ops = c.sfu;
+	k.l2_bytes = c.l2;
+	if (c.rowwise) {
+		/* one block per row: 16-byte vectors, up to 1024 threads */
+		int ws = gpu->warp_size > 0 ? gpu->warp_size : 32;
+		double per_thread = 16 / e;
+		int th = (int)sim_ceil(H / per_thread / ws) * ws;
+		if (th > 1024)
+			th = 1024;
+		if (th > gpu->threads_per_block_max)
+			th = gpu->threads_per_block_max;
+		if (th < ws)
+			th = ws;
+		k.threads = th;
+		k.regs = 40;
+		k.blocks = (int64_t)T;
+		k.inflight_bytes_per_block = sim_stream_inflight(gpu, th);
+		/* two dependent phases: load and reduce, then write */
+		k.fill_s = 2 * gpu->hbm_latency_s;
+	}
+	sim_acc_kern(a, gpu, &k, main);
+}
+
+void sim_ew_add(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, enum llmsim_pass pass,
+		int64_t tokens, int64_t hidden, enum llmsim_dtype dt, struct sim_acc *a, int main)
+{
+	double e = llmsim_dtype_bytes(dt), T = (double)tokens, H = (double)hidden;
+	struct ew_cost c;
+	if (pass != LLMSIM_PASS_BWD) {
+		cost(kind, 0, T, H, e, gpu->sms, &c);
+		a->p->flops += c.vec + c.sfu;
+		add_pass(gpu, kind, 0, T, H, e, a, main);
+	}
+	if (pass != LLMSIM_PASS_FWD && kind != LLMSIM_EW_ADAMW) {
+		cost(kind, 1, T, H, e, gpu->sms, &c);
+		a->p->flops += c.vec + c.sfu;
+		add_pass(gpu, kind, 1, T, H, e, a, main && pass == LLMSIM_PASS_BWD);
+	}
+}
+
+int sim_elementwise(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
+		    struct llmsim_pred *p, struct llmsim_err *err)
+{
+	const __typeof__(op->u.ew) *w = &op->u.ew;
+	int64_t v;
+	int rc;
+	if ((unsigned)w->kind >= LLMSIM_EW_COUNT)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "ew: unknown kind (%d)", (int)w->kind);
+	if ((unsigned)w->pass > LLMSIM_PASS_FWDBWD)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "ew: unknown pass (%d)", (int)w->pass);
+	if (w->tokens <= 0 || w->hidden <= 0)
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "ew %s: tokens (%lld) and hidden (%lld) must be positive",
+				      llmsim_ew_kind_name(w->kind), (long long)w->tokens,
+				      (long long)w->hidden);
+	if ((unsigned)op->dtype >= LLMSIM_DT_COUNT)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "ew: unknown data type (%d)",
+				      (int)op->dtype);
+	/* 64 bytes per element (adamw state, both ways) must still count */
+	if ((rc = sim_mul_chk(err, "ew tokens*hidden*64", 3,
+			      (int64_t[]){w->tokens, w->hidden, 64}, &v)))
+		return rc;
+	if (sim_vec_rate(gpu) <= 0)
+		return llmsim_err_set(err, LLMSIM_EUNSUPPORTED, "ew: %s has no FP32 vector rate",
+				      gpu->name);
+	struct sim_acc a;
+	sim_acc_init(&a, p);
+	sim_ew_add(gpu, w->kind, w->pass, w->tokens, w->hidden, op->dtype, &a, 1);
+	sim_acc_finish(&a);
+	return 0;
+}

@@ -1,0 +1,208 @@
+/*
+ * infer.h - inference on one model replica: the ops of one engine step
+ * (prefill chunks and decode tokens batched together), their prices from
+ * the GPU model (sim/sim.h), the memory a replica needs per GPU, and the
+ * summary of one request shape (TTFT, TPOT, largest batch).
+ *
+ * A replica is tp x pp GPUs. Tensor parallelism shards attention heads,
+ * MLP widths and the vocabulary over tp GPUs (KV heads are replicated when
+ * kv_heads < tp; an MLA latent cache is replicated on every rank). Pipeline
+ * parallelism gives each stage ceil(layers/pp) layers; one batch crosses
+ * the stages in turn (pp - 1 activation send/recvs), so `infer` reports
+ * the pipeline's latency and does not overlap micro-batches. Expert
+ * parallelism (ep divides tp) places experts/ep experts on each rank, each
+ * expert's FFN sharded over tp/ep ranks, with an all-to-all dispatch and
+ * combine around the experts (DeepEP style) when ep > 1.
+ *
+ * Every FLOP and byte comes from llmsim_predict; this module only decides
+ * which ops a step runs and how their times add up (CUDA graph or eager).
+ */
+#ifndef LLMSIM_INFER_H
+#define LLMSIM_INFER_H
+
+#include <stdint.h>
+#include "../../base/dtype.h"
+#include "../../base/err.h"
+#include "../../hw/gpu.h"
+#include "../../models/model.h"
+#include "../sim.h"
+
+enum llmsim_runtime {
+	LLMSIM_RT_GRAPH, /* a step is one captured CUDA graph */
+	LLMSIM_RT_EAGER, /* the host launches each kernel (PyTorch eager) */
+	LLMSIM_RT_COUNT
+};
+
+/* The attention choice of the CLI: a prefill and a decode kernel. */
+enum llmsim_attn_choice {
+	LLMSIM_AC_NAIVE,  /* naive prefill, naive decode */
+	LLMSIM_AC_FLASH2, /* FlashAttention-2 prefill and decode (no KV split) */
+	LLMSIM_AC_FLASH3, /* FlashAttention-3 prefill, flash-decoding */
+	LLMSIM_AC_PAGED,  /* FlashAttention-2 prefill, PagedAttention decode */
+	LLMSIM_AC_COUNT
+};
+
+/* Constants of the inference model that are not GPU efficiencies. Each is
+ * an assumption with its reason in infer_params.c; callers may override. */
+struct llmsim_infer_params {
+	double graph_gap_s;       /* GPU idle between kernels inside a CUDA graph */
+	double eager_host_s;      /* host time to launch one kernel from PyTorch eager */
+	double mem_utilization;   /* fraction of HBM the engine may use (vLLM 0.9) */
+	int64_t max_step_tokens;  /* default per-step token budget (activations) */
+};
+extern const struct llmsim_infer_params llmsim_infer_params_default;
+
+struct llmsim_infer_cfg {
+	const struct llmsim_model *model;
+	const struct llmsim_gpu *gpu;
+	int tp, pp, ep;                /* replica = tp * pp GPUs */
+	enum llmsim_dtype act_dtype;   /* activations (bf16) */
+	enum llmsim_dtype weight_dtype;/* bf16, fp8, int4, fp4 */
+	enum llmsim_dtype kv_dtype;    /* bf16, fp8 */
+	enum llmsim_attn_choice attn;
+	int64_t block_size;            /* paged KV tokens per block */
+	enum llmsim_runtime runtime;
+	int64_t max_step_tokens;       /* 0: params.max_step_tokens */
+	struct llmsim_infer_params params;
+};
+
+/* Fill cfg with defaults (tp=pp=ep=1, bf16, paged attention, block 16,
+ * graph runtime) for model and gpu. */
+void llmsim_infer_cfg_init(struct llmsim_infer_cfg *cfg,
+			   const struct llmsim_model *model,
+			   const struct llmsim_gpu *gpu);
+
+/* Check the parallel layout and data types against the model and GPU
+ * (heads divisible by tp, ep dividing tp and the experts, ...). */
+int llmsim_infer_cfg_check(const struct llmsim_infer_cfg *cfg, struct llmsim_err *err);
+
+/* Resolve the CLI's --gpus/--tp/--pp/--ep (0: not given) into cfg and the
+ * number of data-parallel replicas: tp defaults to gpus/pp (or 1), gpus to
+ * tp*pp; gpus must be a multiple of tp*pp. Then checks the layout. */
+int llmsim_infer_layout(struct llmsim_infer_cfg *cfg, int gpus, int tp, int pp, int ep,
+			int *replicas, struct llmsim_err *err);
+
+/* The math dtype and weight (GEMM B operand) dtype of the linear layers:
+ * fp8 weights run FP8 math where the GPU has it (W8A8), int4 is
+ * weight-only (W4A16), fp4 is W4A4 where the GPU has FP4 math. */
+void llmsim_infer_gemm_dtypes(const struct llmsim_infer_cfg *cfg,
+			      enum llmsim_dtype *math, enum llmsim_dtype *weights);
+
+/* Memory of one GPU of the replica (the busiest pipeline stage). */
+struct llmsim_infer_mem {
+	double weight_bytes;           /* weights held by one GPU */
+	double kv_bytes_per_token;     /* KV cache of one token on one GPU */
+	double activation_bytes;       /* peak activations + op workspace */
+	double reserve_bytes;          /* HBM the engine leaves unused */
+	double kv_capacity_bytes;      /* HBM left for the KV cache */
+	int64_t kv_capacity_tokens;    /* kv_capacity_bytes / kv_bytes_per_token */
+};
+int llmsim_infer_memory(const struct llmsim_infer_cfg *cfg, struct llmsim_infer_mem *mem,
+			struct llmsim_err *err);
+
+/* KV tokens one sequence of `len` tokens occupies: paged attention rounds
+ * up to whole blocks. */
+int64_t llmsim_infer_kv_tokens(const struct llmsim_infer_cfg *cfg, int64_t len);
+
+/* ---- one engine step ---- */
+
+/* A prefill chunk: `tokens` new prompt tokens of one sequence whose first
+ * `context` tokens are already cached; `count` identical sequences. */
+struct llmsim_prefill_chunk {
+	int64_t tokens, context, count;
+};
+
+struct llmsim_step {
+	int64_t decode_seqs;       /* sequences decoding this step */
+	int64_t q_len;             /* query tokens per decoding sequence (1; k+1 verifies) */
+	double decode_kv_len;      /* mean KV length of a decoding sequence, incl. its new tokens */
+	const struct llmsim_prefill_chunk *prefill;
+	int nprefill;
+	int64_t logits;            /* rows through the LM head and sampler */
+	int layers;                /* 0: all of the model's; else price this many layers only
+				    * (no embedding, LM head or pipeline sends) */
+	unsigned parts;            /* LLMSIM_PART_* to price; 0: all */
+};
+
+/* The parts of a step, which add up (with the graph runtime) to the whole;
+ * the serving simulation caches each by the few numbers it depends on. */
+enum {
+	LLMSIM_PART_BODY = 1u,     /* per-token work: linear layers, norms, collectives, sends */
+	LLMSIM_PART_ATTN = 2u,     /* attention and decode kernels, MLA's per-context GEMMs */
+	LLMSIM_PART_HEAD = 4u,     /* LM head, logits gather and sampler */
+	LLMSIM_PART_ALL = 7u,
+};
+
+enum llmsim_byte_cat {
+	LLMSIM_BYTES_WEIGHTS,      /* GEMM operands: weights and their activations */
+	LLMSIM_BYTES_KV,           /* attention and decode kernels: the KV cache */
+	LLMSIM_BYTES_ACT,          /* elementwise ops: activations */
+	LLMSIM_BYTES_CAT_COUNT
+};
+
+struct llmsim_step_cost {
+	double time_s;             /* the step, with launch gaps / host pacing */
+	double gpu_s;              /* sum of kernel times */
+	double comm_s;             /* collectives and send/recv (inside gpu_s) */
+	double flops;
+	double hbm_bytes;
+	double bytes[LLMSIM_BYTES_CAT_COUNT];
+	double time_by_bound_s[LLMSIM_BOUND_COUNT];
+	double workspace_bytes;    /* largest op workspace */
+	int64_t kernels;
+	int64_t tokens;            /* new tokens processed */
+};
+
+/* Price one step on one replica through llmsim_predict. */
+int llmsim_infer_step(const struct llmsim_infer_cfg *cfg, const struct llmsim_step *step,
+		      struct llmsim_step_cost *cost, struct llmsim_err *err);
+
+/* Expected distinct experts, of `local` held by one rank, that n tokens
+ * touch when each routes to top_k of `experts` uniformly at random. */
+double llmsim_infer_experts_touched(int64_t n, int top_k, int experts, int local);
+
+/* The bound that takes most of the step's kernel time, and its share. */
+enum llmsim_bound llmsim_step_bound(const struct llmsim_step_cost *c, double *share);
+
+/* ---- one request shape ---- */
+
+struct llmsim_infer_req {
+	int64_t batch, prompt, output;
+};
+
+struct llmsim_phase {
+	double time_s;             /* prefill: TTFT; decode: mean step (TPOT) */
+	struct llmsim_step_cost cost; /* prefill: all chunks; decode: mean step */
+	enum llmsim_bound bound;
+	double bound_share;        /* of kernel time */
+	double hbm_peak_fraction;  /* achieved HBM bytes/s over peak */
+	double flops_peak_fraction;/* achieved FLOP/s over the math dtype's peak */
+};
+
+struct llmsim_infer_result {
+	double ttft_s, tpot_s, e2e_s, tokens_per_s;
+	double kv_bytes_per_token;     /* whole model, one token (all GPUs) */
+	double kv_bytes;               /* the batch's cache at the end, per GPU */
+	struct llmsim_infer_mem mem;
+	int64_t max_batch;             /* largest batch of this shape that fits */
+	int decode_points;             /* context lengths priced for TPOT */
+	int prefill_steps;             /* chunks the prefill took */
+	struct llmsim_phase prefill, decode;
+};
+
+/* Prefill (chunked by the step token budget, whole sequences per chunk),
+ * then output-1 decode steps with the cache growing from prompt+1 to
+ * prompt+output-1. TPOT is the mean decode step: every step is priced when
+ * there are at most 9, else composite Simpson's rule over 9 context lengths
+ * (the step time is smooth in the context). Fails with LLMSIM_ENOFIT when
+ * the weights or the batch's cache do not fit. */
+int llmsim_infer_run(const struct llmsim_infer_cfg *cfg, const struct llmsim_infer_req *req,
+		     struct llmsim_infer_result *res, struct llmsim_err *err);
+
+/* Names and parsers (-1 if unknown). */
+const char *llmsim_runtime_name(enum llmsim_runtime r);
+const char *llmsim_attn_choice_name(enum llmsim_attn_choice a);
+int llmsim_attn_choice_parse(const char *s);
+const char *llmsim_byte_cat_name(enum llmsim_byte_cat c);
+
+#endif

@@ -1,0 +1,160 @@
+/*
+ * infer_run.c - one request shape on one replica: a batch of identical
+ * requests prefilled together, then decoded to the end, with TTFT, TPOT,
+ * throughput, what bounds each phase and the largest batch that fits.
+ */
+#include "infer.h"
+
+#include <math.h>
+#include <string.h>
+
+static void cost_axpy(struct llmsim_step_cost *y, double w, const struct llmsim_step_cost *x)
+{
+	y->time_s += w * x->time_s;
+	y->gpu_s += w * x->gpu_s;
+	y->comm_s += w * x->comm_s;
+	y->flops += w * x->flops;
+	y->hbm_bytes += w * x->hbm_bytes;
+	for (int i = 0; i < LLMSIM_BYTES_CAT_COUNT; i++)
+		y->bytes[i] += w * x->bytes[i];
+	for (int i = 0; i < LLMSIM_BOUND_COUNT; i++)
+		y->time_by_bound_s[i] += w * x->time_by_bound_s[i];
+	y->workspace_bytes = fmax(y->workspace_bytes, x->workspace_bytes);
+	y->kernels += (int64_t)llround(w * (double)x->kernels);
+	y->tokens += (int64_t)llround(w * (double)x->tokens);
+}
+
+static void phase_finish(const struct llmsim_infer_cfg *cfg, struct llmsim_phase *ph)
+{
+	const struct llmsim_step_cost *c = &ph->cost;
+	enum llmsim_dtype math, w;
+	llmsim_infer_gemm_dtypes(cfg, &math, &w);
+	ph->bound = llmsim_step_bound(c, &ph->bound_share);
+	double peak = llmsim_gpu_peak_flops(cfg->gpu, math);
+	ph->hbm_peak_fraction = c->time_s > 0 ? c->hbm_bytes / c->time_s / cfg->gpu->hbm_bytes_per_s : 0;
+	ph->flops_peak_fraction = c->time_s > 0 && peak > 0 ? c->flops / c->time_s / peak : 0;
+}
+
+/* Prefill `count` sequences of `prompt` tokens in steps of at most
+ * `budget` tokens: whole sequences per step, or chunks of one sequence
+ * when the prompt alone exceeds the budget. Adds into total. */
+static int prefill(const struct llmsim_infer_cfg *cfg, int64_t count, int64_t prompt,
+		   int64_t budget, struct llmsim_step_cost *total, int *steps,
+		   struct llmsim_err *err)
+{
+	struct llmsim_step_cost c;
+	if (prompt <= budget) {
+		int64_t per = budget / prompt;
+		if (per > count)
+			per = count;
+		int64_t full = count / per, rest = count % per;
+		struct llmsim_prefill_chunk ch = {.tokens = prompt, .context = 0, .count = per};
+		struct llmsim_step s = {.prefill = &ch, .nprefill = 1, .logits = per, .q_len = 1};
+		int rc = llmsim_infer_step(cfg, &s, &c, err);
+		if (rc)
+			return rc;
+		cost_axpy(total, (double)full, &c);
+		*steps += (int)full;
+		if (rest) {
+			ch.count = rest;
+			s.logits = rest;
+			if ((rc = llmsim_infer_step(cfg, &s, &c, err)))
+				return rc;
+			cost_axpy(total, 1.0, &c);
+			*steps += 1;
+		}
+		return 0;
+	}
+	/* chunked: every sequence the same, so price one and scale */
+	struct llmsim_step_cost one;
+	memset(&one, 0, sizeof one);
+	for (int64_t done = 0; done < prompt; done += budget) {
+		int64_t t = prompt - done < budget ? prompt - done : budget;
+		struct llmsim_prefill_chunk ch = {.tokens = t, .context = done, .count = 1};
+		struct llmsim_step s = {.prefill = &ch, .nprefill = 1, .q_len = 1,
+					.logits = done + t == prompt ? 1 : 0};
+		int rc = llmsim_infer_step(cfg, &s, &c, err);
+		if (rc)
+			return rc;
+		cost_axpy(&one, 1.0, &c);
+		*steps += (int)count;
+	}
+	cost_axpy(total, (double)count, &one);
+	return 0;
+}
+
+static int decode_at(const struct llmsim_infer_cfg *cfg, int64_t batch, double kv_len,
+		     struct llmsim_step_cost *c, struct llmsim_err *err)
+{
+	struct llmsim_step s = {.decode_seqs = batch, .q_len = 1, .decode_kv_len = kv_len,
+				.logits = batch};
+	return llmsim_infer_step(cfg, &s, c, err);
+}
+
+int llmsim_infer_run(const struct llmsim_infer_cfg *cfg, const struct llmsim_infer_req *req,
+		     struct llmsim_infer_result *res, struct llmsim_err *err)
+{
+	const struct llmsim_model *m = cfg->model;
+	memset(res, 0, sizeof *res);
+	if (req->batch < 1)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "batch must be at least 1, got %lld",
+				      (long long)req->batch);
+	if (req->prompt < 1 || req->output < 1)
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "prompt and output must be at least 1 token each");
+	if (m->max_seq > 0 && req->prompt + req->output > m->max_seq)
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "prompt + output = %lld tokens exceeds the %d-token context of %s",
+				      (long long)(req->prompt + req->output), m->max_seq, m->name);
+	int rc = llmsim_infer_memory(cfg, &res->mem, err);
+	if (rc)
+		return rc;
+	int64_t seq_tokens = llmsim_infer_kv_tokens(cfg, req->prompt + req->output);
+	res->max_batch = res->mem.kv_capacity_tokens / seq_tokens;
+	res->kv_bytes_per_token = llmsim_model_kv_bytes_per_token(m, cfg->kv_dtype);
+	res->kv_bytes = (double)req->batch * seq_tokens * res->mem.kv_bytes_per_token;
+	if (req->batch > res->max_batch)
+		return llmsim_err_set(err, LLMSIM_ENOFIT,
+				      "batch %lld needs %.1f GB of KV cache per GPU but %.1f GB is free after weights and activations (largest batch of this shape: %lld)",
+				      (long long)req->batch, res->kv_bytes / 1e9,
+				      res->mem.kv_capacity_bytes / 1e9, (long long)res->max_batch);
+
+	int64_t budget = cfg->max_step_tokens ? cfg->max_step_tokens : cfg->params.max_step_tokens;
+	if ((rc = prefill(cfg, req->batch, req->prompt, budget, &res->prefill.cost,
+			  &res->prefill_steps, err)))
+		return rc;
+	res->prefill.time_s = res->prefill.cost.time_s;
+	res->ttft_s = res->prefill.time_s;
+	phase_finish(cfg, &res->prefill);
+
+	/* Decode steps 1..O-1 attend over prompt+j tokens (their own included). */
+	int64_t nsteps = req->output - 1;
+	struct llmsim_step_cost c;
+	if (nsteps > 0) {
+		double lo = (double)req->prompt + 1, hi = (double)(req->prompt + nsteps);
+		if (nsteps <= 9) {
+			for (int64_t j = 1; j <= nsteps; j++) {
+				if ((rc = decode_at(cfg, req->batch, (double)(req->prompt + j), &c, err)))
+					return rc;
+				cost_axpy(&res->decode.cost, 1.0 / nsteps, &c);
+			}
+			res->decode_points = (int)nsteps;
+		} else {
+			/* composite Simpson, 8 intervals: mean = sum(w f) / 24 */
+			static const double w[9] = {1, 4, 2, 4, 2, 4, 2, 4, 1};
+			for (int i = 0; i <= 8; i++) {
+				double x = lo + (hi - lo) * i / 8.0;
+				if ((rc = decode_at(cfg, req->batch, x, &c, err)))
+					return rc;
+				cost_axpy(&res->decode.cost, w[i] / 24.0, &c);
+			}
+			res->decode_points = 9;
+		}
+		res->decode.time_s = res->decode.cost.time_s;
+		phase_finish(cfg, &res->decode);
+	}
+	res->tpot_s = res->decode.time_s;
+	res->e2e_s = res->ttft_s + (double)nsteps * res->tpot_s;
+	res->tokens_per_s = res->e2e_s > 0 ? (double)req->batch * req->output / res->e2e_s : 0;
+	return 0;
+}

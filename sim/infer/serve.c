@@ -1,0 +1,621 @@
+/*
+ * serve.c - the serving simulation (see serve.h).
+ *
+ * Time advances one engine step at a time. Each sequence holds
+ * prompt + generated tokens, `cached` of them in the KV cache; a step
+ * processes some of the rest (a decoding sequence exactly one), and when it
+ * processes the last of them the sequence emits a token. A preempted
+ * sequence drops its cache and, readmitted, prefills prompt + generated
+ * tokens again (vLLM's recompute preemption).
+ *
+ * Step prices come in three additive parts (graph runtime): the per-token
+ * body by token count, the head by logit rows, and attention by decode
+ * batch and mean context or by prefill chunk and context; contexts are
+ * priced on a grid eight points per octave and interpolated linearly, and
+ * every price is cached, so thousands of requests take milliseconds.
+ */
+#include "serve.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- price cache: open addressing, (tag, a, b, c) -> seconds ---- */
+
+struct pkey {
+	int64_t tag, a, b, c;
+};
+
+struct pcache {
+	struct pkey *keys;
+	double *vals;
+	unsigned char *used;
+	size_t cap, n;
+};
+
+static size_t pc_slot(const struct pcache *c, const struct pkey *k)
+{
+	uint64_t h = (uint64_t)k->tag * 0x9e3779b97f4a7c15ULL;
+	h = (h ^ (uint64_t)k->a) * 0xbf58476d1ce4e5b9ULL;
+	h = (h ^ (uint64_t)k->b) * 0x94d049bb133111ebULL;
+	h = (h ^ (uint64_t)k->c) * 0x9e3779b97f4a7c15ULL;
+	size_t i = (size_t)(h >> 17) & (c->cap - 1);
+	while (c->used[i] && memcmp(&c->keys[i], k, sizeof *k))
+		i = (i + 1) & (c->cap - 1);
+	return i;
+}
+
+static double *pc_find(struct pcache *c, const struct pkey *k)
+{
+	if (!c->cap)
+		return NULL;
+	size_t i = pc_slot(c, k);
+	return c->used[i] ? &c->vals[i] : NULL;
+}
+
+static int pc_put(struct pcache *c, const struct pkey *k, double v)
+{
+	if (2 * (c->n + 1) > c->cap) {
+		struct pcache g = {.cap = c->cap ? 2 * c->cap : 1024};
+		g.keys = calloc(g.cap, sizeof *g.keys);
+		g.vals = calloc(g.cap, sizeof *g.vals);
+		g.used = calloc(g.cap, 1);
+		if (!g.keys || !g.vals || !g.used) {
+			free(g.keys);
+			free(g.vals);
+			free(g.used);
+			return LLMSIM_ENOMEM;
+		}
+		for (size_t i = 0; i < c->cap; i++)
+			if (c->used[i])
+				pc_put(&g, &c->keys[i], c->vals[i]);
+		free(c->keys);
+		free(c->vals);
+		free(c->used);
+		*c = g;
+	}
+	size_t i = pc_slot(c, k);
+	if (!c->used[i])
+		c->n++;
+	c->used[i] = 1;
+	c->keys[i] = *k;
+	c->vals[i] = v;
+	return 0;
+}
+
+static void pc_release(struct pcache *c)
+{
+	free(c->keys);
+	free(c->vals);
+	free(c->used);
+}
+
+enum { TAG_BODY = 1, TAG_HEAD, TAG_DEC, TAG_PRE };
+
+struct sim {
+	struct llmsim_infer_cfg icfg;
+	struct pcache pc;
+	int64_t priced;
+	struct llmsim_err *err;
+	int rc;
+};
+
+/* The price of one part of a step, cached: body (a tokens), head (a logit
+ * rows), decode attention (a sequences at mean context b), prefill
+ * attention (c sequences of a new tokens after b cached ones). */
+static double part(struct sim *s, int tag, int64_t a, int64_t b, int64_t c)
+{
+	if (s->rc)
+		return 0;
+	struct pkey k = {.tag = tag, .a = a, .b = b, .c = c};
+	double *v = pc_find(&s->pc, &k);
+	if (v)
+		return *v;
+	struct llmsim_prefill_chunk ch = {.tokens = a, .context = b, .count = c};
+	struct llmsim_step st = {.q_len = 1};
+	switch (tag) {
+	case TAG_BODY: st.decode_seqs = a; st.decode_kv_len = 1; st.parts = LLMSIM_PART_BODY; break;
+	case TAG_HEAD: st.decode_seqs = a; st.logits = a; st.parts = LLMSIM_PART_HEAD; break;
+	case TAG_DEC: st.decode_seqs = a; st.decode_kv_len = (double)b; st.parts = LLMSIM_PART_ATTN; break;
+	default: st.prefill = &ch; st.nprefill = 1; st.parts = LLMSIM_PART_ATTN; break;
+	}
+	struct llmsim_step_cost cost;
+	int rc = llmsim_infer_step(&s->icfg, &st, &cost, s->err);
+	if (!rc)
+		rc = pc_put(&s->pc, &k, cost.time_s);
+	if (rc) {
+		if (rc == LLMSIM_ENOMEM)
+			llmsim_err_set(s->err, rc, "out of memory for the step-price cache");
+		s->rc = rc;
+		return 0;
+	}
+	s->priced++;
+	return cost.time_s;
+}
+
+/* Grid spacing for contexts: exact up to 64, then 8 points per octave. */
+static int64_t grid(int64_t x)
+{
+	if (x <= 64)
+		return 1;
+	int64_t p = 1;
+	while (p * 2 <= x)
+		p *= 2;
+	return p / 8;
+}
+
+/* A part at context `ctx`, linear between grid points. */
+static double part_ctx(struct sim *s, int tag, int64_t a, double ctx, int64_t c)
+{
+	int64_t x = (int64_t)llround(ctx);
+	if (tag == TAG_DEC && x < 1)
+		x = 1;
+	int64_t w = grid(x), x0 = x / w * w;
+	if (x0 == x)
+		return part(s, tag, a, x, c);
+	double f0 = part(s, tag, a, x0, c), f1 = part(s, tag, a, x0 + w, c);
+	return f0 + (f1 - f0) * (double)(x - x0) / (double)w;
+}
+
+/* ---- the engine ---- */
+
+enum rstate { R_FUTURE, R_WAITING, R_RUNNING, R_DONE };
+
+struct req {
+	double arrival_s, first_s, finish_s;
+	int64_t prompt, output, generated, cached;
+	int64_t chunk;              /* tokens scheduled this step */
+	struct llmsim_kv_seq kv;
+	enum rstate state;
+};
+
+/* Waiting queue: a ring of request indices; preempted ones go in front. */
+struct ring {
+	int64_t *v, cap, head, n;
+};
+
+static void ring_push_back(struct ring *r, int64_t x)
+{
+	LLMSIM_ASSERT(r->n < r->cap);
+	r->v[(r->head + r->n) % r->cap] = x;
+	r->n++;
+}
+
+static void ring_push_front(struct ring *r, int64_t x)
+{
+	LLMSIM_ASSERT(r->n < r->cap);
+	r->head = (r->head + r->cap - 1) % r->cap;
+	r->v[r->head] = x;
+	r->n++;
+}
+
+static int64_t ring_front(const struct ring *r)
+{
+	return r->v[r->head];
+}
+
+static void ring_pop_front(struct ring *r)
+{
+	r->head = (r->head + 1) % r->cap;
+	r->n--;
+}
+
+void llmsim_serve_cfg_init(struct llmsim_serve_cfg *cfg, const struct llmsim_model *model,
+			   const struct llmsim_gpu *gpu)
+{
+	memset(cfg, 0, sizeof *cfg);
+	llmsim_infer_cfg_init(&cfg->infer, model, gpu);
+	cfg->requests = 1000;
+	cfg->prompt.kind = cfg->output.kind = LLMSIM_DIST_FIXED;
+	cfg->prompt.a = 1024;
+	cfg->output.a = 256;
+	cfg->kv_alloc = LLMSIM_KV_PAGED;
+	cfg->max_batch = 256;
+	cfg->max_tokens = 8192;
+	cfg->seed = 1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double pct(const double *v, int64_t n, double q)
+{
+	double pos = q * (double)(n - 1);
+	int64_t i = (int64_t)floor(pos);
+	if (i >= n - 1)
+		return v[n - 1];
+	return v[i] + (v[i + 1] - v[i]) * (pos - (double)i);
+}
+
+void llmsim_pcts_compute(double *v, int64_t n, struct llmsim_pcts *o)
+{
+	memset(o, 0, sizeof *o);
+	if (n <= 0)
+		return;
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	double sum = 0;
+	for (int64_t i = 0; i < n; i++)
+		sum += v[i];
+	o->mean = sum / (double)n;
+	o->p50 = pct(v, n, 0.50);
+	o->p90 = pct(v, n, 0.90);
+	o->p99 = pct(v, n, 0.99);
+	o->max = v[n - 1];
+}
+
+static int make_requests(const struct llmsim_serve_cfg *cfg, struct req *r, int64_t n)
+{
+	struct llmsim_rng rng;
+	llmsim_rng_seed(&rng, cfg->seed);
+	double t = 0;
+	for (int64_t i = 0; i < n; i++) {
+		if (cfg->rate_per_s > 0)
+			t += llmsim_rng_exponential(&rng, cfg->rate_per_s);
+		r[i].arrival_s = t;
+		if (cfg->nlist > 0) {
+			r[i].prompt = cfg->prompt_list[i % cfg->nlist];
+			r[i].output = cfg->output_list[i % cfg->nlist];
+		} else {
+			r[i].prompt = llmsim_dist_sample(&cfg->prompt, &rng);
+			r[i].output = llmsim_dist_sample(&cfg->output, &rng);
+		}
+		r[i].state = R_FUTURE;
+	}
+	return 0;
+}
+
+struct engine {
+	const struct llmsim_serve_cfg *cfg;
+	struct sim sim;
+	struct req *r;
+	int64_t n;
+	struct ring wait;
+	int64_t *run, nrun;         /* running, in admission order */
+	struct llmsim_prefill_chunk *chunks; /* this step's prefill shapes */
+	struct llmsim_kv kv;
+	int64_t max_output, budget;
+	int64_t final_tokens;       /* slots the running sequences hold at their full length */
+	struct llmsim_serve_result *res;
+};
+
+/* A contiguous reservation: the configured length, or the prompt plus the
+ * longest output the workload may produce (the engine does not know when a
+ * sequence will stop, only its cap). */
+static int64_t reserve(const struct engine *e, const struct req *q)
+{
+	return e->cfg->reserve_tokens > 0 ? e->cfg->reserve_tokens : q->prompt + e->max_output;
+}
+
+/* Slots a sequence holds once it reaches its full length. */
+static int64_t final_slots(const struct engine *e, const struct req *q)
+{
+	int64_t n = e->cfg->kv_alloc == LLMSIM_KV_CONTIGUOUS ? reserve(e, q) : q->prompt + q->output;
+	return (n + e->kv.block_size - 1) / e->kv.block_size * e->kv.block_size;
+}
+
+static const char *const sched_names[LLMSIM_SCHED_COUNT] = {
+	[LLMSIM_SCHED_VLLM] = "vllm",
+	[LLMSIM_SCHED_NO_EVICT] = "no-evict",
+};
+_Static_assert(sizeof sched_names / sizeof sched_names[0] == LLMSIM_SCHED_COUNT, "scheds");
+
+const char *llmsim_sched_name(enum llmsim_sched s)
+{
+	return (unsigned)s < LLMSIM_SCHED_COUNT ? sched_names[s] : "?";
+}
+
+int llmsim_sched_parse(const char *s)
+{
+	for (int i = 0; i < LLMSIM_SCHED_COUNT; i++)
+		if (!strcmp(s, sched_names[i]))
+			return i;
+	return -1;
+}
+
+static void preempt(struct engine *e, int64_t pos)
+{
+	int64_t id = e->run[pos];
+	struct req *q = &e->r[id];
+	llmsim_kv_release(&e->kv, &q->kv);
+	e->final_tokens -= final_slots(e, q);
+	q->cached = 0;
+	q->chunk = 0;
+	q->state = R_WAITING;
+	memmove(&e->run[pos], &e->run[pos + 1], (size_t)(e->nrun - pos - 1) * sizeof *e->run);
+	e->nrun--;
+	ring_push_front(&e->wait, id);
+	e->res->preemptions++;
+}
+
+/* Choose this step's work; returns the tokens scheduled. */
+static int64_t schedule(struct engine *e)
+{
+	int64_t budget = e->budget, before = e->res->preemptions;
+	/* running sequences first, oldest first; the newest gives way */
+	for (int64_t i = 0; i < e->nrun && budget > 0; i++) {
+		struct req *q = &e->r[e->run[i]];
+		int64_t pending = q->prompt + q->generated - q->cached;
+		int64_t chunk = pending < budget ? pending : budget;
+		while (llmsim_kv_grow(&e->kv, &q->kv, q->cached + chunk)) {
+			int64_t victim = e->nrun - 1;
+			int self = victim == i;
+			preempt(e, victim);
+			if (self) {
+				chunk = 0;
+				break;
+			}
+		}
+		if (chunk <= 0)
+			break;
+		q->chunk = chunk;
+		budget -= chunk;
+	}
+	/* then waiting ones, first come first served; as vLLM's scheduler,
+	 * none while this step had to preempt (there is no room for them) */
+	while (e->res->preemptions == before && e->wait.n > 0 && e->nrun < e->cfg->max_batch && budget > 0) {
+		int64_t id = ring_front(&e->wait);
+		struct req *q = &e->r[id];
+		int64_t pending = q->prompt + q->generated;
+		int64_t chunk = pending;
+		if (chunk > budget) {
+			if (!e->cfg->chunked_prefill)
+				break;
+			chunk = budget;
+		}
+		int64_t most = e->cfg->kv_alloc == LLMSIM_KV_CONTIGUOUS ? reserve(e, q)
+								     : q->prompt + q->output;
+		if (e->cfg->sched == LLMSIM_SCHED_NO_EVICT &&
+		    e->final_tokens + final_slots(e, q) > e->kv.capacity_tokens)
+			break;
+		if (llmsim_kv_admit(&e->kv, &q->kv, chunk, most))
+			break;
+		e->final_tokens += final_slots(e, q);
+		ring_pop_front(&e->wait);
+		q->state = R_RUNNING;
+		q->chunk = chunk;
+		q->cached = 0;
+		e->run[e->nrun++] = id;
+		budget -= chunk;
+	}
+	return e->budget - budget;
+}
+
+static int cmp_chunk(const void *x, const void *y)
+{
+	const struct llmsim_prefill_chunk *a = x, *b = y;
+	if (a->tokens != b->tokens)
+		return a->tokens < b->tokens ? -1 : 1;
+	return (a->context > b->context) - (a->context < b->context);
+}
+
+/* Price the scheduled step: prefill chunks of one shape run as one
+ * attention call (as a varlen kernel batches them). */
+static double price_step(struct engine *e)
+{
+	struct sim *s = &e->sim;
+	int64_t n = 0, dec = 0, logits = 0, np = 0;
+	double kv = 0, t = 0;
+	for (int64_t i = 0; i < e->nrun; i++) {
+		const struct req *q = &e->r[e->run[i]];
+		if (!q->chunk)
+			continue;
+		n += q->chunk;
+		int64_t pending = q->prompt + q->generated - q->cached;
+		if (q->chunk == pending)
+			logits++;
+		if (pending == 1) {
+			dec++;
+			kv += (double)(q->cached + 1);
+		} else {
+			e->chunks[np++] = (struct llmsim_prefill_chunk){
+				.tokens = q->chunk, .context = q->cached, .count = 1};
+		}
+	}
+	if (np > 1)
+		qsort(e->chunks, (size_t)np, sizeof *e->chunks, cmp_chunk);
+	for (int64_t i = 0; i < np;) {
+		int64_t j = i + 1;
+		while (j < np && !cmp_chunk(&e->chunks[i], &e->chunks[j]))
+			j++;
+		t += part_ctx(s, TAG_PRE, e->chunks[i].tokens, (double)e->chunks[i].context, j - i);
+		i = j;
+	}
+	if (dec)
+		t += part_ctx(s, TAG_DEC, dec, kv / (double)dec, 0);
+	t += part(s, TAG_BODY, n, 0, 0);
+	if (logits)
+		t += part(s, TAG_HEAD, logits, 0, 0);
+	return t;
+}
+
+static void finish_step(struct engine *e, double now)
+{
+	int64_t k = 0;
+	for (int64_t i = 0; i < e->nrun; i++) {
+		int64_t id = e->run[i];
+		struct req *q = &e->r[id];
+		if (q->chunk) {
+			int64_t pending = q->prompt + q->generated - q->cached;
+			q->cached += q->chunk;
+			if (q->chunk == pending) {
+				q->generated++;
+				e->res->generated_tokens++;
+				if (q->generated == 1)
+					q->first_s = now;
+			}
+			q->chunk = 0;
+		}
+		if (q->generated >= q->output) {
+			q->finish_s = now;
+			q->state = R_DONE;
+			llmsim_kv_release(&e->kv, &q->kv);
+			e->final_tokens -= final_slots(e, q);
+			e->res->requests_done++;
+			continue;
+		}
+		e->run[k++] = id;
+	}
+	e->nrun = k;
+}
+
+static int engine_init(struct engine *e, const struct llmsim_serve_cfg *cfg,
+		       struct llmsim_serve_result *res, struct llmsim_err *err)
+{
+	memset(e, 0, sizeof *e);
+	e->cfg = cfg;
+	e->res = res;
+	e->n = cfg->requests;
+	e->sim.icfg = cfg->infer;
+	e->sim.icfg.runtime = LLMSIM_RT_GRAPH;
+	e->sim.err = err;
+	if (cfg->requests < 1)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "need at least one request");
+	if (cfg->max_batch < 1 || cfg->max_tokens < 1)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "max batch and max tokens must be positive");
+	e->r = calloc((size_t)e->n, sizeof *e->r);
+	e->wait.v = calloc((size_t)e->n, sizeof *e->wait.v);
+	e->run = calloc((size_t)e->n, sizeof *e->run);
+	e->chunks = calloc((size_t)e->n, sizeof *e->chunks);
+	if (!e->r || !e->wait.v || !e->run || !e->chunks)
+		return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory for %lld requests",
+				      (long long)e->n);
+	e->wait.cap = e->n;
+	make_requests(cfg, e->r, e->n);
+	int64_t longest = 0, max_prompt = 0;
+	for (int64_t i = 0; i < e->n; i++) {
+		e->max_output = e->r[i].output > e->max_output ? e->r[i].output : e->max_output;
+		max_prompt = e->r[i].prompt > max_prompt ? e->r[i].prompt : max_prompt;
+		int64_t len = e->r[i].prompt + e->r[i].output;
+		longest = len > longest ? len : longest;
+	}
+	const struct llmsim_model *m = cfg->infer.model;
+	if (m->max_seq > 0 && longest > m->max_seq)
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "a request of %lld tokens exceeds the %d-token context of %s",
+				      (long long)longest, m->max_seq, m->name);
+	/* Without chunked prefill a whole prompt (or a recomputed prompt plus
+	 * output) must fit one step, as vLLM requires of max_num_batched_tokens. */
+	e->budget = cfg->max_tokens;
+	if (!cfg->chunked_prefill && e->budget < longest)
+		e->budget = longest;
+	if (e->budget >= (1 << 30) || cfg->max_batch >= (1 << 30))
+		return llmsim_err_set(err, LLMSIM_EINVAL, "step budget and batch must be below 2^30");
+	e->sim.icfg.max_step_tokens = e->budget;
+	int rc = llmsim_infer_memory(&e->sim.icfg, &res->mem, err);
+	if (rc)
+		return rc;
+	if ((rc = llmsim_kv_init(&e->kv, cfg->kv_alloc, res->mem.kv_capacity_tokens,
+				 cfg->infer.block_size, err)))
+		return rc;
+	res->kv_capacity_tokens = e->kv.capacity_tokens;
+	if (cfg->kv_alloc == LLMSIM_KV_CONTIGUOUS && cfg->reserve_tokens > 0 &&
+	    cfg->reserve_tokens < longest)
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "a reservation of %lld tokens is shorter than the longest request (%lld)",
+				      (long long)cfg->reserve_tokens, (long long)longest);
+	res->reserve_tokens = cfg->kv_alloc != LLMSIM_KV_CONTIGUOUS ? 0
+			      : cfg->reserve_tokens > 0 ? cfg->reserve_tokens
+							: max_prompt + e->max_output;
+	int64_t need = cfg->kv_alloc == LLMSIM_KV_CONTIGUOUS ? res->reserve_tokens : longest;
+	need = (need + e->kv.block_size - 1) / e->kv.block_size * e->kv.block_size;
+	if (need > e->kv.capacity_tokens)
+		return llmsim_err_set(err, LLMSIM_ENOFIT,
+				      "a request needs %lld KV tokens but the cache holds %lld per replica",
+				      (long long)need, (long long)e->kv.capacity_tokens);
+	return 0;
+}
+
+static void engine_release(struct engine *e)
+{
+	free(e->r);
+	free(e->wait.v);
+	free(e->run);
+	free(e->chunks);
+	pc_release(&e->sim.pc);
+}
+
+static int collect(struct engine *e)
+{
+	struct llmsim_serve_result *res = e->res;
+	double *v = malloc((size_t)e->n * sizeof *v);
+	if (!v)
+		return LLMSIM_ENOMEM;
+	double first = e->r[0].arrival_s, last = 0;
+	for (int64_t i = 0; i < e->n; i++) {
+		res->prompt_tokens += e->r[i].prompt;
+		res->output_tokens += e->r[i].output;
+		last = fmax(last, e->r[i].finish_s);
+	}
+	res->duration_s = last - first;
+	if (res->duration_s > 0) {
+		res->tokens_per_s = (double)res->output_tokens / res->duration_s;
+		res->requests_per_s = (double)e->n / res->duration_s;
+	}
+	for (int64_t i = 0; i < e->n; i++)
+		v[i] = e->r[i].first_s - e->r[i].arrival_s;
+	llmsim_pcts_compute(v, e->n, &res->ttft_s);
+	int64_t k = 0;
+	for (int64_t i = 0; i < e->n; i++)
+		if (e->r[i].output > 1)
+			v[k++] = (e->r[i].finish_s - e->r[i].first_s) / (double)(e->r[i].output - 1);
+	llmsim_pcts_compute(v, k, &res->tpot_s);
+	for (int64_t i = 0; i < e->n; i++)
+		v[i] = e->r[i].finish_s - e->r[i].arrival_s;
+	llmsim_pcts_compute(v, e->n, &res->e2e_s);
+	free(v);
+	return 0;
+}
+
+int llmsim_serve_run(const struct llmsim_serve_cfg *cfg, struct llmsim_serve_result *res,
+		     struct llmsim_err *err)
+{
+	struct engine e;
+	memset(res, 0, sizeof *res);
+	int rc = engine_init(&e, cfg, res, err);
+	double now = 0, waste_int = 0, alloc_int = 0, used_int = 0, batch_sum = 0;
+	int64_t next = 0; /* next request not yet arrived */
+	while (!rc && res->requests_done < e.n) {
+		while (next < e.n && e.r[next].arrival_s <= now) {
+			e.r[next].state = R_WAITING;
+			ring_push_back(&e.wait, next++);
+		}
+		int64_t tokens = schedule(&e);
+		if (!tokens) {
+			if (e.nrun == 0 && e.wait.n == 0 && next < e.n) {
+				now = e.r[next].arrival_s; /* idle until the next arrival */
+				continue;
+			}
+			/* cannot happen: engine_init checked that any one request fits */
+			rc = llmsim_err_set(err, LLMSIM_ENOFIT,
+					    "the scheduler is stuck with %lld waiting and %lld running sequences",
+					    (long long)e.wait.n, (long long)e.nrun);
+			break;
+		}
+		double t = price_step(&e);
+		if ((rc = e.sim.rc))
+			break;
+		res->steps++;
+		batch_sum += (double)e.nrun;
+		if (e.nrun > res->max_concurrent)
+			res->max_concurrent = e.nrun;
+		waste_int += t * (double)llmsim_kv_waste_tokens(&e.kv);
+		alloc_int += t * (double)e.kv.allocated_tokens;
+		used_int += t * (double)e.kv.used_tokens;
+		res->busy_s += t;
+		now += t;
+		finish_step(&e, now);
+	}
+	if (!rc) {
+		res->kv_waste_fraction = alloc_int > 0 ? waste_int / alloc_int : 0;
+		res->kv_used_fraction = res->busy_s > 0 ? used_int / res->busy_s / (double)e.kv.capacity_tokens : 0;
+		res->mean_batch = res->steps ? batch_sum / (double)res->steps : 0;
+		res->priced = e.sim.priced;
+		if (collect(&e))
+			rc = llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
+	}
+	engine_release(&e);
+	return rc;
+}

@@ -1,0 +1,80 @@
+/*
+ * serve.h - a discrete-event simulation of a vLLM-like serving engine on
+ * one replica: requests arrive (Poisson at a rate, or all at once), an
+ * iteration-level scheduler batches every running sequence's next token
+ * with new prompts' prefill tokens under a per-step token budget, the KV
+ * cache is allocated contiguously or in pages, and the newest sequence is
+ * preempted (and later recomputed) when the cache runs out. Each step is
+ * priced by the GPU model through llmsim_infer_step.
+ */
+#ifndef LLMSIM_SERVE_H
+#define LLMSIM_SERVE_H
+
+#include <stdint.h>
+#include "dist.h"
+#include "infer.h"
+#include "kv.h"
+
+/* Admission: vLLM admits a sequence when its prompt fits now and preempts
+ * (recomputes) the newest when decoding runs out of blocks; TensorRT-LLM's
+ * default GUARANTEED_NO_EVICT admits only when every running sequence and
+ * the new one can reach their full length, and never preempts. */
+enum llmsim_sched { LLMSIM_SCHED_VLLM, LLMSIM_SCHED_NO_EVICT, LLMSIM_SCHED_COUNT };
+
+struct llmsim_serve_cfg {
+	struct llmsim_infer_cfg infer; /* the replica (runtime is forced to graph) */
+	int64_t requests;
+	double rate_per_s;            /* Poisson arrivals; 0: offline, all at t=0 */
+	struct llmsim_dist prompt, output; /* lengths, when no list is given */
+	const int64_t *prompt_list, *output_list; /* lengths from a file (cycled) */
+	int64_t nlist;
+	enum llmsim_kv_alloc kv_alloc;
+	int64_t reserve_tokens;       /* contiguous: slots reserved per sequence; 0: its
+				       * prompt + the workload's longest output */
+	int64_t max_batch;            /* running sequences at most (vLLM max_num_seqs) */
+	int64_t max_tokens;           /* per-step token budget (max_num_batched_tokens) */
+	int chunked_prefill;          /* split prompts over steps to fill the budget */
+	enum llmsim_sched sched;
+	uint64_t seed;
+};
+
+/* Defaults: vLLM's max_num_seqs 256, a budget of 8192 tokens, paged KV,
+ * offline, seed 1. */
+void llmsim_serve_cfg_init(struct llmsim_serve_cfg *cfg, const struct llmsim_model *model,
+			   const struct llmsim_gpu *gpu);
+
+struct llmsim_pcts {
+	double mean, p50, p90, p99, max;
+};
+
+struct llmsim_serve_result {
+	int64_t requests_done;
+	int64_t prompt_tokens, output_tokens; /* of the requests (not recomputed) */
+	int64_t generated_tokens;     /* tokens the engine emitted */
+	int64_t steps, preemptions, max_concurrent;
+	double mean_batch;            /* running sequences per step, averaged over steps */
+	double duration_s;            /* first arrival to last completion */
+	double tokens_per_s, requests_per_s;
+	struct llmsim_pcts ttft_s, tpot_s, e2e_s;
+	double kv_waste_fraction;     /* time-averaged (reserved - used) / reserved */
+	double kv_used_fraction;      /* time-averaged used / pool */
+	int64_t kv_capacity_tokens;
+	int64_t reserve_tokens;       /* contiguous: the largest reservation of a sequence */
+	double busy_s;                /* time spent in steps */
+	int64_t priced;               /* distinct step parts priced by the GPU model */
+	struct llmsim_infer_mem mem;
+};
+
+/* Run the simulation. Fails on a bad configuration, a request that can
+ * never fit in the KV cache, or a GPU-model error. */
+int llmsim_serve_run(const struct llmsim_serve_cfg *cfg, struct llmsim_serve_result *res,
+		     struct llmsim_err *err);
+
+const char *llmsim_sched_name(enum llmsim_sched s);
+int llmsim_sched_parse(const char *s);
+
+/* Percentiles by linear interpolation between order statistics (the
+ * array is sorted in place); all zero when n is 0. */
+void llmsim_pcts_compute(double *v, int64_t n, struct llmsim_pcts *out);
+
+#endif

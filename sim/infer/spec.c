@@ -1,0 +1,148 @@
+/*
+ * spec.c - speculative decoding: acceptance math and step prices (see
+ * spec.h). The verify step is an ordinary decode step whose sequences each
+ * carry q_len = gamma + 1 (or tree) query tokens, so its cost comes from
+ * the GPU model like any other step: nearly the plain step's while the
+ * weights dominate, growing once the extra tokens make the GEMMs compute
+ * bound.
+ */
+#include "spec.h"
+
+#include <math.h>
+#include <string.h>
+
+double llmsim_spec_expected_tokens(const double *alpha, int k)
+{
+	double e = 1, run = 1;
+	for (int i = 0; i < k; i++) {
+		run *= alpha[i];
+		e += run;
+	}
+	return e;
+}
+
+double llmsim_spec_expected_tokens_const(double a, int k)
+{
+	if (a >= 1)
+		return k + 1;
+	return (1 - pow(a, k + 1)) / (1 - a);
+}
+
+static int decode_step(const struct llmsim_infer_cfg *cfg, int64_t batch, int64_t q_len,
+		       int64_t kv_len, unsigned parts, struct llmsim_step_cost *c,
+		       struct llmsim_err *err)
+{
+	struct llmsim_step s = {.decode_seqs = batch, .q_len = q_len,
+				.decode_kv_len = (double)kv_len, .logits = batch * q_len,
+				.parts = parts};
+	return llmsim_infer_step(cfg, &s, c, err);
+}
+
+/* A GEMM outside the model's layers (Medusa heads, the MTP projection). */
+static int extra_gemm(const struct llmsim_infer_cfg *cfg, int64_t m, int64_t n, int64_t k,
+		      double *t, struct llmsim_err *err)
+{
+	struct llmsim_op op = {.kind = LLMSIM_OP_GEMM, .dtype = cfg->act_dtype};
+	op.u.gemm.m = m;
+	op.u.gemm.n = n;
+	op.u.gemm.k = k;
+	op.u.gemm.batch = 1;
+	op.u.gemm.b_dtype = cfg->act_dtype;
+	struct llmsim_pred p;
+	int rc = llmsim_predict(cfg->gpu, &op, &p, err);
+	if (!rc)
+		*t += p.time_s + (cfg->runtime == LLMSIM_RT_GRAPH ? cfg->params.graph_gap_s : 0);
+	return rc;
+}
+
+int llmsim_spec_run(const struct llmsim_spec_cfg *cfg, struct llmsim_spec_result *res,
+		    struct llmsim_err *err)
+{
+	memset(res, 0, sizeof *res);
+	int k = cfg->gamma;
+	if (k < 1 || k > LLMSIM_SPEC_MAX)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "gamma must be 1..%d, got %d",
+				      LLMSIM_SPEC_MAX, k);
+	if (cfg->nalpha != 1 && cfg->nalpha != k)
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "give one acceptance rate or one per position (%d), not %d", k,
+				      cfg->nalpha);
+	double a[LLMSIM_SPEC_MAX];
+	for (int i = 0; i < k; i++) {
+		a[i] = cfg->alpha[cfg->nalpha == 1 ? 0 : i];
+		if (!(a[i] >= 0 && a[i] <= 1))
+			return llmsim_err_set(err, LLMSIM_EINVAL,
+					      "acceptance rate %g is not in [0, 1]", a[i]);
+	}
+	if (cfg->batch < 1)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "batch must be at least 1");
+	if (cfg->context < 1)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "context must be at least 1 token");
+	const struct llmsim_infer_cfg *t = &cfg->target;
+	const struct llmsim_model *m = t->model;
+	if (m->max_seq > 0 && cfg->context + k + 1 > m->max_seq)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "context %lld exceeds the %d-token window of %s",
+				      (long long)cfg->context, m->max_seq, m->name);
+	res->expected_tokens_per_step = llmsim_spec_expected_tokens(a, k);
+
+	struct llmsim_step_cost c;
+	int rc = decode_step(t, cfg->batch, 1, cfg->context + 1, 0, &c, err);
+	if (rc)
+		return rc;
+	res->target_step_s = c.time_s;
+
+	int64_t q = k + 1;
+	if (cfg->kind == LLMSIM_SPEC_MEDUSA) {
+		if (cfg->tree < 1)
+			return llmsim_err_set(err, LLMSIM_EINVAL, "the Medusa tree needs at least one candidate");
+		q = cfg->tree;
+	}
+	res->verify_tokens = q;
+	if ((rc = decode_step(t, cfg->batch, q, cfg->context + q, 0, &c, err)))
+		return rc;
+	res->verify_s = c.time_s;
+
+	switch (cfg->kind) {
+	case LLMSIM_SPEC_DRAFT:
+		/* gamma autoregressive draft steps over the same context */
+		for (int i = 0; i < k && !rc; i++) {
+			rc = decode_step(&cfg->draft, cfg->batch, 1, cfg->context + 1 + i, 0, &c, err);
+			res->draft_s += c.time_s;
+		}
+		break;
+	case LLMSIM_SPEC_MEDUSA:
+		/* each head: SiLU(W1 h) + h with W1 [h, h], then its own
+		 * vocabulary projection W2 [h, vocab/tp] (Cai et al. 2024, eq. 1) */
+		for (int i = 0; i < k && !rc; i++) {
+			rc = extra_gemm(t, cfg->batch, m->hidden, m->hidden, &res->draft_s, err);
+			if (!rc)
+				rc = extra_gemm(t, cfg->batch, m->vocab / t->tp, m->hidden,
+						&res->draft_s, err);
+		}
+		break;
+	case LLMSIM_SPEC_MTP: {
+		/* each MTP module: project [h; emb] (2h -> h), one transformer
+		 * layer (priced as the model's mean layer), the shared LM head */
+		struct llmsim_step_cost body, head;
+		for (int i = 0; i < k && !rc; i++) {
+			rc = decode_step(t, cfg->batch, 1, cfg->context + 1 + i,
+					 LLMSIM_PART_BODY | LLMSIM_PART_ATTN, &body, err);
+			if (!rc)
+				rc = decode_step(t, cfg->batch, 1, cfg->context + 1 + i,
+						 LLMSIM_PART_HEAD, &head, err);
+			if (!rc)
+				rc = extra_gemm(t, cfg->batch, m->hidden, 2 * m->hidden,
+						&res->draft_s, err);
+			if (!rc)
+				res->draft_s += body.time_s / m->layers + head.time_s;
+		}
+		break;
+	}
+	}
+	if (rc)
+		return rc;
+	res->step_s = res->draft_s + res->verify_s;
+	res->tpot_s = res->step_s / res->expected_tokens_per_step;
+	res->speedup = res->tpot_s > 0 ? res->target_step_s / res->tpot_s : 0;
+	return 0;
+}

@@ -1,0 +1,191 @@
+/*
+ * test_sim_attention.c - prefill/training attention: FLOP formulas
+ * (4*B*H*S*L*D forward, causal about half, flash backward 2.5x, naive
+ * backward 2x), FlashAttention-1 HBM traffic ~ N^2 d^2 / M, naive ~ N^2,
+ * GQA reading K/V once per K/V head, and the shape and GPU errors.
+ * Expected values are worked by hand in the comments.
+ */
+#include <string.h>
+
+#include "support.h"
+#include "test_sim_gpus.h"
+#include "../sim/sim.h"
+
+static struct llmsim_op attn(enum llmsim_attn_impl impl, int64_t b, int64_t h, int64_t g,
+			     int64_t s, int64_t d, int causal, enum llmsim_pass pass)
+{
+	struct llmsim_op op = {.kind = LLMSIM_OP_ATTENTION, .dtype = LLMSIM_DT_BF16};
+	op.u.attn.impl = impl;
+	op.u.attn.batch = b, op.u.attn.heads = h, op.u.attn.kv_heads = g;
+	op.u.attn.seq = s, op.u.attn.kv_seq = s, op.u.attn.head_dim = d;
+	op.u.attn.v_head_dim = d, op.u.attn.causal = causal, op.u.attn.pass = pass;
+	return op;
+}
+
+static struct llmsim_pred ok(const struct llmsim_gpu *g, struct llmsim_op op)
+{
+	struct llmsim_pred p;
+	struct llmsim_err err = {0};
+	cr_assert_eq(llmsim_predict(g, &op, &p, &err), 0, "predict: %s", err.msg);
+	return p;
+}
+
+static int fails(const struct llmsim_gpu *g, struct llmsim_op op, char *msg)
+{
+	struct llmsim_pred p;
+	struct llmsim_err err = {0};
+	int rc = llmsim_predict(g, &op, &p, &err);
+	strcpy(msg, err.msg);
+	return rc;
+}
+
+Test(sim_attention, forward_flops)
+{
+	struct llmsim_gpu g;
+	test_gpu_h100(&g);
+	/* 4 * B*H*S*L*D = 4 * 2*16*2048*2048*128 */
+	double full = 4.0 * 2 * 16 * 2048 * 2048 * 128;
+	for (int i = LLMSIM_ATTN_NAIVE; i <= LLMSIM_ATTN_FLASH3; i++)
+		expect_close(ok(&g, attn(i, 2, 16, 16, 2048, 128, 0, LLMSIM_PASS_FWD)).flops, full,
+			     1e-12);
+	/* causal: S(S+1)/2 of the S^2 (query, key) pairs */
+	expect_close(ok(&g, attn(LLMSIM_ATTN_FLASH2, 2, 16, 16, 2048, 128, 1, LLMSIM_PASS_FWD)).flops,
+		     full * 2049 / 4096, 1e-12);
+	expect_close(ok(&g, attn(LLMSIM_ATTN_NAIVE, 2, 16, 16, 2048, 128, 1, LLMSIM_PASS_FWD)).flops,
+		     full * 2049 / 4096, 1e-12);
+}
+
+Test(sim_attention, backward_flops)
+{
+	struct llmsim_gpu g;
+	test_gpu_h100(&g);
+	double fwd = 4.0 * 1 * 8 * 1024 * 1024 * 64;
+	/* flash recomputes P: 5 matmuls of the forward's 2 = 2.5x */
+	for (int i = LLMSIM_ATTN_FLASH1; i <= LLMSIM_ATTN_FLASH3; i++) {
+		expect_close(ok(&g, attn(i, 1, 8, 8, 1024, 64, 0, LLMSIM_PASS_BWD)).flops, 2.5 * fwd,
+			     1e-12);
+		expect_close(ok(&g, attn(i, 1, 8, 8, 1024, 64, 0, LLMSIM_PASS_FWDBWD)).flops,
+			     3.5 * fwd, 1e-12);
+	}
+	/* naive reads the stored P: 4 matmuls = 2x */
+	expect_close(ok(&g, attn(LLMSIM_ATTN_NAIVE, 1, 8, 8, 1024, 64, 0, LLMSIM_PASS_BWD)).flops,
+		     2 * fwd, 1e-12);
+	cr_expect_eq(ok(&g, attn(LLMSIM_ATTN_NAIVE, 1, 8, 8, 1024, 64, 0, LLMSIM_PASS_BWD)).kernels,
+		     5);
+}
+
+/* FlashAttention-1 (Dao et al. 2022, Theorem 2): Theta(N^2 d^2 / M) HBM
+ * accesses. With B*H = 128 heads, d = 64, N = 8192 -> 16384: ~4x; the
+ * same N with twice the SRAM: ~half. (Tiles Bc = ceil(M/4d), Br = min(Bc,
+ * d): M = 227 KB / 2 B = 116224 elements -> Bc = 454; doubled, 908. The
+ * Q/O term counts ceil(N/64) * ceil(N/Bc) tile pairs: 128*19 -> 256*37
+ * (3.9x) and 128*19 -> 128*10 (0.53x).) */
+Test(sim_attention, flash1_traffic_scales_as_n2_d2_over_m)
+{
+	struct llmsim_gpu g, g2;
+	test_gpu_h100(&g);
+	double b1 = ok(&g, attn(LLMSIM_ATTN_FLASH1, 1, 128, 128, 8192, 64, 0, LLMSIM_PASS_FWD)).hbm_bytes;
+	double b2 = ok(&g, attn(LLMSIM_ATTN_FLASH1, 1, 128, 128, 16384, 64, 0, LLMSIM_PASS_FWD)).hbm_bytes;
+	expect_close(b2 / b1, 4.0, 0.1);
+	g2 = g;
+	g2.smem_bytes_per_block_max *= 2;
+	g2.smem_bytes_per_sm *= 2;
+	double b3 = ok(&g2, attn(LLMSIM_ATTN_FLASH1, 1, 128, 128, 8192, 64, 0, LLMSIM_PASS_FWD)).hbm_bytes;
+	expect_close(b3 / b1, 0.5, 0.1);
+	/* doubling d at the same N: ~4x (d^2) */
+	double b4 = ok(&g, attn(LLMSIM_ATTN_FLASH1, 1, 128, 128, 8192, 128, 0, LLMSIM_PASS_FWD)).hbm_bytes;
+	expect_close(b4 / b1, 4.0, 0.15);
+	/* parallel over batch*heads only */
+	cr_expect_eq(ok(&g, attn(LLMSIM_ATTN_FLASH1, 1, 128, 128, 8192, 64, 0, LLMSIM_PASS_FWD)).blocks,
+		     128);
+}
+
+/* naive: the S x L scores are written, read and written by the softmax,
+ * and read by PV: ~4 S^2 bytes-per-element per head, so 2x S -> ~4x. */
+Test(sim_attention, naive_traffic_scales_as_n2)
+{
+	struct llmsim_gpu g;
+	test_gpu_h100(&g);
+	struct llmsim_pred p1 = ok(&g, attn(LLMSIM_ATTN_NAIVE, 1, 16, 16, 4096, 128, 0, LLMSIM_PASS_FWD));
+	struct llmsim_pred p2 = ok(&g, attn(LLMSIM_ATTN_NAIVE, 1, 16, 16, 8192, 128, 0, LLMSIM_PASS_FWD));
+	expect_close(p2.hbm_bytes / p1.hbm_bytes, 4.0, 0.05);
+	/* and at least those 4 passes over the 16 * 4096^2 * 2 B matrix */
+	cr_expect(p1.hbm_bytes >= 4.0 * 16 * 4096 * 4096 * 2);
+	/* the workspace is the N^2 matrix */
+	expect_close(p1.workspace_bytes, 16.0 * 4096 * 4096 * 2, 1e-12);
+	cr_expect_eq(p1.kernels, 3);
+	/* flash2 moves far less */
+	cr_expect(ok(&g, attn(LLMSIM_ATTN_FLASH2, 1, 16, 16, 4096, 128, 0, LLMSIM_PASS_FWD)).hbm_bytes <
+		  p1.hbm_bytes / 10);
+}
+
+/* GQA: FlashAttention-2 reads K/V once per K/V head. B=1, H=32, S=L=4096,
+ * D=128: 32 -> 4 K/V heads saves (32-4) * 4096 * (128+128) * 2 B. */
+Test(sim_attention, gqa_reads_kv_once_per_group)
+{
+	struct llmsim_gpu g;
+	test_gpu_h100(&g);
+	double mha = ok(&g, attn(LLMSIM_ATTN_FLASH2, 1, 32, 32, 4096, 128, 1, LLMSIM_PASS_FWD)).hbm_bytes;
+	double gqa = ok(&g, attn(LLMSIM_ATTN_FLASH2, 1, 32, 4, 4096, 128, 1, LLMSIM_PASS_FWD)).hbm_bytes;
+	expect_close(mha - gqa, 28.0 * 4096 * 256 * 2, 1e-9);
+}
+
+Test(sim_attention, causal_about_halves_the_time)
+{
+	struct llmsim_gpu g;
+	test_gpu_h100(&g);
+	double t = ok(&g, attn(LLMSIM_ATTN_FLASH2, 4, 32, 32, 8192, 128, 0, LLMSIM_PASS_FWD)).time_s;
+	double tc = ok(&g, attn(LLMSIM_ATTN_FLASH2, 4, 32, 32, 8192, 128, 1, LLMSIM_PASS_FWD)).time_s;
+	cr_expect(tc / t > 0.45 && tc / t < 0.6, "ratio %g", tc / t);
+	/* FA3 overlaps softmax with the matmuls: faster than FA2 on Hopper */
+	double t3 = ok(&g, attn(LLMSIM_ATTN_FLASH3, 4, 32, 32, 8192, 128, 1, LLMSIM_PASS_FWD)).time_s;
+	cr_expect(t3 < tc, "fa3 %g fa2 %g", t3, tc);
+	struct llmsim_pred p = ok(&g, attn(LLMSIM_ATTN_FLASH2, 4, 32, 32, 8192, 128, 1, LLMSIM_PASS_FWD));
+	cr_expect_eq(p.bound, LLMSIM_BOUND_TENSOR, "bound %s", llmsim_bound_name(p.bound));
+	/* FA2 grid: B*H*ceil(S/128) blocks */
+	cr_expect_eq(p.blocks, 4 * 32 * 64);
+}
+
+Test(sim_attention, errors)
+{
+	struct llmsim_gpu g;
+	char msg[LLMSIM_ERR_MSG_MAX];
+	test_gpu_h100(&g);
+	cr_expect_eq(fails(&g, attn(LLMSIM_ATTN_FLASH2, 1, 32, 5, 128, 128, 0, LLMSIM_PASS_FWD), msg),
+		     LLMSIM_EINVAL);
+	cr_expect_str_eq(msg, "heads (32) must be divisible by kv_heads (5)");
+	cr_expect_eq(fails(&g, attn(LLMSIM_ATTN_FLASH2, 0, 32, 32, 128, 128, 0, LLMSIM_PASS_FWD), msg),
+		     LLMSIM_EINVAL);
+	struct llmsim_op op = attn(LLMSIM_ATTN_FLASH2, 1, 32, 32, 128, 128, 1, LLMSIM_PASS_FWD);
+	op.u.attn.kv_seq = 64;
+	cr_expect_eq(fails(&g, op, msg), LLMSIM_EINVAL);
+	op = attn(LLMSIM_ATTN_FLASH2, 1 << 20, 1 << 20, 1 << 20, 1 << 20, 128, 0, LLMSIM_PASS_FWD);
+	cr_expect_eq(fails(&g, op, msg), LLMSIM_EINVAL);
+	cr_expect(strstr(msg, "overflow"), "%s", msg);
+	op = attn(LLMSIM_ATTN_FLASH2, 1, 32, 32, 128, 128, 0, LLMSIM_PASS_FWD);
+	op.dtype = LLMSIM_DT_FP8;
+	cr_expect_eq(fails(&g, op, msg), LLMSIM_EUNSUPPORTED);
+	op.u.attn.impl = LLMSIM_ATTN_FLASH3;
+	cr_expect_eq(fails(&g, op, msg), 0, "%s", msg);
+	test_gpu_a100(&g);
+	cr_expect_eq(fails(&g, attn(LLMSIM_ATTN_FLASH3, 1, 32, 32, 128, 128, 0, LLMSIM_PASS_FWD), msg),
+		     LLMSIM_EUNSUPPORTED);
+	cr_expect(strstr(msg, "flash3") && strstr(msg, "Hopper"), "%s", msg);
+	cr_expect_eq(fails(&g, attn(LLMSIM_ATTN_FLASH2, 1, 32, 32, 128, 128, 0, LLMSIM_PASS_FWD), msg),
+		     0, "%s", msg);
+}
+
+/* Wave quantization through a whole prediction: FlashAttention-1 runs one
+ * block per (batch, head) and, its tiles filling the SRAM, one block per
+ * SM. 132 heads on 132 SMs take one block time; 133 take two. */
+Test(sim_attention, flash1_wave_quantization)
+{
+	struct llmsim_gpu g;
+	test_gpu_h100(&g);
+	struct llmsim_pred a = ok(&g, attn(LLMSIM_ATTN_FLASH1, 1, 132, 132, 8192, 128, 0, LLMSIM_PASS_FWD));
+	struct llmsim_pred b = ok(&g, attn(LLMSIM_ATTN_FLASH1, 1, 133, 133, 8192, 128, 0, LLMSIM_PASS_FWD));
+	cr_expect_eq(a.blocks_per_sm, 1);
+	expect_close(a.waves, 1.0, 1e-12);
+	expect_close(b.compute_s, 2 * a.compute_s, 1e-9);
+	cr_expect(b.time_s > 1.8 * a.time_s, "132 heads %g s, 133 heads %g s", a.time_s, b.time_s);
+}

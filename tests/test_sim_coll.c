@@ -1,0 +1,105 @@
+/*
+ * test_sim_coll.c - collectives: ring and tree all-reduce times from the
+ * formula worked by hand, auto choosing the faster, hierarchical
+ * multi-node all-reduce, and errors. Test H100: NVLink 450 GB/s each way,
+ * 3 us link latency; network 50 GB/s, 5 us; defaults: 0.80 of link
+ * bandwidth, 8 us per step, 3 us per kernel.
+ */
+#include <string.h>
+
+#include "support.h"
+#include "test_sim_gpus.h"
+#include "../sim/sim.h"
+
+static struct llmsim_op coll(enum llmsim_coll_kind k, double bytes, int gpus, int nodes,
+			     enum llmsim_coll_algo algo)
+{
+	struct llmsim_op op = {.kind = LLMSIM_OP_COLLECTIVE, .dtype = LLMSIM_DT_BF16};
+	op.u.coll.kind = k, op.u.coll.bytes = bytes, op.u.coll.gpus = gpus;
+	op.u.coll.nodes = nodes, op.u.coll.algo = algo;
+	return op;
+}
+
+static struct llmsim_pred ok(const struct llmsim_gpu *g, struct llmsim_op op)
+{
+	struct llmsim_pred p;
+	struct llmsim_err err = {0};
+	cr_assert_eq(llmsim_predict(g, &op, &p, &err), 0, "predict: %s", err.msg);
+	return p;
+}
+
+#define BW (450e9 * 0.80)
+#define STEP (3e-6 + 8e-6)
+
+Test(sim_coll, ring_allreduce)
+{
+	struct llmsim_gpu g;
+	test_gpu_h100(&g);
+	/* 8 ranks, 1 GB: 2*7 steps, each rank sends 2*7/8 GB */
+	struct llmsim_pred p = ok(&g, coll(LLMSIM_COLL_ALLREDUCE, 1e9, 8, 1, LLMSIM_ALGO_RING));
+	expect_close(p.link_bytes, 1.75e9, 1e-12);
+	expect_close(p.time_s, 1.75e9 / BW + 14 * STEP + 3e-6, 1e-9);
+	cr_expect_eq(p.bound, LLMSIM_BOUND_LINK);
+	/* tree: 2*log2(8) = 6 steps, 2 GB sent per rank */
+	p = ok(&g, coll(LLMSIM_COLL_ALLREDUCE, 1e9, 8, 1, LLMSIM_ALGO_TREE));
+	expect_close(p.time_s, 2e9 / BW + 6 * STEP + 3e-6, 1e-9);
+	/* auto: ring for the large buffer */
+	expect_close(ok(&g, coll(LLMSIM_COLL_ALLREDUCE, 1e9, 8, 1, LLMSIM_ALGO_AUTO)).time_s,
+		     1.75e9 / BW + 14 * STEP + 3e-6, 1e-9);
+	/* auto: tree for 1 KB, latency bound */
+	p = ok(&g, coll(LLMSIM_COLL_ALLREDUCE, 1e3, 8, 1, LLMSIM_ALGO_AUTO));
+	expect_close(p.time_s, 2e3 / BW + 6 * STEP + 3e-6, 1e-9);
+	cr_expect_eq(p.bound, LLMSIM_BOUND_LATENCY);
+}
+
+Test(sim_coll, gather_scatter_alltoall_sendrecv)
+{
+	struct llmsim_gpu g;
+	test_gpu_h100(&g);
+	/* all-gather of an 800 MB output over 8 ranks: 7 steps, 7/8 sent */
+	struct llmsim_pred p = ok(&g, coll(LLMSIM_COLL_ALLGATHER, 8e8, 8, 1, LLMSIM_ALGO_AUTO));
+	expect_close(p.link_bytes, 7e8, 1e-12);
+	expect_close(p.time_s, 7e8 / BW + 7 * STEP + 3e-6, 1e-9);
+	p = ok(&g, coll(LLMSIM_COLL_REDUCESCATTER, 8e8, 8, 1, LLMSIM_ALGO_AUTO));
+	expect_close(p.time_s, 7e8 / BW + 7 * STEP + 3e-6, 1e-9);
+	p = ok(&g, coll(LLMSIM_COLL_SENDRECV, 1e8, 2, 1, LLMSIM_ALGO_AUTO));
+	expect_close(p.time_s, 1e8 / BW + STEP + 3e-6, 1e-9);
+	/* across nodes: the network */
+	p = ok(&g, coll(LLMSIM_COLL_SENDRECV, 1e8, 2, 2, LLMSIM_ALGO_AUTO));
+	expect_close(p.time_s, 1e8 / (50e9 * 0.8) + (5e-6 + 8e-6) + 3e-6, 1e-9);
+}
+
+/* 16 ranks on 2 nodes, 1.6 GB, ring: reduce-scatter in the node (7 steps,
+ * 7/8 * 1.6 GB), all-reduce of 1.6/8 = 0.2 GB between the 2 nodes (2
+ * steps, 2 * 1/2 * 0.2 GB at 50 GB/s * 0.8), all-gather in the node. */
+Test(sim_coll, hierarchical_allreduce)
+{
+	struct llmsim_gpu g;
+	test_gpu_h100(&g);
+	struct llmsim_pred p = ok(&g, coll(LLMSIM_COLL_ALLREDUCE, 1.6e9, 16, 2, LLMSIM_ALGO_RING));
+	double bw = 2 * 1.4e9 / BW + 2e8 / (50e9 * 0.8);
+	double lat = 14 * STEP + 2 * (5e-6 + 8e-6);
+	expect_close(p.time_s, bw + lat + 3e-6, 1e-9);
+	expect_close(p.link_bytes, 2 * 1.4e9 + 2e8, 1e-12);
+}
+
+Test(sim_coll, errors)
+{
+	struct llmsim_gpu g;
+	struct llmsim_pred p;
+	struct llmsim_err err = {0};
+	test_gpu_h100(&g);
+	struct llmsim_op op = coll(LLMSIM_COLL_ALLREDUCE, 1e6, 6, 4, LLMSIM_ALGO_AUTO);
+	cr_expect_eq(llmsim_predict(&g, &op, &p, &err), LLMSIM_EINVAL);
+	cr_expect_str_eq(err.msg, "gpus (6) must be divisible by nodes (4)");
+	op = coll(LLMSIM_COLL_ALLGATHER, 1e6, 8, 1, LLMSIM_ALGO_TREE);
+	cr_expect_eq(llmsim_predict(&g, &op, &p, &err), LLMSIM_EUNSUPPORTED);
+	op = coll(LLMSIM_COLL_ALLREDUCE, 0, 8, 1, LLMSIM_ALGO_AUTO);
+	cr_expect_eq(llmsim_predict(&g, &op, &p, &err), LLMSIM_EINVAL);
+	op = coll(LLMSIM_COLL_ALLREDUCE, 1e6, 16, 1, LLMSIM_ALGO_AUTO);
+	cr_expect_eq(llmsim_predict(&g, &op, &p, &err), LLMSIM_EINVAL); /* 16 > 8 per node */
+	/* one rank: nothing moves */
+	op = coll(LLMSIM_COLL_ALLREDUCE, 1e6, 1, 1, LLMSIM_ALGO_AUTO);
+	cr_expect_eq(llmsim_predict(&g, &op, &p, &err), 0);
+	cr_expect_eq(p.time_s, 0);
+}

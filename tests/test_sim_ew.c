@@ -1,0 +1,123 @@
+/*
+ * test_sim_ew.c - element-wise ops: bytes per element of what each kernel
+ * reads and writes, the HBM-bound time of a large copy, launch/latency
+ * bound tiny ops, and shape errors. Worked by hand in the comments
+ * (N = tokens * hidden, bf16 = 2 B).
+ */
+#include <string.h>
+
+#include "support.h"
+#include "test_sim_gpus.h"
+#include "../sim/sim.h"
+
+static struct llmsim_op ew(enum llmsim_ew_kind k, int64_t t, int64_t h, enum llmsim_pass pass)
+{
+	struct llmsim_op op = {.kind = LLMSIM_OP_ELEMENTWISE, .dtype = LLMSIM_DT_BF16};
+	op.u.ew.kind = k, op.u.ew.tokens = t, op.u.ew.hidden = h, op.u.ew.pass = pass;
+	return op;
+}
+
+static struct llmsim_pred ok(const struct llmsim_gpu *g, struct llmsim_op op)
+{
+	struct llmsim_pred p;
+	struct llmsim_err err = {0};
+	cr_assert_eq(llmsim_predict(g, &op, &p, &err), 0, "predict: %s", err.msg);
+	return p;
+}
+
+/* A copy of 8192 x 8192 bf16 reads and writes 134217728 B each. It is HBM
+ * bound: 268435456 B at 4.8 TB/s * 0.90, plus the fixed 3 us per kernel
+ * and one DRAM latency (0.5 us) of pipeline fill. */
+Test(sim_ew, large_copy_is_hbm_bound)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	struct llmsim_pred p = ok(&g, ew(LLMSIM_EW_COPY, 8192, 8192, LLMSIM_PASS_FWD));
+	expect_close(p.hbm_read_bytes, 134217728.0, 1e-12);
+	expect_close(p.hbm_write_bytes, 134217728.0, 1e-12);
+	cr_expect_eq(p.bound, LLMSIM_BOUND_HBM);
+	expect_close(p.time_s, 268435456.0 / (4.8e12 * 0.90) + 3e-6 + 5e-7, 1e-9);
+}
+
+Test(sim_ew, bytes_per_element)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	double T = 4096, H = 8192, N = T * H;
+	/* rmsnorm fwd: x and the weight in; y and one fp32 rstd per row out */
+	struct llmsim_pred p = ok(&g, ew(LLMSIM_EW_RMSNORM, 4096, 8192, LLMSIM_PASS_FWD));
+	expect_close(p.hbm_read_bytes, N * 2 + H * 2, 1e-12);
+	expect_close(p.hbm_write_bytes, N * 2 + T * 4, 1e-12);
+	cr_expect_eq(p.blocks, 4096); /* one block per row */
+	/* mul bwd: dy, a, b in; da, db out */
+	p = ok(&g, ew(LLMSIM_EW_MUL, 4096, 8192, LLMSIM_PASS_BWD));
+	expect_close(p.hbm_read_bytes, 3 * N * 2, 1e-12);
+	expect_close(p.hbm_write_bytes, 2 * N * 2, 1e-12);
+	/* silu_mul fwd: gate and up in, one out */
+	p = ok(&g, ew(LLMSIM_EW_SILU_MUL, 4096, 8192, LLMSIM_PASS_FWD));
+	expect_close(p.hbm_bytes, 3 * N * 2, 1e-12);
+	/* fused cross-entropy reads the logits once: [4096, 128256] bf16 and
+	 * int64 targets; writes fp32 loss and lse per row */
+	p = ok(&g, ew(LLMSIM_EW_CROSS_ENTROPY, 4096, 128256, LLMSIM_PASS_FWD));
+	expect_close(p.hbm_read_bytes, 4096.0 * 128256 * 2 + 4096 * 8, 1e-12);
+	expect_close(p.hbm_write_bytes, 4096.0 * 8, 1e-12);
+	/* fwd + bwd = two kernels and the sum of their bytes */
+	double f = ok(&g, ew(LLMSIM_EW_LAYERNORM, 4096, 8192, LLMSIM_PASS_FWD)).hbm_bytes;
+	double b = ok(&g, ew(LLMSIM_EW_LAYERNORM, 4096, 8192, LLMSIM_PASS_BWD)).hbm_bytes;
+	p = ok(&g, ew(LLMSIM_EW_LAYERNORM, 4096, 8192, LLMSIM_PASS_FWDBWD));
+	expect_close(p.hbm_bytes, f + b, 1e-12);
+	cr_expect_eq(p.kernels, 2);
+}
+
+/* AdamW on 1e6 bf16 parameters: per parameter read fp32 master, m, v (12
+ * B) and the bf16 grad (2 B); write master, m, v and the bf16 weight: 28
+ * B per parameter. */
+Test(sim_ew, adamw_bytes_per_param)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	struct llmsim_pred p = ok(&g, ew(LLMSIM_EW_ADAMW, 1, 1000000, LLMSIM_PASS_FWD));
+	expect_close(p.hbm_read_bytes, 14e6, 1e-12);
+	expect_close(p.hbm_write_bytes, 14e6, 1e-12);
+	/* fp32 grads and weights: 32 B per parameter */
+	struct llmsim_op op = ew(LLMSIM_EW_ADAMW, 1, 1000000, LLMSIM_PASS_FWD);
+	op.dtype = LLMSIM_DT_FP32;
+	expect_close(ok(&g, op).hbm_bytes, 32e6, 1e-12);
+}
+
+Test(sim_ew, tiny_ops_are_launch_or_latency_bound)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	/* one row of 4096: 16 KB in, far below a microsecond of bandwidth */
+	struct llmsim_pred p = ok(&g, ew(LLMSIM_EW_RMSNORM, 1, 4096, LLMSIM_PASS_FWD));
+	cr_expect(p.bound == LLMSIM_BOUND_LAUNCH || p.bound == LLMSIM_BOUND_LATENCY, "bound %s",
+		  llmsim_bound_name(p.bound));
+	cr_expect(p.time_s >= 3e-6 && p.time_s < 10e-6, "time %g", p.time_s);
+	cr_expect_eq(p.blocks, 1);
+	/* a few long rows: 8 rows of 2 M -> 8 blocks of 1024 threads with 64
+	 * B in flight each: 512 KB per 0.5 us = 1 TB/s, below HBM's 4.3:
+	 * latency bound (the FP32 work, 4 ops per element on 8 of 132 SMs,
+	 * takes 2/3 of that) */
+	p = ok(&g, ew(LLMSIM_EW_RMSNORM, 8, 1 << 21, LLMSIM_PASS_FWD));
+	cr_expect_eq(p.bound, LLMSIM_BOUND_LATENCY, "bound %s", llmsim_bound_name(p.bound));
+	/* the same rows' cross-entropy needs one exp per element on those 8
+	 * SMs' special-function units (16 per clock each): vector bound */
+	p = ok(&g, ew(LLMSIM_EW_CROSS_ENTROPY, 8, 1 << 21, LLMSIM_PASS_FWD));
+	cr_expect_eq(p.bound, LLMSIM_BOUND_VECTOR, "bound %s", llmsim_bound_name(p.bound));
+}
+
+Test(sim_ew, errors)
+{
+	struct llmsim_gpu g;
+	struct llmsim_pred p;
+	struct llmsim_err err = {0};
+	test_gpu_h200(&g);
+	struct llmsim_op op = ew(LLMSIM_EW_ADD, 0, 8192, LLMSIM_PASS_FWD);
+	cr_expect_eq(llmsim_predict(&g, &op, &p, &err), LLMSIM_EINVAL);
+	cr_expect(strstr(err.msg, "tokens (0)"), "%s", err.msg);
+	op = ew(LLMSIM_EW_ADD, 1LL << 40, 1LL << 30, LLMSIM_PASS_FWD);
+	cr_expect_eq(llmsim_predict(&g, &op, &p, &err), LLMSIM_EINVAL);
+	op = ew(LLMSIM_EW_COUNT, 1, 1, LLMSIM_PASS_FWD);
+	cr_expect_eq(llmsim_predict(&g, &op, &p, &err), LLMSIM_EINVAL);
+}

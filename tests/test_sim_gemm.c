@@ -1,0 +1,244 @@
+/*
+ * test_sim_gemm.c - the GEMM cost description and the kernel timing model
+ * it shares: FLOPs, weight-bandwidth bound of small m, tensor bound of
+ * large m, split-K, weight-only quantization, dtype support, shape
+ * errors, the occupancy calculator and wave quantization. Expected values
+ * are derived by hand in the comments from the test GPUs' published
+ * figures (test_sim_gpus.h) and the eff_params.h defaults.
+ */
+#include <string.h>
+
+#include "support.h"
+#include "test_sim_gpus.h"
+#include "../sim/sim.h"
+#include "../sim/sim_internal.h"
+
+static struct llmsim_op gemm(int64_t m, int64_t n, int64_t k, enum llmsim_dtype dt)
+{
+	struct llmsim_op op = {.kind = LLMSIM_OP_GEMM, .dtype = dt};
+	op.u.gemm.m = m, op.u.gemm.n = n, op.u.gemm.k = k, op.u.gemm.batch = 1;
+	op.u.gemm.b_dtype = dt;
+	return op;
+}
+
+static struct llmsim_pred predict_ok(const struct llmsim_gpu *g, struct llmsim_op op)
+{
+	struct llmsim_pred p;
+	struct llmsim_err err = {0};
+	int rc = llmsim_predict(g, &op, &p, &err);
+	cr_assert_eq(rc, 0, "predict failed: %s", err.msg);
+	return p;
+}
+
+Test(sim_gemm, flops_are_2mnk)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	/* 2 * 4096^3 */
+	expect_close(predict_ok(&g, gemm(4096, 4096, 4096, LLMSIM_DT_BF16)).flops,
+		     137438953472.0, 1e-12);
+	/* batched: 2 * 128 * 256 * 512 * 3 */
+	struct llmsim_op op = gemm(128, 256, 512, LLMSIM_DT_BF16);
+	op.u.gemm.batch = 3;
+	expect_close(predict_ok(&g, op).flops, 100663296.0, 1e-12);
+}
+
+Test(sim_gemm, decode_gemm_reads_the_weights_once_and_is_hbm_bound)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	struct llmsim_pred p = predict_ok(&g, gemm(1, 8192, 8192, LLMSIM_DT_BF16));
+	/* weights 8192*8192*2 B, A 8192*2 B, C 8192*2 B */
+	expect_close(p.hbm_bytes, 134217728.0 + 16384 + 16384, 0.01);
+	cr_expect_eq(p.bound, LLMSIM_BOUND_HBM, "bound %s", llmsim_bound_name(p.bound));
+	/* no faster than the weights at peak HBM bandwidth: 134 MB / 4.8 TB/s */
+	cr_expect(p.time_s > 134217728.0 / 4.8e12);
+	cr_expect(p.intensity_flops_per_byte < 2);
+}
+
+Test(sim_gemm, large_gemm_is_tensor_bound)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	struct llmsim_pred p = predict_ok(&g, gemm(8192, 8192, 8192, LLMSIM_DT_BF16));
+	cr_expect_eq(p.bound, LLMSIM_BOUND_TENSOR, "bound %s", llmsim_bound_name(p.bound));
+	/* at best the sustained tensor rate: 2*8192^3 / (989.4e12 * 0.80) */
+	cr_expect(p.time_s >= 1099511627776.0 / (989.4e12 * 0.80));
+	cr_expect(p.time_s < 1.3 * 1099511627776.0 / (989.4e12 * 0.80));
+	cr_expect(p.tile_m >= 128 && p.tile_n >= 128, "tile %dx%d", p.tile_m, p.tile_n);
+	cr_expect_eq(p.split_k, 1);
+}
+
+Test(sim_gemm, bound_moves_from_hbm_to_tensor_as_m_grows)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	cr_expect_eq(predict_ok(&g, gemm(1, 8192, 8192, LLMSIM_DT_BF16)).bound, LLMSIM_BOUND_HBM);
+	cr_expect_eq(predict_ok(&g, gemm(8192, 8192, 8192, LLMSIM_DT_BF16)).bound,
+		     LLMSIM_BOUND_TENSOR);
+	/* the weight read is shared: 1..16 rows cost about the same */
+	double t1 = predict_ok(&g, gemm(1, 8192, 8192, LLMSIM_DT_BF16)).time_s;
+	double t16 = predict_ok(&g, gemm(16, 8192, 8192, LLMSIM_DT_BF16)).time_s;
+	cr_expect(t16 < 1.2 * t1, "t1 %g t16 %g", t1, t16);
+}
+
+Test(sim_gemm, small_mn_splits_k_with_a_reduction)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	/* 64 x 1024 gives at most 16 tiles of 64x64 on 132 SMs */
+	struct llmsim_pred p = predict_ok(&g, gemm(64, 1024, 16384, LLMSIM_DT_BF16));
+	cr_expect(p.split_k > 1, "split %d", p.split_k);
+	cr_expect_eq(p.kernels, 2);
+	/* fp32 partials: split * m * n * 4 bytes */
+	expect_close(p.workspace_bytes, p.split_k * 64.0 * 1024 * 4, 1e-12);
+}
+
+Test(sim_gemm, int4_weights_read_a_quarter_of_bf16)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	struct llmsim_op op = gemm(1, 8192, 8192, LLMSIM_DT_BF16);
+	op.u.gemm.b_dtype = LLMSIM_DT_INT4;
+	struct llmsim_pred q = predict_ok(&g, op);
+	struct llmsim_pred b = predict_ok(&g, gemm(1, 8192, 8192, LLMSIM_DT_BF16));
+	/* 8192*8192*0.5 B of weights, plus A and C (16 KB each) */
+	expect_close(q.hbm_bytes, 33554432.0 + 32768, 0.02);
+	cr_expect(q.time_s < b.time_s / 2, "int4 %g bf16 %g", q.time_s, b.time_s);
+	/* math at bf16: same FLOPs */
+	expect_close(q.flops, b.flops, 1e-12);
+}
+
+Test(sim_gemm, fp32_runs_on_cuda_cores)
+{
+	struct llmsim_gpu g;
+	test_gpu_h100(&g);
+	struct llmsim_pred p = predict_ok(&g, gemm(4096, 4096, 4096, LLMSIM_DT_FP32));
+	cr_expect_eq(p.bound, LLMSIM_BOUND_VECTOR, "bound %s", llmsim_bound_name(p.bound));
+	/* at least 2*4096^3 / (67e12 * 0.80) */
+	cr_expect(p.time_s >= 137438953472.0 / (67e12 * 0.80));
+	/* tf32 on tensor cores is faster */
+	cr_expect(predict_ok(&g, gemm(4096, 4096, 4096, LLMSIM_DT_TF32)).time_s < p.time_s);
+}
+
+Test(sim_gemm, errors)
+{
+	struct llmsim_gpu g;
+	struct llmsim_pred p;
+	struct llmsim_err err = {0};
+	test_gpu_a100(&g);
+	struct llmsim_op op = gemm(1024, 1024, 1024, LLMSIM_DT_FP8);
+	cr_expect_eq(llmsim_predict(&g, &op, &p, &err), LLMSIM_EUNSUPPORTED);
+	cr_expect(strstr(err.msg, "fp8") && strstr(err.msg, "a100"), "msg: %s", err.msg);
+	op = gemm(0, 1024, 1024, LLMSIM_DT_BF16);
+	cr_expect_eq(llmsim_predict(&g, &op, &p, &err), LLMSIM_EINVAL);
+	cr_expect(strstr(err.msg, "m=0"), "msg: %s", err.msg);
+	op = gemm(-5, 1024, 1024, LLMSIM_DT_BF16);
+	cr_expect_eq(llmsim_predict(&g, &op, &p, &err), LLMSIM_EINVAL);
+	/* 2^40 cubed overflows int64 */
+	op = gemm(1LL << 40, 1LL << 40, 1LL << 40, LLMSIM_DT_BF16);
+	cr_expect_eq(llmsim_predict(&g, &op, &p, &err), LLMSIM_EINVAL);
+	cr_expect(strstr(err.msg, "overflow"), "msg: %s", err.msg);
+	/* 2*m*n*k: 2 * 2^21 * 2^21 * 2^21 = 2^64 overflows, m*k = 2^42 does not */
+	op = gemm(1LL << 21, 1LL << 21, 1LL << 21, LLMSIM_DT_BF16);
+	cr_expect_eq(llmsim_predict(&g, &op, &p, &err), LLMSIM_EINVAL);
+}
+
+/* Occupancy, worked by hand from the CUDA limits of compute capability
+ * 9.0: 64 K registers allocated per warp in units of 256, 228 KB shared
+ * memory per SM with 1 KB reserved per block and 128-byte granularity, 64
+ * warps, 2048 threads, 32 blocks per SM. */
+Test(sim_occupancy, worked_cases)
+{
+	struct llmsim_gpu g;
+	test_gpu_h100(&g);
+	/* 256 threads, 64 regs, 48 KB: warps 64/8 = 8 blocks; registers
+	 * 64*32 = 2048 per warp, 8 warps = 16384 per block, 65536/16384 = 4;
+	 * smem (49152 + 1024) = 50176 B, 233472 / 50176 = 4.65 -> 4. So 4
+	 * blocks, 32 warps of 64: occupancy 0.5. */
+	cr_expect_eq(sim_blocks_per_sm(&g, 256, 64, 48 * 1024), 4);
+	/* 128 threads, 255 regs: 255*32 = 8160 -> 8192 per warp, 4 warps =
+	 * 32768 per block -> 2 blocks */
+	cr_expect_eq(sim_blocks_per_sm(&g, 128, 255, 0), 2);
+	/* 1024 threads, 32 regs: 32 warps -> 2 by warps; 32768 regs -> 2 */
+	cr_expect_eq(sim_blocks_per_sm(&g, 1024, 32, 0), 2);
+	/* 256 threads, 32 regs, 100 KB: (102400+1024) = 103424, 233472/103424
+	 * = 2.26 -> 2 */
+	cr_expect_eq(sim_blocks_per_sm(&g, 256, 32, 100 * 1024), 2);
+	/* 64 threads, 16 regs: 2 warps -> 32 by warps, 2048/64 = 32 by
+	 * threads, 32 by the block limit */
+	cr_expect_eq(sim_blocks_per_sm(&g, 64, 16, 0), 32);
+	/* 96 threads = 3 warps: 64/3 = 21 by warps; 40 regs: 1280 per warp,
+	 * 3840 per block, 65536/3840 = 17.07 -> 17 */
+	cr_expect_eq(sim_blocks_per_sm(&g, 96, 40, 0), 17);
+	/* more shared memory than a block may have, or too many threads */
+	cr_expect_eq(sim_blocks_per_sm(&g, 128, 32, 228 * 1024), 0);
+	cr_expect_eq(sim_blocks_per_sm(&g, 2048, 32, 0), 0);
+	/* A100: 164 KB/SM, 48 KB + 1 KB -> 167936 / 50176 = 3.35 -> 3 */
+	test_gpu_a100(&g);
+	cr_expect_eq(sim_blocks_per_sm(&g, 256, 32, 48 * 1024), 3);
+}
+
+/* One block more than a full wave costs a whole extra block time: with one
+ * resident block per SM, 133 tile blocks on 132 SMs take twice as long as
+ * 132. */
+Test(sim_occupancy, wave_quantization)
+{
+	struct llmsim_gpu g;
+	struct ktime t1, t2;
+	test_gpu_h100(&g);
+	struct kern k;
+	memset(&k, 0, sizeof k);
+	k.threads = 384;
+	k.regs = 168;
+	k.smem_per_block_bytes = 200 * 1024; /* one block per SM */
+	double per_block = 2.0 * 128 * 256 * 8192;
+	k.mm_rate_flops_per_s = 989.4e12;
+	k.mm_eff = 0.8;
+	k.mm_tensor = 1;
+	k.blocks = 132;
+	k.mm_flops = per_block * 132;
+	sim_kern_time(&g, &k, &t1);
+	cr_expect_eq(t1.blocks_per_sm, 1);
+	/* one block on each SM at the SM's share of peak: */
+	expect_close(t1.mm_s, per_block / (989.4e12 / 132 * 0.8), 1e-9);
+	k.blocks = 133;
+	k.mm_flops = per_block * 133;
+	sim_kern_time(&g, &k, &t2);
+	expect_close(t2.mm_s, 2 * t1.mm_s, 1e-9);
+	expect_close(t2.waves, 133.0 / 132, 1e-12);
+	cr_expect(t2.time_s > 1.9 * t1.time_s - 2 * t1.overhead_s);
+}
+
+/* Re-reads of A (once per column of tiles) and B (once per row of tiles)
+ * come from L2 while the operands fit in it, from HBM when they do not. */
+Test(sim_gemm, rereads_filtered_by_l2)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	/* 2048^3 bf16: A and B are 8 MB each, together under the 31 MB of L2
+	 * kept for re-reads (60 MiB * 0.5): HBM reads are A + B once */
+	struct llmsim_pred p = predict_ok(&g, gemm(2048, 2048, 2048, LLMSIM_DT_BF16));
+	expect_close(p.hbm_read_bytes, 2.0 * 2048 * 2048 * 2, 1e-12);
+	cr_expect(p.l2_bytes > p.hbm_read_bytes, "l2 %g", p.l2_bytes);
+	/* 16384^3: 512 MB each, far over L2: the panels are re-read from HBM */
+	p = predict_ok(&g, gemm(16384, 16384, 16384, LLMSIM_DT_BF16));
+	cr_expect(p.hbm_read_bytes > 1.5 * 2.0 * 16384 * 16384 * 2, "read %g", p.hbm_read_bytes);
+	/* but far less than every tile reading its panels from HBM */
+	cr_expect(p.hbm_read_bytes < p.l2_bytes);
+}
+
+Test(sim_gemm, expected_error_when_calibrated)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	struct llmsim_pred p = predict_ok(&g, gemm(512, 512, 512, LLMSIM_DT_BF16));
+	cr_expect(isnan(p.time_err_pct));
+	cr_expect_str_eq(p.op_class, "gemm");
+	strcpy(g.err_classes[0].name, "attention");
+	g.err_classes[0].median_abs_pct = 9.0;
+	strcpy(g.err_classes[1].name, "gemm");
+	g.err_classes[1].median_abs_pct = 7.5;
+	g.nerr_classes = 2;
+	expect_close(predict_ok(&g, gemm(512, 512, 512, LLMSIM_DT_BF16)).time_err_pct, 7.5, 1e-12);
+}
