@@ -33,3 +33,9 @@ LLMSIM_EFF(ATTN_BWD, "attention_bwd_relative", 0.70,
 	   "tensor efficiency of a flash backward relative to its forward")
 LLMSIM_EFF(INFLIGHT, "bytes_in_flight_per_thread", 64,
 	   "outstanding load bytes per thread of a streaming kernel (4 x 16-byte loads): Little's law")
+LLMSIM_EFF(COLL_LL_BW, "collective_ll_bw_fraction", 0.35,
+	   "fraction of link bandwidth of NCCL's low-latency (LL) protocol: 8-byte stores carrying 4 bytes of data and a flag")
+LLMSIM_EFF(COLL_LL_LATENCY, "collective_ll_step_latency_s", 1.5e-6,
+	   "latency per algorithm step of the LL protocol, beyond the link latency")
+LLMSIM_EFF(COLL_FIXED, "collective_fixed_s", 5e-6,
+	   "fixed time of one collective kernel whatever its size: launch, proxy and peer handshake")

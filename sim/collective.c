@@ -4,9 +4,15 @@
  *
  * `bytes` is the collective's buffer as nccl-tests counts it: the
  * all-reduce buffer, the all-gather output, the reduce-scatter input, the
- * all-to-all send buffer, the sendrecv message. One level of p ranks costs
- *   steps * (link latency + collective_step_latency_s)
- *   + bytes each rank sends / (link bandwidth * collective_bw_fraction)
+ * all-to-all send buffer, the sendrecv message. One level of p ranks costs,
+ * for each of NCCL's two protocol regimes,
+ *   steps * (link latency + the protocol's step latency)
+ *   + bytes each rank sends / (link bandwidth * the protocol's fraction)
+ * and NCCL's choice is modelled as the cheaper of the two: LL (flags in
+ * every 8-byte store: short steps, about half the bandwidth) for small
+ * buffers, Simple (bulk copies behind a handshake: long steps, most of the
+ * bandwidth) for large ones. Measured on 2 H200s, the switch shows as a
+ * knee near 1-2 MB (calib/data/multi_gpu/nccl_tuning.txt lists NCCL's choices).
  * with ring (all-reduce 2(p-1) steps sending 2(p-1)/p of the buffer;
  * all-gather, reduce-scatter, all-to-all p-1 steps and (p-1)/p) or tree
  * (all-reduce only: 2 log2 p steps, about 2x the buffer sent per rank, as
@@ -26,13 +32,16 @@ struct level {
 
 struct cost {
 	double bw_s, lat_s, sent;
+	int ll;  /* price with the LL protocol's figures */
 };
 
 static void add(const struct llmsim_gpu *gpu, struct cost *c, const struct level *l,
 		double steps, double bytes)
 {
-	c->lat_s += steps * (l->lat + gpu->eff[LLMSIM_EFF_COLL_LATENCY]);
-	c->bw_s += bytes / (l->bw * gpu->eff[LLMSIM_EFF_COLL_BW]);
+	double step = c->ll ? gpu->eff[LLMSIM_EFF_COLL_LL_LATENCY] : gpu->eff[LLMSIM_EFF_COLL_LATENCY];
+	double frac = c->ll ? gpu->eff[LLMSIM_EFF_COLL_LL_BW] : gpu->eff[LLMSIM_EFF_COLL_BW];
+	c->lat_s += steps * (l->lat + step);
+	c->bw_s += bytes / (l->bw * frac);
 	c->sent += bytes;
 }
 
@@ -82,7 +91,7 @@ static void hier(const struct llmsim_gpu *gpu, enum llmsim_coll_kind kind, int t
 		break;
 	case LLMSIM_COLL_ALLTOALL: {
 		/* both parts at once: the slower sets the time */
-		struct cost a = {0}, b = {0};
+		struct cost a = {.ll = c->ll}, b = {.ll = c->ll};
 		add(gpu, &a, in, g - 1, (g - 1) / P * S);
 		add(gpu, &b, out, P - g, (P - g) / P * S);
 		c->bw_s += fmax(a.bw_s, b.bw_s);
@@ -137,11 +146,12 @@ int sim_collective(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
 
 	struct cost best = {0};
 	int tried = 0;
-	for (int tree = 0; tree < 2; tree++) {
+	for (int v = 0; v < 4; v++) {
+		int tree = v & 1;
 		if ((tree && k->algo == LLMSIM_ALGO_RING) || (!tree && k->algo == LLMSIM_ALGO_TREE) ||
 		    (tree && k->kind != LLMSIM_COLL_ALLREDUCE))
 			continue;
-		struct cost c = {0};
+		struct cost c = {.ll = v >> 1};
 		if (k->kind == LLMSIM_COLL_SENDRECV && !multi)
 			add(gpu, &c, &in, 1, S);
 		else if (!multi)
@@ -171,7 +181,10 @@ int sim_collective(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
 	p->kernels = 1;
 	p->memory_s = best.bw_s;  /* link transfer time */
 	p->latency_s = best.lat_s;
-	p->overhead_s = gpu->eff[LLMSIM_EFF_KERNEL_OVERHEAD];
+	/* every NCCL kernel pays a fixed start (launch, proxy, handshake with
+	 * the peers) whatever the size and step count: on 2 H200s all five
+	 * collectives bottom out at the same ~9-10 us */
+	p->overhead_s = gpu->eff[LLMSIM_EFF_COLL_FIXED];
 	p->time_s = best.bw_s + best.lat_s + p->overhead_s;
 	p->bound = best.bw_s >= best.lat_s ? LLMSIM_BOUND_LINK : LLMSIM_BOUND_LATENCY;
 	if (p->overhead_s > best.bw_s && p->overhead_s > best.lat_s)
