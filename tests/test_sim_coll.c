@@ -2,8 +2,10 @@
  * test_sim_coll.c - collectives: ring and tree all-reduce times from the
  * formula worked by hand, auto choosing the faster, hierarchical
  * multi-node all-reduce, and errors. Test H100: NVLink 450 GB/s each way,
- * 3 us link latency; network 50 GB/s, 5 us; defaults: 0.80 of link
- * bandwidth, 8 us per step, 3 us per kernel.
+ * 3 us link latency; network 50 GB/s, 5 us; defaults: Simple protocol
+ * 0.80 of link bandwidth and 8 us per step, LL protocol 0.35 and 1.5 us
+ * per step, 5 us fixed per collective (hw/eff_params.h). Auto takes the
+ * cheapest of ring/tree x Simple/LL.
  */
 #include <string.h>
 
@@ -30,6 +32,9 @@ static struct llmsim_pred ok(const struct llmsim_gpu *g, struct llmsim_op op)
 
 #define BW (450e9 * 0.80)
 #define STEP (3e-6 + 8e-6)
+#define BW_LL (450e9 * 0.35)
+#define STEP_LL (3e-6 + 1.5e-6)
+#define FIXED 5e-6
 
 Test(sim_coll, ring_allreduce)
 {
@@ -38,17 +43,18 @@ Test(sim_coll, ring_allreduce)
 	/* 8 ranks, 1 GB: 2*7 steps, each rank sends 2*7/8 GB */
 	struct llmsim_pred p = ok(&g, coll(LLMSIM_COLL_ALLREDUCE, 1e9, 8, 1, LLMSIM_ALGO_RING));
 	expect_close(p.link_bytes, 1.75e9, 1e-12);
-	expect_close(p.time_s, 1.75e9 / BW + 14 * STEP + 3e-6, 1e-9);
+	expect_close(p.time_s, 1.75e9 / BW + 14 * STEP + FIXED, 1e-9);
 	cr_expect_eq(p.bound, LLMSIM_BOUND_LINK);
 	/* tree: 2*log2(8) = 6 steps, 2 GB sent per rank */
 	p = ok(&g, coll(LLMSIM_COLL_ALLREDUCE, 1e9, 8, 1, LLMSIM_ALGO_TREE));
-	expect_close(p.time_s, 2e9 / BW + 6 * STEP + 3e-6, 1e-9);
+	expect_close(p.time_s, 2e9 / BW + 6 * STEP + FIXED, 1e-9);
 	/* auto: ring for the large buffer */
 	expect_close(ok(&g, coll(LLMSIM_COLL_ALLREDUCE, 1e9, 8, 1, LLMSIM_ALGO_AUTO)).time_s,
-		     1.75e9 / BW + 14 * STEP + 3e-6, 1e-9);
-	/* auto: tree for 1 KB, latency bound */
+		     1.75e9 / BW + 14 * STEP + FIXED, 1e-9);
+	/* auto: tree with the LL protocol for 1 KB, latency bound: 6 LL steps
+	 * (27 us) beat 6 Simple steps (66 us) and 14 LL ring steps (63 us) */
 	p = ok(&g, coll(LLMSIM_COLL_ALLREDUCE, 1e3, 8, 1, LLMSIM_ALGO_AUTO));
-	expect_close(p.time_s, 2e3 / BW + 6 * STEP + 3e-6, 1e-9);
+	expect_close(p.time_s, 2e3 / BW_LL + 6 * STEP_LL + FIXED, 1e-9);
 	cr_expect_eq(p.bound, LLMSIM_BOUND_LATENCY);
 }
 
@@ -59,14 +65,14 @@ Test(sim_coll, gather_scatter_alltoall_sendrecv)
 	/* all-gather of an 800 MB output over 8 ranks: 7 steps, 7/8 sent */
 	struct llmsim_pred p = ok(&g, coll(LLMSIM_COLL_ALLGATHER, 8e8, 8, 1, LLMSIM_ALGO_AUTO));
 	expect_close(p.link_bytes, 7e8, 1e-12);
-	expect_close(p.time_s, 7e8 / BW + 7 * STEP + 3e-6, 1e-9);
+	expect_close(p.time_s, 7e8 / BW + 7 * STEP + FIXED, 1e-9);
 	p = ok(&g, coll(LLMSIM_COLL_REDUCESCATTER, 8e8, 8, 1, LLMSIM_ALGO_AUTO));
-	expect_close(p.time_s, 7e8 / BW + 7 * STEP + 3e-6, 1e-9);
+	expect_close(p.time_s, 7e8 / BW + 7 * STEP + FIXED, 1e-9);
 	p = ok(&g, coll(LLMSIM_COLL_SENDRECV, 1e8, 2, 1, LLMSIM_ALGO_AUTO));
-	expect_close(p.time_s, 1e8 / BW + STEP + 3e-6, 1e-9);
+	expect_close(p.time_s, 1e8 / BW + STEP + FIXED, 1e-9);
 	/* across nodes: the network */
 	p = ok(&g, coll(LLMSIM_COLL_SENDRECV, 1e8, 2, 2, LLMSIM_ALGO_AUTO));
-	expect_close(p.time_s, 1e8 / (50e9 * 0.8) + (5e-6 + 8e-6) + 3e-6, 1e-9);
+	expect_close(p.time_s, 1e8 / (50e9 * 0.8) + (5e-6 + 8e-6) + FIXED, 1e-9);
 }
 
 /* 16 ranks on 2 nodes, 1.6 GB, ring: reduce-scatter in the node (7 steps,
@@ -79,7 +85,7 @@ Test(sim_coll, hierarchical_allreduce)
 	struct llmsim_pred p = ok(&g, coll(LLMSIM_COLL_ALLREDUCE, 1.6e9, 16, 2, LLMSIM_ALGO_RING));
 	double bw = 2 * 1.4e9 / BW + 2e8 / (50e9 * 0.8);
 	double lat = 14 * STEP + 2 * (5e-6 + 8e-6);
-	expect_close(p.time_s, bw + lat + 3e-6, 1e-9);
+	expect_close(p.time_s, bw + lat + FIXED, 1e-9);
 	expect_close(p.link_bytes, 2 * 1.4e9 + 2e8, 1e-12);
 }
 
