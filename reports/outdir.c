@@ -1,0 +1,141 @@
+/* outdir.c - stage a result folder next to its target, then rename it in. */
+#include "outdir.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+int llmsim_rmtree(const char *path)
+{
+	return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* 1 when the folder has entries besides . and .., 0 when empty, -1 on error. */
+static int not_empty(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int any = 0;
+	if (!d)
+		return -1;
+	while (!any && (e = readdir(d)))
+		any = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return any;
+}
+
+int llmsim_outdir_begin(struct llmsim_outdir *o, const char *dir, int force,
+			struct llmsim_err *err)
+{
+	struct stat st;
+	memset(o, 0, sizeof *o);
+	size_t len = strlen(dir);
+	while (len > 1 && dir[len - 1] == '/')
+		len--;
+	if (len == 0 || len + 16 >= sizeof o->dir)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "bad output folder '%s'", dir);
+	memcpy(o->dir, dir, len);
+	o->dir[len] = 0;
+	const char *base = strrchr(o->dir, '/');
+	base = base ? base + 1 : o->dir;
+	if (!strcmp(base, ".") || !strcmp(base, ".."))
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "output folder '%s' must name a folder, not '.' or '..'",
+				      o->dir);
+
+	if (stat(o->dir, &st) == 0) {
+		if (!S_ISDIR(st.st_mode))
+			return llmsim_err_set(err, LLMSIM_EINVAL,
+					      "'%s' exists and is not a folder", o->dir);
+		if (access(o->dir, W_OK | X_OK))
+			return llmsim_err_set(err, LLMSIM_EINVAL,
+					      "output folder '%s' is not writable", o->dir);
+		int ne = not_empty(o->dir);
+		if (ne < 0)
+			return llmsim_err_set(err, LLMSIM_EIO, "cannot read folder '%s': %s",
+					      o->dir, strerror(errno));
+		if (ne && !force)
+			return llmsim_err_set(err, LLMSIM_EINVAL,
+					      "output folder '%s' exists and is not empty "
+					      "(use --force to replace it)", o->dir);
+		o->replace = ne;
+	} else if (errno != ENOENT) {
+		return llmsim_err_set(err, LLMSIM_EIO, "cannot use output folder '%s': %s",
+				      o->dir, strerror(errno));
+	}
+
+	snprintf(o->tmp, sizeof o->tmp, "%s.tmp-XXXXXX", o->dir);
+	if (!mkdtemp(o->tmp)) {
+		int e = errno;
+		o->tmp[0] = 0;
+		return llmsim_err_set(err, LLMSIM_EIO, "cannot create output folder '%s': %s",
+				      o->dir, strerror(e));
+	}
+	return 0;
+}
+
+int llmsim_outdir_path(const struct llmsim_outdir *o, const char *name, char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "%s/%s", o->tmp, name);
+	return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+int llmsim_outdir_final_path(const struct llmsim_outdir *o, const char *name, char *buf,
+			     size_t size)
+{
+	int n = snprintf(buf, size, "%s/%s", o->dir, name);
+	return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+int llmsim_outdir_commit(struct llmsim_outdir *o, struct llmsim_err *err)
+{
+	int rc;
+	if (!o->tmp[0])
+		return llmsim_err_set(err, LLMSIM_EINVAL, "no staging folder to commit");
+	/* Group and others get the usual folder permissions (mkdtemp made it 0700). */
+	mode_t mask = umask(0);
+	umask(mask);
+	chmod(o->tmp, 0777 & ~mask);
+	if (o->replace) {
+		/* Swap the new folder with the old one in one step, then delete
+		 * the old contents, which now sit under the staging name. */
+		rc = renameat2(AT_FDCWD, o->tmp, AT_FDCWD, o->dir, RENAME_EXCHANGE);
+		if (rc == 0) {
+			llmsim_rmtree(o->tmp);
+			o->tmp[0] = 0;
+			return 0;
+		}
+	} else {
+		/* rename(2) replaces a missing or empty folder. */
+		rc = rename(o->tmp, o->dir);
+		if (rc == 0) {
+			o->tmp[0] = 0;
+			return 0;
+		}
+	}
+	int e = errno;
+	llmsim_outdir_abort(o);
+	return llmsim_err_set(err, LLMSIM_EIO, "cannot move the report into '%s': %s", o->dir,
+			      strerror(e));
+}
+
+void llmsim_outdir_abort(struct llmsim_outdir *o)
+{
+	if (o->tmp[0])
+		llmsim_rmtree(o->tmp);
+	o->tmp[0] = 0;
+}

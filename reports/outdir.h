@@ -1,0 +1,43 @@
+/*
+ * outdir.h - write a folder of results all at once: everything goes into
+ * DIR.tmp-XXXXXX next to DIR, and only a finished folder is renamed into
+ * place, so a failure at any step leaves the file system as it was.
+ */
+#ifndef LLMSIM_REPORT_OUTDIR_H
+#define LLMSIM_REPORT_OUTDIR_H
+
+#include <stddef.h>
+#include "../base/err.h"
+
+struct llmsim_outdir {
+	char dir[4000];         /* the folder asked for, trailing '/' removed */
+	char tmp[4096];         /* the staging folder; "" when none */
+	int replace;            /* dir exists and is not empty (with force) */
+};
+
+/* Check dir and create the staging folder. Refuses (LLMSIM_EINVAL) a dir
+ * that exists and is not a folder, or is not writable, or is not empty
+ * unless force; LLMSIM_EIO when the staging folder cannot be created. The
+ * message is one line naming the folder. Nothing is created on failure. */
+int llmsim_outdir_begin(struct llmsim_outdir *o, const char *dir, int force,
+			struct llmsim_err *err);
+
+/* Path of `name` inside the staging folder into buf; -1 if it does not fit. */
+int llmsim_outdir_path(const struct llmsim_outdir *o, const char *name, char *buf,
+		       size_t size);
+
+/* Path `name` will have once committed (inside dir) into buf. */
+int llmsim_outdir_final_path(const struct llmsim_outdir *o, const char *name, char *buf,
+			     size_t size);
+
+/* Move the staging folder into place (replacing dir's old contents when
+ * forced). On failure the staging folder is removed and dir is unchanged. */
+int llmsim_outdir_commit(struct llmsim_outdir *o, struct llmsim_err *err);
+
+/* Remove the staging folder and all in it (no-op when none). */
+void llmsim_outdir_abort(struct llmsim_outdir *o);
+
+/* Remove a folder tree (no symlinks followed). 0, or -1 with errno. */
+int llmsim_rmtree(const char *path);
+
+#endif
