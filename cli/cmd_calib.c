@@ -1,10 +1,741 @@
-/* cmd_calib.c - placeholder until this subcommand lands. */
+/*
+ * cmd_calib.c - `llmsim calib run|fit|validate|show|export|import`: the
+ * calibration store on the command line. `run` hands over to the separate
+ * GPU runner (built only with the CUDA toolkit); the other verbs need no
+ * GPU: they read the store, fit the model's parameters into a profile, and
+ * compare predictions with measurements.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../base/fmt.h"
+#include "../base/json.h"
+#include "../calib/fit.h"
+#include "../calib/store.h"
+#include "../calib/validate.h"
+#include "../hw/gpu.h"
+#include "args.h"
 #include "commands.h"
+
+static const char calib_about[] =
+    "Calibration: measure kernels on a real GPU, store them, fit the model.\n\n"
+    "verbs:\n"
+    "  run       measure on this machine's GPU into --db (needs the CUDA runner)\n"
+    "  fit       fit efficiencies on the \"fit\" cases, write a profile (--out)\n"
+    "  validate  predicted against measured, per op class (held-out cases)\n"
+    "  show      runs, devices, software versions and case counts of --db\n"
+    "  export    the database as stable, tab-separated text\n"
+    "  import    load such text into a (new or existing) database";
+
+static int fail(const char *cmd, const struct llmsim_err *err)
+{
+	fprintf(stderr, "%s: %s\n", cmd, err->msg);
+	return 1;
+}
+
+static int open_db(const char *cmd, const char *path, int flags, struct llmsim_store **s)
+{
+	struct llmsim_err err = {0};
+	if (llmsim_store_open(path, flags, s, &err))
+		return fail(cmd, &err);
+	return 0;
+}
+
+/* ---- run ---- */
+
+static int is_exe(const char *path)
+{
+	struct stat st;
+	return !stat(path, &st) && S_ISREG(st.st_mode) && !access(path, X_OK);
+}
+
+/* The runner next to us, in the build tree, in libexec, then on PATH. */
+static int find_runner(char *out, size_t size)
+{
+	static const char name[] = "llmsim-calib-runner";
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = 0;
+		char *slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = 0;
+			static const char *const rel[] = {"", "/../calib/runner",
+							  "/../libexec/llmsim"};
+			for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+				if (snprintf(out, size, "%s%s/%s", exe, rel[i], name) < (int)size &&
+				    is_exe(out))
+					return 0;
+			}
+		}
+	}
+	const char *path = getenv("PATH");
+	while (path && *path) {
+		const char *end = strchr(path, ':');
+		size_t len = end ? (size_t)(end - path) : strlen(path);
+		if (len && snprintf(out, size, "%.*s/%s", (int)len, path, name) < (int)size &&
+		    is_exe(out))
+			return 0;
+		path = end ? end + 1 : NULL;
+	}
+	return -1;
+}
+
+static int calib_run(int argc, char **argv)
+{
+	const char *cmd = "llmsim calib run", *db = NULL;
+	int quick = 0, npos = 0;
+	char *pos[32];
+	const struct llmsim_opt opts[] = {
+	    {"db", LLMSIM_ARG_STRING, &db, "FILE", "database to add the run to (created if absent)",
+	     0, NULL, NULL},
+	    {"quick", LLMSIM_ARG_FLAG, &quick, NULL, "a short run: fewer shapes and repeats", 0,
+	     NULL, NULL},
+	};
+	int rc =
+	    llmsim_args_parse(cmd, "--db FILE [--quick] [-- RUNNER-ARGS...]",
+			      "Measure kernels on this machine's GPU with llmsim-calib-runner.",
+			      argc - 1, argv + 1, opts, 2, pos, 30, &npos);
+	if (rc)
+		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
+	if (!db)
+		return llmsim_args_error(cmd, "--db FILE is required");
+	char runner[PATH_MAX + 64];
+	if (find_runner(runner, sizeof runner)) {
+		fprintf(stderr,
+			"%s: the GPU runner was not built (no CUDA toolkit at build time)\n", cmd);
+		return 1;
+	}
+	char *rargv[40];
+	int k = 0;
+	rargv[k++] = runner;
+	rargv[k++] = "--db";
+	rargv[k++] = (char *)db;
+	if (quick)
+		rargv[k++] = "--quick";
+	for (int i = 0; i < npos; i++)
+		rargv[k++] = pos[i];
+	rargv[k] = NULL;
+	fflush(NULL);
+	execv(runner, rargv); /* its exit status becomes ours */
+	fprintf(stderr, "%s: cannot start %s: %s\n", cmd, runner, strerror(errno));
+	return 1;
+}
+
+/* ---- fit and validate: the GPU and the measured cases ---- */
+
+/* The GPU as its hardware file states it (no profile), or with the
+ * profile that applies (or `profile`). */
+static int load_gpu(const char *name, int with_profile, const char *profile, struct llmsim_gpu *gpu,
+		    struct llmsim_err *err)
+{
+	int rc = llmsim_gpu_load(name, gpu, err);
+	if (rc || (with_profile && !profile))
+		return rc;
+	char path[sizeof gpu->path];
+	memcpy(path, gpu->path, sizeof path);
+	if ((rc = llmsim_gpu_load_file(path, gpu, err)))
+		return rc;
+	return profile ? llmsim_gpu_apply_profile(gpu, profile, err) : 0;
+}
+
+static int load_set(const char *cmd, const char *db, const struct llmsim_gpu *gpu,
+		    struct llmsim_calib_set *set)
+{
+	struct llmsim_store *s;
+	struct llmsim_err err = {0};
+	if (open_db(cmd, db, LLMSIM_STORE_READ, &s))
+		return 1;
+	int rc = llmsim_calib_set_load(s, gpu->name, set, &err);
+	llmsim_store_close(s);
+	if (rc) {
+		if (rc == LLMSIM_ENOENT)
+			fprintf(stderr, "%s: %s: no calibration cases for GPU '%s'\n", cmd, db,
+				gpu->name);
+		else
+			fprintf(stderr, "%s: %s\n", cmd, err.msg);
+		return 1;
+	}
+	return 0;
+}
+
+static void json_stats(struct llmsim_json *j, const struct llmsim_err_stats *s)
+{
+	llmsim_json_obj_begin(j, NULL);
+	llmsim_json_str(j, "name", s->name);
+	llmsim_json_int(j, "n", s->n);
+	llmsim_json_num(j, "median_abs_pct_err", s->median_abs_pct);
+	llmsim_json_num(j, "p90_abs_pct_err", s->p90_abs_pct);
+	llmsim_json_num(j, "median_signed_pct_err", s->median_signed_pct);
+	llmsim_json_bool(j, "meets_target", s->meets_target);
+	llmsim_json_obj_end(j);
+}
+
+static void pct(char *buf, double v, int sign)
+{
+	if (!isfinite(v))
+		snprintf(buf, LLMSIM_FMT_MAX, "-");
+	else
+		snprintf(buf, LLMSIM_FMT_MAX, sign ? "%+.1f%%" : "%.1f%%", v);
+}
+
+static void print_classes(FILE *f, const struct llmsim_validation *v)
+{
+	static const char *const head[] = {"<class",	"n",	       "median |err|",
+					   "p90 |err|", "median bias", "<target"};
+	struct llmsim_table t;
+	llmsim_table_init(&t, 6, head);
+	for (int c = 0; c <= v->nclasses; c++) {
+		const struct llmsim_err_stats *s = c < v->nclasses ? &v->classes[c] : &v->all;
+		if (c == v->nclasses && v->nclasses < 2)
+			break;
+		char n[16], a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], d[LLMSIM_FMT_MAX];
+		snprintf(n, sizeof n, "%d", s->n);
+		pct(a, s->median_abs_pct, 0);
+		pct(b, s->p90_abs_pct, 0);
+		pct(d, s->median_signed_pct, 1);
+		const char *cells[] = {
+		    s->name, n, a,
+		    b,	     d, c == v->nclasses ? "" : s->meets_target ? "met" : "MISSED"};
+		llmsim_table_row(&t, cells);
+	}
+	llmsim_table_print(&t, f);
+	llmsim_table_release(&t);
+	fprintf(f, "targets per class: median |err| <= %g%%, p90 |err| <= %g%%\n",
+		LLMSIM_CALIB_TARGET_MEDIAN_PCT, LLMSIM_CALIB_TARGET_P90_PCT);
+}
+
+static void print_worst(FILE *f, const struct llmsim_validation *v)
+{
+	if (!v->nworst)
+		return;
+	static const char *const head[] = {"measured", "predicted", "error", "<class", "<op"};
+	struct llmsim_table t;
+	llmsim_table_init(&t, 5, head);
+	for (int i = 0; i < v->nworst; i++) {
+		const struct llmsim_worst_case *w = &v->worst[i];
+		char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], e[LLMSIM_FMT_MAX];
+		pct(e, w->err_pct, 1);
+		const char *cells[] = {llmsim_fmt_time(a, w->measured_s),
+				       llmsim_fmt_time(b, w->predicted_s), e, w->op_class,
+				       w->op_spec};
+		llmsim_table_row(&t, cells);
+	}
+	fputs("\nworst cases:\n", f);
+	llmsim_table_print(&t, f);
+	llmsim_table_release(&t);
+}
+
+/* ---- fit ---- */
+
+static int calib_fit(int argc, char **argv)
+{
+	const char *cmd = "llmsim calib fit", *db = NULL, *out = NULL, *gpu_name = "h200";
+	int json = 0;
+	const struct llmsim_opt opts[] = {
+	    {"db", LLMSIM_ARG_STRING, &db, "FILE", "calibration database", 0, NULL, NULL},
+	    {"out", LLMSIM_ARG_STRING, &out, "PROFILE.yaml",
+	     "profile to write (hw/profiles/NAME.yaml to make it the default)", 0, NULL, NULL},
+	    {"gpu", LLMSIM_ARG_STRING, &gpu_name, "NAME", "GPU whose cases to fit (default h200)",
+	     0, NULL, NULL},
+	    {"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON output (SI units)", 0, NULL, NULL},
+	};
+	int rc =
+	    llmsim_args_parse(cmd, "--db FILE --out PROFILE.yaml [--gpu NAME] [--json]",
+			      "Fit the model's efficiencies and overheads on the \"fit\" cases,\n"
+			      "starting from the hardware file's values (never an older profile),\n"
+			      "and write a profile with the errors measured on the held-out cases.",
+			      argc - 1, argv + 1, opts, 4, NULL, 0, NULL);
+	if (rc)
+		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
+	if (!db)
+		return llmsim_args_error(cmd, "--db FILE is required");
+	if (!out)
+		return llmsim_args_error(cmd, "--out PROFILE.yaml is required");
+	struct llmsim_gpu gpu;
+	struct llmsim_err err = {0};
+	if (load_gpu(gpu_name, 0, NULL, &gpu, &err))
+		return fail(cmd, &err);
+	struct llmsim_calib_set set;
+	if (load_set(cmd, db, &gpu, &set))
+		return 1;
+	struct llmsim_fit_result res;
+	struct llmsim_validation ho;
+	struct llmsim_profile_info info = {.source = db};
+	if ((rc = llmsim_calib_fit(&gpu, &set, NULL, &res, &err)) ||
+	    (rc = llmsim_calib_validate(&gpu, &set, "holdout", &ho, &err)) ||
+	    (rc = llmsim_calib_write_profile(out, &gpu, &set, &res, &ho, &info, &err))) {
+		llmsim_calib_set_release(&set);
+		return fail(cmd, &err);
+	}
+	int not_modelled = 0;
+	const char *why = "";
+	for (size_t i = 0; i < set.n; i++)
+		if (set.p[i].how == LLMSIM_CALIB_NOT_MODELLED && !not_modelled++)
+			why = set.p[i].why;
+	if (json) {
+		struct llmsim_json j;
+		llmsim_json_init(&j, stdout);
+		llmsim_json_obj_begin(&j, NULL);
+		llmsim_json_str(&j, "gpu", gpu.name);
+		llmsim_json_str(&j, "profile", out);
+		llmsim_json_int(&j, "not_modelled", not_modelled);
+		llmsim_json_int(&j, "fit_cases", res.fit_cases);
+		llmsim_json_int(&j, "held_out_cases", res.held_out_cases);
+		llmsim_json_num(&j, "objective_start", res.objective_start);
+		llmsim_json_num(&j, "objective_end", res.objective_end);
+		llmsim_json_int(&j, "sweeps", res.sweeps);
+		llmsim_json_arr_begin(&j, "parameters");
+		for (int e = 0; e < LLMSIM_EFF_COUNT; e++) {
+			if (!res.fitted[e])
+				continue;
+			llmsim_json_obj_begin(&j, NULL);
+			llmsim_json_str(&j, "key", llmsim_eff_info[e].key);
+			llmsim_json_num(&j, "start", res.start[e]);
+			llmsim_json_num(&j, "fitted", res.eff[e]);
+			llmsim_json_int(&j, "cases", res.ncases[e]);
+			llmsim_json_str(&j, "classes",
+					llmsim_calib_fit_classes((enum llmsim_eff)e));
+			llmsim_json_obj_end(&j);
+		}
+		llmsim_json_arr_end(&j);
+		llmsim_json_arr_begin(&j, "held_out_classes");
+		for (int c = 0; c < ho.nclasses; c++)
+			json_stats(&j, &ho.classes[c]);
+		llmsim_json_arr_end(&j);
+		llmsim_json_obj_end(&j);
+		llmsim_json_finish(&j);
+	} else {
+		static const char *const head[] = {"<parameter", "hardware file", "fitted",
+						   "fit cases", "<note"};
+		struct llmsim_table t;
+		llmsim_table_init(&t, 5, head);
+		for (int e = 0; e < LLMSIM_EFF_COUNT; e++) {
+			double lo, hi;
+			if (!res.fitted[e] ||
+			    !llmsim_calib_fit_bounds((enum llmsim_eff)e, &lo, &hi))
+				continue;
+			/* a value at a bound is the data asking for more than the
+			 * model allows: worth a look */
+			const char *note = res.eff[e] <= lo * (1 + 1e-6)   ? "at lower bound"
+					   : res.eff[e] >= hi * (1 - 1e-6) ? "at upper bound"
+									   : "";
+			llmsim_table_rowf(&t, "%s\t%.4g\t%.4g\t%d\t%s", llmsim_eff_info[e].key,
+					  res.start[e], res.eff[e], res.ncases[e], note);
+		}
+		printf("fit %s on %d cases (%d held out) of %s: mean |ln(pred/meas)| summed over"
+		       " classes %.4f -> %.4f in %d sweeps\n",
+		       gpu.name, res.fit_cases, res.held_out_cases, db, res.objective_start,
+		       res.objective_end, res.sweeps);
+		llmsim_table_print(&t, stdout);
+		llmsim_table_release(&t);
+		if (not_modelled)
+			printf("%d cases not modelled (first: %s)\n", not_modelled, why);
+		if (ho.nclasses) {
+			puts("\nheld-out error with the fitted values:");
+			print_classes(stdout, &ho);
+		} else {
+			puts("\nno held-out cases: the profile states no expected error");
+		}
+		printf("\nwrote %s\n", out);
+	}
+	llmsim_calib_set_release(&set);
+	return 0;
+}
+
+/* ---- validate ---- */
+
+static int calib_validate(int argc, char **argv)
+{
+	const char *cmd = "llmsim calib validate", *db = NULL, *gpu_name = "h200";
+	const char *profile = NULL;
+	int json = 0, all = 0;
+	const struct llmsim_opt opts[] = {
+	    {"db", LLMSIM_ARG_STRING, &db, "FILE", "calibration database", 0, NULL, NULL},
+	    {"gpu", LLMSIM_ARG_STRING, &gpu_name, "NAME", "GPU whose cases to check (default h200)",
+	     0, NULL, NULL},
+	    {"profile", LLMSIM_ARG_STRING, &profile, "FILE",
+	     "apply this profile instead of the GPU's default one", 0, NULL, NULL},
+	    {"all", LLMSIM_ARG_FLAG, &all, NULL, "every case, not only the held-out ones", 0, NULL,
+	     NULL},
+	    {"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON output (SI units)", 0, NULL, NULL},
+	};
+	int rc =
+	    llmsim_args_parse(cmd, "--db FILE [--gpu NAME] [--profile FILE] [--all] [--json]",
+			      "Predict every measured kernel case and compare with its median\n"
+			      "time, per op class. Exits 0 whether or not the targets are met.",
+			      argc - 1, argv + 1, opts, 5, NULL, 0, NULL);
+	if (rc)
+		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
+	if (!db)
+		return llmsim_args_error(cmd, "--db FILE is required");
+	struct llmsim_gpu gpu;
+	struct llmsim_err err = {0};
+	if (load_gpu(gpu_name, 1, profile, &gpu, &err))
+		return fail(cmd, &err);
+	struct llmsim_calib_set set;
+	if (load_set(cmd, db, &gpu, &set))
+		return 1;
+	struct llmsim_validation v;
+	const char *split = all ? NULL : "holdout";
+	if (llmsim_calib_validate(&gpu, &set, split, &v, &err)) {
+		llmsim_calib_set_release(&set);
+		return fail(cmd, &err);
+	}
+	if (json) {
+		struct llmsim_json j;
+		llmsim_json_init(&j, stdout);
+		llmsim_json_obj_begin(&j, NULL);
+		llmsim_json_str(&j, "gpu", gpu.name);
+		llmsim_json_str(&j, "profile", gpu.profile_path);
+		llmsim_json_str(&j, "split", split ? split : "all");
+		llmsim_json_obj_begin(&j, "targets");
+		llmsim_json_num(&j, "median_abs_pct_err", LLMSIM_CALIB_TARGET_MEDIAN_PCT);
+		llmsim_json_num(&j, "p90_abs_pct_err", LLMSIM_CALIB_TARGET_P90_PCT);
+		llmsim_json_obj_end(&j);
+		llmsim_json_arr_begin(&j, "classes");
+		for (int c = 0; c < v.nclasses; c++)
+			json_stats(&j, &v.classes[c]);
+		llmsim_json_arr_end(&j);
+		llmsim_json_obj_begin(&j, "all");
+		llmsim_json_int(&j, "n", v.all.n);
+		llmsim_json_num(&j, "median_abs_pct_err", v.all.median_abs_pct);
+		llmsim_json_num(&j, "p90_abs_pct_err", v.all.p90_abs_pct);
+		llmsim_json_obj_end(&j);
+		llmsim_json_arr_begin(&j, "worst");
+		for (int i = 0; i < v.nworst; i++) {
+			llmsim_json_obj_begin(&j, NULL);
+			llmsim_json_str(&j, "op_spec", v.worst[i].op_spec);
+			llmsim_json_str(&j, "class", v.worst[i].op_class);
+			llmsim_json_num(&j, "measured_s", v.worst[i].measured_s);
+			llmsim_json_num(&j, "predicted_s", v.worst[i].predicted_s);
+			llmsim_json_num(&j, "err_pct", v.worst[i].err_pct);
+			llmsim_json_obj_end(&j);
+		}
+		llmsim_json_arr_end(&j);
+		llmsim_json_obj_begin(&j, "hbm_bytes");
+		llmsim_json_int(&j, "n", v.hbm_n);
+		llmsim_json_num(&j, "median_abs_pct_err", v.hbm_median_abs_pct);
+		llmsim_json_num(&j, "median_signed_pct_err", v.hbm_median_signed_pct);
+		llmsim_json_obj_end(&j);
+		llmsim_json_int(&j, "not_modelled", v.not_modelled);
+		llmsim_json_int(&j, "failed", v.failed);
+		llmsim_json_obj_end(&j);
+		llmsim_json_finish(&j);
+	} else {
+		printf("%s: %s cases of %s, predicted with %s\n", gpu.name,
+		       split ? "held-out" : "all", db,
+		       gpu.profile_path[0] ? gpu.profile_path : "the hardware file's values");
+		if (v.nclasses)
+			print_classes(stdout, &v);
+		else
+			puts("no modelled cases in this split");
+		print_worst(stdout, &v);
+		if (v.hbm_n) {
+			char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX];
+			pct(a, v.hbm_median_abs_pct, 0);
+			pct(b, v.hbm_median_signed_pct, 1);
+			printf(
+			    "\nHBM bytes, predicted vs dram__bytes_read.sum + dram__bytes_write.sum"
+			    " (%d memory-bound cases): median |err| %s, bias %s\n",
+			    v.hbm_n, a, b);
+		}
+		if (v.not_modelled || v.failed)
+			printf("\nnot predicted: %d cases not modelled, %d predictions failed\n",
+			       v.not_modelled, v.failed);
+	}
+	llmsim_calib_set_release(&set);
+	return 0;
+}
+
+/* ---- show ---- */
+
+struct show_ctx {
+	struct llmsim_table runs;
+	struct llmsim_json *j;
+	struct {
+		char hw[64], cls[32];
+		int fit, holdout;
+	} counts[64];
+	int ncounts;
+};
+
+static int show_run(const struct llmsim_store_run_row *r, void *vctx)
+{
+	struct show_ctx *c = vctx;
+	char clock[LLMSIM_FMT_MAX];
+	if (c->j) {
+		struct llmsim_json *j = c->j;
+		llmsim_json_obj_begin(j, NULL);
+		llmsim_json_int(j, "id", r->run_id);
+		llmsim_json_str(j, "started_at", r->run.started_at);
+		llmsim_json_str(j, "host", r->run.host);
+		llmsim_json_str(j, "tool", r->run.tool);
+		llmsim_json_bool(j, "quick", r->run.quick);
+		llmsim_json_str(j, "notes", r->run.notes);
+		llmsim_json_int(j, "cases", r->ncases);
+		llmsim_json_obj_begin(j, "device");
+		llmsim_json_str(j, "name", r->dev.name);
+		llmsim_json_str(j, "hw_name", r->dev.hw_name);
+		llmsim_json_str(j, "uuid", r->dev.uuid);
+		llmsim_json_int(j, "sms", r->dev.sms);
+		llmsim_json_int(j, "device_count", r->dev.device_count);
+		llmsim_json_num(j, "hbm_bytes", r->dev.hbm_bytes);
+		llmsim_json_num(j, "l2_bytes", r->dev.l2_bytes);
+		llmsim_json_num(j, "sm_clock_max_hz", r->dev.sm_clock_max_hz);
+		llmsim_json_num(j, "mem_clock_hz", r->dev.mem_clock_hz);
+		llmsim_json_str(j, "driver", r->dev.driver);
+		llmsim_json_str(j, "cuda_runtime", r->dev.cuda_runtime);
+		llmsim_json_str(j, "cupti", r->dev.cupti);
+		llmsim_json_str(j, "cublas", r->dev.cublas);
+		llmsim_json_str(j, "nccl", r->dev.nccl);
+		llmsim_json_obj_end(j);
+		llmsim_json_obj_end(j);
+		return 0;
+	}
+	snprintf(clock, sizeof clock, "%.0f MHz", r->dev.sm_clock_max_hz / 1e6);
+	llmsim_table_rowf(&c->runs, "%lld\t%s\t%s\t%s (%s) x%d\t%s\t%s\t%s\t%s\t%lld%s",
+			  (long long)r->run_id, r->run.started_at, r->run.host, r->dev.name,
+			  r->dev.hw_name, r->dev.device_count, r->dev.driver, r->dev.cuda_runtime,
+			  r->dev.cublas[0] ? r->dev.cublas : "-", clock, (long long)r->ncases,
+			  r->run.quick ? " (quick)" : "");
+	return 0;
+}
+
+static int show_case(const struct llmsim_store_case_row *r, void *vctx)
+{
+	struct show_ctx *c = vctx;
+	int i;
+	for (i = 0; i < c->ncounts; i++)
+		if (!strcmp(c->counts[i].hw, r->dev.hw_name) &&
+		    !strcmp(c->counts[i].cls, r->c.op_class))
+			break;
+	if (i == c->ncounts) {
+		if (c->ncounts == (int)(sizeof c->counts / sizeof c->counts[0]))
+			return 0;
+		snprintf(c->counts[i].hw, sizeof c->counts[i].hw, "%s", r->dev.hw_name);
+		snprintf(c->counts[i].cls, sizeof c->counts[i].cls, "%s", r->c.op_class);
+		c->ncounts++;
+	}
+	if (!strcmp(r->c.split, "fit"))
+		c->counts[i].fit++;
+	else
+		c->counts[i].holdout++;
+	return 0;
+}
+
+static int calib_show(int argc, char **argv)
+{
+	const char *cmd = "llmsim calib show", *db = NULL;
+	int json = 0;
+	const struct llmsim_opt opts[] = {
+	    {"db", LLMSIM_ARG_STRING, &db, "FILE", "calibration database", 0, NULL, NULL},
+	    {"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON output (SI units)", 0, NULL, NULL},
+	};
+	int rc = llmsim_args_parse(cmd, "--db FILE [--json]",
+				   "Runs, devices, software versions, clocks and case counts.",
+				   argc - 1, argv + 1, opts, 2, NULL, 0, NULL);
+	if (rc)
+		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
+	if (!db)
+		return llmsim_args_error(cmd, "--db FILE is required");
+	struct llmsim_store *s;
+	if (open_db(cmd, db, LLMSIM_STORE_READ, &s))
+		return 1;
+	struct show_ctx *c = calloc(1, sizeof *c);
+	struct llmsim_err err = {0};
+	struct llmsim_json j;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len); /* nothing printed on failure */
+	if (!c || !mem) {
+		fprintf(stderr, "%s: out of memory\n", cmd);
+		return 1;
+	}
+	static const char *const head[] = {"run",     "<started",     "<host",
+					   "<device", "<driver",      "<CUDA",
+					   "<cuBLAS", "max SM clock", "cases"};
+	llmsim_table_init(&c->runs, 9, head);
+	if (json) {
+		llmsim_json_init(&j, mem);
+		c->j = &j;
+		llmsim_json_obj_begin(&j, NULL);
+		llmsim_json_str(&j, "db", db);
+		llmsim_json_int(&j, "schema_version", llmsim_store_schema_version(s));
+		llmsim_json_arr_begin(&j, "runs");
+	}
+	rc = llmsim_store_runs(s, show_run, c, &err);
+	if (!rc)
+		rc = llmsim_store_cases(s, NULL, show_case, c, &err);
+	llmsim_store_close(s);
+	if (json) {
+		llmsim_json_arr_end(&j);
+		llmsim_json_arr_begin(&j, "cases");
+		for (int i = 0; i < c->ncounts; i++) {
+			llmsim_json_obj_begin(&j, NULL);
+			llmsim_json_str(&j, "hw_name", c->counts[i].hw);
+			llmsim_json_str(&j, "class", c->counts[i].cls);
+			llmsim_json_int(&j, "fit", c->counts[i].fit);
+			llmsim_json_int(&j, "holdout", c->counts[i].holdout);
+			llmsim_json_obj_end(&j);
+		}
+		llmsim_json_arr_end(&j);
+		llmsim_json_obj_end(&j);
+		llmsim_json_finish(&j);
+	} else if (!rc) {
+		fprintf(mem, "%s (schema version %d)\n", db, LLMSIM_STORE_SCHEMA_VERSION);
+		if (c->runs.rows)
+			llmsim_table_print(&c->runs, mem);
+		else
+			fputs("no runs\n", mem);
+		static const char *const ch[] = {"<gpu", "<class", "fit", "holdout"};
+		struct llmsim_table t;
+		llmsim_table_init(&t, 4, ch);
+		for (int i = 0; i < c->ncounts; i++)
+			llmsim_table_rowf(&t, "%s\t%s\t%d\t%d", c->counts[i].hw, c->counts[i].cls,
+					  c->counts[i].fit, c->counts[i].holdout);
+		if (c->ncounts) {
+			fputs("\ncases:\n", mem);
+			llmsim_table_print(&t, mem);
+		}
+		llmsim_table_release(&t);
+	}
+	fclose(mem);
+	llmsim_table_release(&c->runs);
+	free(c);
+	if (rc) {
+		free(buf);
+		return fail(cmd, &err);
+	}
+	fwrite(buf, 1, len, stdout);
+	free(buf);
+	return 0;
+}
+
+/* ---- export / import ---- */
+
+static int calib_export(int argc, char **argv)
+{
+	const char *cmd = "llmsim calib export", *db = NULL, *out = NULL;
+	const struct llmsim_opt opts[] = {
+	    {"db", LLMSIM_ARG_STRING, &db, "FILE", "calibration database", 0, NULL, NULL},
+	    {"out", LLMSIM_ARG_STRING, &out, "FILE.tsv", "write here (default: stdout)", 0, NULL,
+	     NULL},
+	};
+	int rc = llmsim_args_parse(cmd, "--db FILE [--out FILE.tsv]",
+				   "Write every committed run as stable, tab-separated text\n"
+				   "(a header line, then per table a 'columns' line and its rows).",
+				   argc - 1, argv + 1, opts, 2, NULL, 0, NULL);
+	if (rc)
+		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
+	if (!db)
+		return llmsim_args_error(cmd, "--db FILE is required");
+	struct llmsim_store *s;
+	if (open_db(cmd, db, LLMSIM_STORE_READ, &s))
+		return 1;
+	struct llmsim_err err = {0};
+	char tmp[PATH_MAX + 16];
+	FILE *f = stdout;
+	if (out) {
+		int fd = -1;
+		if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", out) < (int)sizeof tmp)
+			fd = mkstemp(tmp);
+		mode_t mask = umask(0);
+		umask(mask);
+		if (fd < 0 || fchmod(fd, 0666 & ~mask) || !(f = fdopen(fd, "w"))) {
+			fprintf(stderr, "%s: %s: cannot write: %s\n", cmd, out, strerror(errno));
+			if (fd >= 0) {
+				close(fd);
+				unlink(tmp);
+			}
+			llmsim_store_close(s);
+			return 1;
+		}
+	}
+	rc = llmsim_store_export(s, f, &err);
+	llmsim_store_close(s);
+	if (out) {
+		if ((fclose(f) || rc) && !rc)
+			rc = llmsim_err_set(&err, LLMSIM_EIO, "%s: cannot write: %s", out,
+					    strerror(errno));
+		if (!rc && rename(tmp, out))
+			rc = llmsim_err_set(&err, LLMSIM_EIO, "%s: cannot write: %s", out,
+					    strerror(errno));
+		if (rc)
+			unlink(tmp);
+	}
+	return rc ? fail(cmd, &err) : 0;
+}
+
+static int calib_import(int argc, char **argv)
+{
+	const char *cmd = "llmsim calib import", *db = NULL, *in = NULL;
+	const struct llmsim_opt opts[] = {
+	    {"db", LLMSIM_ARG_STRING, &db, "FILE", "database to load into (created if absent)", 0,
+	     NULL, NULL},
+	    {"in", LLMSIM_ARG_STRING, &in, "FILE.tsv", "text written by 'llmsim calib export'", 0,
+	     NULL, NULL},
+	};
+	int rc = llmsim_args_parse(cmd, "--db FILE --in FILE.tsv",
+				   "Load exported text into a new or existing database, in one\n"
+				   "transaction: a bad line leaves the database as it was.",
+				   argc - 1, argv + 1, opts, 2, NULL, 0, NULL);
+	if (rc)
+		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
+	if (!db)
+		return llmsim_args_error(cmd, "--db FILE is required");
+	if (!in)
+		return llmsim_args_error(cmd, "--in FILE.tsv is required");
+	FILE *f = fopen(in, "r");
+	if (!f) {
+		fprintf(stderr, "%s: %s: %s\n", cmd, in, strerror(errno));
+		return 1;
+	}
+	/* A new file is removed again when the import fails. */
+	int existed = access(db, F_OK) == 0;
+	struct llmsim_store *s;
+	if (open_db(cmd, db, LLMSIM_STORE_CREATE, &s)) {
+		fclose(f);
+		return 1;
+	}
+	struct llmsim_err err = {0};
+	rc = llmsim_store_import(s, f, in, &err);
+	fclose(f);
+	llmsim_store_close(s);
+	if (rc) {
+		if (!existed)
+			unlink(db);
+		return fail(cmd, &err);
+	}
+	return 0;
+}
 
 int cmd_calib(int argc, char **argv)
 {
-	(void)argc;
-	fprintf(stderr, "llmsim %s: not available in this build yet\n", argv[0]);
-	return 1;
+	static const struct {
+		const char *name;
+		int (*fn)(int argc, char **argv);
+	} verbs[] = {
+	    {"run", calib_run},	  {"fit", calib_fit},	    {"validate", calib_validate},
+	    {"show", calib_show}, {"export", calib_export}, {"import", calib_import},
+	};
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		llmsim_args_usage(argc < 2 ? stderr : stdout, "llmsim calib",
+				  "run|fit|validate|show|export|import [options]", calib_about,
+				  NULL, 0);
+		return argc < 2 ? 2 : 0;
+	}
+	for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+		if (!strcmp(argv[1], verbs[i].name))
+			return verbs[i].fn(argc - 1, argv + 1);
+	return llmsim_args_error("llmsim calib",
+				 "unknown verb '%s' (expected run, fit, validate, show, export or"
+				 " import)",
+				 argv[1]);
 }

@@ -1,0 +1,176 @@
+/*
+ * store.h - the calibration store: measurements of real kernel runs in
+ * SQLite, with devices, software versions, clocks, runs, cases (one op
+ * invocation, maybe several kernels), kernels and hardware counters.
+ *
+ * The only module that includes sqlite3.h. Each run is written inside one
+ * transaction (llmsim_store_run_begin .. llmsim_store_run_commit), so a
+ * writer killed half-way leaves the database exactly as it was. The schema
+ * carries a version in table `meta`; opening an older database migrates
+ * it forward inside a transaction.
+ */
+#ifndef LLMSIM_STORE_H
+#define LLMSIM_STORE_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "../base/err.h"
+
+#define LLMSIM_STORE_SCHEMA_VERSION 2
+
+struct llmsim_store; /* opaque */
+
+enum { LLMSIM_STORE_READ = 0, LLMSIM_STORE_CREATE = 1 };
+
+/* The GPU and software a run was made on. Strings may be "" if unknown. */
+struct llmsim_device_info {
+	char name[128];           /* "NVIDIA H200" */
+	char hw_name[64];         /* llmsim hardware name it maps to: "h200" */
+	char uuid[64];
+	int sms;
+	int device_count;         /* GPUs used by the run (1 unless multi-GPU) */
+	double hbm_bytes;
+	double l2_bytes;
+	double sm_clock_max_hz;
+	double mem_clock_hz;
+	char driver[32];          /* "580.159.04" */
+	char cuda_runtime[32];    /* "13.0" */
+	char cupti[32];           /* "130001" */
+	char cublas[32];
+	char nccl[32];
+};
+
+struct llmsim_run_info {
+	char started_at[32];      /* ISO 8601 UTC */
+	char host[64];
+	char tool[64];            /* "llmsim-calib-runner 0.1.0 (git abc)" */
+	int quick;                /* --quick */
+	char notes[256];
+};
+
+/* One case: one op invocation (e.g. a GEMM through cuBLAS, which may launch
+ * a main kernel plus a split-K reduction), timed over many repeats. */
+struct llmsim_case {
+	char op_spec[256];        /* llmsim op spec (sim/sim.h), e.g. "gemm m=.. n=.. k=.." */
+	char op_class[32];        /* "gemm", "elementwise", "attention", "decode", "collective", "launch", "hbm", "smem" */
+	char impl[64];            /* what ran: "cublas", "cublaslt", "llmsim_flash2", "stream_copy", "nccl", ... */
+	char split[16];           /* "fit" or "holdout" */
+	double flops_declared;    /* what the kernel declares it does */
+	double bytes_declared;    /* minimal HBM bytes it must move */
+	int reps;                 /* timed repetitions */
+	double time_median_s;     /* median over reps of the case's total GPU time */
+	double time_min_s;
+	double time_p10_s, time_p90_s;
+	double sm_clock_hz;       /* measured (counter) or 0 */
+	double check_rel_err;     /* ||out-ref||/||ref|| of the correctness check, -1 if none */
+};
+
+/* One kernel launched by a case (from the CUPTI activity record). */
+struct llmsim_kernel_rec {
+	char name[256];           /* demangled if possible, else mangled */
+	int grid[3], block[3];
+	int regs_per_thread;
+	int static_smem_bytes, dynamic_smem_bytes;
+	double duration_median_s; /* median over reps */
+	int launches_per_rep;     /* how often it runs per case invocation */
+};
+
+int llmsim_store_open(const char *path, int flags, struct llmsim_store **out,
+		      struct llmsim_err *err);
+void llmsim_store_close(struct llmsim_store *s); /* NULL is a no-op */
+
+/* Begin a run (opens the transaction, inserts device and run rows). */
+int llmsim_store_run_begin(struct llmsim_store *s, const struct llmsim_device_info *dev,
+			   const struct llmsim_run_info *run, int64_t *run_id,
+			   struct llmsim_err *err);
+int llmsim_store_add_case(struct llmsim_store *s, int64_t run_id,
+			  const struct llmsim_case *c, int64_t *case_id,
+			  struct llmsim_err *err);
+int llmsim_store_add_kernel(struct llmsim_store *s, int64_t case_id,
+			    const struct llmsim_kernel_rec *k, struct llmsim_err *err);
+/* A hardware counter of a case: "dram__bytes_read.sum", ... */
+int llmsim_store_add_counter(struct llmsim_store *s, int64_t case_id, const char *name,
+			     double value, struct llmsim_err *err);
+/* Commit (or roll back) the run's transaction. */
+int llmsim_store_run_commit(struct llmsim_store *s, int64_t run_id, struct llmsim_err *err);
+void llmsim_store_run_abort(struct llmsim_store *s);
+
+/* ---- Reading ---------------------------------------------------------
+ * Readers see only committed runs (status "complete"). The callbacks get
+ * rows valid only during the call; a nonzero return from a callback stops
+ * the iteration and is returned as it stands. */
+
+/* A case with its run and device, as the read API hands it out. */
+struct llmsim_store_case_row {
+	int64_t case_id, run_id, device_id;
+	struct llmsim_case c;
+	struct llmsim_run_info run;
+	struct llmsim_device_info dev;
+};
+
+/* Filter for llmsim_store_cases; NULL or "" fields match everything. */
+struct llmsim_store_filter {
+	const char *hw_name;      /* devices.hw_name, e.g. "h200" */
+	const char *op_class;     /* cases.op_class */
+	const char *split;        /* "fit" or "holdout" */
+};
+
+/* Calls fn for every matching case, ordered by run then case id. */
+int llmsim_store_cases(struct llmsim_store *s, const struct llmsim_store_filter *f,
+		       int (*fn)(const struct llmsim_store_case_row *row, void *ctx),
+		       void *ctx, struct llmsim_err *err);
+
+/* Calls fn(name, value, ctx) for each counter of a case, ordered by name. */
+int llmsim_store_counters(struct llmsim_store *s, int64_t case_id,
+			  int (*fn)(const char *name, double value, void *ctx),
+			  void *ctx, struct llmsim_err *err);
+
+/* One counter of a case: 0 and *value, or LLMSIM_ENOENT when absent. */
+int llmsim_store_counter(struct llmsim_store *s, int64_t case_id, const char *name,
+			 double *value, struct llmsim_err *err);
+
+/* Calls fn for each kernel of a case, in the order they were added. */
+int llmsim_store_kernels(struct llmsim_store *s, int64_t case_id,
+			 int (*fn)(const struct llmsim_kernel_rec *k, void *ctx),
+			 void *ctx, struct llmsim_err *err);
+
+/* A committed run with its device and the number of cases it holds. */
+struct llmsim_store_run_row {
+	int64_t run_id, device_id;
+	struct llmsim_run_info run;
+	struct llmsim_device_info dev;
+	char status[16];          /* "complete" */
+	int64_t ncases;
+};
+
+/* Calls fn for every committed run, oldest first. */
+int llmsim_store_runs(struct llmsim_store *s,
+		      int (*fn)(const struct llmsim_store_run_row *row, void *ctx),
+		      void *ctx, struct llmsim_err *err);
+
+/* The schema version of the open database (after any migration). */
+int llmsim_store_schema_version(const struct llmsim_store *s);
+
+/* ---- Text form ---------------------------------------------------------
+ * A stable, diff-friendly dump: a header line
+ *   llmsim-calib<TAB>schema_version<TAB>2
+ * then, per table in order (devices, runs, cases, kernels, counters), a line
+ *   columns<TAB>TABLE<TAB>col1<TAB>col2...
+ * and one line per row, "TABLE<TAB>v1<TAB>v2...", ordered by id. Strings
+ * escape backslash, tab, newline and CR as \\ \t \n \r; SQL NULL is \N;
+ * reals are written with the fewest digits that read back exactly. Lines
+ * starting with '#' and blank lines are ignored on import. */
+
+/* Write every committed run of the store to f. */
+int llmsim_store_export(struct llmsim_store *s, FILE *f, struct llmsim_err *err);
+
+/* Load a text dump into the store in one transaction (nothing is written
+ * if any line is bad: the error reads "name:line: message"). Ids are
+ * renumbered; devices are shared with identical existing ones; a run
+ * already present (same device, start time, host and tool) is refused.
+ * Dumps of schema version 1 (without the v2 columns) load with the v2
+ * defaults. `name` is used in messages. */
+int llmsim_store_import(struct llmsim_store *s, FILE *f, const char *name,
+			struct llmsim_err *err);
+
+#endif

@@ -1,0 +1,167 @@
+/*
+ * validate.c - predicted against measured over a split of the measured
+ * cases: error statistics per class, the worst cases, and predicted HBM
+ * bytes against the DRAM counters of memory-bound kernels.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "validate.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+double llmsim_quantile(double *v, size_t n, double q)
+{
+	if (!n)
+		return NAN;
+	qsort(v, n, sizeof *v, cmp_double);
+	double r = q * (double)(n - 1);
+	size_t i = (size_t)floor(r);
+	if (i + 1 >= n)
+		return v[n - 1];
+	return v[i] + (r - (double)i) * (v[i + 1] - v[i]);
+}
+
+void llmsim_err_stats_compute(const double *pct, size_t n, struct llmsim_err_stats *out)
+{
+	double *a = malloc((n ? n : 1) * sizeof *a), *s = malloc((n ? n : 1) * sizeof *s);
+	LLMSIM_ASSERT(a && s);
+	for (size_t i = 0; i < n; i++) {
+		a[i] = fabs(pct[i]);
+		s[i] = pct[i];
+	}
+	out->n = (int)n;
+	out->median_abs_pct = llmsim_quantile(a, n, 0.5);
+	out->p90_abs_pct = llmsim_quantile(a, n, 0.9);
+	out->median_signed_pct = llmsim_quantile(s, n, 0.5);
+	out->meets_target = n > 0 && out->median_abs_pct <= LLMSIM_CALIB_TARGET_MEDIAN_PCT &&
+			    out->p90_abs_pct <= LLMSIM_CALIB_TARGET_P90_PCT;
+	free(a);
+	free(s);
+}
+
+struct scored {
+	size_t i; /* index into set->p */
+	double pred_s, err_pct;
+};
+
+static int cmp_worst(const void *a, const void *b)
+{
+	const struct scored *x = a, *y = b;
+	double ex = fabs(x->err_pct), ey = fabs(y->err_pct);
+	if (ex != ey)
+		return ex < ey ? 1 : -1;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(((const struct llmsim_err_stats *)a)->name,
+		      ((const struct llmsim_err_stats *)b)->name);
+}
+
+/* Ridge point of the roofline for the op's data type: FLOPs per HBM byte
+ * above which the op is compute-bound. */
+static double ridge(const struct llmsim_gpu *gpu, const struct llmsim_calib_point *pt)
+{
+	if (pt->how != LLMSIM_CALIB_SIM)
+		return INFINITY; /* direct cases: copies, memory-bound by design */
+	return llmsim_gpu_peak_flops(gpu, pt->op.dtype) / gpu->hbm_bytes_per_s;
+}
+
+int llmsim_calib_validate(const struct llmsim_gpu *gpu, const struct llmsim_calib_set *set,
+			  const char *split, struct llmsim_validation *v, struct llmsim_err *err)
+{
+	memset(v, 0, sizeof *v);
+	v->split = split;
+	size_t n = 0, nh = 0;
+	struct scored *sc = malloc((set->n ? set->n : 1) * sizeof *sc);
+	double *pct = malloc((set->n ? set->n : 1) * sizeof *pct);
+	double *hbm = malloc((set->n ? set->n : 1) * sizeof *hbm);
+	if (!sc || !pct || !hbm) {
+		free(sc);
+		free(pct);
+		free(hbm);
+		return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < set->n; i++) {
+		const struct llmsim_calib_point *pt = &set->p[i];
+		if (split && strcmp(pt->split, split))
+			continue;
+		if (pt->how == LLMSIM_CALIB_NOT_MODELLED) {
+			v->not_modelled++;
+			continue;
+		}
+		struct llmsim_pred p;
+		double t;
+		if (llmsim_calib_predict(gpu, pt, &t, &p, NULL) || !(t > 0)) {
+			v->failed++;
+			continue;
+		}
+		sc[n].i = i;
+		sc[n].pred_s = t;
+		sc[n].err_pct = 100.0 * (t - pt->measured_s) / pt->measured_s;
+		n++;
+		double intensity = p.hbm_bytes > 0 ? p.flops / p.hbm_bytes : INFINITY;
+		if (isfinite(pt->dram_bytes) && pt->dram_bytes > 0 && p.hbm_bytes > 0 &&
+		    intensity < ridge(gpu, pt))
+			hbm[nh++] = 100.0 * (p.hbm_bytes - pt->dram_bytes) / pt->dram_bytes;
+	}
+
+	/* per class, in name order */
+	for (size_t j = 0; j < n; j++) {
+		const char *cls = set->p[sc[j].i].op_class;
+		int c;
+		for (c = 0; c < v->nclasses; c++)
+			if (!strcmp(v->classes[c].name, cls))
+				break;
+		if (c == v->nclasses) {
+			if (v->nclasses == LLMSIM_VALIDATE_MAX_CLASSES)
+				continue; /* more classes than a profile can hold */
+			snprintf(v->classes[c].name, sizeof v->classes[c].name, "%s", cls);
+			v->nclasses++;
+		}
+	}
+	for (int c = 0; c < v->nclasses; c++) {
+		size_t k = 0;
+		for (size_t j = 0; j < n; j++)
+			if (!strcmp(set->p[sc[j].i].op_class, v->classes[c].name))
+				pct[k++] = sc[j].err_pct;
+		char name[32];
+		memcpy(name, v->classes[c].name, sizeof name);
+		llmsim_err_stats_compute(pct, k, &v->classes[c]);
+		memcpy(v->classes[c].name, name, sizeof name);
+	}
+	qsort(v->classes, (size_t)v->nclasses, sizeof v->classes[0], cmp_name);
+	for (size_t j = 0; j < n; j++)
+		pct[j] = sc[j].err_pct;
+	llmsim_err_stats_compute(pct, n, &v->all);
+	snprintf(v->all.name, sizeof v->all.name, "all");
+
+	qsort(sc, n, sizeof *sc, cmp_worst);
+	for (size_t j = 0; j < n && j < LLMSIM_VALIDATE_WORST; j++) {
+		struct llmsim_worst_case *w = &v->worst[v->nworst++];
+		const struct llmsim_calib_point *pt = &set->p[sc[j].i];
+		w->case_id = pt->case_id;
+		memcpy(w->op_spec, pt->op_spec, sizeof w->op_spec);
+		memcpy(w->op_class, pt->op_class, sizeof w->op_class);
+		w->measured_s = pt->measured_s;
+		w->predicted_s = sc[j].pred_s;
+		w->err_pct = sc[j].err_pct;
+	}
+
+	v->hbm_n = (int)nh;
+	struct llmsim_err_stats hs;
+	llmsim_err_stats_compute(hbm, nh, &hs);
+	v->hbm_median_abs_pct = hs.median_abs_pct;
+	v->hbm_median_signed_pct = hs.median_signed_pct;
+	free(sc);
+	free(pct);
+	free(hbm);
+	return 0;
+}

@@ -1,0 +1,225 @@
+/*
+ * test_calib_cli.c - `llmsim calib ...` end to end on the built binary:
+ * one-line errors with the right exit status, export/import of the
+ * hand-written dump tests/data/calib/small_h200.tsv (its times are
+ * invented, not measurements), show, validate and fit.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "hw/gpu.h"
+#include "support.h"
+
+static char dir[64];
+static char out[65536], err[8192];
+
+static void setup(void)
+{
+	snprintf(dir, sizeof dir, "/tmp/llmsim-calibcli-XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	cr_expect_eq(system(cmd), 0);
+}
+
+TestSuite(calib_cli, .init = setup, .fini = teardown);
+
+/* Run `llmsim calib ARGS` (printf-style); returns the exit status. */
+static int calib(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int calib(const char *fmt, ...)
+{
+	char args[4096] = "calib ";
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(args + 6, sizeof args - 6, fmt, ap);
+	va_end(ap);
+	return run_llmsim(args, out, sizeof out, err, sizeof err);
+}
+
+static int lines(const char *s)
+{
+	int n = 0;
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* stderr is exactly one line starting with prefix. */
+static void expect_one_line(const char *prefix)
+{
+	cr_expect_eq(lines(err), 1, "stderr: %s", err);
+	cr_expect(!strncmp(err, prefix, strlen(prefix)), "stderr '%s' does not start '%s'", err,
+		  prefix);
+}
+
+static const char *fixture(void)
+{
+	static char buf[512];
+	return test_data(buf, sizeof buf, "calib/small_h200.tsv");
+}
+
+Test(calib_cli, usage_errors)
+{
+	const char *verbs[] = {"fit --out x.yaml", "validate", "show", "export", "import --in x"};
+	for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++) {
+		cr_expect_eq(calib("%s", verbs[i]), 2, "%s", verbs[i]);
+		expect_one_line("llmsim calib ");
+		cr_expect(strstr(err, "--db FILE is required") != NULL, "%s: %s", verbs[i], err);
+	}
+	cr_expect_eq(calib("frobnicate"), 2);
+	expect_one_line("llmsim calib: unknown verb 'frobnicate'");
+	cr_expect_eq(calib("validate --db x.db --bogus"), 2);
+	expect_one_line("llmsim calib validate: unknown option '--bogus'");
+	cr_expect_eq(calib("fit --db x.db"), 2);
+	expect_one_line("llmsim calib fit: --out PROFILE.yaml is required");
+}
+
+Test(calib_cli, missing_and_corrupt_database)
+{
+	cr_expect_eq(calib("validate --db %s/none.db", dir), 1);
+	char want[256];
+	snprintf(want, sizeof want, "llmsim calib validate: %s/none.db: no such database\n", dir);
+	cr_expect_str_eq(err, want);
+	cr_expect_eq(out[0], 0, "nothing on stdout");
+	char path[128];
+	snprintf(path, sizeof path, "%s/none.db", dir);
+	cr_expect_neq(access(path, F_OK), 0, "validate must not create the database");
+
+	snprintf(path, sizeof path, "%s/junk.db", dir);
+	FILE *f = fopen(path, "w");
+	for (int i = 0; i < 100; i++)
+		fputs("definitely not SQLite ", f);
+	fclose(f);
+	const char *verbs[] = {"validate", "show", "export", "fit --out x.yaml"};
+	for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++) {
+		cr_expect_eq(calib("%s --db %s", verbs[i], path), 1, "%s", verbs[i]);
+		expect_one_line("llmsim calib ");
+		cr_expect(strstr(err, "junk.db: not a calibration database") != NULL, "%s: %s",
+			  verbs[i], err);
+	}
+}
+
+Test(calib_cli, import_export_round_trip_and_show)
+{
+	cr_assert_eq(calib("import --db %s/a.db --in %s", dir, fixture()), 0, "%s", err);
+	cr_expect_eq(err[0], 0);
+	/* Exported again, the dump is the fixture byte for byte. */
+	cr_assert_eq(calib("export --db %s/a.db --out %s/a.tsv", dir, dir), 0, "%s", err);
+	cr_assert_eq(calib("export --db %s/a.db", dir), 0);
+	FILE *f = fopen(fixture(), "r");
+	static char want[65536];
+	size_t n = fread(want, 1, sizeof want - 1, f);
+	want[n] = 0;
+	fclose(f);
+	cr_expect_str_eq(out, want);
+
+	cr_assert_eq(calib("show --db %s/a.db --json", dir), 0, "%s", err);
+	cr_expect(strstr(out, "\"hw_name\": \"h200\"") != NULL, "%s", out);
+	cr_expect(strstr(out, "\"driver\": \"580.159.04\"") != NULL, "%s", out);
+	cr_expect(strstr(out, "\"cases\": 6") != NULL, "%s", out);
+	/* gemm: cases 1, 2 fit and 3 held out in the fixture */
+	cr_expect(strstr(out, "\"class\": \"gemm\",\n      \"fit\": 2,\n      \"holdout\": 1") !=
+		      NULL,
+		  "%s", out);
+	cr_assert_eq(calib("show --db %s/a.db", dir), 0, "%s", err);
+	cr_expect(strstr(out, "NVIDIA H200 (h200) x1") != NULL, "%s", out);
+
+	/* Importing the same run again is refused, and changes nothing. */
+	cr_expect_eq(calib("import --db %s/a.db --in %s", dir, fixture()), 1);
+	expect_one_line("llmsim calib import: ");
+	cr_expect(strstr(err, "small_h200.tsv:5: ") && strstr(err, "already in the database"), "%s",
+		  err);
+}
+
+Test(calib_cli, import_refuses_bad_file)
+{
+	char bad[128];
+	snprintf(bad, sizeof bad, "%s/bad.tsv", dir);
+	FILE *f = fopen(bad, "w");
+	fputs("llmsim-calib\tschema_version\t2\n"
+	      "columns\tdevices\tid\tname\n",
+	      f);
+	fclose(f);
+	cr_expect_eq(calib("import --db %s/new.db --in %s", dir, bad), 1);
+	char want[256];
+	snprintf(want, sizeof want,
+		 "llmsim calib import: %s:2: table 'devices' lacks column 'hw_name'\n", bad);
+	cr_expect_str_eq(err, want);
+	char path[128];
+	snprintf(path, sizeof path, "%s/new.db", dir);
+	cr_expect_neq(access(path, F_OK), 0, "a failed import leaves no new database");
+	cr_expect_eq(calib("import --db %s/new.db --in %s/absent.tsv", dir, dir), 1);
+	expect_one_line("llmsim calib import: ");
+}
+
+Test(calib_cli, validate_and_fit)
+{
+	cr_assert_eq(calib("import --db %s/a.db --in %s", dir, fixture()), 0, "%s", err);
+	cr_assert_eq(calib("validate --db %s/a.db --all --json", dir), 0, "%s", err);
+	cr_expect(strstr(out, "\"split\": \"all\"") != NULL, "%s", out);
+	cr_expect(strstr(out, "\"name\": \"gemm\",\n      \"n\": 3") != NULL, "%s", out);
+	cr_expect(strstr(out, "\"median_abs_pct_err\"") != NULL, "%s", out);
+	cr_expect(strstr(out, "\"worst\"") != NULL, "%s", out);
+	cr_expect(strstr(out, "\"hbm_bytes\": {\n    \"n\": 1") != NULL, "%s", out);
+	cr_assert_eq(calib("validate --db %s/a.db", dir), 0, "%s", err);
+	cr_expect(strstr(out, "targets per class: median |err| <= 5%, p90 |err| <= 15%") != NULL,
+		  "%s", out);
+
+	/* fit writes a profile the hardware loader applies */
+	cr_assert_eq(calib("fit --db %s/a.db --out %s/h200.yaml", dir, dir), 0, "%s", err);
+	cr_expect(strstr(out, "gemm_tensor_fraction") != NULL, "%s", out);
+	char prof[128];
+	snprintf(prof, sizeof prof, "%s/h200.yaml", dir);
+	struct llmsim_gpu g;
+	struct llmsim_err e = {0};
+	char hw[512];
+	snprintf(hw, sizeof hw, "%s/hw/h200-sxm-141gb.yaml", LLMSIM_SOURCE_DIR);
+	cr_assert_eq(llmsim_gpu_load_file(hw, &g, &e), 0, "%s", e.msg);
+	cr_assert_eq(llmsim_gpu_apply_profile(&g, prof, &e), 0, "%s", e.msg);
+	cr_expect_not_null(llmsim_gpu_err_class(&g, "gemm"));
+	/* validate with that profile names it */
+	cr_assert_eq(calib("validate --db %s/a.db --profile %s --json", dir, prof), 0, "%s", err);
+	cr_expect(strstr(out, prof) != NULL, "%s", out);
+
+	/* no cases for another GPU: one line, no profile written */
+	cr_expect_eq(calib("fit --db %s/a.db --gpu b200 --out %s/b200.yaml", dir, dir), 1);
+	expect_one_line("llmsim calib fit: ");
+	cr_expect(strstr(err, "no calibration cases for GPU 'b200'") != NULL, "%s", err);
+	snprintf(prof, sizeof prof, "%s/b200.yaml", dir);
+	cr_expect_neq(access(prof, F_OK), 0);
+	/* an unwritable output: one line, nothing left behind */
+	cr_expect_eq(calib("fit --db %s/a.db --out %s/no/such/dir/h200.yaml", dir, dir), 1);
+	expect_one_line("llmsim calib fit: ");
+}
+
+Test(calib_cli, run_without_runner)
+{
+	char runner[512];
+	snprintf(runner, sizeof runner, "%s/calib/runner/llmsim-calib-runner", LLMSIM_BUILD_DIR);
+	if (!access(runner, X_OK))
+		cr_skip_test("the GPU runner is built here (%s): not running it from a test",
+			     runner);
+	/* PATH emptied so that an installed runner is not found either */
+	char args[256];
+	snprintf(args, sizeof args, "calib run --db %s/r.db", dir);
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd, "%s/cli/llmsim %s 2>&1 >/dev/null", LLMSIM_BUILD_DIR, args);
+	char full[1200];
+	snprintf(full, sizeof full, "PATH=/nonexistent %s", cmd);
+	FILE *p = popen(full, "r");
+	cr_assert_not_null(p);
+	size_t n = fread(err, 1, sizeof err - 1, p);
+	err[n] = 0;
+	int st = pclose(p);
+	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %d", st);
+	cr_expect_str_eq(err, "llmsim calib run: the GPU runner was not built (no CUDA toolkit at"
+			      " build time)\n");
+}

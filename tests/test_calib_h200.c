@@ -1,0 +1,78 @@
+/*
+ * test_calib_h200.c - the committed real H200 measurements
+ * (calib/data/h200*.tsv, `llmsim calib export` text) meet the issue's
+ * accuracy targets: fitted on their "fit" cases from the hardware file's
+ * values, the model predicts the held-out cases of every op class with a
+ * median absolute error of at most 5% and a 90th percentile of at most
+ * 15%. Skips, saying so, while no such file is committed.
+ */
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "calib/fit.h"
+#include "calib/store.h"
+#include "calib/validate.h"
+#include "support.h"
+
+/* The targets as the issue states them (not the code's constants). */
+#define ISSUE_MEDIAN_PCT 5.0
+#define ISSUE_P90_PCT	 15.0
+
+Test(calib_h200, held_out_targets)
+{
+	glob_t g;
+	char pattern[1024];
+	snprintf(pattern, sizeof pattern, "%s/calib/data/h200*.tsv", LLMSIM_SOURCE_DIR);
+	if (glob(pattern, 0, NULL, &g) != 0 || g.gl_pathc == 0)
+		cr_skip_test("no committed H200 measurements (%s): nothing to check yet", pattern);
+
+	char db[] = "/tmp/llmsim-h200-XXXXXX";
+	int fd = mkstemp(db);
+	cr_assert(fd >= 0);
+	close(fd);
+	unlink(db);
+	struct llmsim_store *s;
+	struct llmsim_err err = {0};
+	cr_assert_eq(llmsim_store_open(db, LLMSIM_STORE_CREATE, &s, &err), 0, "%s", err.msg);
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		FILE *f = fopen(g.gl_pathv[i], "r");
+		cr_assert_not_null(f, "%s", g.gl_pathv[i]);
+		cr_assert_eq(llmsim_store_import(s, f, g.gl_pathv[i], &err), 0, "%s", err.msg);
+		fclose(f);
+	}
+	globfree(&g);
+
+	struct llmsim_gpu gpu;
+	char hw[1024];
+	snprintf(hw, sizeof hw, "%s/hw/h200-sxm-141gb.yaml", LLMSIM_SOURCE_DIR);
+	cr_assert_eq(llmsim_gpu_load_file(hw, &gpu, &err), 0, "%s", err.msg);
+	struct llmsim_calib_set set;
+	cr_assert_eq(llmsim_calib_set_load(s, "h200", &set, &err), 0, "%s", err.msg);
+	llmsim_store_close(s);
+	unlink(db);
+
+	struct llmsim_fit_result r;
+	cr_assert_eq(llmsim_calib_fit(&gpu, &set, NULL, &r, &err), 0, "%s", err.msg);
+	for (int e = 0; e < LLMSIM_EFF_COUNT; e++)
+		if (r.fitted[e])
+			cr_log_info("%-28s %.4g -> %.4g (%d cases)", llmsim_eff_info[e].key,
+				    r.start[e], r.eff[e], r.ncases[e]);
+	struct llmsim_validation v;
+	cr_assert_eq(llmsim_calib_validate(&gpu, &set, "holdout", &v, &err), 0, "%s", err.msg);
+	cr_assert_gt(v.nclasses, 0, "no held-out case was modelled");
+	for (int c = 0; c < v.nclasses; c++) {
+		const struct llmsim_err_stats *st = &v.classes[c];
+		cr_log_info("%-12s n=%3d median %.2f%% p90 %.2f%% bias %+.2f%%", st->name, st->n,
+			    st->median_abs_pct, st->p90_abs_pct, st->median_signed_pct);
+		cr_expect(st->median_abs_pct <= ISSUE_MEDIAN_PCT,
+			  "%s: held-out median |error| %.2f%% > %.0f%% (n=%d)", st->name,
+			  st->median_abs_pct, ISSUE_MEDIAN_PCT, st->n);
+		cr_expect(st->p90_abs_pct <= ISSUE_P90_PCT,
+			  "%s: held-out p90 |error| %.2f%% > %.0f%% (n=%d)", st->name,
+			  st->p90_abs_pct, ISSUE_P90_PCT, st->n);
+	}
+	llmsim_calib_set_release(&set);
+}
