@@ -88,10 +88,11 @@ static void build_hbm(void)
 {
 	/* bytes per array, L2-resident (4 MB) to far beyond (4 GB) */
 	static const double mib[] = {4, 16, 64, 256, 1024, 4096};
+	/* scale reads one array and writes one: priced as a copy (mul reads two) */
 	static const struct {
 		int variant;
 		const char *ew;
-	} kinds[] = {{LLMSIM_KS_COPY, "copy"}, {LLMSIM_KS_SCALE, "mul"}, {LLMSIM_KS_TRIAD, "add"}};
+	} kinds[] = {{LLMSIM_KS_COPY, "copy"}, {LLMSIM_KS_SCALE, "copy"}, {LLMSIM_KS_TRIAD, "add"}};
 	for (size_t i = 0; i < sizeof mib / sizeof mib[0]; i++)
 		for (size_t j = 0; j < 3; j++) {
 			int64_t n = (int64_t)(mib[i] * 1024 * 1024 / 4);
