@@ -30,7 +30,7 @@ esc() { sed -e 's/\\/\\e/g' -e 's/^\./\\\&./' -e "s/^'/\\\\\\&'/"; }
 		echo '.SS '"$c"
 		echo '.nf'
 		"$bin" "$c" --help 2>&1 | esc || true
-		for v in $("$bin" "$c" --help 2>&1 | awk '/^(verbs|subcommands):/{f=1;next} f&&/^  [a-z]/{print $1} f&&/^$/{f=0}'); do
+		for v in $("$bin" "$c" --help 2>&1 | awk '/^(verbs|subcommands|kinds):/{f=1;next} f&&/^  [a-z]/{print $1} f&&/^$/{f=0}'); do
 			echo
 			"$bin" "$c" "$v" --help 2>&1 | esc || true
 		done
