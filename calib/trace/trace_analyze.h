@@ -1,0 +1,226 @@
+/*
+ * trace_analyze.h - understanding a captured trace: kernel classes from
+ * their names, op shapes recovered from NVTX ranges and a model
+ * description, predictions by the GPU model (sim/sim.h) compared with the
+ * measured kernel times, and the same program replayed on another GPU.
+ *
+ * Shape recovery: a kernel belongs to the innermost NVTX range open when it
+ * was launched. Walking up from there, the first range whose name is a
+ * known op ("qkv_proj", "attention", "silu_mul", ... see trace_recipe.c) is
+ * its op range, and the first range named like a step ("prefill b=4
+ * s=2048", "decode b=8 ctx=2048") its phase. The model (--model) gives the
+ * dimensions; the recipe of the op turns phase and model into op specs
+ * (sim/sim.h grammar). When the op range holds exactly as many kernels as
+ * the recipe has ops, each kernel is compared with its op; otherwise the
+ * range is compared as a whole (sum of its kernels against its ops).
+ * A step range whose kernels lie in no op range at all (a program that
+ * marks only its steps) is recovered by order: its GEMMs are QKV, O,
+ * gate/up and down of each layer (fused projections), then the LM head when
+ * one is left over, a split-K reduction joining its GEMM; consecutive
+ * attention kernels are the layer's attention.
+ * Anything else is "unmatched": counted at its measured time and flagged.
+ */
+#ifndef LLMSIM_TRACE_ANALYZE_H
+#define LLMSIM_TRACE_ANALYZE_H
+
+#include <stddef.h>
+#include "trace.h"
+#include "../../hw/gpu.h"
+#include "../../models/model.h"
+#include "../../sim/sim.h"
+
+enum llmsim_trace_class {
+	LLMSIM_TC_GEMM,
+	LLMSIM_TC_ATTENTION,
+	LLMSIM_TC_ELEMENTWISE,
+	LLMSIM_TC_NORMALIZATION,
+	LLMSIM_TC_COMMUNICATION,
+	LLMSIM_TC_COPIES,         /* memcpy / memset records */
+	LLMSIM_TC_OTHER,
+	LLMSIM_TC_COUNT
+};
+
+/* "gemm", "attention", ... (static). */
+const char *llmsim_trace_class_name(enum llmsim_trace_class c);
+
+/* The class of a kernel from its (mangled or demangled) name. */
+enum llmsim_trace_class llmsim_trace_classify(const char *kernel_name);
+
+/* Whether a kernel is PyTorch's generic (non-vectorized) elementwise path,
+ * "elementwise_kernel" / "unrolled_elementwise_kernel": what runs when an
+ * operand is strided (a slice, a transposed view) or needs a cast. It moves
+ * the same bytes as the vectorized path, only slower; the GPU model prices
+ * the vectorized one. */
+int llmsim_trace_nonvectorized(const char *kernel_name);
+
+/* The class an op's time belongs to (decode attention is "attention",
+ * rmsnorm/layernorm/softmax are "normalization"). */
+enum llmsim_trace_class llmsim_trace_op_class(const struct llmsim_op *op);
+
+/* A readable kernel name: demangled, without return type, parameters, and
+ * template arguments beyond the first (often the functor); at most size-1
+ * characters. Returns buf. */
+char *llmsim_trace_short_name(const char *kernel_name, char *buf, size_t size);
+
+/* Tile shape from a cuBLAS nvjet / cutlass name ("..._128x256_64x4_..."):
+ * 0 and tile_m/n/k, or -1 when the name has none. */
+int llmsim_trace_gemm_tile(const char *kernel_name, int *tile_m, int *tile_n, int *tile_k);
+
+/* A step range name: "prefill b=4 s=2048", "decode b=8 ctx=2048 [q=1]". */
+struct llmsim_trace_phase {
+	int decode;               /* 0 prefill, 1 decode */
+	int64_t batch;            /* sequences */
+	int64_t new_tokens;       /* per sequence: s (prefill) or q (decode, default 1) */
+	int64_t context;          /* keys each new token attends to (incl. itself) */
+};
+/* 0 and *p, or -1 when name is not a step range. */
+int llmsim_trace_phase_parse(const char *name, struct llmsim_trace_phase *p);
+
+/* ---- compare -------------------------------------------------------- */
+
+/* One row of the comparison: kernels with the same phase, op range, kernel
+ * name and op spec, aggregated. */
+struct llmsim_trace_row {
+	char phase[64];           /* phase range name, "" if none */
+	char range[64];           /* op range name, "" if none */
+	char kernel[160];         /* short kernel name, or "N kernels" (range-level) */
+	char op_spec[256];        /* recovered op, "" when unmatched */
+	char note[96];            /* why unmatched, or "range-level" */
+	enum llmsim_trace_class cls;
+	int matched;
+	int64_t launches;         /* kernels (or ranges, range-level) aggregated */
+	double measured_s;        /* summed */
+	double predicted_s;       /* summed; = measured_s when unmatched */
+	double target_s;          /* replay: predicted on the target (raw model) */
+	double replay_s;          /* replay: measured x target/source model ratio, or rule */
+};
+
+struct llmsim_trace_class_sum {
+	int64_t kernels, unmatched_kernels;
+	double measured_s;
+	double predicted_s;       /* matched predicted + unmatched measured */
+	double unmatched_s;
+	double matched_measured_s, matched_predicted_s;
+	double target_s, replay_s;
+};
+
+struct llmsim_trace_phase_sum {
+	char name[64];
+	int64_t instances;        /* ranges with this name */
+	double measured_s, predicted_s, replay_s, target_s; /* summed over instances */
+	double span_s;            /* median over instances of first kernel start to
+				   * last kernel end: against measured_s / instances,
+				   * how busy the GPU was */
+};
+
+struct llmsim_trace_cmp {
+	struct llmsim_trace_row *rows;
+	size_t nrows, caprows;
+	struct llmsim_trace_class_sum cls[LLMSIM_TC_COUNT];
+	struct llmsim_trace_class_sum total;
+	struct llmsim_trace_phase_sum *phases;
+	size_t nphases, capphases;
+	/* recovered kernels on PyTorch's non-vectorized elementwise path */
+	int64_t nonvec_kernels;
+	double nonvec_measured_s, nonvec_predicted_s;
+	int64_t excluded_kernels; /* LLMSIM_TRACE_PHASES_ONLY: left out (and copies) */
+	double excluded_s;
+	int64_t op_ranges;        /* op range instances recovered */
+	int64_t range_level;      /* of which compared as a whole */
+	int replay;               /* target_s / replay_s are filled */
+	/* replay: how each class's unmatched kernels were scaled (device
+	 * copies; host copies go by PCIe), and why */
+	double unmatched_ratio[LLMSIM_TC_COUNT];
+	const char *rule[LLMSIM_TC_COUNT];
+	char model[64];           /* model used for shapes, "" none */
+	char gpu[64], target[64];
+};
+
+void llmsim_trace_cmp_release(struct llmsim_trace_cmp *c); /* NULL is a no-op */
+
+/* Flags of llmsim_trace_compare. */
+enum {
+	/* only kernels and copies launched inside a step range ("prefill ...",
+	 * "decode ..."); the rest (set-up: weight init, warm-up outside the
+	 * steps) is counted in excluded_* and left out of every sum */
+	LLMSIM_TRACE_PHASES_ONLY = 1,
+};
+
+/* Compare a trace with the GPU model on gpu. m may be NULL (no shapes are
+ * recovered: everything is unmatched). target may be NULL; when given,
+ * every row is also priced on it (replay): recovered ops by the model
+ * (target_s) and by measured x target/source model ratio (replay_s);
+ * unmatched kernels by the rule of llmsim_trace_replay_ratio. flags:
+ * LLMSIM_TRACE_* above. out is zeroed first. */
+int llmsim_trace_compare(const struct llmsim_trace *t, const struct llmsim_gpu *gpu,
+			 const struct llmsim_model *m, const struct llmsim_gpu *target,
+			 unsigned flags, struct llmsim_trace_cmp *out, struct llmsim_err *err);
+
+/* One recovered op invocation: a kernel paired with its op, or the kernels
+ * of an op range compared as a whole against its single op. */
+struct llmsim_trace_instance {
+	const char *phase, *range;        /* range names */
+	const char *op_spec;
+	const struct llmsim_op *op;
+	const struct llmsim_pred *pred;   /* on the compare GPU */
+	const int *kernels;               /* indexes into the trace's kernels */
+	int nkernels;
+	double measured_s;                /* sum of their durations */
+};
+
+/* Call fn for every recovered op invocation with a single op (as
+ * llmsim_trace_compare recovers them; flags alike), in op range order. A
+ * nonzero return from fn stops and is returned. */
+int llmsim_trace_instances(const struct llmsim_trace *t, const struct llmsim_gpu *gpu,
+			   const struct llmsim_model *m, unsigned flags,
+			   int (*fn)(const struct llmsim_trace_instance *in, void *ctx), void *ctx,
+			   struct llmsim_err *err);
+
+/* How an unmatched kernel of class c scales from gpu to target: the ratio
+ * of the resource the class is bound by (source / target), and its name:
+ * gemm and attention by the bf16 dense peak, elementwise, normalization,
+ * other and device copies by HBM bandwidth, host copies by PCIe, and
+ * communication by NVLink bandwidth. dir is a copy's direction or NULL. */
+double llmsim_trace_replay_ratio(enum llmsim_trace_class c, const char *dir,
+				 const struct llmsim_gpu *gpu, const struct llmsim_gpu *target,
+				 const char **rule);
+
+/* ---- recipes (trace_recipe.c) -------------------------------------- */
+
+/* Variables an op template may use, from the model and the phase. */
+struct llmsim_trace_vars {
+	int64_t T;                /* new tokens in the step: batch x new_tokens */
+	int64_t B, S, CTX;        /* sequences, new tokens each, keys attended */
+	int64_t H, NH, NKV, HD, I, V;
+	const char *attn_impl;    /* "flash2", "flash3" from the kernel names */
+	const char *dec_impl;     /* "flash2", "flashdecoding" */
+};
+
+/* Whether name is an op range we know. */
+int llmsim_trace_recipe_known(const char *range_name);
+
+/* The op specs of an op range holding nkernels kernels: fills specs[] (up
+ * to max, each LLMSIM_TRACE_SPEC_MAX bytes) and returns their count, with
+ * *per_kernel = 1 when they pair one-to-one with the kernels; -1 when the
+ * name is unknown for this phase. */
+#define LLMSIM_TRACE_SPEC_MAX 256
+int llmsim_trace_recipe(const char *range_name, const struct llmsim_trace_phase *ph,
+			const struct llmsim_trace_vars *v, int nkernels,
+			char (*specs)[LLMSIM_TRACE_SPEC_MAX], int max, int *per_kernel);
+
+/* ---- calibration cases (trace_calib.c) ------------------------------ */
+
+struct llmsim_store;
+
+/* Add the trace's recovered GEMM and attention invocations to a
+ * calibration store as one run (one transaction): one case per distinct op
+ * spec, its times the median/min/p10/p90 over the invocations, its kernels
+ * those of the invocations (durations: medians); impl "traced:<kernel>",
+ * split as given ("fit" or "holdout"); flops/bytes declared from the
+ * model's cost description. The device is the trace's, mapped to hw_name.
+ * *ncases (may be NULL) gets the number of cases added. */
+int llmsim_trace_to_calib(const struct llmsim_trace *t, const struct llmsim_gpu *gpu,
+			  const struct llmsim_model *m, struct llmsim_store *store,
+			  const char *split, int *ncases, struct llmsim_err *err);
+
+#endif

@@ -1,0 +1,600 @@
+/*
+ * trace_compare.c - a captured trace against the GPU model: each kernel's
+ * op recovered (trace_analyze.h explains how), predicted with
+ * llmsim_predict, and summed per row, class, phase and in total; with a
+ * target GPU, the same program replayed there.
+ */
+#include "trace_analyze.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MAX_SPECS 8
+
+void llmsim_trace_cmp_release(struct llmsim_trace_cmp *c)
+{
+	if (!c)
+		return;
+	free(c->rows);
+	free(c->phases);
+	memset(c, 0, sizeof *c);
+}
+
+double llmsim_trace_replay_ratio(enum llmsim_trace_class c, const char *dir,
+				 const struct llmsim_gpu *gpu, const struct llmsim_gpu *target,
+				 const char **rule)
+{
+	double a = 0, b = 0;
+	const char *r;
+	if (c == LLMSIM_TC_GEMM || c == LLMSIM_TC_ATTENTION) {
+		a = llmsim_gpu_peak_flops(gpu, LLMSIM_DT_BF16);
+		b = llmsim_gpu_peak_flops(target, LLMSIM_DT_BF16);
+		r = "bf16 dense peak ratio";
+	} else if (c == LLMSIM_TC_COMMUNICATION) {
+		a = gpu->intra_node_bytes_per_s, b = target->intra_node_bytes_per_s;
+		r = "NVLink bandwidth ratio";
+	} else if (c == LLMSIM_TC_COPIES && dir && (!strcmp(dir, "HtoD") || !strcmp(dir, "DtoH"))) {
+		a = gpu->pcie_bytes_per_s, b = target->pcie_bytes_per_s;
+		r = "PCIe bandwidth ratio";
+	} else {
+		a = gpu->hbm_bytes_per_s, b = target->hbm_bytes_per_s;
+		r = "HBM bandwidth ratio";
+	}
+	if (rule)
+		*rule = r;
+	return a > 0 && b > 0 ? a / b : 1.0;
+}
+
+static int range_index(const struct llmsim_trace *t, int64_t id)
+{
+	const struct llmsim_trace_range *r = id > 0 ? llmsim_trace_range(t, id) : NULL;
+	return r ? (int)(r - t->ranges) : -1;
+}
+
+struct ctx {
+	const struct llmsim_trace *t;
+	const struct llmsim_gpu *gpu, *target;
+	struct llmsim_trace_cmp *out;
+	int *op_of, *phase_of;    /* per range index: innermost op / phase range, -1 */
+	int phases_only;
+	int (*fn)(const struct llmsim_trace_instance *in, void *ctx);
+	void *fnctx;
+};
+
+/* Whether a record launched in range id is left out (PHASES_ONLY). */
+static int excluded(struct ctx *c, int64_t range_id, double s)
+{
+	if (!c->phases_only)
+		return 0;
+	int ri = range_index(c->t, range_id);
+	if (ri >= 0 && c->phase_of[ri] >= 0)
+		return 0;
+	c->out->excluded_kernels++;
+	c->out->excluded_s += s;
+	return 1;
+}
+
+static struct llmsim_trace_phase_sum *phase_sum(struct llmsim_trace_cmp *o, const char *name)
+{
+	for (size_t i = 0; i < o->nphases; i++)
+		if (!strcmp(o->phases[i].name, name))
+			return &o->phases[i];
+	if (o->nphases == o->capphases) {
+		size_t c = o->capphases ? 2 * o->capphases : 16;
+		void *p = realloc(o->phases, c * sizeof *o->phases);
+		if (!p)
+			return NULL;
+		o->phases = p;
+		o->capphases = c;
+	}
+	struct llmsim_trace_phase_sum *s = &o->phases[o->nphases++];
+	memset(s, 0, sizeof *s);
+	snprintf(s->name, sizeof s->name, "%s", name);
+	return s;
+}
+
+/* Add to the row with this key (creating it). */
+static int add_row(struct ctx *c, const struct llmsim_trace_row *r)
+{
+	struct llmsim_trace_cmp *o = c->out;
+	struct llmsim_trace_row *row = NULL;
+	for (size_t i = o->nrows; i-- > 0;) {
+		struct llmsim_trace_row *x = &o->rows[i];
+		if (x->matched == r->matched && !strcmp(x->phase, r->phase) &&
+		    !strcmp(x->range, r->range) && !strcmp(x->kernel, r->kernel) &&
+		    !strcmp(x->op_spec, r->op_spec) && !strcmp(x->note, r->note)) {
+			row = x;
+			break;
+		}
+	}
+	if (!row) {
+		if (o->nrows == o->caprows) {
+			size_t cap = o->caprows ? 2 * o->caprows : 64;
+			void *p = realloc(o->rows, cap * sizeof *o->rows);
+			if (!p)
+				return LLMSIM_ENOMEM;
+			o->rows = p;
+			o->caprows = cap;
+		}
+		row = &o->rows[o->nrows++];
+		*row = *r;
+		row->launches = 0;
+		row->measured_s = row->predicted_s = row->target_s = row->replay_s = 0;
+	}
+	row->launches += r->launches;
+	row->measured_s += r->measured_s;
+	row->predicted_s += r->predicted_s;
+	row->target_s += r->target_s;
+	row->replay_s += r->replay_s;
+
+	struct llmsim_trace_class_sum *cs[2] = {&o->cls[r->cls], &o->total};
+	for (int i = 0; i < 2; i++) {
+		cs[i]->kernels += r->launches;
+		cs[i]->measured_s += r->measured_s;
+		cs[i]->predicted_s += r->predicted_s;
+		cs[i]->target_s += r->target_s;
+		cs[i]->replay_s += r->replay_s;
+		if (r->matched) {
+			cs[i]->matched_measured_s += r->measured_s;
+			cs[i]->matched_predicted_s += r->predicted_s;
+		} else {
+			cs[i]->unmatched_kernels += r->launches;
+			cs[i]->unmatched_s += r->measured_s;
+		}
+	}
+	if (r->phase[0]) {
+		struct llmsim_trace_phase_sum *ps = phase_sum(o, r->phase);
+		if (!ps)
+			return LLMSIM_ENOMEM;
+		ps->measured_s += r->measured_s;
+		ps->predicted_s += r->predicted_s;
+		ps->target_s += r->target_s;
+		ps->replay_s += r->replay_s;
+	}
+	return 0;
+}
+
+static void set_names(struct ctx *c, int ri, struct llmsim_trace_row *r)
+{
+	int op = ri >= 0 ? c->op_of[ri] : -1, ph = ri >= 0 ? c->phase_of[ri] : -1;
+	snprintf(r->range, sizeof r->range, "%s", op >= 0 ? c->t->ranges[op].name : "");
+	snprintf(r->phase, sizeof r->phase, "%s", ph >= 0 ? c->t->ranges[ph].name : "");
+}
+
+static void fill_unmatched(struct ctx *c, struct llmsim_trace_row *r, const char *dir)
+{
+	r->matched = 0;
+	r->predicted_s = r->measured_s;
+	r->target_s = r->replay_s = r->measured_s;
+	if (c->target) {
+		double k = llmsim_trace_replay_ratio(r->cls, dir, c->gpu, c->target, NULL);
+		r->target_s = r->replay_s = r->measured_s * k;
+	}
+}
+
+static int unmatched_kernel(struct ctx *c, const struct llmsim_trace_kernel *k, const char *why)
+{
+	struct llmsim_trace_row r = {0};
+	set_names(c, range_index(c->t, k->range_id), &r);
+	llmsim_trace_short_name(k->name, r.kernel, sizeof r.kernel);
+	snprintf(r.note, sizeof r.note, "%s", why);
+	r.cls = llmsim_trace_classify(k->name);
+	r.launches = 1;
+	r.measured_s = (double)(k->end_ns - k->start_ns) * 1e-9;
+	fill_unmatched(c, &r, NULL);
+	return add_row(c, &r);
+}
+
+static const char *attn_impl_of(const struct llmsim_trace *t, const int *idx, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const char *s = t->kernels[idx[i]].name;
+		if (strcasestr(s, "flash3") || strcasestr(s, "fa3") || strcasestr(s, "hopper") ||
+		    strcasestr(s, "cudnn"))
+			return "flash3";
+	}
+	return "flash2";
+}
+
+static const char *dec_impl_of(const struct llmsim_trace *t, const int *idx, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (strcasestr(t->kernels[idx[i]].name, "splitkv") ||
+		    strcasestr(t->kernels[idx[i]].name, "combine"))
+			return "flashdecoding";
+	return "flash2";
+}
+
+/* Predict spec on gpu (and target); 0 or an error with a message. */
+static int price(struct ctx *c, const char *spec, struct llmsim_op *op,
+		 struct llmsim_pred *p, double *dst_s, struct llmsim_err *e)
+{
+	int rc = llmsim_op_parse(spec, op, e);
+	if (!rc)
+		rc = llmsim_predict(c->gpu, op, p, e);
+	if (rc)
+		return rc;
+	*dst_s = 0;
+	if (c->target) {
+		struct llmsim_pred q;
+		rc = llmsim_predict(c->target, op, &q, e);
+		if (rc)
+			return rc;
+		*dst_s = q.time_s;
+	}
+	return 0;
+}
+
+static int instance(struct ctx *c, const struct llmsim_trace_row *r, const char *spec,
+		    const struct llmsim_op *op, const struct llmsim_pred *p, const int *idx, int n,
+		    double measured_s)
+{
+	if (!c->fn)
+		return 0;
+	struct llmsim_trace_instance in = {
+		.phase = r->phase,
+		.range = r->range,
+		.op_spec = spec, .op = op, .pred = p, .kernels = idx, .nkernels = n,
+		.measured_s = measured_s,
+	};
+	return c->fn(&in, c->fnctx);
+}
+
+/* One op invocation: kernels idx[0..n) of op `op` (a recipe name) in the
+ * step range ph_ri; `label` names it in the rows (the op range's name, or
+ * how it was recovered). */
+static int do_group(struct ctx *c, const struct llmsim_model *m, const char *op, int ph_ri,
+		    const char *label, const int *idx, int n)
+{
+	const struct llmsim_trace *t = c->t;
+	struct llmsim_trace_phase ph;
+	llmsim_trace_phase_parse(t->ranges[ph_ri].name, &ph);
+	struct llmsim_trace_vars v = {
+		.T = ph.batch * ph.new_tokens, .B = ph.batch, .S = ph.new_tokens, .CTX = ph.context,
+		.H = m->hidden, .NH = m->heads, .NKV = m->kv_heads, .HD = m->head_dim,
+		.I = m->intermediate, .V = m->vocab,
+		.attn_impl = attn_impl_of(t, idx, n), .dec_impl = dec_impl_of(t, idx, n),
+	};
+	char specs[MAX_SPECS][LLMSIM_TRACE_SPEC_MAX];
+	int per_kernel = 0;
+	int ns = llmsim_trace_recipe(op, &ph, &v, n, specs, MAX_SPECS, &per_kernel);
+	double src[MAX_SPECS], dst[MAX_SPECS];
+	enum llmsim_trace_class cls[MAX_SPECS];
+	struct llmsim_op ops[MAX_SPECS];
+	struct llmsim_pred preds[MAX_SPECS];
+	struct llmsim_err e = {0};
+	int bad = ns <= 0;
+	if (bad)
+		snprintf(e.msg, sizeof e.msg, "no recipe for this phase");
+	for (int i = 0; i < ns && !bad; i++) {
+		bad = price(c, specs[i], &ops[i], &preds[i], &dst[i], &e) != 0;
+		if (!bad) {
+			cls[i] = llmsim_trace_op_class(&ops[i]);
+			src[i] = preds[i].time_s;
+		}
+	}
+	c->out->op_ranges++;
+	if (bad) {
+		for (int i = 0; i < n; i++) {
+			int rc = unmatched_kernel(c, &t->kernels[idx[i]], e.msg);
+			if (rc)
+				return rc;
+		}
+		return 0;
+	}
+	if (per_kernel) {
+		for (int i = 0; i < n; i++) {
+			const struct llmsim_trace_kernel *k = &t->kernels[idx[i]];
+			struct llmsim_trace_row r = {0};
+			snprintf(r.phase, sizeof r.phase, "%s", t->ranges[ph_ri].name);
+			snprintf(r.range, sizeof r.range, "%s", label);
+			llmsim_trace_short_name(k->name, r.kernel, sizeof r.kernel);
+			snprintf(r.op_spec, sizeof r.op_spec, "%s", specs[i]);
+			r.cls = cls[i];
+			r.matched = 1;
+			r.launches = 1;
+			r.measured_s = (double)(k->end_ns - k->start_ns) * 1e-9;
+			r.predicted_s = src[i];
+			r.target_s = c->target ? dst[i] : src[i];
+			r.replay_s = src[i] > 0 ? r.measured_s * r.target_s / src[i] : r.measured_s;
+			if (llmsim_trace_nonvectorized(k->name)) {
+				snprintf(r.note, sizeof r.note, "non-vectorized (strided) PyTorch path");
+				c->out->nonvec_kernels++;
+				c->out->nonvec_measured_s += r.measured_s;
+				c->out->nonvec_predicted_s += r.predicted_s;
+			}
+			int rc = add_row(c, &r);
+			if (!rc)
+				rc = instance(c, &r, specs[i], &ops[i], &preds[i], &idx[i], 1,
+					      r.measured_s);
+			if (rc)
+				return rc;
+		}
+		return 0;
+	}
+	/* Range-level: the kernels as a whole against the recipe's ops. */
+	c->out->range_level++;
+	struct llmsim_trace_row r = {0};
+	snprintf(r.phase, sizeof r.phase, "%s", t->ranges[ph_ri].name);
+	snprintf(r.range, sizeof r.range, "%s", label);
+	snprintf(r.kernel, sizeof r.kernel, "(%d kernels)", n);
+	snprintf(r.note, sizeof r.note, "range-level");
+	size_t o = 0;
+	for (int i = 0; i < ns; i++) {
+		int w = snprintf(r.op_spec + o, sizeof r.op_spec - o, "%s%s", i ? "; " : "",
+				 specs[i]);
+		if (w < 0 || (size_t)w >= sizeof r.op_spec - o)
+			break;
+		o += (size_t)w;
+		r.predicted_s += src[i];
+		r.target_s += c->target ? dst[i] : src[i];
+	}
+	r.cls = cls[0];
+	r.matched = 1;
+	r.launches = n;
+	for (int i = 0; i < n; i++)
+		r.measured_s += (double)(t->kernels[idx[i]].end_ns - t->kernels[idx[i]].start_ns) *
+				1e-9;
+	r.replay_s = r.predicted_s > 0 ? r.measured_s * r.target_s / r.predicted_s : r.measured_s;
+	int rc = add_row(c, &r);
+	if (!rc && ns == 1)
+		rc = instance(c, &r, specs[0], &ops[0], &preds[0], idx, n, r.measured_s);
+	return rc;
+}
+
+/* A GEMM-class kernel that finishes another's work (split-K reduction). */
+static int is_reduce(const char *name)
+{
+	return llmsim_trace_classify(name) == LLMSIM_TC_GEMM &&
+	       (strcasestr(name, "reduce") || strcasestr(name, "reduction"));
+}
+
+/* A step range without op ranges: its GEMMs are, in launch order, QKV, O,
+ * gate/up and down of each layer (fused projections), then the LM head when
+ * their count leaves one over; a split-K reduction joins the GEMM before
+ * it; consecutive attention kernels are one attention. The rest stays
+ * unmatched. */
+static int do_by_order(struct ctx *c, const struct llmsim_model *m, int ph_ri, const int *idx,
+		       int n)
+{
+	static const char *const roles[4] = {"qkv_proj", "o_proj", "gate_up_proj", "down_proj"};
+	const struct llmsim_trace *t = c->t;
+	int g = 0;
+	for (int i = 0; i < n; i++) {
+		const char *name = t->kernels[idx[i]].name;
+		g += llmsim_trace_classify(name) == LLMSIM_TC_GEMM && !is_reduce(name);
+	}
+	int fits = g % 4 == 0 || g % 4 == 1, lm = g % 4 == 1;
+	for (int i = 0, gi = 0; i < n;) {
+		const char *name = t->kernels[idx[i]].name;
+		enum llmsim_trace_class cls = llmsim_trace_classify(name);
+		int j = i + 1, rc;
+		char label[64];
+		if (cls == LLMSIM_TC_GEMM && !is_reduce(name) && fits) {
+			while (j < n && is_reduce(t->kernels[idx[j]].name))
+				j++;
+			const char *role = lm && gi == g - 1 ? "lm_head" : roles[gi % 4];
+			snprintf(label, sizeof label, "%s (by order)", role);
+			rc = do_group(c, m, role, ph_ri, label, idx + i, j - i);
+			gi++;
+		} else if (cls == LLMSIM_TC_ATTENTION) {
+			while (j < n && llmsim_trace_classify(t->kernels[idx[j]].name) ==
+						LLMSIM_TC_ATTENTION)
+				j++;
+			rc = do_group(c, m, "attention", ph_ri, "attention (by order)", idx + i, j - i);
+		} else {
+			rc = unmatched_kernel(c, &t->kernels[idx[i]],
+					      cls == LLMSIM_TC_GEMM
+						      ? "GEMM count does not fit 4 per layer (+ LM head)"
+						      : "no op range (step range only)");
+		}
+		if (rc)
+			return rc;
+		i = j;
+	}
+	return 0;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+struct pair {
+	int op_ri, k;
+};
+
+static int cmp_pair(const void *a, const void *b)
+{
+	const struct pair *x = a, *y = b;
+	if (x->op_ri != y->op_ri)
+		return x->op_ri < y->op_ri ? -1 : 1;
+	return (x->k > y->k) - (x->k < y->k);
+}
+
+static int copies(struct ctx *c)
+{
+	for (size_t i = 0; i < c->t->ncopies; i++) {
+		const struct llmsim_trace_copy *m = &c->t->copies[i];
+		if (excluded(c, m->range_id, (double)(m->end_ns - m->start_ns) * 1e-9))
+			continue;
+		struct llmsim_trace_row r = {0};
+		set_names(c, range_index(c->t, m->range_id), &r);
+		if (m->kind == LLMSIM_TRACE_MEMSET)
+			snprintf(r.kernel, sizeof r.kernel, "memset");
+		else
+			snprintf(r.kernel, sizeof r.kernel, "memcpy %s", m->dir);
+		snprintf(r.note, sizeof r.note, "copies are not modelled");
+		r.cls = LLMSIM_TC_COPIES;
+		r.launches = 1;
+		r.measured_s = (double)(m->end_ns - m->start_ns) * 1e-9;
+		fill_unmatched(c, &r, m->kind == LLMSIM_TRACE_MEMSET ? NULL : m->dir);
+		int rc = add_row(c, &r);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int run(const struct llmsim_trace *t, const struct llmsim_gpu *gpu,
+	       const struct llmsim_model *m, const struct llmsim_gpu *target, unsigned flags,
+	       int (*fn)(const struct llmsim_trace_instance *in, void *ctx), void *fnctx,
+	       struct llmsim_trace_cmp *out, struct llmsim_err *err)
+{
+	memset(out, 0, sizeof *out);
+	struct ctx c = {.t = t, .gpu = gpu, .target = target, .out = out,
+			.phases_only = (flags & LLMSIM_TRACE_PHASES_ONLY) != 0,
+			.fn = fn, .fnctx = fnctx};
+	out->replay = target != NULL;
+	snprintf(out->gpu, sizeof out->gpu, "%s", gpu->name);
+	if (target) {
+		snprintf(out->target, sizeof out->target, "%s", target->name);
+		for (int k = 0; k < LLMSIM_TC_COUNT; k++)
+			out->unmatched_ratio[k] = llmsim_trace_replay_ratio(k, NULL, gpu, target,
+									    &out->rule[k]);
+	}
+	if (m)
+		snprintf(out->model, sizeof out->model, "%s", m->name);
+	size_t nr = t->nranges ? t->nranges : 1;
+	c.op_of = malloc(nr * sizeof *c.op_of);
+	c.phase_of = malloc(nr * sizeof *c.phase_of);
+	struct pair *pairs = malloc((t->nkernels ? t->nkernels : 1) * sizeof *pairs);
+	struct pair *ppairs = malloc((t->nkernels ? t->nkernels : 1) * sizeof *ppairs);
+	int *idx = malloc((t->nkernels ? t->nkernels : 1) * sizeof *idx);
+	char *has_ops = calloc(nr, 1);
+	uint64_t *first = calloc(nr, sizeof *first), *last = calloc(nr, sizeof *last);
+	int rc = 0;
+	if (!c.op_of || !c.phase_of || !pairs || !ppairs || !idx || !has_ops || !first || !last) {
+		rc = llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
+		goto done;
+	}
+	/* Ranges are sorted by id and a parent is older than its children. */
+	for (size_t i = 0; i < t->nranges; i++) {
+		const struct llmsim_trace_range *r = &t->ranges[i];
+		int p = range_index(t, r->parent_id);
+		if (p >= (int)i)
+			p = -1; /* malformed: parent must come first */
+		struct llmsim_trace_phase ph;
+		c.op_of[i] = llmsim_trace_recipe_known(r->name) ? (int)i : p >= 0 ? c.op_of[p] : -1;
+		c.phase_of[i] = !llmsim_trace_phase_parse(r->name, &ph) ? (int)i
+				: p >= 0 ? c.phase_of[p] : -1;
+		if (c.phase_of[i] == (int)i) {
+			struct llmsim_trace_phase_sum *ps = phase_sum(out, r->name);
+			if (!ps) {
+				rc = llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
+				goto done;
+			}
+			ps->instances++;
+		}
+	}
+	/* Step ranges whose kernels all lie outside op ranges are recovered
+	 * by order (do_by_order). */
+	for (size_t i = 0; i < t->nkernels; i++) {
+		int ri = range_index(t, t->kernels[i].range_id);
+		int op = ri >= 0 ? c.op_of[ri] : -1;
+		if (op >= 0 && c.phase_of[op] >= 0)
+			has_ops[c.phase_of[op]] = 1;
+	}
+	size_t np = 0, nq = 0;
+	for (size_t i = 0; i < t->nkernels && !rc; i++) {
+		const struct llmsim_trace_kernel *k = &t->kernels[i];
+		if (excluded(&c, k->range_id, (double)(k->end_ns - k->start_ns) * 1e-9))
+			continue;
+		int ri = range_index(t, t->kernels[i].range_id);
+		int op = ri >= 0 ? c.op_of[ri] : -1, ph = ri >= 0 ? c.phase_of[ri] : -1;
+		if (ph >= 0) {
+			if (!first[ph] || k->start_ns < first[ph])
+				first[ph] = k->start_ns;
+			if (k->end_ns > last[ph])
+				last[ph] = k->end_ns;
+		}
+		if (m && op >= 0 && c.phase_of[op] >= 0)
+			pairs[np++] = (struct pair){op, (int)i};
+		else if (m && op < 0 && ph >= 0 && !has_ops[ph])
+			ppairs[nq++] = (struct pair){ph, (int)i};
+		else
+			rc = unmatched_kernel(&c, &t->kernels[i],
+					      !m ? "no model given (--model)"
+					      : !t->run.nvtx && !t->nranges ? "no NVTX ranges in the trace"
+					      : op < 0 ? "not inside a known op range"
+					      : "op range outside a prefill/decode range");
+	}
+	if (rc) {
+		llmsim_err_set(err, rc, "out of memory");
+		goto done;
+	}
+	qsort(pairs, np, sizeof *pairs, cmp_pair);
+	for (size_t i = 0; i < np && !rc;) {
+		size_t j = i;
+		int n = 0;
+		while (j < np && pairs[j].op_ri == pairs[i].op_ri)
+			idx[n++] = pairs[j++].k;
+		int op_ri = pairs[i].op_ri;
+		rc = do_group(&c, m, t->ranges[op_ri].name, c.phase_of[op_ri],
+			      t->ranges[op_ri].name, idx, n);
+		i = j;
+	}
+	qsort(ppairs, nq, sizeof *ppairs, cmp_pair);
+	for (size_t i = 0; i < nq && !rc;) {
+		size_t j = i;
+		int n = 0;
+		while (j < nq && ppairs[j].op_ri == ppairs[i].op_ri)
+			idx[n++] = ppairs[j++].k;
+		rc = do_by_order(&c, m, ppairs[i].op_ri, idx, n);
+		i = j;
+	}
+	if (!rc)
+		rc = copies(&c);
+	/* median span of each phase's instances (the first instances of a
+	 * program pay its warm-up: module loading, library heuristics) */
+	double *spans = rc ? NULL : malloc(nr * sizeof *spans);
+	if (!rc && !spans)
+		rc = LLMSIM_ENOMEM;
+	for (size_t p = 0; p < out->nphases && !rc; p++) {
+		size_t ns = 0;
+		for (size_t i = 0; i < t->nranges; i++)
+			if (last[i] > first[i] && !strcmp(t->ranges[i].name, out->phases[p].name))
+				spans[ns++] = (double)(last[i] - first[i]) * 1e-9;
+		if (ns) {
+			qsort(spans, ns, sizeof *spans, cmp_dbl);
+			out->phases[p].span_s = ns % 2 ? spans[ns / 2]
+						       : 0.5 * (spans[ns / 2 - 1] + spans[ns / 2]);
+		}
+	}
+	free(spans);
+	if (rc == LLMSIM_ENOMEM)
+		llmsim_err_set(err, rc, "out of memory");
+done:
+	free(c.op_of);
+	free(c.phase_of);
+	free(pairs);
+	free(ppairs);
+	free(idx);
+	free(has_ops);
+	free(first);
+	free(last);
+	if (rc)
+		llmsim_trace_cmp_release(out);
+	return rc;
+}
+
+int llmsim_trace_compare(const struct llmsim_trace *t, const struct llmsim_gpu *gpu,
+			 const struct llmsim_model *m, const struct llmsim_gpu *target,
+			 unsigned flags, struct llmsim_trace_cmp *out, struct llmsim_err *err)
+{
+	return run(t, gpu, m, target, flags, NULL, NULL, out, err);
+}
+
+int llmsim_trace_instances(const struct llmsim_trace *t, const struct llmsim_gpu *gpu,
+			   const struct llmsim_model *m, unsigned flags,
+			   int (*fn)(const struct llmsim_trace_instance *in, void *ctx), void *ctx,
+			   struct llmsim_err *err)
+{
+	struct llmsim_trace_cmp c;
+	int rc = run(t, gpu, m, NULL, flags, fn, ctx, &c, err);
+	llmsim_trace_cmp_release(&c);
+	return rc;
+}
