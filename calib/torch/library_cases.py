@@ -150,8 +150,11 @@ def main():
                 except Exception as e:
                     print(f"decode b={b} kv={kv}: skipped ({str(e)[:80]})")
                     continue
-                spec = (f"decode impl=flash2 batch={b} heads={h} kv_heads={hk} kv_len={kv} head_dim={d} "
-                        f"dtype=bf16")
+                # PyTorch's FlashAttention-2 runs one query token as split-KV
+                # (flash_fwd_splitkv_kernel + its combine kernel, seen in
+                # calib/data/trace_llama.txt.gz): that is FlashDecoding.
+                spec = (f"decode impl=flashdecoding batch={b} heads={h} kv_heads={hk} kv_len={kv} "
+                        f"head_dim={d} dtype=bf16")
                 add(spec, impl, 4.0 * b * h * kv * d, 2.0 * b * hk * kv * d * 2, st, reps)
                 del q, k, v
 
