@@ -8,7 +8,7 @@
  * lives in sim/ code: it is read from here.
  */
 LLMSIM_EFF(GEMM_TENSOR, "gemm_tensor_fraction", 0.80,
-	   "fraction of dense tensor peak a large, well-tiled GEMM sustains")
+	   "fraction of the dense tensor peak (scaled to the sustained clock) a GEMM's mainloop sustains")
 LLMSIM_EFF(GEMM_VECTOR, "vector_fraction", 0.80,
 	   "fraction of CUDA-core peak (FP32/FP64 without tensor cores) sustained")
 LLMSIM_EFF(HBM, "hbm_fraction", 0.90,
@@ -16,9 +16,9 @@ LLMSIM_EFF(HBM, "hbm_fraction", 0.90,
 LLMSIM_EFF(L2, "l2_fraction", 0.80, "fraction of L2 peak bandwidth sustained")
 LLMSIM_EFF(SMEM, "smem_fraction", 0.85, "fraction of shared-memory peak bandwidth sustained")
 LLMSIM_EFF(ATTN_TENSOR, "attention_tensor_fraction", 0.60,
-	   "fraction of tensor peak a FlashAttention-2 style forward sustains")
+	   "fraction of the tensor peak (at the sustained clock) a FlashAttention-2 forward's MMAs sustain")
 LLMSIM_EFF(ATTN3_TENSOR, "attention3_tensor_fraction", 0.75,
-	   "fraction of tensor peak a FlashAttention-3 (warp-specialized, async) forward sustains")
+	   "fraction of the tensor peak (at the sustained clock) a FlashAttention-3 forward's MMAs sustain")
 LLMSIM_EFF(KERNEL_OVERHEAD, "kernel_overhead_s", 3e-6,
 	   "fixed time per kernel on the GPU beyond its work: prologue, epilogue, ramp")
 LLMSIM_EFF(COLL_BW, "collective_bw_fraction", 0.80,
@@ -30,7 +30,9 @@ LLMSIM_EFF(L2_REUSE, "l2_reuse_fraction", 0.50,
 LLMSIM_EFF(SFU_OPS, "sfu_ops_per_clock_per_sm", 16,
 	   "special-function (exp) results per clock per SM: softmax's exp rate (hardware)")
 LLMSIM_EFF(ATTN_BWD, "attention_bwd_relative", 0.70,
-	   "tensor efficiency of a flash backward relative to its forward")
+	   "tensor efficiency of a FlashAttention-2 backward relative to its forward")
+LLMSIM_EFF(ATTN3_BWD, "attention3_bwd_relative", 0.85,
+	   "tensor efficiency of a FlashAttention-3 (warp-specialized) backward relative to its forward")
 LLMSIM_EFF(INFLIGHT, "bytes_in_flight_per_thread", 64,
 	   "outstanding load bytes per thread of a streaming kernel (4 x 16-byte loads): Little's law")
 LLMSIM_EFF(COLL_LL_BW, "collective_ll_bw_fraction", 0.35,

@@ -42,6 +42,10 @@ static const struct llmsim_yfield compute_fields[] = {
 	REQ_POS_INT(warp_size),
 	REQ_POS_DBL(boost_clock_hz),
 	REQ_POS_DBL(base_clock_hz),
+	FLD("tensor_clock_hz", LLMSIM_YF_DOUBLE, tensor_clock_hz, LLMSIM_YF_OPTIONAL,
+	    LLMSIM_YR_POSITIVE),
+	FLD("sustained_clock_hz", LLMSIM_YF_DOUBLE, sustained_clock_hz, LLMSIM_YF_OPTIONAL,
+	    LLMSIM_YR_POSITIVE),
 };
 
 static const struct llmsim_yfield sm_fields[] = {

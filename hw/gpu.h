@@ -105,6 +105,14 @@ struct llmsim_gpu {
 	int cpu_cores;                     /* physical cores of one node */
 	double cpu_adam_params_per_s_per_core; /* DeepSpeed CPU Adam, one core */
 	int gpus_per_host_link;            /* GPUs sharing one PCIe uplink to the CPU */
+
+	/* clocks of the tensor cores (compute: section, optional, 0 when
+	 * absent): the clock the tensor peaks of peak_flops_per_s are quoted
+	 * at, and the SM clock held under a sustained tensor-core load at the
+	 * power limit; tensor math runs at peak * sustained / quoted when the
+	 * sustained clock is lower */
+	double tensor_clock_hz;
+	double sustained_clock_hz;
 };
 
 /* Load a GPU by short name, alias (case-insensitive) or path to a YAML

@@ -62,6 +62,23 @@ static double tile_pairs(const struct attn *x, int64_t br, int64_t bc)
 	return (double)floor_sum(i0, bc, br, b) + (double)(tr - i0) * tc;
 }
 
+/* Of the tile pairs computed, those the causal diagonal cuts (some
+ * elements masked) per head: computed minus wholly visible, where q tile
+ * i sees floor((br*i + L-S + 1) / bc) k/v tiles whole, at most tc. */
+static double masked_pairs(const struct attn *x, int64_t br, int64_t bc)
+{
+	if (!x->causal)
+		return 0;
+	int64_t S = (int64_t)x->S, L = (int64_t)x->L;
+	int64_t tr = sim_cdiv(S, br), tc = sim_cdiv(L, bc);
+	int64_t b = L - S + 1;
+	int64_t i1 = tc * bc - b <= 0 ? 0 : sim_cdiv(tc * bc - b, br);
+	if (i1 > tr)
+		i1 = tr;
+	double whole = (double)floor_sum(i1, bc, br, b) + (double)(tr - i1) * tc;
+	return tile_pairs(x, br, bc) - whole;
+}
+
 /* Unmasked (query, key) pairs per head. */
 static double useful_pairs(const struct attn *x)
 {
@@ -242,8 +259,16 @@ static void flash_fwd(const struct llmsim_gpu *gpu, const struct attn *x, int v3
 	k.mm_tensor = tensor;
 	k.mm_flops = scores * 2 * (D + Dv);
 	k.mm_eff = gpu->eff[v3 ? LLMSIM_EFF_ATTN3_TENSOR : LLMSIM_EFF_ATTN_TENSOR];
-	k.vec_flops = scores * 4;
+	/* softmax (max, scale, sum, convert) and the rescale of the O
+	 * accumulators after every K/V tile: Dv / Bc multiplies per score */
+	k.vec_flops = scores * (4 + Dv / bc);
 	k.sfu_ops = scores;
+	/* FA3 peels the tiles the causal diagonal cuts out of its pipelined
+	 * mainloop: there softmax and MMAs run one after the other (H200
+	 * cuDNN causal forward at 512 tokens, 40% of its tiles cut: 25%
+	 * slower than the pipelined rate) */
+	if (v3)
+		k.serial_frac = masked_pairs(x, br, bc) / pairs;
 	/* Q read and O (+ fp32 LSE) written once; K/V re-read per q block,
 	 * from L2 when the heads in flight keep them there */
 	double kv_u = x->B * x->G * x->L * (D + Dv) * e;
@@ -259,6 +284,11 @@ static void flash_fwd(const struct llmsim_gpu *gpu, const struct attn *x, int v3
 		       k.blocks * br * D * e * 2;
 	k.inflight_bytes_per_block = (v3 ? 2 : 1) * bc * (D + Dv) * e;
 	k.fill_s = gpu->hbm_latency_s;
+	/* FA2 starts each q tile's block by loading Q and ends it storing O
+	 * (exposed per round of blocks); FA3's forward is persistent, its
+	 * producer loading the next tile's Q under the current mainloop and
+	 * its epilogue overlapped with the next tile (FA3 paper, sec. 3) */
+	k.block_edge_bytes = v3 ? 0 : br * (D + Dv) * e;
 	if (main || !a->p->tile_m) {
 		a->p->tile_m = br;
 		a->p->tile_n = bc;
@@ -295,8 +325,11 @@ static void flash_bwd(const struct llmsim_gpu *gpu, const struct attn *x, int v3
 	k.mm_rate_flops_per_s = sim_mm_rate(gpu, x->dt, &tensor);
 	k.mm_tensor = tensor;
 	k.mm_flops = scores * 2 * (3 * D + 2 * Dv);
-	k.mm_eff = gpu->eff[v3 ? LLMSIM_EFF_ATTN3_TENSOR : LLMSIM_EFF_ATTN_TENSOR] *
-		   gpu->eff[LLMSIM_EFF_ATTN_BWD];
+	/* FA3's backward is its own design (producer warp, two consumer
+	 * warpgroups, dQ accumulated by TMA reduce-adds): its ratio to the
+	 * forward is its own parameter */
+	k.mm_eff = v3 ? gpu->eff[LLMSIM_EFF_ATTN3_TENSOR] * gpu->eff[LLMSIM_EFF_ATTN3_BWD] :
+		   gpu->eff[LLMSIM_EFF_ATTN_TENSOR] * gpu->eff[LLMSIM_EFF_ATTN_BWD];
 	k.overlap_math = v3;
 	k.vec_flops = scores * 6;
 	k.sfu_ops = scores;
@@ -317,6 +350,11 @@ static void flash_bwd(const struct llmsim_gpu *gpu, const struct attn *x, int v3
 	k.smem_bytes = BH * pairs * (br * row * 2 * 4 + br * bc * e * 4);
 	k.inflight_bytes_per_block = 2 * br * row;
 	k.fill_s = gpu->hbm_latency_s;
+	/* each block loads its K, V tiles before its loop and stores dK, dV
+	 * after it (H200: at a fixed 16K tokens x 32 heads, FA2's backward
+	 * takes 0.43-0.91 ms beyond its work's share; these per-round edges
+	 * of its one block per SM explain about half of it) */
+	k.block_edge_bytes = 2 * bc * (D + Dv) * e;
 	if (main || !a->p->tile_m) {
 		a->p->tile_m = br;
 		a->p->tile_n = bc;

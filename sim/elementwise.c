@@ -26,9 +26,15 @@ struct ew_cost {
 enum { NPART = 128 };
 
 static void cost(enum llmsim_ew_kind kind, int bwd, double T, double H, double e, double sms,
-		 struct ew_cost *c)
+		 double row_max, struct ew_cost *c)
 {
 	double N = T * H;
+	/* a row longer than one block's registers hold (in fp32) cannot stay
+	 * on chip between the reduction and the normalization: it is read
+	 * again to write the normalized row (H200: softmax over a 128,256-entry
+	 * vocabulary row reads 2.0x the logits from DRAM, dram__bytes_read.sum);
+	 * a loss needs no normalized row and one online pass */
+	double rereads = H > row_max ? 1 : 0;
 	memset(c, 0, sizeof *c);
 	switch (kind) {
 	case LLMSIM_EW_ADD:
@@ -76,8 +82,10 @@ static void cost(enum llmsim_ew_kind kind, int bwd, double T, double H, double e
 	}
 	case LLMSIM_EW_SOFTMAX:
 		c->rowwise = 1;
-		if (!bwd) /* max, exp, sum, scale; the row stays in registers */
-			c->read = N * e, c->write = N * e, c->vec = 4 * N, c->sfu = N;
+		if (!bwd) /* max, exp, sum, scale; the row stays in registers
+			   when it fits */
+			c->read = (1 + rereads) * N * e, c->write = N * e, c->vec = 4 * N,
+			c->sfu = (1 + rereads) * N;
 		else /* dx = y * (dy - sum(dy*y)) */
 			c->read = 2 * N * e, c->write = N * e, c->vec = 3 * N;
 		break;
@@ -100,6 +108,7 @@ static void cost(enum llmsim_ew_kind kind, int bwd, double T, double H, double e
 		/* fused: logits [tokens, vocab=hidden] in, loss and lse out */
 		c->rowwise = 1;
 		if (!bwd)
+			/* loss and lse only: one online (running max) pass */
 			c->read = N * e + T * 8, c->write = 2 * T * 4, c->vec = 4 * N, c->sfu = N;
 		else /* dlogits = softmax - onehot, recomputed from lse */
 			c->read = N * e + T * 8 + T * 4, c->write = N * e, c->vec = 3 * N,
@@ -120,12 +129,19 @@ static void cost(enum llmsim_ew_kind kind, int bwd, double T, double H, double e
 	}
 }
 
+/* fp32 row elements one block keeps in registers: half of the SM's
+ * register file (the rest holds addresses, indices and partial sums) */
+static double row_max(const struct llmsim_gpu *gpu)
+{
+	return gpu->registers_per_sm > 0 ? gpu->registers_per_sm / 2.0 : 32768;
+}
+
 static void add_pass(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, int bwd, double T,
 		     double H, double e, struct sim_acc *a, int main)
 {
 	struct ew_cost c;
 	struct kern k;
-	cost(kind, bwd, T, H, e, gpu->sms, &c);
+	cost(kind, bwd, T, H, e, gpu->sms, row_max(gpu), &c);
 	sim_stream_kern(gpu, &k, T * H, e, c.read, c.write, c.vec);
 	k.sfu_ops = c.sfu;
 	k.l2_bytes = c.l2;
@@ -156,12 +172,12 @@ void sim_ew_add(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, enum llm
 	double e = llmsim_dtype_bytes(dt), T = (double)tokens, H = (double)hidden;
 	struct ew_cost c;
 	if (pass != LLMSIM_PASS_BWD) {
-		cost(kind, 0, T, H, e, gpu->sms, &c);
+		cost(kind, 0, T, H, e, gpu->sms, row_max(gpu), &c);
 		a->p->flops += c.vec + c.sfu;
 		add_pass(gpu, kind, 0, T, H, e, a, main);
 	}
 	if (pass != LLMSIM_PASS_FWD && kind != LLMSIM_EW_ADAMW) {
-		cost(kind, 1, T, H, e, gpu->sms, &c);
+		cost(kind, 1, T, H, e, gpu->sms, row_max(gpu), &c);
 		a->p->flops += c.vec + c.sfu;
 		add_pass(gpu, kind, 1, T, H, e, a, main && pass == LLMSIM_PASS_BWD);
 	}

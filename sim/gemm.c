@@ -19,13 +19,24 @@
 
 #include "sim_internal.h"
 
-/* Output tiles the library has (tile_m, tile_n). */
+/* Output tiles the library has (tile_m, tile_n). Before sm_90: CUTLASS's
+ * power-of-two tiles. On sm_90+ cuBLAS's nvjet kernels also come with one
+ * side any multiple of 16 up to 320 (wgmma's n is a multiple of 8 up to
+ * 256, two of them per warpgroup): the calibration H200 ran 80x128,
+ * 112x128, 128x160, 176x128, 192x128, 192x192, 320x128 and 448x64 tiles
+ * (kernel names nvjet_sm90_tst_MxN_...), chosen so the tiles fill the 132
+ * SMs in whole waves. */
 static const struct { int m, n; } tiles[] = {
 	{128, 256}, {256, 128}, {128, 128}, {64, 256}, {128, 64}, {64, 128}, {64, 64},
 };
+static const struct { int m, n; } tiles_sm90[] = {
+	{128, 256}, {256, 128}, {128, 128}, {64, 256}, {128, 64}, {64, 128}, {64, 64},
+	{128, 96}, {96, 128}, {128, 160}, {160, 128}, {128, 192}, {192, 128},
+	{192, 192}, {128, 320}, {320, 128},
+};
 /* deepest pipeline the library builds (cuBLAS/CUTLASS: 3 to 7 stages) */
 enum { MAX_STAGES = 7, K_TILE_BYTES = 128, BASE_REGS = 40, CLUSTER = 2, MAX_SPLIT = 32,
-	DEQUANT_OPS = 2, MIN_STAGE_BYTES = 16384 };
+	DEQUANT_OPS = 2, MIN_STAGE_BYTES = 16384, FP8_PROMOTE_K = 128 };
 
 /* One candidate: the main kernel, and the split-K reduction if any. */
 struct cand {
@@ -46,8 +57,8 @@ static double out_bytes(enum llmsim_dtype dt)
 /* Build and price one candidate; 0 if it does not fit or cannot beat
  * best_s. */
 static int eval(const struct llmsim_gpu *gpu, double m, double n, double k, double batch,
-		double a_b, double b_b, double c_b, double rate, int tensor, int sm90, int tm,
-		int tn, int split, double best_s, struct cand *c)
+		double a_b, double b_b, double c_b, double rate, int tensor, int sm90, int fp8acc,
+		int tm, int tn, int split, double best_s, struct cand *c)
 {
 	/* few rows: the library swaps A and B so that m becomes the MMA's
 	 * narrow side (multiples of 8) instead of padding it to 64 */
@@ -74,8 +85,10 @@ static int eval(const struct llmsim_gpu *gpu, double m, double n, double k, doub
 	double mm_flops = ntiles * 2.0 * tm * tn * kt * tk;
 	double mm_eff = gpu->eff[tensor ? LLMSIM_EFF_GEMM_TENSOR : LLMSIM_EFF_GEMM_VECTOR];
 	double overhead = gpu->eff[LLMSIM_EFF_KERNEL_OVERHEAD] + gpu->hbm_latency_s;
-	/* the padded math alone cannot beat the best so far */
-	if (mm_flops / (rate * mm_eff) + overhead >= best_s)
+	/* the padded math alone, quantized to whole rounds of tiles per SM
+	 * as the kernel model does, cannot beat the best so far */
+	double rounds = sim_ceil(ntiles / gpu->sms);
+	if (mm_flops / (rate * mm_eff) * (gpu->sms * rounds / ntiles) + overhead >= best_s)
 		return 0;
 
 	struct kern *g = &c->main;
@@ -156,14 +169,39 @@ static int eval(const struct llmsim_gpu *gpu, double m, double n, double k, doub
 		g->vec_flops = ntiles * kt * tk * tn * DEQUANT_OPS;
 		g->overlap_math = sm90;
 	}
-	/* TMA writes each stage into shared memory, the MMAs read it back */
-	g->smem_bytes = ntiles * kt * stage * 2;
+	if (fp8acc) {
+		/* FP8 on Hopper: the tensor cores accumulate at reduced
+		 * precision, so cuBLAS (without fast accumulation, PyTorch's
+		 * _scaled_mm default) adds the partial sums into FP32
+		 * registers every 4 wgmma k-steps of 32 (CUTLASS's 2xAcc,
+		 * mma_promotion_interval 4): one FP32 add per accumulator per
+		 * 128 k, between the MMAs of the cooperative warpgroups */
+		g->vec_flops += ntiles * tm * tn * sim_ceil(kt * tk / FP8_PROMOTE_K);
+	}
+	/* each stage is written into shared memory and read back by the
+	 * MMAs. On sm_90+ TMA writes it and wgmma reads its operands straight
+	 * from shared memory, not through the 128 B/clk load path: only the
+	 * writes count (H200: 128x128-tile kernels reach 0.93 of the clock-
+	 * scaled tensor peak, which write + read at 128 B/clk would cap at
+	 * smem_fraction) */
+	g->smem_bytes = ntiles * kt * stage * (sm90 ? 1 : 2);
 	g->inflight_bytes_per_block =
 		(stages - 1) * (sim_min(tm, m) * tk * a_b + tk * sim_min(tn, n) * b_b);
 	/* the k-loop keeps stages-1 loads in flight: each wave of tiles
 	 * waits kt/(stages-1) DRAM round trips at least */
 	g->lat_rounds = kt / (stages - 1);
-	g->fill_s = gpu->hbm_latency_s + 2.0 * tm * tn * tk / (rate / gpu->sms * g->mm_eff);
+	/* not overlapped: the first k-step's load and MMAs, and after the
+	 * last one the epilogue: the accumulators of the last wave's tiles
+	 * stored (through shared memory) into L2, a DRAM round trip plus
+	 * the tiles at the L2 rate (8.6 MB for a wave of 256x128 bf16 tiles
+	 * on 132 SMs) */
+	double last = ntiles - (sim_ceil(ntiles / wave) - 1) * wave;
+	double l2_rate = gpu->l2_bytes_per_s * gpu->eff[LLMSIM_EFF_L2];
+	double epilogue = gpu->hbm_latency_s;
+	if (l2_rate > 0 && split == 1)
+		epilogue += last * sim_min(tm, m) * sim_min(tn, n) * c_b / l2_rate;
+	g->fill_s = gpu->hbm_latency_s + 2.0 * tm * tn * tk / (rate / gpu->sms * g->mm_eff) +
+		    epilogue;
 
 	/* a bound no quantization or latency can lower: skip the full
 	 * pricing of a candidate that cannot beat the best so far */
@@ -201,9 +239,12 @@ int sim_gemm_add(const struct llmsim_gpu *gpu, int64_t m, int64_t n, int64_t k, 
 	struct cand buf[2], *best = &buf[0], *c = &buf[1], *tmp;
 	best->time_s = INFINITY;
 	int sm90 = sim_is_sm90_plus(gpu);
+	/* FP8 accumulation promoted to FP32 registers (Hopper, not Blackwell's
+	 * tcgen05, which accumulates in tensor memory at full precision) */
+	int fp8acc = tensor && sim_is_hopper(gpu) && dt == LLMSIM_DT_FP8;
 #define TRY(tm_, tn_, split_)                                                           \
 	do {                                                                           \
-		if (eval(gpu, m, n, k, batch, a_b, b_b, c_b, rate, tensor, sm90, tm_, tn_, \
+		if (eval(gpu, m, n, k, batch, a_b, b_b, c_b, rate, tensor, sm90, fp8acc, tm_, tn_, \
 			 split_, best->time_s, c) && c->time_s < best->time_s) {       \
 			tmp = best;                                                    \
 			best = c;                                                      \
@@ -213,13 +254,27 @@ int sim_gemm_add(const struct llmsim_gpu *gpu, int64_t m, int64_t n, int64_t k, 
 	/* with four or more waves of 128x128 tiles, tiles smaller than that
 	 * only add operand traffic: their better wave fit is worth < 25% */
 	int big = sim_ceil(m / 128.0) * sim_ceil(n / 128.0) * batch >= 4.0 * gpu->sms;
-	for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; i++) {
+	enum { NT = sizeof tiles_sm90 / sizeof tiles_sm90[0] };
+	_Static_assert(sizeof tiles / sizeof tiles[0] <= NT, "tile lists");
+	size_t nt = sm90 ? NT : sizeof tiles / sizeof tiles[0], nc = 0;
+	struct { int m, n; double q; } order[NT];
+	for (size_t i = 0; i < nt; i++) {
+		int tm = sm90 ? tiles_sm90[i].m : tiles[i].m, tn = sm90 ? tiles_sm90[i].n : tiles[i].n;
 		/* a tile wider than 64 over a side of 64 or less is padding */
-		if ((tiles[i].m > 64 && m <= 64) || (tiles[i].n > 64 && n <= 64) ||
-		    (big && tiles[i].m * tiles[i].n < 128 * 128))
+		if ((tm > 64 && m <= 64) || (tn > 64 && n <= 64) || (big && tm * tn < 128 * 128))
 			continue;
-		TRY(tiles[i].m, tiles[i].n, 1);
+		/* try first the tiles whose padded, wave-quantized output area
+		 * is least: the likely best, so that the bounds in eval prune
+		 * the rest early (the choice itself does not depend on it) */
+		double T = sim_ceil(m / (double)tm) * sim_ceil(n / (double)tn) * batch;
+		double q = sim_ceil(T / gpu->sms) * gpu->sms * tm * tn;
+		size_t j = nc++;
+		for (; j > 0 && order[j - 1].q > q; j--)
+			order[j] = order[j - 1];
+		order[j].m = tm, order[j].n = tn, order[j].q = q;
 	}
+	for (size_t i = 0; i < nc; i++)
+		TRY(order[i].m, order[i].n, 1);
 	/* when the best tile leaves SMs idle, split K: the splits just under
 	 * and over one tile per SM */
 	if (isfinite(best->time_s)) {

@@ -11,9 +11,16 @@
  *    theirs, and Little's law: the resident blocks' outstanding loads over
  *    the DRAM latency cap the bandwidth a small grid can draw (loads from
  *    HBM and L2 alike, taken at the DRAM latency: conservative for hits);
- *  - a fixed overhead per kernel plus the op's pipeline fill.
+ *  - a fixed overhead per kernel plus the op's pipeline fill, and, for
+ *    blocks that sit alone on their SM, their exposed loads and stores
+ *    at the start and end of each round.
  * The kernel takes the largest of the throughput limits plus the fixed
- * part; the bound is the limit that set it.
+ * part; the bound is the limit that set it. Streaming kernels add their
+ * CUDA-core work to their memory time (each thread loads, computes and
+ * stores in turn). Tensor math runs at the clock the SMs hold under
+ * sustained tensor load (the hardware file's sustained_clock_hz), and so
+ * do the CUDA-core and exp work of a kernel that keeps the tensor cores
+ * busy.
  */
 #include <math.h>
 #include <string.h>
@@ -60,10 +67,21 @@ double sim_mm_rate(const struct llmsim_gpu *gpu, enum llmsim_dtype dt, int *tens
 		return 0;
 	if (gpu->tensor_flops_per_s[dt] > 0) {
 		*tensor = 1;
-		return gpu->tensor_flops_per_s[dt];
+		return gpu->tensor_flops_per_s[dt] * sim_tensor_clock_ratio(gpu);
 	}
 	*tensor = 0;
 	return gpu->vector_flops_per_s[dt];
+}
+
+double sim_tensor_clock_ratio(const struct llmsim_gpu *gpu)
+{
+	/* a tensor-heavy kernel draws the board to its power limit and the
+	 * SM clock settles below the one the datasheet's tensor peaks assume
+	 * (H200: 1830 MHz quoted, ~1650 MHz held): the MMAs issue per clock */
+	if (gpu->tensor_clock_hz > 0 && gpu->sustained_clock_hz > 0 &&
+	    gpu->sustained_clock_hz < gpu->tensor_clock_hz)
+		return gpu->sustained_clock_hz / gpu->tensor_clock_hz;
+	return 1;
 }
 
 double sim_vec_rate(const struct llmsim_gpu *gpu)
@@ -120,6 +138,7 @@ void sim_stream_kern(const struct llmsim_gpu *gpu, struct kern *k, double elems,
 	k->vec_flops = vec_flops;
 	k->inflight_bytes_per_block = sim_stream_inflight(gpu, k->threads);
 	k->fill_s = gpu->hbm_latency_s;
+	k->serial_math = 1;
 }
 
 void sim_reduce_kern(const struct llmsim_gpu *gpu, struct kern *k, double out_elems,
@@ -161,12 +180,25 @@ void sim_kern_time(const struct llmsim_gpu *gpu, const struct kern *k, struct kt
 	/* math, quantized to the busiest SM */
 	if (k->mm_flops > 0 && k->mm_rate_flops_per_s > 0)
 		t->mm_s = k->mm_flops / (k->mm_rate_flops_per_s * k->mm_eff) / t->tail;
-	double vrate = sim_vec_rate(gpu) * gpu->eff[LLMSIM_EFF_GEMM_VECTOR];
+	/* a kernel that keeps the tensor cores busy holds the whole SM at
+	 * the sustained clock: its CUDA-core and exp work (softmax, masks)
+	 * slow down with it (the tensor rates carry the factor already) */
+	double clk = 1;
+	if (k->mm_tensor && k->mm_flops > 0 && gpu->sustained_clock_hz > 0 &&
+	    gpu->sustained_clock_hz < gpu->boost_clock_hz)
+		clk = gpu->sustained_clock_hz / gpu->boost_clock_hz;
+	/* vec_flops are FP32 operations (max, add, multiply, compare,
+	 * convert): one per lane per clock, half the FP32 FLOP rate, which
+	 * counts a fused multiply-add as two */
+	double vrate = sim_vec_rate(gpu) / 2 * gpu->eff[LLMSIM_EFF_GEMM_VECTOR] * clk;
+	double srate = sim_sfu_rate(gpu) * clk;
 	if (k->vec_flops > 0 && vrate > 0)
 		t->vec_s += k->vec_flops / vrate / t->tail;
-	if (k->sfu_ops > 0 && sim_sfu_rate(gpu) > 0)
-		t->vec_s += k->sfu_ops / sim_sfu_rate(gpu) / t->tail;
-	t->compute_s = k->overlap_math ? dmax(t->mm_s, t->vec_s) : t->mm_s + t->vec_s;
+	if (k->sfu_ops > 0 && srate > 0)
+		t->vec_s += k->sfu_ops / srate / t->tail;
+	t->compute_s = k->overlap_math ? dmax(t->mm_s, t->vec_s) +
+					 k->serial_frac * sim_min(t->mm_s, t->vec_s) :
+					 t->mm_s + t->vec_s;
 
 	/* memory */
 	double hbm = k->hbm_read_bytes + k->hbm_write_bytes;
@@ -178,7 +210,9 @@ void sim_kern_time(const struct llmsim_gpu *gpu, const struct kern *k, struct kt
 	if (k->lat_rounds > 0)
 		t->latency_s = sim_ceil(t->waves) * k->lat_rounds * gpu->hbm_latency_s;
 	else if (loads > 0 && inflight > 0 && gpu->hbm_latency_s > 0)
-		t->latency_s = loads * gpu->hbm_latency_s / inflight;
+		/* the first round trip is the kernel's fill (fill_s) */
+		t->latency_s = sim_max(0, loads / inflight - (k->fill_s >= gpu->hbm_latency_s)) *
+			       gpu->hbm_latency_s;
 	if (gpu->l2_bytes_per_s > 0)
 		t->l2_s = (k->l2_bytes + k->l2_store_bytes + hbm) /
 			  (gpu->l2_bytes_per_s * gpu->eff[LLMSIM_EFF_L2]);
@@ -187,6 +221,17 @@ void sim_kern_time(const struct llmsim_gpu *gpu, const struct kern *k, struct kt
 					     gpu->eff[LLMSIM_EFF_SMEM]) / t->tail;
 
 	t->overhead_s = gpu->eff[LLMSIM_EFF_KERNEL_OVERHEAD] + k->fill_s;
+	if (k->block_edge_bytes > 0 && bps == 1) {
+		/* with one resident block per SM, every round of blocks starts
+		 * with a DRAM round trip and its edge loads and ends with its
+		 * edge stores, with no other block on the SM to overlap them
+		 * (two or more resident blocks cover each other's edges: H200
+		 * FA2 forward, 2 per SM, shows no per-block cost) */
+		double resident_blocks = sim_min((double)blocks, sms * bps);
+		double bw = gpu->hbm_bytes_per_s * gpu->eff[LLMSIM_EFF_HBM];
+		t->overhead_s += sim_ceil(t->waves) *
+				 (2 * gpu->hbm_latency_s + resident_blocks * k->block_edge_bytes / bw);
+	}
 
 	double best = t->compute_s;
 	t->bound = k->mm_tensor && t->mm_s >= t->vec_s ? LLMSIM_BOUND_TENSOR : LLMSIM_BOUND_VECTOR;
@@ -205,6 +250,14 @@ void sim_kern_time(const struct llmsim_gpu *gpu, const struct kern *k, struct kt
 	if (t->smem_s > best) {
 		best = t->smem_s;
 		t->bound = LLMSIM_BOUND_SMEM;
+	}
+	if (k->serial_math && best > t->compute_s) {
+		/* H200 element-wise kernels: GELU, SiLU-mul and the norms
+		 * take longer than their bytes at the bandwidth of a plain add
+		 * of the same size by about their FP32 and exp time */
+		best += t->compute_s;
+		if (t->compute_s > best - t->compute_s)
+			t->bound = LLMSIM_BOUND_VECTOR;
 	}
 	if (t->overhead_s > best)
 		t->bound = LLMSIM_BOUND_LAUNCH;

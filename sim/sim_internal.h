@@ -24,6 +24,11 @@ struct kern {
 	double vec_flops;         /* FP32 CUDA-core ops */
 	double sfu_ops;           /* exp and friends */
 	int overlap_math;         /* 1: matrix and vector work overlap (FA3) */
+	double serial_frac;       /* overlap_math: share of the work that runs
+				   * unoverlapped (FA3's causally masked tiles) */
+	int serial_math;          /* 1: a streaming kernel: each thread loads,
+				   * computes, stores in turn, so its CUDA-core
+				   * work adds to its memory time */
 
 	/* traffic */
 	double hbm_read_bytes, hbm_write_bytes;
@@ -42,6 +47,10 @@ struct kern {
 				   * trips (a pipeline of fixed depth) instead
 				   * of the aggregate Little's-law window */
 	double fill_s;            /* pipeline fill/drain not overlapped */
+	double block_edge_bytes;  /* loaded before a block's loop and stored
+				   * after it (flash: Q and O; K, V and dK, dV):
+				   * with few blocks per SM and no persistence
+				   * these edges of each round are exposed */
 };
 
 /* A priced kernel. */
@@ -104,6 +113,10 @@ void sim_reduce_kern(const struct llmsim_gpu *gpu, struct kern *k, double out_el
 /* Peak rate for matrix math in dt: tensor if present, else CUDA cores. Sets
  * *tensor. 0 when the GPU has neither. */
 double sim_mm_rate(const struct llmsim_gpu *gpu, enum llmsim_dtype dt, int *tensor);
+/* Sustained over quoted tensor clock (hardware file's sustained_clock_hz /
+ * tensor_clock_hz, at most 1; 1 when either is absent): the factor on
+ * every tensor peak. */
+double sim_tensor_clock_ratio(const struct llmsim_gpu *gpu);
 /* FP32 CUDA-core peak (what element-wise math and softmax run at). */
 double sim_vec_rate(const struct llmsim_gpu *gpu);
 /* Special-function unit rate (exp per second over the chip). */

@@ -189,3 +189,47 @@ Test(sim_attention, flash1_wave_quantization)
 	expect_close(b.compute_s, 2 * a.compute_s, 1e-9);
 	cr_expect(b.time_s > 1.8 * a.time_s, "132 heads %g s, 133 heads %g s", a.time_s, b.time_s);
 }
+
+/* FA3 runs the tiles the causal diagonal cuts outside its pipelined
+ * mainloop: there the MMAs and the softmax do not overlap. One head of
+ * 512 causal tokens, D = 128 on the test H200 (no sustained clock given,
+ * defaults of eff_params.h): Br = Bc = 128, q tile i computes i+1 k/v
+ * tiles, 1+2+3+4 = 10 pairs of which the 4 on the diagonal are cut:
+ * serial share 0.4. Scores 10 * 128 * 128 = 163840; MMA 2 * (128+128)
+ * FLOPs each at 989.4e12 * 0.75; vector 4 softmax ops plus Dv/Bc = 1
+ * multiply rescaling O, at 67e12 / 2 * 0.80 per second, plus one exp at
+ * 132 * 1.98e9 * 16 per second; 4 blocks on 132 SMs run
+ * in one round (tail 4/132). compute = max(mm, vec) + 0.4 min(mm, vec). */
+Test(sim_attention, flash3_causal_diagonal_tiles_run_unpipelined)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	struct llmsim_pred p =
+		ok(&g, attn(LLMSIM_ATTN_FLASH3, 1, 1, 1, 512, 128, 1, LLMSIM_PASS_FWD));
+	double scores = 10.0 * 128 * 128, tail = 4.0 / 132;
+	double mm = scores * 2 * 256 / (989.4e12 * 0.75) / tail;
+	double vec = (5 * scores / (67e12 / 2 * 0.80) + scores / (132 * 1.98e9 * 16)) / tail;
+	cr_assert_eq(p.kernels, 1);
+	expect_close(p.compute_s, (mm > vec ? mm : vec) + 0.4 * (mm < vec ? mm : vec), 1e-9);
+	/* non-causal: no tile is cut, 16 pairs, overlapped */
+	p = ok(&g, attn(LLMSIM_ATTN_FLASH3, 1, 1, 1, 512, 128, 0, LLMSIM_PASS_FWD));
+	expect_close(p.compute_s, 1.6 * (mm > vec ? mm : vec), 1e-9);
+}
+
+/* A FlashAttention-2 backward block holds K, V tiles and writes dK, dV:
+ * 2 * Bc * (D + Dv) * 2 B = 131072 B at Bc = 128, D = 128. Its block
+ * (256 threads, 192 registers, 144 KB of shared memory) fits once per
+ * SM, so each round of blocks exposes two DRAM latencies and those edge
+ * bytes of all resident blocks at 4.8e12 * 0.90 B/s. 4096 tokens, one
+ * head: 32 K/V tiles in one round: 2 * 0.5 us + 32 * 131072 B / 4.32e12.
+ * The three kernels (Dvec, main, dQ convert) each add the default 3 us
+ * plus one DRAM latency of fill. */
+Test(sim_attention, flash2_backward_block_edges_are_exposed)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	struct llmsim_pred p =
+		ok(&g, attn(LLMSIM_ATTN_FLASH2, 1, 1, 1, 4096, 128, 0, LLMSIM_PASS_BWD));
+	cr_assert_eq(p.kernels, 3);
+	expect_close(p.overhead_s, 3 * 3.5e-6 + 2 * 5e-7 + 32 * 131072.0 / 4.32e12, 1e-9);
+}

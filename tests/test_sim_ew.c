@@ -121,3 +121,44 @@ Test(sim_ew, errors)
 	op = ew(LLMSIM_EW_COUNT, 1, 1, LLMSIM_PASS_FWD);
 	cr_expect_eq(llmsim_predict(&g, &op, &p, &err), LLMSIM_EINVAL);
 }
+
+/* A softmax row longer than half an SM's register file in fp32 (65536
+ * registers / 2 = 32768 elements) cannot stay on chip: the row is read a
+ * second time to write the normalized output, 2 * N * e in, N * e out
+ * (the calibration H200 read 2.0x the logits of a 128,256-wide softmax
+ * from DRAM). A 4096-wide row fits: read once. A fused cross-entropy
+ * forward writes no normalized row: one online pass. */
+Test(sim_ew, long_softmax_rows_are_read_twice)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	g.registers_per_sm = 65536;
+	double T = 64, H = 128256, N = T * H;
+	struct llmsim_pred p = ok(&g, ew(LLMSIM_EW_SOFTMAX, 64, 128256, LLMSIM_PASS_FWD));
+	expect_close(p.hbm_read_bytes, 2 * N * 2, 1e-12);
+	expect_close(p.hbm_write_bytes, N * 2, 1e-12);
+	p = ok(&g, ew(LLMSIM_EW_SOFTMAX, 64, 4096, LLMSIM_PASS_FWD));
+	expect_close(p.hbm_read_bytes, 64.0 * 4096 * 2, 1e-12);
+	p = ok(&g, ew(LLMSIM_EW_CROSS_ENTROPY, 64, 128256, LLMSIM_PASS_FWD));
+	expect_close(p.hbm_read_bytes, N * 2 + T * 8, 1e-12);
+}
+
+/* A streaming kernel's threads load, compute and store in turn: its
+ * CUDA-core and exp time adds to its memory time. GELU over 8192 x 8192
+ * bf16 (N = 67108864): 2N * 2 B at 4.8e12 * 0.90 B/s; 8 FP32 ops per
+ * element at one per lane per clock (67e12 / 2) * 0.80, one tanh at 132
+ * SMs * 1.98e9 * 16 per second, over 8192 blocks in ceil(8192/132) = 63
+ * rounds (tail 8192 / (132 * 63)); the default 3 us plus one DRAM
+ * latency of fill. */
+Test(sim_ew, streaming_math_adds_to_memory_time)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	double N = 8192.0 * 8192, tail = 8192.0 / (132 * 63);
+	struct llmsim_pred p = ok(&g, ew(LLMSIM_EW_GELU, 8192, 8192, LLMSIM_PASS_FWD));
+	double mem = 2 * N * 2 / (4.8e12 * 0.90);
+	double math = (8 * N / (67e12 / 2 * 0.80) + N / (132 * 1.98e9 * 16)) / tail;
+	cr_expect_eq(p.blocks, 8192);
+	expect_close(p.time_s, mem + math + 3e-6 + 5e-7, 1e-9);
+	cr_expect_eq(p.bound, LLMSIM_BOUND_HBM, "bound %s", llmsim_bound_name(p.bound));
+}

@@ -69,6 +69,53 @@ Test(sim_gemm, large_gemm_is_tensor_bound)
 	cr_expect_eq(p.split_k, 1);
 }
 
+/* Under sustained tensor load the H200 holds ~1670 MHz against the 1830
+ * MHz its tensor peaks are quoted at: the tensor-bound part of a large
+ * GEMM, compute_s = padded FLOPs / (peak * fraction) / tail, grows by
+ * exactly 1830 / 1670 when the clocks are given (nothing else in the
+ * 8192^3 GEMM depends on the tensor rate but the fill, a few us of ~1.4
+ * ms, so time_s grows by about that factor too). */
+Test(sim_gemm, tensor_peak_at_the_sustained_clock)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	struct llmsim_pred a = predict_ok(&g, gemm(8192, 8192, 8192, LLMSIM_DT_BF16));
+	g.tensor_clock_hz = 1.83e9;
+	g.sustained_clock_hz = 1.67e9;
+	struct llmsim_pred b = predict_ok(&g, gemm(8192, 8192, 8192, LLMSIM_DT_BF16));
+	cr_expect_eq(a.tile_m * 1000 + a.tile_n, b.tile_m * 1000 + b.tile_n);
+	expect_close(b.compute_s / a.compute_s, 1.83 / 1.67, 1e-9);
+	expect_close(b.time_s / a.time_s, 1.83 / 1.67, 0.01);
+	/* a sustained clock above the quoted one does not raise the peak */
+	g.sustained_clock_hz = 1.98e9;
+	expect_close(predict_ok(&g, gemm(8192, 8192, 8192, LLMSIM_DT_BF16)).compute_s,
+		     a.compute_s, 1e-12);
+}
+
+/* FP8 on Hopper: cuBLAS without fast accumulation adds the tensor cores'
+ * partial sums into FP32 registers every 128 of k (CUTLASS 2xAcc,
+ * promotion every 4 wgmma k-steps of 32), between the MMAs: 8192^3 fp8
+ * takes 8192^3 / 128 FP32 adds at 67e12 / 2 * 0.80 per second on top of
+ * 2 * 8192^3 FLOPs at 1978.9e12 * 0.80 (tiles divide 8192 exactly: no
+ * padding), both over the same whole rounds of tiles. INT8 accumulates in
+ * int32 exactly: no promotion. */
+Test(sim_gemm, fp8_promotes_its_accumulators)
+{
+	struct llmsim_gpu g;
+	test_gpu_h100(&g);
+	struct llmsim_pred p = predict_ok(&g, gemm(8192, 8192, 8192, LLMSIM_DT_FP8));
+	double n3 = 8192.0 * 8192 * 8192;
+	double blocks = 8192.0 / p.tile_m * 8192.0 / p.tile_n;
+	double rounds = (double)(int64_t)((blocks + 131) / 132), tail = blocks / (132 * rounds);
+	double mm = 2 * n3 / (1978.9e12 * 0.80), vec = n3 / 128 / (67e12 / 2 * 0.80);
+	cr_assert_eq(p.split_k, 1);
+	expect_close(p.compute_s, (mm + vec) / tail, 1e-9);
+	p = predict_ok(&g, gemm(8192, 8192, 8192, LLMSIM_DT_INT8));
+	blocks = 8192.0 / p.tile_m * 8192.0 / p.tile_n;
+	rounds = (double)(int64_t)((blocks + 131) / 132), tail = blocks / (132 * rounds);
+	expect_close(p.compute_s, mm / tail, 1e-9);
+}
+
 Test(sim_gemm, bound_moves_from_hbm_to_tensor_as_m_grows)
 {
 	struct llmsim_gpu g;

@@ -4,6 +4,8 @@
  */
 #include "serve_runs.h"
 
+#include <limits.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +59,15 @@ static const struct llmsim_yfield fields[] = {
 	D(published_kv_waste_fraction, FRACTION),
 };
 
+/* The counts read as doubles, stored as int64_t: whole numbers, and small
+ * enough to convert exactly. */
+#define C(k) {#k, offsetof(struct raw, k)}
+static const struct {
+	const char *key;
+	size_t off;
+} counts[] = {C(max_batch), C(max_tokens), C(requests), C(prompt), C(output), C(batch), C(reserve)};
+#undef C
+
 static int one(const struct llmsim_ynode *map, const char *path, struct llmsim_serve_pub *p,
 	       struct llmsim_err *err)
 {
@@ -84,6 +95,18 @@ static int one(const struct llmsim_ynode *map, const char *path, struct llmsim_s
 	if (nm != 1)
 		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, map->line, map->col,
 					 "run '%s' needs exactly one published_* figure", r.name);
+	for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+		double v = *(const double *)((const char *)&r + counts[i].off);
+		if (v != floor(v) || v > 0x1p53) {
+			const struct llmsim_ynode *n = llmsim_ymap_get(map, counts[i].key);
+			return llmsim_err_setloc(err, LLMSIM_EPARSE, path, n->line, n->col,
+						 "'%s' must be a whole number up to 2^53, got %g",
+						 counts[i].key, v);
+		}
+	}
+	if (!r.gpus && (long long)r.tp * r.pp > INT_MAX)
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, map->line, map->col,
+					 "run '%s': tp x pp is too large", r.name);
 	memset(p, 0, sizeof *p);
 	snprintf(p->name, sizeof p->name, "%s", r.name);
 	snprintf(p->source, sizeof p->source, "%s", r.source);

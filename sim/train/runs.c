@@ -185,7 +185,9 @@ static int one_run(const struct llmsim_ynode *map, const char *path, struct llms
 	llmsim_train_cfg_init(c);
 	c->gpus = r.gpus;
 	c->tp = r.tp, c->pp = r.pp, c->cp = r.cp, c->ep = r.ep;
-	c->dp = r.dp ? r.dp : r.gpus / (r.tp * r.pp * r.cp);
+	/* tp * pp * cp may not fit an int: past gpus, dp is 0 anyway */
+	long long tpp = (long long)r.tp * r.pp;
+	c->dp = r.dp ? r.dp : tpp > r.gpus ? 0 : (int)(r.gpus / (tpp * r.cp));
 	c->zero = r.zero;
 	c->micro_batch = r.micro_batch;
 	c->global_batch = r.global_batch;
