@@ -35,7 +35,8 @@ static long spec_long(const char *spec, const char *key, long def)
 
 /* Our own correct-first kernels of algorithms that production libraries
  * run far faster (kernels/attn.cu's WMMA FlashAttention-2, kernels/
- * decode.cu's decode kernels) are scored in a class of their own,
+ * decode.cu's decode kernels, the naive attention with its fp32 scores and
+ * our own softmax) are scored in a class of their own,
  * "<class>_ref": the model prices the production kernels users run
  * (cuBLAS, PyTorch's FlashAttention-2, cuDNN), so these cases check the
  * model's structure (bytes, grids) but never move a fitted parameter and
@@ -43,7 +44,8 @@ static long spec_long(const char *spec, const char *key, long def)
 static int is_reference_impl(const char *impl)
 {
 	static const char *const ref[] = {"llmsim_flash2", "llmsim_decode_flash2",
-					  "llmsim_flashdecoding", "llmsim_paged"};
+					  "llmsim_flashdecoding", "llmsim_paged",
+					  "llmsim_naive_attention"};
 	for (size_t i = 0; i < sizeof ref / sizeof ref[0]; i++)
 		if (!strcmp(impl, ref[i]))
 			return 1;

@@ -4,7 +4,7 @@
  *
  * Each parameter is fitted on the op classes that own it (the table
  * below): the tensor fraction on GEMMs, the HBM fraction on copies,
- * element-wise ops and decode, the per-kernel overhead on the empty kernel,
+ * element-wise ops (decode attention has its own fraction), the per-kernel overhead on the empty kernel,
  * copies and element-wise ops (where it is a large, visible part of the
  * time; in a GEMM or attention kernel it would only soak up what the
  * tensor model misses). A parameter only its own microbenchmark can pin (shared
@@ -43,16 +43,17 @@ static const struct {
 	const char *classes; /* owners, space-separated */
 } params[] = {
     {"kernel_overhead_s", 1e-7, 3e-5, "launch hbm l2 smem elementwise"},
-    {"hbm_fraction", 0.30, 1.0, "hbm elementwise decode"},
+    {"hbm_fraction", 0.30, 1.0, "hbm elementwise"},
+    {"decode_hbm_fraction", 0.10, 1.0, "decode"},
     {"bytes_in_flight_per_thread", 8, 1024, "elementwise decode"},
     {"l2_fraction", 0.10, 1.0, "l2"},
     {"smem_fraction", 0.10, 1.0, "smem"},
     {"gemm_tensor_fraction", 0.20, 1.0, "gemm"},
     {"vector_fraction", 0.10, 1.0, "gemm"},
-    {"l2_reuse_fraction", 0.05, 1.0, "gemm"},
     {"attention_tensor_fraction", 0.10, 1.0, "attention"},
     {"attention3_tensor_fraction", 0.10, 1.0, "attention"},
     {"attention_bwd_relative", 0.20, 1.5, "attention"},
+    {"attention3_bwd_relative", 0.20, 1.5, "attention"},
     {"collective_bw_fraction", 0.10, 1.0, "collective"},
     {"collective_step_latency_s", 1e-7, 1e-4, "collective"},
     {"collective_ll_bw_fraction", 0.05, 1.0, "collective"},

@@ -41,3 +41,5 @@ LLMSIM_EFF(COLL_LL_LATENCY, "collective_ll_step_latency_s", 1.5e-6,
 	   "latency per algorithm step of the LL protocol, beyond the link latency")
 LLMSIM_EFF(COLL_FIXED, "collective_fixed_s", 5e-6,
 	   "fixed time of one collective kernel whatever its size: launch, proxy and peer handshake")
+LLMSIM_EFF(DECODE_HBM, "decode_hbm_fraction", 0.80,
+	   "fraction of HBM bandwidth a decode-attention kernel streams its KV cache at (tiny query tiles, per-tile softmax and split bookkeeping keep it below a plain stream)")

@@ -73,6 +73,7 @@ static void dec_kern(const struct llmsim_gpu *gpu, const struct dec *x, double b
 	k->smem_bytes = 2 * kv_bytes * groups;
 	k->inflight_bytes_per_block = 2 * bc * x->tok_bytes;
 	k->fill_s = gpu->hbm_latency_s;
+	k->hbm_eff = gpu->eff[LLMSIM_EFF_DECODE_HBM];
 }
 
 /* One way to run the attention kernel: the cache split into `splits`

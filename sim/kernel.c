@@ -202,7 +202,8 @@ void sim_kern_time(const struct llmsim_gpu *gpu, const struct kern *k, struct kt
 
 	/* memory */
 	double hbm = k->hbm_read_bytes + k->hbm_write_bytes;
-	t->memory_s = hbm / (gpu->hbm_bytes_per_s * gpu->eff[LLMSIM_EFF_HBM]);
+	double hbm_eff = k->hbm_eff > 0 ? k->hbm_eff : gpu->eff[LLMSIM_EFF_HBM];
+	t->memory_s = hbm / (gpu->hbm_bytes_per_s * hbm_eff);
 	/* every load a block waits on (HBM misses and L2 hits alike) passes
 	 * through its window of outstanding bytes; stores do not wait */
 	double loads = k->hbm_read_bytes + k->l2_bytes;
@@ -228,7 +229,7 @@ void sim_kern_time(const struct llmsim_gpu *gpu, const struct kern *k, struct kt
 		 * (two or more resident blocks cover each other's edges: H200
 		 * FA2 forward, 2 per SM, shows no per-block cost) */
 		double resident_blocks = sim_min((double)blocks, sms * bps);
-		double bw = gpu->hbm_bytes_per_s * gpu->eff[LLMSIM_EFF_HBM];
+		double bw = gpu->hbm_bytes_per_s * hbm_eff;
 		t->overhead_s += sim_ceil(t->waves) *
 				 (2 * gpu->hbm_latency_s + resident_blocks * k->block_edge_bytes / bw);
 	}

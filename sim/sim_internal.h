@@ -35,6 +35,8 @@ struct kern {
 	double l2_bytes;          /* loads served by L2 (hits) */
 	double l2_store_bytes;    /* stores absorbed by L2 (partials, atomics) */
 	double smem_bytes;        /* shared-memory reads + writes */
+	double hbm_eff;           /* fraction of HBM peak its stream reaches
+				   * (0: the GPU's hbm_fraction) */
 
 	/* launch shape */
 	int64_t blocks;
