@@ -367,7 +367,7 @@ static void print_cmp(const char *db, const struct llmsim_trace *t,
 	       c->replay ? " scaled by the class rule" : "");
 	if (c->nonvec_kernels)
 		printf("%lld kernels on PyTorch's non-vectorized elementwise path (strided operands):"
-		       " measured %s, predicted %s as vectorized streaming\n",
+		       " measured %s, predicted %s with their scalar loads and index math\n",
 		       (long long)c->nonvec_kernels, llmsim_fmt_time(b1, c->nonvec_measured_s),
 		       llmsim_fmt_time(b2, c->nonvec_predicted_s));
 	if (c->excluded_kernels)

@@ -137,7 +137,7 @@ static double row_max(const struct llmsim_gpu *gpu)
 }
 
 static void add_pass(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, int bwd, double T,
-		     double H, double e, struct sim_acc *a, int main)
+		     double H, double e, int strided, struct sim_acc *a, int main)
 {
 	struct ew_cost c;
 	struct kern k;
@@ -145,6 +145,16 @@ static void add_pass(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, int
 	sim_stream_kern(gpu, &k, T * H, e, c.read, c.write, c.vec);
 	k.sfu_ops = c.sfu;
 	k.l2_bytes = c.l2;
+	if (strided && !c.rowwise) {
+		/* a framework's non-vectorized path for strided views (PyTorch's
+		 * elementwise_kernel): 4 scalar elements per thread, so the
+		 * same loads in flight carry e bytes instead of 16, and every
+		 * element pays its offset arithmetic in int32 instructions,
+		 * which run on half as many lanes as FP32 (2 "vec" ops each) */
+		k.blocks = (int64_t)sim_max(1, sim_ceil(T * H / (k.threads * 4.0)));
+		k.inflight_bytes_per_block *= e / 16;
+		k.vec_flops += 2 * T * H * gpu->eff[LLMSIM_EFF_STRIDED_INDEX_OPS];
+	}
 	if (c.rowwise) {
 		/* one block per row: 16-byte vectors, up to 1024 threads */
 		int ws = gpu->warp_size > 0 ? gpu->warp_size : 32;
@@ -166,20 +176,31 @@ static void add_pass(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, int
 	sim_acc_kern(a, gpu, &k, main);
 }
 
+static void ew_add(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, enum llmsim_pass pass,
+		   int64_t tokens, int64_t hidden, enum llmsim_dtype dt, int strided,
+		   struct sim_acc *a, int main);
+
 void sim_ew_add(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, enum llmsim_pass pass,
 		int64_t tokens, int64_t hidden, enum llmsim_dtype dt, struct sim_acc *a, int main)
+{
+	ew_add(gpu, kind, pass, tokens, hidden, dt, 0, a, main);
+}
+
+static void ew_add(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, enum llmsim_pass pass,
+		   int64_t tokens, int64_t hidden, enum llmsim_dtype dt, int strided,
+		   struct sim_acc *a, int main)
 {
 	double e = llmsim_dtype_bytes(dt), T = (double)tokens, H = (double)hidden;
 	struct ew_cost c;
 	if (pass != LLMSIM_PASS_BWD) {
 		cost(kind, 0, T, H, e, gpu->sms, row_max(gpu), &c);
 		a->p->flops += c.vec + c.sfu;
-		add_pass(gpu, kind, 0, T, H, e, a, main);
+		add_pass(gpu, kind, 0, T, H, e, strided, a, main);
 	}
 	if (pass != LLMSIM_PASS_FWD && kind != LLMSIM_EW_ADAMW) {
 		cost(kind, 1, T, H, e, gpu->sms, row_max(gpu), &c);
 		a->p->flops += c.vec + c.sfu;
-		add_pass(gpu, kind, 1, T, H, e, a, main && pass == LLMSIM_PASS_BWD);
+		add_pass(gpu, kind, 1, T, H, e, strided, a, main && pass == LLMSIM_PASS_BWD);
 	}
 }
 
@@ -210,7 +231,7 @@ int sim_elementwise(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
 				      gpu->name);
 	struct sim_acc a;
 	sim_acc_init(&a, p);
-	sim_ew_add(gpu, w->kind, w->pass, w->tokens, w->hidden, op->dtype, &a, 1);
+	ew_add(gpu, w->kind, w->pass, w->tokens, w->hidden, op->dtype, w->strided, &a, 1);
 	sim_acc_finish(&a);
 	return 0;
 }

@@ -89,6 +89,9 @@ struct llmsim_op {
 			enum llmsim_ew_kind kind;
 			int64_t tokens, hidden;
 			enum llmsim_pass pass;
+			int strided;          /* operands are strided views: a framework's
+					       * non-vectorized path (scalar loads, index
+					       * math per element), not 16-byte vectors */
 		} ew;
 		struct {
 			enum llmsim_attn_impl impl;
@@ -177,7 +180,7 @@ int llmsim_pass_parse(const char *s);
 /* Op specs: one line of text naming an op, shared by calibration records,
  * traces, tests and the CLI:
  *   gemm m=4096 n=4096 k=4096 [batch=1] [dtype=bf16] [b_dtype=...]
- *   ew kind=rmsnorm tokens=8192 hidden=8192 [pass=fwd] [dtype=bf16]
+ *   ew kind=rmsnorm tokens=8192 hidden=8192 [pass=fwd] [dtype=bf16] [strided=0]
  *   attention impl=flash2 batch=1 heads=32 [kv_heads=32] seq=4096 [kv_seq=seq]
  *             head_dim=128 [v_head_dim=head_dim] [causal=1] [pass=fwd] [dtype=bf16]
  *   decode impl=paged batch=8 heads=32 kv_heads=8 kv_len=4096 head_dim=128

@@ -162,3 +162,34 @@ Test(sim_ew, streaming_math_adds_to_memory_time)
 	expect_close(p.time_s, mem + math + 3e-6 + 5e-7, 1e-9);
 	cr_expect_eq(p.bound, LLMSIM_BOUND_HBM, "bound %s", llmsim_bound_name(p.bound));
 }
+
+/* The non-vectorized path of strided views: same bytes as the vectorized
+ * kernel, plus 24 int32 index instructions per element (the default of
+ * strided_index_ops_per_element), which run on half the FP32 lanes: 48
+ * "vec" ops per element at one op per lane per clock, i.e. at half the
+ * FP32 FLOP rate times vector_fraction. For 8192 x 8192 bf16 multiplies
+ * that is 67108864 * 48 / (67e12 / 2 * vector_fraction) on the test GPU, above the
+ * 402653184 B of HBM traffic, so the kernel turns compute-bound. */
+Test(sim_ew, strided_views_pay_index_math)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	struct llmsim_op op = ew(LLMSIM_EW_MUL, 8192, 8192, LLMSIM_PASS_FWD);
+	struct llmsim_pred v = ok(&g, op);
+	op.u.ew.strided = 1;
+	struct llmsim_pred s = ok(&g, op);
+	expect_close(s.hbm_bytes, v.hbm_bytes, 1e-12);
+	double idx_s = 67108864.0 * 48 / (g.vector_flops_per_s[LLMSIM_DT_FP32] / 2 *
+					   g.eff[LLMSIM_EFF_GEMM_VECTOR]);
+	cr_expect_geq(s.compute_s, idx_s * (1 - 1e-9), "compute %g s, index math alone %g s",
+		      s.compute_s, idx_s);
+	cr_expect_gt(s.time_s, v.time_s);
+	cr_expect_eq(s.bound, LLMSIM_BOUND_VECTOR);
+	/* the spec carries it, and reads back */
+	char spec[256];
+	llmsim_op_format(&op, spec, sizeof spec);
+	cr_expect(strstr(spec, " strided=1") != NULL, "%s", spec);
+	struct llmsim_op back;
+	cr_assert_eq(llmsim_op_parse(spec, &back, NULL), 0);
+	cr_expect_eq(back.u.ew.strided, 1);
+}

@@ -269,6 +269,12 @@ static int do_group(struct ctx *c, const struct llmsim_model *m, const char *op,
 	if (bad)
 		snprintf(e.msg, sizeof e.msg, "no recipe for this phase");
 	for (int i = 0; i < ns && !bad; i++) {
+		/* a kernel on PyTorch's non-vectorized path runs the op on
+		 * strided views: price that path (sim/elementwise.c) */
+		if (per_kernel && i < n && !strncmp(specs[i], "ew ", 3) &&
+		    llmsim_trace_nonvectorized(t->kernels[idx[i]].name) &&
+		    strlen(specs[i]) + 10 < sizeof specs[i])
+			strcat(specs[i], " strided=1");
 		bad = price(c, specs[i], &ops[i], &preds[i], &dst[i], &e) != 0;
 		if (!bad) {
 			cls[i] = llmsim_trace_op_class(&ops[i]);
