@@ -68,6 +68,8 @@ def main():
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--compile", action="store_true",
+                    help="torch.compile the layer: norms and activations fused as a training framework runs them")
     a = ap.parse_args()
 
     world = int(os.environ.get("WORLD_SIZE", "1"))
@@ -128,6 +130,8 @@ def main():
         return statistics.median(ts)
 
     dy = torch.randn(a.batch, a.seq, h, device=dev, dtype=dt, generator=g)
+    if a.compile:
+        layer = torch.compile(layer)
 
     def fwd(on):
         with torch.no_grad():
@@ -139,6 +143,7 @@ def main():
 
     res = {
         "gpu": torch.cuda.get_device_name(0), "tp": t, "batch": a.batch, "seq": a.seq,
+        "compiled": a.compile,
         "model": {"hidden": h, "heads": nh, "kv_heads": nkv, "head_dim": hd, "intermediate": ffn},
         "torch": torch.__version__, "cuda": torch.version.cuda,
         "nccl": ".".join(map(str, torch.cuda.nccl.version())) if comm else None,
