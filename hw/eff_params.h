@@ -41,6 +41,8 @@ LLMSIM_EFF(COLL_LL_LATENCY, "collective_ll_step_latency_s", 1.5e-6,
 	   "latency per algorithm step of the LL protocol, beyond the link latency")
 LLMSIM_EFF(COLL_FIXED, "collective_fixed_s", 5e-6,
 	   "fixed time of one collective kernel whatever its size: launch, proxy and peer handshake")
+LLMSIM_EFF(COLL_CHANNELS, "collective_max_channels", 16,
+	   "channels (blocks, one ring each) NCCL runs a large collective on within a node: each carries 1/max of the protocol's bandwidth, and smaller collectives get fewer (one per 4 KiB (LL) or 32 KiB (Simple) of each rank's share)")
 LLMSIM_EFF(DECODE_HBM, "decode_hbm_fraction", 0.80,
 	   "fraction of HBM bandwidth a decode-attention kernel streams its KV cache at (tiny query tiles, per-tile softmax and split bookkeeping keep it below a plain stream)")
 LLMSIM_EFF(STRIDED_INDEX_OPS, "strided_index_ops_per_element", 24,

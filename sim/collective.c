@@ -13,6 +13,8 @@
  * buffers, Simple (bulk copies behind a handshake: long steps, most of the
  * bandwidth) for large ones. Measured on 2 H200s, the switch shows as a
  * knee near 1-2 MB (calib/data/multi_gpu/nccl_tuning.txt lists NCCL's choices).
+ * Below a few hundred KB NCCL also runs on fewer channels (channel_share),
+ * so the bandwidth term ramps up with the size.
  * with ring (all-reduce 2(p-1) steps sending 2(p-1)/p of the buffer;
  * all-gather, reduce-scatter, all-to-all p-1 steps and (p-1)/p) or tree
  * (all-reduce only: 2 log2 p steps, about 2x the buffer sent per rank, as
@@ -35,13 +37,34 @@ struct cost {
 	int ll;  /* price with the LL protocol's figures */
 };
 
+/* NCCL runs a collective on up to collective_max_channels channels (one
+ * block, one ring, each), but gives a channel no less than one pass of its
+ * threads over their per-thread minimum (enqueue.cc: while nBytes <
+ * nc * nthreads * threadThreshold, nc--): NCCL_MAX_NTHREADS 512 threads x
+ * NCCL_LL_THREAD_THRESHOLD 8 B (LL) or NCCL_SIMPLE_THREAD_THRESHOLD 64 B
+ * (Simple) of each rank's share. Measured on 2 H200s (nccl_tuning.txt):
+ * LL all-reduce on 1 channel at 4-8 KB, 2 at 16 KB, 4 at 32 KB, ... 24
+ * from 512 KB: one channel per 4 KiB of each rank's half. A channel moves
+ * data at 1 / max_channels of the protocol's bandwidth, so mid-size
+ * collectives ramp up with their channel count. */
+enum { NCCL_THREADS = 512, NCCL_LL_THREAD_BYTES = 8, NCCL_SIMPLE_THREAD_BYTES = 64 };
+
+static double channel_share(const struct llmsim_gpu *gpu, int ll, double share)
+{
+	double maxc = sim_max(1, sim_floor(gpu->eff[LLMSIM_EFF_COLL_CHANNELS]));
+	double per = NCCL_THREADS * (double)(ll ? NCCL_LL_THREAD_BYTES : NCCL_SIMPLE_THREAD_BYTES);
+	return sim_min(maxc, sim_max(1, sim_ceil(share / per))) / maxc;
+}
+
+/* steps ring steps sending `bytes` per rank in all; `share` is each rank's
+ * share of the buffer, which sets the channels NCCL uses */
 static void add(const struct llmsim_gpu *gpu, struct cost *c, const struct level *l,
-		double steps, double bytes)
+		double steps, double bytes, double share)
 {
 	double step = c->ll ? gpu->eff[LLMSIM_EFF_COLL_LL_LATENCY] : gpu->eff[LLMSIM_EFF_COLL_LATENCY];
 	double frac = c->ll ? gpu->eff[LLMSIM_EFF_COLL_LL_BW] : gpu->eff[LLMSIM_EFF_COLL_BW];
 	c->lat_s += steps * (l->lat + step);
-	c->bw_s += bytes / (l->bw * frac);
+	c->bw_s += bytes / (l->bw * frac * channel_share(gpu, c->ll, share));
 	c->sent += bytes;
 }
 
@@ -54,17 +77,17 @@ static void flat(const struct llmsim_gpu *gpu, enum llmsim_coll_kind kind, int t
 	switch (kind) {
 	case LLMSIM_COLL_ALLREDUCE:
 		if (tree)
-			add(gpu, c, l, 2 * ceil(log2(p)), 2 * S);
+			add(gpu, c, l, 2 * ceil(log2(p)), 2 * S, S / p);
 		else
-			add(gpu, c, l, 2 * (p - 1), 2 * (p - 1) / p * S);
+			add(gpu, c, l, 2 * (p - 1), 2 * (p - 1) / p * S, S / p);
 		break;
 	case LLMSIM_COLL_ALLGATHER:
 	case LLMSIM_COLL_REDUCESCATTER:
 	case LLMSIM_COLL_ALLTOALL:
-		add(gpu, c, l, p - 1, (p - 1) / p * S);
+		add(gpu, c, l, p - 1, (p - 1) / p * S, S / p);
 		break;
 	case LLMSIM_COLL_SENDRECV:
-		add(gpu, c, l, 1, S);
+		add(gpu, c, l, 1, S, S);
 		break;
 	default:
 		break;
@@ -92,15 +115,15 @@ static void hier(const struct llmsim_gpu *gpu, enum llmsim_coll_kind kind, int t
 	case LLMSIM_COLL_ALLTOALL: {
 		/* both parts at once: the slower sets the time */
 		struct cost a = {.ll = c->ll}, b = {.ll = c->ll};
-		add(gpu, &a, in, g - 1, (g - 1) / P * S);
-		add(gpu, &b, out, P - g, (P - g) / P * S);
+		add(gpu, &a, in, g - 1, (g - 1) / P * S, S / P);
+		add(gpu, &b, out, P - g, (P - g) / P * S, S / P);
 		c->bw_s += fmax(a.bw_s, b.bw_s);
 		c->lat_s += fmax(a.lat_s, b.lat_s);
 		c->sent += a.sent + b.sent;
 		break;
 	}
 	case LLMSIM_COLL_SENDRECV:
-		add(gpu, c, out, 1, S);
+		add(gpu, c, out, 1, S, S);
 		break;
 	default:
 		break;
@@ -153,7 +176,7 @@ int sim_collective(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
 			continue;
 		struct cost c = {.ll = v >> 1};
 		if (k->kind == LLMSIM_COLL_SENDRECV && !multi)
-			add(gpu, &c, &in, 1, S);
+			add(gpu, &c, &in, 1, S, S);
 		else if (!multi)
 			flat(gpu, k->kind, tree, P, S, &in, &c);
 		else

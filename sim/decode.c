@@ -7,8 +7,10 @@
  * kv_len * (K + V bytes per token) plus Q, O and, for paged caches, the
  * block table. What differs between implementations is how many blocks
  * stream the cache (flash2: one per (sequence, K/V head), few at small
- * batch, latency bound; flashdecoding: the cache split over enough blocks
- * to fill the SMs, then a reduction; paged: vLLM-style partitions of 512
+ * batch, latency bound; flashdecoding: FlashAttention-2's split-KV
+ * kernel with the split count its num_splits heuristic picks, then its
+ * combine kernel, or its plain forward kernel when the row blocks already
+ * fill the SMs; paged: vLLM-style partitions of 512
  * tokens over block_size-token pages, the last page read whole) and what
  * naive materializes (repeat_kv copies, scores in HBM).
  *
@@ -41,37 +43,57 @@ static double useful_flops(const struct dec *x)
  * through shared memory (bc halved until the tiles fit) */
 enum { DEC_BC = 64, DEC_ROWS = 64, DEC_THREADS = 128, DEC_REGS = 96, PAGED_PART = 512 };
 
-static double dec_smem(const struct dec *x, double bc, double rows)
+/* How a decode kernel tiles its work: rows (query rows of one K/V head)
+ * per block and how many such row groups each (sequence, K/V head) has,
+ * the rows the MMA computes (padded), the KV tile and its buffering. */
+struct dshape {
+	double rows, groups;  /* query rows per block; row blocks per K/V head */
+	double mma_rows;      /* rows the tensor-core MMA runs (padding) */
+	double bc;            /* KV tokens per tile */
+	double stages;        /* KV tiles buffered in shared memory */
+	int regs;
+};
+
+/* llmsim's own decode block (flash2, paged): up to 64 query rows of one
+ * K/V head, 4 warps, bc-token tiles double-buffered (bc halved until the
+ * tiles fit), the MMA at least 16 rows */
+static struct dshape own_shape(const struct llmsim_gpu *gpu, const struct dec *x)
 {
-	return 2 * bc * x->tok_bytes + rows * x->Dqk * x->e;
+	double rows_all = x->H / x->G * x->Q;
+	struct dshape s = {.rows = sim_min(rows_all, DEC_ROWS),
+			   .groups = sim_ceil(rows_all / DEC_ROWS),
+			   .bc = DEC_BC, .stages = 2, .regs = DEC_REGS};
+	s.mma_rows = sim_max(16, s.rows);
+	while (s.bc > 16 && s.stages * s.bc * x->tok_bytes + s.rows * x->Dqk * x->e >
+				    gpu->smem_bytes_per_block_max)
+		s.bc /= 2;
+	return s;
 }
 
-static void dec_kern(const struct llmsim_gpu *gpu, const struct dec *x, double blocks_per_head,
-		     double kv_bytes, struct kern *k)
+static void dec_kern(const struct llmsim_gpu *gpu, const struct dec *x, const struct dshape *s,
+		     double blocks_per_head, double kv_bytes, struct kern *k)
 {
 	int tensor;
-	double rows_all = x->H / x->G * x->Q, groups = sim_ceil(rows_all / DEC_ROWS);
-	double rows = sim_min(rows_all, DEC_ROWS), bc = DEC_BC;
-	while (bc > 16 && dec_smem(x, bc, rows) > gpu->smem_bytes_per_block_max)
-		bc /= 2;
 	memset(k, 0, sizeof *k);
 	k->threads = DEC_THREADS;
-	k->regs = DEC_REGS;
-	k->smem_per_block_bytes = sim_min(dec_smem(x, bc, rows), gpu->smem_bytes_per_block_max);
-	k->blocks = (int64_t)(x->B * x->G * blocks_per_head * groups);
+	k->regs = s->regs;
+	k->smem_per_block_bytes = sim_min(s->stages * s->bc * x->tok_bytes +
+						  s->rows * x->Dqk * x->e,
+					  gpu->smem_bytes_per_block_max);
+	k->blocks = (int64_t)(x->B * x->G * blocks_per_head * s->groups);
 	k->mm_rate_flops_per_s = sim_mm_rate(gpu, x->dt, &tensor);
 	k->mm_tensor = tensor;
 	k->mm_eff = gpu->eff[LLMSIM_EFF_ATTN_TENSOR];
-	/* the MMA runs at least 16 rows */
-	k->mm_flops = x->B * x->G * groups * sim_max(16, rows) * x->L * 2 * (x->Dqk + x->Dv);
-	double scores = x->B * x->H * x->Q * x->L;
+	k->mm_flops = x->B * x->G * s->groups * s->mma_rows * x->L * 2 * (x->Dqk + x->Dv);
+	/* the padded rows run the softmax too */
+	double scores = x->B * x->G * s->groups * s->mma_rows * x->L;
 	k->vec_flops = 4 * scores;
 	k->sfu_ops = scores;
 	/* each row group streams the cache: once from HBM, again from L2 */
 	k->hbm_read_bytes = kv_bytes + x->B * x->H * x->Q * x->Dqk * x->e;
-	k->l2_bytes = (groups - 1) * kv_bytes;
-	k->smem_bytes = 2 * kv_bytes * groups;
-	k->inflight_bytes_per_block = 2 * bc * x->tok_bytes;
+	k->l2_bytes = (s->groups - 1) * kv_bytes;
+	k->smem_bytes = 2 * kv_bytes * s->groups;
+	k->inflight_bytes_per_block = s->stages * s->bc * x->tok_bytes;
 	k->fill_s = gpu->hbm_latency_s;
 	k->hbm_eff = gpu->eff[LLMSIM_EFF_DECODE_HBM];
 }
@@ -80,13 +102,13 @@ static void dec_kern(const struct llmsim_gpu *gpu, const struct dec *x, double b
  * chunks per (sequence, K/V head), each writing fp32 partial O and LSE
  * that a second kernel reduces (none when splits is 1). Fills k and r and
  * returns the time of both. */
-static double build(const struct llmsim_gpu *gpu, const struct dec *x, double splits,
-		    double kv_bytes, double table, struct kern *k, struct kern *r)
+static double build(const struct llmsim_gpu *gpu, const struct dec *x, const struct dshape *s,
+		    double splits, double kv_bytes, double table, struct kern *k, struct kern *r)
 {
 	struct ktime t;
 	double rows = x->B * x->H * x->Q;
 	double out = rows * x->Dv * x->e;
-	dec_kern(gpu, x, splits, kv_bytes, k);
+	dec_kern(gpu, x, s, splits, kv_bytes, k);
 	/* block table: one int32 per page, read by every block of a sequence */
 	k->hbm_read_bytes += table;
 	k->l2_bytes += table * (x->G * splits - 1);
@@ -117,8 +139,9 @@ static void add_best(const struct llmsim_gpu *gpu, const struct dec *x, double s
 		     double kv_bytes, double table, int tile_n, struct sim_acc *a)
 {
 	struct kern k1, r1, ks, rs;
-	double t1 = build(gpu, x, 1, kv_bytes, table, &k1, &r1);
-	double ts = splits > 1 ? build(gpu, x, splits, kv_bytes, table, &ks, &rs) : INFINITY;
+	struct dshape s = own_shape(gpu, x);
+	double t1 = build(gpu, x, &s, 1, kv_bytes, table, &k1, &r1);
+	double ts = splits > 1 ? build(gpu, x, &s, splits, kv_bytes, table, &ks, &rs) : INFINITY;
 	struct llmsim_pred *p = a->p;
 	p->tile_m = (int)sim_min(DEC_ROWS, sim_max(16, x->H / x->G * x->Q));
 	p->tile_n = tile_n;
@@ -133,12 +156,75 @@ static void add_best(const struct llmsim_gpu *gpu, const struct dec *x, double s
 	sim_acc_kern(a, gpu, &rs, 0);
 }
 
+/* FlashAttention-2's choice of KV splits (flash_api.cpp,
+ * num_splits_heuristic): none when the row blocks nearly fill the slots;
+ * else, among the split counts that change the tiles per split, the
+ * smallest whose wave efficiency (blocks / slots over its whole waves) is
+ * within 85% of the best. */
+enum { FA2_MAX_SPLITS = 128 };
+
+static int fa2_num_splits(double row_blocks, double slots, double n_blocks)
+{
+	if (row_blocks >= 0.8 * slots)
+		return 1;
+	int max = (int)sim_min(FA2_MAX_SPLITS, sim_min(slots, n_blocks));
+	double eff[FA2_MAX_SPLITS + 1], best = 0;
+	for (int n = 1; n <= max; n++) {
+		eff[n] = 0;
+		if (n > 1 && sim_ceil(n_blocks / n) == sim_ceil(n_blocks / (n - 1)))
+			continue; /* not eligible: the same tiles per split as n - 1 */
+		double waves = row_blocks * n / slots;
+		eff[n] = waves / sim_ceil(waves);
+		best = sim_max(best, eff[n]);
+	}
+	for (int n = 1; n <= max; n++)
+		if (eff[n] > 0 && eff[n] >= 0.85 * best)
+			return n;
+	return 1;
+}
+
+/* FlashDecoding as FlashAttention-2 runs it (flash_api.cpp, what PyTorch's
+ * SDPA calls for one query token): with one query token and grouped K/V,
+ * the query heads of a group become the rows of one K/V head
+ * (seqlenq_ngroups_swapped). Row blocks of 64 against the slots of two
+ * blocks per SM pick the splits (fa2_num_splits, over KV tiles of 128 tokens
+ * at head dim 128); with one split the plain forward kernel runs instead:
+ * 128-row tiles (the MMA pads the few real rows to 128) over 64-token KV
+ * tiles. Both keep one K and one V tile in shared memory and use all 255
+ * registers (2 blocks per SM); splits leave fp32 partial O and LSE for the
+ * combine kernel. */
+static void flashdecoding(const struct llmsim_gpu *gpu, const struct dec *x, double kv_bytes,
+			  struct sim_acc *a)
+{
+	int swapped = x->Q == 1;
+	double rows = swapped ? x->H / x->G : x->Q;     /* rows per K/V or query head */
+	double heads = swapped ? 1 : x->H / x->G;       /* heads per K/V head */
+	double bn = x->Dqk <= 64 ? 256 : x->Dqk <= 128 ? 128 : 64;
+	double mblocks = sim_ceil(rows / 64);
+	int splits = fa2_num_splits(x->B * x->G * heads * mblocks, 2.0 * gpu->sms,
+				    sim_ceil(x->L / bn));
+	double bm = splits > 1 ? 64 : 128;
+	struct dshape s = {.rows = sim_min(rows, bm), .groups = heads * sim_ceil(rows / bm),
+			   .mma_rows = bm, .bc = splits > 1 ? bn : 64, .stages = 1, .regs = 255};
+	struct kern k, r;
+	struct llmsim_pred *p = a->p;
+	build(gpu, x, &s, splits, kv_bytes, 0, &k, &r);
+	p->tile_m = (int)bm;
+	p->tile_n = (int)s.bc;
+	p->split_k = splits;
+	sim_acc_kern(a, gpu, &k, 1);
+	if (splits > 1) {
+		p->workspace_bytes = sim_max(p->workspace_bytes,
+					     x->B * x->H * x->Q * splits * (x->Dv + 1) * 4);
+		sim_acc_kern(a, gpu, &r, 0);
+	}
+}
+
 static int attend(const struct llmsim_gpu *gpu, const struct dec *x, enum llmsim_decode_impl impl,
 		  struct sim_acc *a)
 {
 	struct llmsim_pred *p = a->p;
 	double cache = x->B * x->G * x->L * x->tok_bytes;
-	struct kern k;
 	double f;
 	int rc = 0;
 	p->flops += useful_flops(x);
@@ -160,17 +246,9 @@ static int attend(const struct llmsim_gpu *gpu, const struct dec *x, enum llmsim
 		/* one block per (sequence, K/V head): never split */
 		add_best(gpu, x, 1, cache, 0, DEC_BC, a);
 		break;
-	case LLMSIM_DEC_FLASHDECODING: {
-		dec_kern(gpu, x, 1, cache, &k);
-		int bps = sim_blocks_per_sm(gpu, k.threads, k.regs, k.smem_per_block_bytes);
-		double slots = (double)gpu->sms * (bps > 0 ? bps : 1);
-		/* as many splits as fill the resident slots without spilling
-		 * into a second wave */
-		double splits = sim_min(sim_floor(slots / k.blocks),
-					sim_min(sim_ceil(x->L / DEC_BC), 128));
-		add_best(gpu, x, splits, cache, 0, DEC_BC, a);
+	case LLMSIM_DEC_FLASHDECODING:
+		flashdecoding(gpu, x, cache, a);
 		break;
-	}
 	case LLMSIM_DEC_PAGED: {
 		/* whole pages, the last, partly filled one too; vLLM's v2
 		 * kernel partitions the sequence in 512 tokens, v1 does not */

@@ -159,9 +159,8 @@ static void add_pass(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, int
 		/* one block per row: 16-byte vectors, up to 1024 threads */
 		int ws = gpu->warp_size > 0 ? gpu->warp_size : 32;
 		double per_thread = 16 / e;
-		int th = (int)sim_ceil(H / per_thread / ws) * ws;
-		if (th > 1024)
-			th = 1024;
+		/* capped before the conversion: a huge row overflows an int */
+		int th = (int)sim_min(1024, sim_ceil(H / per_thread / ws) * ws);
 		if (th > gpu->threads_per_block_max)
 			th = gpu->threads_per_block_max;
 		if (th < ws)

@@ -4,8 +4,10 @@
  * multi-node all-reduce, and errors. Test H100: NVLink 450 GB/s each way,
  * 3 us link latency; network 50 GB/s, 5 us; defaults: Simple protocol
  * 0.80 of link bandwidth and 8 us per step, LL protocol 0.35 and 1.5 us
- * per step, 5 us fixed per collective (hw/eff_params.h). Auto takes the
- * cheapest of ring/tree x Simple/LL.
+ * per step, 5 us fixed per collective, 16 channels at most
+ * (hw/eff_params.h). Auto takes the cheapest of ring/tree x Simple/LL.
+ * NCCL gives a channel at least 512 threads x 8 B (LL) or x 64 B (Simple)
+ * of each rank's share, and a channel carries 1/16 of the bandwidth.
  */
 #include <string.h>
 
@@ -35,6 +37,7 @@ static struct llmsim_pred ok(const struct llmsim_gpu *g, struct llmsim_op op)
 #define BW_LL (450e9 * 0.35)
 #define STEP_LL (3e-6 + 1.5e-6)
 #define FIXED 5e-6
+#define CHANNELS 16.0
 
 Test(sim_coll, ring_allreduce)
 {
@@ -52,10 +55,26 @@ Test(sim_coll, ring_allreduce)
 	expect_close(ok(&g, coll(LLMSIM_COLL_ALLREDUCE, 1e9, 8, 1, LLMSIM_ALGO_AUTO)).time_s,
 		     1.75e9 / BW + 14 * STEP + FIXED, 1e-9);
 	/* auto: tree with the LL protocol for 1 KB, latency bound: 6 LL steps
-	 * (27 us) beat 6 Simple steps (66 us) and 14 LL ring steps (63 us) */
+	 * (27 us) beat 6 Simple steps (66 us) and 14 LL ring steps (63 us);
+	 * each rank's 125 B share is one LL channel of 16 */
 	p = ok(&g, coll(LLMSIM_COLL_ALLREDUCE, 1e3, 8, 1, LLMSIM_ALGO_AUTO));
-	expect_close(p.time_s, 2e3 / BW_LL + 6 * STEP_LL + FIXED, 1e-9);
+	expect_close(p.time_s, 2e3 / (BW_LL / CHANNELS) + 6 * STEP_LL + FIXED, 1e-9);
 	cr_expect_eq(p.bound, LLMSIM_BOUND_LATENCY);
+}
+
+/* Mid-size collectives run on fewer channels: 2 ranks, ring all-reduce
+ * (2 steps, each rank sends the whole buffer). 64 KiB: each rank's 32 KiB
+ * share is 8 LL channels (4 KiB each) of 16, so LL moves it at half its
+ * bandwidth: 9 us of steps + 0.83 us beats Simple's 22 us of steps. 1 MiB:
+ * 512 KiB shares fill all 16 channels; 16x the bytes, 8x the transfer. */
+Test(sim_coll, channels_ramp_with_size)
+{
+	struct llmsim_gpu g;
+	test_gpu_h100(&g);
+	struct llmsim_pred p = ok(&g, coll(LLMSIM_COLL_ALLREDUCE, 65536, 2, 1, LLMSIM_ALGO_RING));
+	expect_close(p.time_s, 65536 / (BW_LL * 8 / CHANNELS) + 2 * STEP_LL + FIXED, 1e-9);
+	p = ok(&g, coll(LLMSIM_COLL_ALLREDUCE, 1048576, 2, 1, LLMSIM_ALGO_RING));
+	expect_close(p.time_s, 1048576 / BW_LL + 2 * STEP_LL + FIXED, 1e-9);
 }
 
 Test(sim_coll, gather_scatter_alltoall_sendrecv)

@@ -156,3 +156,36 @@ Test(sim_decode, errors)
 	op.dtype = LLMSIM_DT_FP8;
 	cr_expect_eq(llmsim_predict(&g, &op, &p, &err), LLMSIM_EUNSUPPORTED);
 }
+
+/* FlashDecoding as FlashAttention-2 runs it (flash_api.cpp): the 4 query
+ * heads of a K/V group are the rows of one block; 132 SMs x 2 = 264 slots;
+ * KV tiles of 128 tokens at head dim 128. Worked by hand:
+ *  - batch 1, 8 K/V heads, 32768 tokens: 8 row blocks, 256 tiles; the
+ *    efficiency 8n/264 (one wave) is 1.0 at 33 splits (ineligible: 8 tiles
+ *    per split as at 32; best eligible 32: 0.97); the first n with
+ *    8n/264 >= 0.85 * 0.97 = 0.824 is 28 (0.848), ineligible (ceil(256/28)
+ *    = ceil(256/27) = 10); 29: 0.879, ceil(256/29) = 9: 29 splits,
+ *    8 x 29 = 232 blocks of 64 rows;
+ *  - batch 4, 8192 tokens: 32 row blocks, 64 tiles; eligible n (the tiles
+ *    per split change): 1..8, 10, 11, 13, 16, 22, 32, 64; best efficiency
+ *    256/264 = 0.97 (n = 8); first >= 0.824: n = 7 (224/264 = 0.848);
+ *  - batch 64, 8192 tokens: 512 row blocks >= 0.8 x 264: no split, the
+ *    plain forward kernel with 128-row tiles, one kernel. */
+Test(sim_decode, flashdecoding_splits_as_flash_attention_2)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	struct llmsim_pred p = ok(&g, dec(LLMSIM_DEC_FLASHDECODING, 1, 32, 8, 32768, 128));
+	cr_expect_eq(p.split_k, 29);
+	cr_expect_eq(p.blocks, 232);
+	cr_expect_eq(p.kernels, 2); /* split kernel + combine */
+	cr_expect_eq(p.tile_m, 64);
+	p = ok(&g, dec(LLMSIM_DEC_FLASHDECODING, 4, 32, 8, 8192, 128));
+	cr_expect_eq(p.split_k, 7);
+	cr_expect_eq(p.blocks, 224);
+	p = ok(&g, dec(LLMSIM_DEC_FLASHDECODING, 64, 32, 8, 8192, 128));
+	cr_expect_eq(p.split_k, 1);
+	cr_expect_eq(p.kernels, 1);
+	cr_expect_eq(p.tile_m, 128);
+	cr_expect_eq(p.blocks, 512);
+}
