@@ -402,7 +402,7 @@ int llmsim_yaml_extract(const struct llmsim_ynode *map,
 			memcpy(dst, v->scalar, strlen(v->scalar) + 1);
 			break;
 		case LLMSIM_YF_BOOL: {
-			int b;
+			int b = 0;
 			if ((rc = llmsim_ynode_bool(v, path, f->key, &b, err)))
 				return rc;
 			memcpy(dst, &b, sizeof b);

@@ -17,6 +17,8 @@ static const char *const specs[] = {
 	"gemm m=8192 n=8192 k=8192",
 	"gemm m=1 n=8192 k=8192",
 	"gemm m=64 n=1024 k=16384",
+	"gemm m=4096 n=4096 k=4096 dtype=fp8",
+	"gemm m=16 n=4096 k=4096 b_dtype=int4",
 	"ew kind=rmsnorm tokens=8192 hidden=8192",
 	"ew kind=adamw tokens=1 hidden=8000000000",
 	"attention impl=flash2 batch=4 heads=32 kv_heads=8 seq=8192 head_dim=128 causal=1",

@@ -13,6 +13,13 @@
  * weight-bandwidth bound of small-m GEMMs all follow from the tile and the
  * hardware sizes. On sm_90+ thread-block clusters of two multicast the
  * operand tile they share, halving its L2 reads.
+ *
+ * The search is the hot path of every planner (a prediction should take
+ * well under a microsecond), so a candidate is priced in full only when
+ * cheap lower bounds of its time (its padded math, operand bytes, fixed
+ * parts) leave it a chance to beat the best so far; the bounds are rounded
+ * down so that skipping never changes the choice (tests/test_sim_gemm.c
+ * checks that against pricing every candidate).
  */
 #include <math.h>
 #include <string.h>
@@ -26,14 +33,31 @@
  * 112x128, 128x160, 176x128, 192x128, 192x192, 320x128 and 448x64 tiles
  * (kernel names nvjet_sm90_tst_MxN_...), chosen so the tiles fill the 132
  * SMs in whole waves. */
-static const struct { int m, n; } tiles[] = {
-	{128, 256}, {256, 128}, {128, 128}, {64, 256}, {128, 64}, {64, 128}, {64, 64},
+struct tile {
+	int m, n;
+	unsigned flags; /* TILE_*: what rules the tile out, computed from m, n */
 };
-static const struct { int m, n; } tiles_sm90[] = {
-	{128, 256}, {256, 128}, {128, 128}, {64, 256}, {128, 64}, {64, 128}, {64, 64},
-	{128, 96}, {96, 128}, {128, 160}, {160, 128}, {128, 192}, {192, 128},
-	{192, 192}, {128, 320}, {320, 128},
+enum { TILE_WIDE_M = 1, TILE_WIDE_N = 2, TILE_SMALL = 4 };
+#define TILE(m_, n_)                                                                 \
+	{ m_, n_, ((m_) > 64 ? TILE_WIDE_M : 0) | ((n_) > 64 ? TILE_WIDE_N : 0) |         \
+		  ((m_) * (n_) < 128 * 128 ? TILE_SMALL : 0) }
+static const struct tile tiles[] = {
+	TILE(128, 256), TILE(256, 128), TILE(128, 128), TILE(64, 256), TILE(128, 64),
+	TILE(64, 128), TILE(64, 64),
 };
+static const struct tile tiles_sm90[] = {
+	TILE(128, 256), TILE(256, 128), TILE(128, 128), TILE(64, 256), TILE(128, 64),
+	TILE(64, 128), TILE(64, 64), TILE(128, 96), TILE(96, 128), TILE(128, 160),
+	TILE(160, 128), TILE(128, 192), TILE(192, 128), TILE(192, 192), TILE(128, 320),
+	TILE(320, 128),
+};
+#undef TILE
+/* 0: price every candidate (the exhaustive search the bounds must agree
+ * with: tests/test_sim_gemm.c builds this file so) */
+#ifndef SIM_GEMM_PRUNE
+#define SIM_GEMM_PRUNE 1
+#endif
+
 /* deepest pipeline the library builds (cuBLAS/CUTLASS: 3 to 7 stages) */
 enum { MAX_STAGES = 7, K_TILE_BYTES = 128, BASE_REGS = 40, CLUSTER = 2, MAX_SPLIT = 32,
 	DEQUANT_OPS = 2, MIN_STAGE_BYTES = 16384, FP8_PROMOTE_K = 128 };
@@ -54,42 +78,246 @@ static double out_bytes(enum llmsim_dtype dt)
 	return llmsim_dtype_bytes(dt);
 }
 
-/* Build and price one candidate; 0 if it does not fit or cannot beat
- * best_s. */
-static int eval(const struct llmsim_gpu *gpu, double m, double n, double k, double batch,
-		double a_b, double b_b, double c_b, double rate, int tensor, int sm90, int fp8acc,
-		int tm, int tn, int split, double best_s, struct cand *c)
+/* What every candidate of one GEMM shares, computed once per GEMM rather
+ * than once per candidate. Each value is the expression the candidates
+ * would compute themselves, so the prices come out the same to the bit. */
+struct gemm_ctx {
+	const struct llmsim_gpu *gpu;
+	double m, n, k, batch;
+	double a_b, b_b, c_b;     /* bytes per element of A, B, C */
+	double rate, mm_eff;      /* peak of the unit doing the math; fraction sustained */
+	double rate_eff;          /* rate * mm_eff */
+	double sm_rate_eff;       /* one SM's share: rate / SMs * mm_eff */
+	int tensor, sm90, fp8acc;
+	int tm_narrow;            /* tile_m for m < 64: the MMA's narrow side */
+	double tk0;               /* k-step before small tiles go deeper */
+	double kt1[3];            /* split 1: k-tiles with the k-step doubled i times */
+	double kovh, lat;         /* fixed overhead per kernel; DRAM round trip */
+	double hbm_rate, l2_rate, smem_rate; /* sustained (smem: whole GPU; 0: none) */
+	double cap;               /* L2 kept for re-reads */
+	double a_u, b_u, cout;    /* bytes of A, B (each read once) and C */
+	/* factors of the lower bounds of a candidate (bound()) */
+	double lo_q;              /* padded math: 2 / rate_eff per FLOP-volume unit */
+	double lo_fill;           /* the first k-step's MMAs: per unit of tile volume */
+	double lo_smem;           /* smem stores (and reads): per unit of stage x rounds */
+	double lo_hbm1, lo_hbmk;  /* operands (and C, split 1) at the HBM rate */
+	double lo_fixed;          /* kernel overhead + fill and epilogue round trips */
+	double vrate_hi;          /* CUDA-core rate of the kernel model at the boost clock */
+};
+
+/* Tile sides of the tables: multiples of SIDE_UNIT below SIDES * SIDE_UNIT. */
+enum { SIDE_UNIT = 32, SIDES = 320 / SIDE_UNIT + 1 };
+
+static void ctx_init(struct gemm_ctx *x, const struct llmsim_gpu *gpu, int64_t m, int64_t n,
+		     int64_t k, int64_t batch, enum llmsim_dtype dt, enum llmsim_dtype b_dt)
 {
+	x->gpu = gpu;
+	x->m = m, x->n = n, x->k = k, x->batch = batch;
+	x->rate = sim_mm_rate(gpu, dt, &x->tensor);
+	x->a_b = llmsim_dtype_bytes(dt), x->b_b = llmsim_dtype_bytes(b_dt), x->c_b = out_bytes(dt);
+	x->sm90 = sim_is_sm90_plus(gpu);
+	/* FP8 accumulation promoted to FP32 registers (Hopper, not Blackwell's
+	 * tcgen05, which accumulates in tensor memory at full precision) */
+	x->fp8acc = x->tensor && dt == LLMSIM_DT_FP8 && sim_is_hopper(gpu);
+	x->mm_eff = gpu->eff[x->tensor ? LLMSIM_EFF_GEMM_TENSOR : LLMSIM_EFF_GEMM_VECTOR];
+	x->rate_eff = x->rate * x->mm_eff;
+	x->sm_rate_eff = x->rate / gpu->sms * x->mm_eff;
 	/* few rows: the library swaps A and B so that m becomes the MMA's
 	 * narrow side (multiples of 8) instead of padding it to 64 */
-	if (tm == 64 && m < 64)
-		tm = (int)sim_max(8, sim_ceil(m / 8) * 8);
-	double tk = sim_max(8, sim_floor(K_TILE_BYTES / a_b));
-	double ksplit = sim_ceil(k / split);
+	x->tm_narrow = x->m < 64 ? (int)sim_max(8, sim_ceil(x->m / 8) * 8) : 64;
+	x->tk0 = sim_max(8, sim_floor(K_TILE_BYTES / x->a_b));
+	x->kt1[0] = x->kt1[1] = x->kt1[2] = 0;
+	x->kovh = gpu->eff[LLMSIM_EFF_KERNEL_OVERHEAD];
+	x->lat = gpu->hbm_latency_s;
+	x->hbm_rate = gpu->hbm_bytes_per_s * gpu->eff[LLMSIM_EFF_HBM];
+	x->l2_rate = gpu->l2_bytes_per_s * gpu->eff[LLMSIM_EFF_L2];
+	x->smem_rate = gpu->smem_bytes_per_s_per_sm > 0 ?
+		       gpu->sms * gpu->smem_bytes_per_s_per_sm * gpu->eff[LLMSIM_EFF_SMEM] : 0;
+	x->cap = sim_l2_reuse_bytes(gpu);
+	x->a_u = x->batch * x->m * x->k * x->a_b;
+	x->b_u = x->batch * x->k * x->n * x->b_b;
+	x->cout = x->batch * x->m * x->n * x->c_b;
+	x->lo_q = 2.0 / x->rate_eff;
+	x->lo_fill = 2.0 / x->sm_rate_eff;
+	x->lo_smem = x->smem_rate > 0 ? gpu->sms * (x->sm90 ? 1.0 : 2.0) / x->smem_rate : 0;
+	x->lo_hbm1 = (x->a_u + x->b_u + x->cout) / x->hbm_rate;
+	x->lo_hbmk = (x->a_u + x->b_u) / x->hbm_rate;
+	x->lo_fixed = x->kovh + 2 * x->lat;
+	/* sim_kern_time runs vec_flops at the FP32 rate / 2 x vector_fraction,
+	 * times a clock ratio <= 1 under tensor load: this is its fastest */
+	x->vrate_hi = sim_vec_rate(gpu) / 2 * gpu->eff[LLMSIM_EFF_GEMM_VECTOR];
+}
+
+/* One candidate's geometry. */
+struct shape {
+	int tm, tn, split;
+	double tk, kt;            /* k-step; k-tiles of one split */
+	double stage;             /* bytes of one pipeline stage: A and B tiles */
+	double TM, TN;            /* tiles along m and n */
+	double ntiles, rounds;    /* tiles in all; tiles the busiest SM runs */
+	double q;                 /* padded output area of the rounds: rounds*SMs*tm*tn */
+};
+
+/* sim_ceil(v / t), remembered in memo[t / SIDE_UNIT] (when given) for the
+ * tables' tile sides */
+static inline double tiles_along(double v, int t, double *memo)
+{
+	unsigned u = (unsigned)t / SIDE_UNIT;
+	if (!memo || (unsigned)t % SIDE_UNIT || u >= SIDES)
+		return sim_ceil(v / t);
+	double *c = &memo[u];
+	if (!*c)
+		*c = sim_ceil(v / t);
+	return *c;
+}
+
+/* Tiles along m, n and the rounds of them per SM for tile tm x tn and
+ * split `split` (tiles along the sides remembered in TMs, TNs). */
+static inline void shape_tiles(const struct gemm_ctx *x, int tm, int tn, int split, double *TMs,
+			       double *TNs, struct shape *s)
+{
+	s->tm = tm, s->tn = tn, s->split = split;
+	s->TM = tiles_along(x->m, tm, TMs);
+	s->TN = tiles_along(x->n, tn, TNs);
+	s->ntiles = s->TM * s->TN * x->batch * split;
+	s->rounds = sim_ceil(s->ntiles / x->gpu->sms);
+	s->q = s->rounds * x->gpu->sms * tm * tn;
+}
+
+/* The rest of the geometry: the narrow tile_m of few rows, the k-step
+ * and the stage; 0 if K cannot be split s->split ways. */
+static int shape_k(struct gemm_ctx *x, struct shape *s)
+{
+	double k = x->k, a_b = x->a_b, b_b = x->b_b;
+	int tm = s->tm == 64 ? x->tm_narrow : s->tm, tn = s->tn, split = s->split;
+	double tk = x->tk0;
+	double ksplit = split == 1 ? k : sim_ceil(k / split);
 	if (split > 1 && (ksplit < tk || (split - 1) * ksplit >= k))
 		return 0;
 	/* small tiles go deeper in k so a stage stays a worthwhile load */
-	for (int deeper = 0; deeper < 2 && (tm * a_b + tn * b_b) * tk < MIN_STAGE_BYTES &&
-			     2 * tk <= ksplit; deeper++)
+	int deeper = 0;
+	for (; deeper < 2 && (tm * a_b + tn * b_b) * tk < MIN_STAGE_BYTES && 2 * tk <= ksplit;
+	     deeper++)
 		tk *= 2;
-	double kt = sim_ceil(ksplit / tk);
-	double stage = tm * tk * a_b + tk * tn * b_b;
+	if (split == 1) {
+		/* tk is tk0 * 2^deeper exactly: one division per depth */
+		if (!x->kt1[deeper])
+			x->kt1[deeper] = sim_ceil(ksplit / tk);
+		s->kt = x->kt1[deeper];
+	} else {
+		s->kt = sim_ceil(ksplit / tk);
+	}
+	s->tm = tm, s->tk = tk;
+	s->stage = tm * tk * a_b + tk * tn * b_b;
+	return 1;
+}
+
+/* Operand traffic requested by the tiles: A once per column of tiles, B
+ * once per row; on sm_90+ clusters of 2 CTAs multicast the tile they share
+ * (TMA): along m they share B, along n they share A. */
+static void operand_traffic(const struct gemm_ctx *x, const struct shape *s, double *a_tr,
+			    double *b_tr)
+{
+	*a_tr = x->a_u * s->TN, *b_tr = x->b_u * s->TM;
+	if (x->sm90) {
+		if (s->TM >= 2 && (*b_tr >= *a_tr || s->TN < 2))
+			*b_tr /= CLUSTER;
+		else if (s->TN >= 2)
+			*a_tr /= CLUSTER;
+	}
+}
+
+/* FP32 partial tiles of a split K, in bytes. */
+static double partials(const struct gemm_ctx *x, int split)
+{
+	return split * x->batch * x->m * x->n * 4;
+}
+
+/* Lower bounds of a candidate's time that need no occupancy: eval()
+ * prices it at the largest of its limits (math, memory, latency, L2,
+ * shared memory), or more, plus parts nothing overlaps (the overhead, the
+ * first k-step, the epilogue's round trip; a split's reduction kernel),
+ * or more. Each bound is rounded down by 1e-12 so that the few roundings
+ * between it and the price cannot put it above the price: skipping a
+ * candidate on one never changes the choice.
+ * bound_fast: the padded math of the busiest SM's rounds of tiles at its
+ * share of the sustained rate (the kernel model's quantization), and the
+ * fixed parts. */
+static double bound_fast(const struct gemm_ctx *x, const struct shape *s)
+{
+	double tile = (double)s->tm * s->tn * s->tk;
+	double lo = x->lo_q * x->gpu->sms * s->rounds * tile * s->kt + x->lo_fixed +
+		    x->lo_fill * tile;
+	if (s->split > 1) /* the reduction kernel's overhead and fill */
+		lo += x->kovh + x->lat;
+	return lo * (1 - 1e-12);
+}
+
+/* bound_pre: bound_fast before the k-step is known: the k-tiles cover
+ * K, and the k-step is tk0 at least. */
+static double bound_pre(const struct gemm_ctx *x, const struct shape *s)
+{
+	double tile = (double)(s->tm == 64 ? x->tm_narrow : s->tm) * s->tn;
+	return (x->lo_q * x->gpu->sms * s->rounds * tile * x->k + x->lo_fixed +
+		x->lo_fill * tile * x->tk0) * (1 - 1e-12);
+}
+
+/* bound: also the CUDA-core work and the shared-memory stores quantized
+ * as the math, the operands (and C) at the HBM rate, all traffic at the L2 rate, and the
+ * k-loop's DRAM round trips (at most MAX_STAGES - 1 loads in flight). */
+static double bound(const struct gemm_ctx *x, const struct shape *s)
+{
+	double a_tr, b_tr;
+	operand_traffic(x, s, &a_tr, &b_tr);
+	double tile = (double)s->tm * s->tn * s->tk;
+	double lo = x->lo_q * x->gpu->sms * s->rounds * tile * s->kt;
+	if ((x->b_b != x->a_b || x->fp8acc) && x->vrate_hi > 0) {
+		/* CUDA-core work per tile (as eval() counts it), quantized
+		 * as the math: added to it, or overlapped on sm_90+ */
+		double v = 0;
+		if (x->b_b != x->a_b)
+			v = s->kt * s->tk * s->tn * DEQUANT_OPS;
+		if (x->fp8acc)
+			v += (double)s->tm * s->tn * sim_ceil(s->kt * s->tk / FP8_PROMOTE_K);
+		v *= x->gpu->sms * s->rounds / x->vrate_hi;
+		lo = x->b_b != x->a_b && x->sm90 ? sim_max(lo, v) : lo + v;
+	}
+	lo = sim_max(lo, x->lo_smem * s->stage * s->kt * s->rounds);
+	lo = sim_max(lo, s->split == 1 ? x->lo_hbm1 : x->lo_hbmk);
+	lo = sim_max(lo, sim_max(1, s->kt * (1.0 / (MAX_STAGES - 1))) * x->lat);
+	if (x->l2_rate > 0)
+		lo = sim_max(lo, (a_tr + b_tr + (s->split == 1 ? x->cout : partials(x, s->split))) /
+					 x->l2_rate);
+	lo += x->lo_fixed + x->lo_fill * tile;
+	if (s->split > 1)
+		lo += x->kovh + x->lat;
+	return lo * (1 - 1e-12);
+}
+
+/* Build and price candidate c; 0 if it does not fit or cannot beat the
+ * best so far (best->time_s, INFINITY if none). */
+static int eval(const struct gemm_ctx *x, const struct shape *s, const struct cand *best,
+		struct cand *c)
+{
+	double best_s = best->time_s;
+	const struct llmsim_gpu *gpu = x->gpu;
+	double m = x->m, n = x->n, batch = x->batch;
+	double a_b = x->a_b, b_b = x->b_b, c_b = x->c_b;
+	int tm = s->tm, tn = s->tn, split = s->split;
+	double tk = s->tk, kt = s->kt, stage = s->stage, TM = s->TM, TN = s->TN;
+	double ntiles = s->ntiles, rounds = s->rounds;
+	double mm_flops = ntiles * 2.0 * tm * tn * kt * tk;
+	/* the padded math alone, quantized to whole rounds of tiles per SM
+	 * as the kernel model does, cannot beat the best so far */
+	if (SIM_GEMM_PRUNE &&
+	    mm_flops / x->rate_eff * (gpu->sms * rounds / ntiles) + (x->kovh + x->lat) >= best_s)
+		return 0;
 	int stages = (int)sim_min(MAX_STAGES, sim_floor(gpu->smem_bytes_per_block_max / stage));
 	if (stages < 2)
 		return 0;
 	stages = (int)sim_min(stages, kt + 1);
 	if (stages < 2)
 		stages = 2;
-	double TM = sim_ceil(m / tm), TN = sim_ceil(n / tn);
-	double ntiles = TM * TN * batch * split;
-	double mm_flops = ntiles * 2.0 * tm * tn * kt * tk;
-	double mm_eff = gpu->eff[tensor ? LLMSIM_EFF_GEMM_TENSOR : LLMSIM_EFF_GEMM_VECTOR];
-	double overhead = gpu->eff[LLMSIM_EFF_KERNEL_OVERHEAD] + gpu->hbm_latency_s;
-	/* the padded math alone, quantized to whole rounds of tiles per SM
-	 * as the kernel model does, cannot beat the best so far */
-	double rounds = sim_ceil(ntiles / gpu->sms);
-	if (mm_flops / (rate * mm_eff) * (gpu->sms * rounds / ntiles) + overhead >= best_s)
-		return 0;
 
 	struct kern *g = &c->main;
 	memset(g, 0, sizeof *g);
@@ -98,7 +326,7 @@ static int eval(const struct llmsim_gpu *gpu, double m, double n, double k, doub
 	c->tn = tn;
 	c->tk = (int)tk;
 	c->split = split;
-	if (sm90) {
+	if (x->sm90) {
 		/* warp-specialized: one producer warpgroup, 1-2 consumer warpgroups */
 		int cw = tm >= 128 ? 2 : 1;
 		g->threads = 128 * (cw + 1);
@@ -110,34 +338,30 @@ static int eval(const struct llmsim_gpu *gpu, double m, double n, double k, doub
 	if (gpu->registers_per_thread_max > 0 && g->regs > gpu->registers_per_thread_max)
 		g->regs = gpu->registers_per_thread_max;
 	g->smem_per_block_bytes = stages * stage;
-	int bps = sim_blocks_per_sm(gpu, g->threads, g->regs, g->smem_per_block_bytes);
+	/* the occupancy of the best's launch shape is known */
+	const struct kern *bg = isfinite(best_s) ? &best->main : NULL;
+	int bps = bg && bg->threads == g->threads && bg->regs == g->regs &&
+			  bg->smem_per_block_bytes == g->smem_per_block_bytes ?
+		  bg->bps :
+		  sim_blocks_per_sm(gpu, g->threads, g->regs, g->smem_per_block_bytes);
 	if (bps <= 0)
 		return 0;
 	g->bps = bps;
 
 	g->blocks = (int64_t)ntiles;
 	g->mm_flops = mm_flops;
-	g->mm_rate_flops_per_s = rate;
-	g->mm_tensor = tensor;
-	g->mm_eff = mm_eff;
+	g->mm_rate_flops_per_s = x->rate;
+	g->mm_tensor = x->tensor;
+	g->mm_eff = x->mm_eff;
 
 	/* A is read once per column of tiles, B once per row of tiles; a wave
 	 * of resident tiles covers a patch of r x c tiles (swizzled raster)
 	 * whose panels are shared through L2. Operands that fit in L2 are
 	 * read from HBM once. */
-	double a_u = batch * m * k * a_b, b_u = batch * k * n * b_b;
-	double a_tr = a_u * TN, b_tr = b_u * TM;
-	if (sm90) {
-		/* clusters of 2 CTAs multicast the tile they share (TMA):
-		 * along m they share B, along n they share A */
-		if (TM >= 2 && (b_tr >= a_tr || TN < 2))
-			b_tr /= CLUSTER;
-		else if (TN >= 2)
-			a_tr /= CLUSTER;
-	}
+	double a_u = x->a_u, b_u = x->b_u, cap = x->cap, a_tr, b_tr;
+	operand_traffic(x, s, &a_tr, &b_tr);
 	double wave = sim_min(ntiles, (double)gpu->sms * bps);
 	double pc = sim_min(TN, sim_ceil(sqrt(wave))), pr = sim_min(TM, sim_ceil(wave / pc));
-	double cap = sim_l2_reuse_bytes(gpu);
 	double a_h = a_u, b_h = b_u;
 	a_h = sim_min(a_h, a_tr), b_h = sim_min(b_h, b_tr);
 	if ((a_u + b_u) / batch > cap) {
@@ -148,12 +372,12 @@ static int eval(const struct llmsim_gpu *gpu, double m, double n, double k, doub
 	}
 	g->hbm_read_bytes = a_h + b_h;
 	g->l2_bytes = a_tr + b_tr - a_h - b_h;
-	double cout = batch * m * n * c_b;
+	double cout = x->cout;
 	if (split == 1) {
 		g->hbm_write_bytes = cout;
 	} else {
 		/* FP32 partial tiles to a workspace, summed by a second kernel */
-		double part = split * batch * m * n * 4;
+		double part = partials(x, split);
 		c->workspace_bytes = part;
 		if (part <= cap)
 			g->l2_store_bytes = part;
@@ -167,9 +391,9 @@ static int eval(const struct llmsim_gpu *gpu, double m, double n, double k, doub
 		 * (DEQUANT_OPS per element), overlapped with the MMAs by the
 		 * warp-specialized kernels of sm_90+ */
 		g->vec_flops = ntiles * kt * tk * tn * DEQUANT_OPS;
-		g->overlap_math = sm90;
+		g->overlap_math = x->sm90;
 	}
-	if (fp8acc) {
+	if (x->fp8acc) {
 		/* FP8 on Hopper: the tensor cores accumulate at reduced
 		 * precision, so cuBLAS (without fast accumulation, PyTorch's
 		 * _scaled_mm default) adds the partial sums into FP32
@@ -184,7 +408,7 @@ static int eval(const struct llmsim_gpu *gpu, double m, double n, double k, doub
 	 * writes count (H200: 128x128-tile kernels reach 0.93 of the clock-
 	 * scaled tensor peak, which write + read at 128 B/clk would cap at
 	 * smem_fraction) */
-	g->smem_bytes = ntiles * kt * stage * (sm90 ? 1 : 2);
+	g->smem_bytes = ntiles * kt * stage * (x->sm90 ? 1 : 2);
 	g->inflight_bytes_per_block =
 		(stages - 1) * (sim_min(tm, m) * tk * a_b + tk * sim_min(tn, n) * b_b);
 	/* the k-loop keeps stages-1 loads in flight: each wave of tiles
@@ -196,28 +420,28 @@ static int eval(const struct llmsim_gpu *gpu, double m, double n, double k, doub
 	 * the tiles at the L2 rate (8.6 MB for a wave of 256x128 bf16 tiles
 	 * on 132 SMs) */
 	double last = ntiles - (sim_ceil(ntiles / wave) - 1) * wave;
-	double l2_rate = gpu->l2_bytes_per_s * gpu->eff[LLMSIM_EFF_L2];
-	double epilogue = gpu->hbm_latency_s;
-	if (l2_rate > 0 && split == 1)
-		epilogue += last * sim_min(tm, m) * sim_min(tn, n) * c_b / l2_rate;
-	g->fill_s = gpu->hbm_latency_s + 2.0 * tm * tn * tk / (rate / gpu->sms * g->mm_eff) +
-		    epilogue;
+	double epilogue = x->lat;
+	if (x->l2_rate > 0 && split == 1)
+		epilogue += last * sim_min(tm, m) * sim_min(tn, n) * c_b / x->l2_rate;
+	g->fill_s = x->lat + 2.0 * tm * tn * tk / x->sm_rate_eff + epilogue;
 
 	/* a bound no quantization or latency can lower: skip the full
 	 * pricing of a candidate that cannot beat the best so far */
 	double hbm = g->hbm_read_bytes + g->hbm_write_bytes;
-	double lb = sim_max(sim_max(g->mm_flops / (rate * g->mm_eff),
-				    hbm / (gpu->hbm_bytes_per_s * gpu->eff[LLMSIM_EFF_HBM])),
-			    gpu->smem_bytes_per_s_per_sm > 0 ?
-			    g->smem_bytes / (gpu->sms * gpu->smem_bytes_per_s_per_sm *
-					     gpu->eff[LLMSIM_EFF_SMEM]) : 0);
-	if (gpu->l2_bytes_per_s > 0)
-		lb = sim_max(lb, (g->l2_bytes + g->l2_store_bytes + hbm) /
-				 (gpu->l2_bytes_per_s * gpu->eff[LLMSIM_EFF_L2]));
-	lb += g->fill_s + gpu->eff[LLMSIM_EFF_KERNEL_OVERHEAD];
+	double lb = sim_max(sim_max(g->mm_flops / x->rate_eff, hbm / x->hbm_rate),
+			    x->smem_rate > 0 ? g->smem_bytes / x->smem_rate : 0);
+	if (x->l2_rate > 0)
+		lb = sim_max(lb, (g->l2_bytes + g->l2_store_bytes + hbm) / x->l2_rate);
+	lb += g->fill_s + x->kovh;
 	if (split > 1) /* the reduction kernel's fixed part */
-		lb += c->red.fill_s + gpu->eff[LLMSIM_EFF_KERNEL_OVERHEAD];
-	if (lb >= best_s)
+		lb += c->red.fill_s + x->kovh;
+	if (SIM_GEMM_PRUNE && lb >= best_s)
+		return 0;
+	/* the same kernel(s) as the best's (a transposed tile of a square
+	 * GEMM) price the same: not strictly faster. Both were zeroed before
+	 * their fields were set, so their bytes compare. */
+	if (SIM_GEMM_PRUNE && bg && best->split == split && !memcmp(g, bg, sizeof *g) &&
+	    (split == 1 || !memcmp(&c->red, &best->red, sizeof c->red)))
 		return 0;
 	struct ktime t;
 	sim_kern_time(gpu, g, &t);
@@ -233,19 +457,17 @@ int sim_gemm_add(const struct llmsim_gpu *gpu, int64_t m, int64_t n, int64_t k, 
 		 enum llmsim_dtype dt, enum llmsim_dtype b_dt, double useful_flops,
 		 struct sim_acc *a, int main)
 {
-	int tensor;
-	double rate = sim_mm_rate(gpu, dt, &tensor);
-	double a_b = llmsim_dtype_bytes(dt), b_b = llmsim_dtype_bytes(b_dt), c_b = out_bytes(dt);
+	struct gemm_ctx x;
+	ctx_init(&x, gpu, m, n, k, batch, dt, b_dt);
 	struct cand buf[2], *best = &buf[0], *c = &buf[1], *tmp;
 	best->time_s = INFINITY;
-	int sm90 = sim_is_sm90_plus(gpu);
-	/* FP8 accumulation promoted to FP32 registers (Hopper, not Blackwell's
-	 * tcgen05, which accumulates in tensor memory at full precision) */
-	int fp8acc = tensor && sim_is_hopper(gpu) && dt == LLMSIM_DT_FP8;
-#define TRY(tm_, tn_, split_)                                                           \
+	/* price a candidate unless its cheap bound shows it cannot win (ties
+	 * keep the earlier one) */
+#define TRY(s_)                                                                        \
 	do {                                                                           \
-		if (eval(gpu, m, n, k, batch, a_b, b_b, c_b, rate, tensor, sm90, fp8acc, tm_, tn_, \
-			 split_, best->time_s, c) && c->time_s < best->time_s) {       \
+		if ((!SIM_GEMM_PRUNE || !isfinite(best->time_s) ||                     \
+		     bound(&x, s_) < best->time_s) &&                                  \
+		    eval(&x, s_, best, c) && c->time_s < best->time_s) {               \
 			tmp = best;                                                    \
 			best = c;                                                      \
 			c = tmp;                                                       \
@@ -256,25 +478,36 @@ int sim_gemm_add(const struct llmsim_gpu *gpu, int64_t m, int64_t n, int64_t k, 
 	int big = sim_ceil(m / 128.0) * sim_ceil(n / 128.0) * batch >= 4.0 * gpu->sms;
 	enum { NT = sizeof tiles_sm90 / sizeof tiles_sm90[0] };
 	_Static_assert(sizeof tiles / sizeof tiles[0] <= NT, "tile lists");
-	size_t nt = sm90 ? NT : sizeof tiles / sizeof tiles[0], nc = 0;
-	struct { int m, n; double q; } order[NT];
+	const struct tile *tl = x.sm90 ? tiles_sm90 : tiles;
+	size_t nt = x.sm90 ? NT : sizeof tiles / sizeof tiles[0], nc = 0;
+	/* a tile wider than 64 over a side of 64 or less is padding */
+	unsigned out = (m <= 64 ? TILE_WIDE_M : 0) | (n <= 64 ? TILE_WIDE_N : 0) |
+		       (big ? TILE_SMALL : 0);
+	struct shape sh[NT];
+	double q[NT];
+	unsigned char order[NT];
+	/* tiles along m and n by tile side / SIDE_UNIT, 0 until needed */
+	double TMs[SIDES] = {0}, TNs[SIDES] = {0};
 	for (size_t i = 0; i < nt; i++) {
-		int tm = sm90 ? tiles_sm90[i].m : tiles[i].m, tn = sm90 ? tiles_sm90[i].n : tiles[i].n;
-		/* a tile wider than 64 over a side of 64 or less is padding */
-		if ((tm > 64 && m <= 64) || (tn > 64 && n <= 64) || (big && tm * tn < 128 * 128))
+		if (tl[i].flags & out)
 			continue;
 		/* try first the tiles whose padded, wave-quantized output area
-		 * is least: the likely best, so that the bounds in eval prune
-		 * the rest early (the choice itself does not depend on it) */
-		double T = sim_ceil(m / (double)tm) * sim_ceil(n / (double)tn) * batch;
-		double q = sim_ceil(T / gpu->sms) * gpu->sms * tm * tn;
+		 * is least: the likely best, so that the bounds prune the rest
+		 * early (the choice itself does not depend on it) */
 		size_t j = nc++;
-		for (; j > 0 && order[j - 1].q > q; j--)
+		shape_tiles(&x, tl[i].m, tl[i].n, 1, TMs, TNs, &sh[j]);
+		double qj = q[j] = sh[j].q;
+		for (; j > 0 && q[order[j - 1]] > qj; j--)
 			order[j] = order[j - 1];
-		order[j].m = tm, order[j].n = tn, order[j].q = q;
+		order[j] = (unsigned char)(nc - 1);
 	}
-	for (size_t i = 0; i < nc; i++)
-		TRY(order[i].m, order[i].n, 1);
+	for (size_t i = 0; i < nc; i++) {
+		struct shape *s = &sh[order[i]];
+		if (SIM_GEMM_PRUNE && bound_pre(&x, s) >= best->time_s)
+			continue;
+		if (shape_k(&x, s) && (!SIM_GEMM_PRUNE || bound_fast(&x, s) < best->time_s))
+			TRY(s);
+	}
 	/* when the best tile leaves SMs idle, split K: the splits just under
 	 * and over one tile per SM */
 	if (isfinite(best->time_s)) {
@@ -282,13 +515,20 @@ int sim_gemm_add(const struct llmsim_gpu *gpu, int64_t m, int64_t n, int64_t k, 
 		double base = sim_ceil((double)m / tm) * sim_ceil((double)n / tn) * batch;
 		if (base < gpu->sms) {
 			/* at least one k-tile per split */
-			double most = sim_floor(k / sim_max(8, sim_floor(K_TILE_BYTES / a_b)));
+			double most = sim_floor(k / x.tk0);
 			int lo = (int)sim_min(most, sim_floor(gpu->sms / base));
 			int hi = (int)sim_min(most, sim_ceil(gpu->sms / base));
-			if (lo >= 2)
-				TRY(tm, tn, lo < MAX_SPLIT ? lo : MAX_SPLIT);
-			if (hi != lo && hi >= 2 && hi <= MAX_SPLIT)
-				TRY(tm, tn, hi);
+			struct shape s;
+			if (lo >= 2) {
+				shape_tiles(&x, tm, tn, lo < MAX_SPLIT ? lo : MAX_SPLIT, NULL, NULL, &s);
+				if (shape_k(&x, &s))
+					TRY(&s);
+			}
+			if (hi != lo && hi >= 2 && hi <= MAX_SPLIT) {
+				shape_tiles(&x, tm, tn, hi, NULL, NULL, &s);
+				if (shape_k(&x, &s))
+					TRY(&s);
+			}
 		}
 	}
 #undef TRY
@@ -306,6 +546,17 @@ int sim_gemm_add(const struct llmsim_gpu *gpu, int64_t m, int64_t n, int64_t k, 
 	sim_acc_kern(a, gpu, &best->main, main);
 	if (best->split > 1)
 		sim_acc_kern(a, gpu, &best->red, 0);
+	return 0;
+}
+
+/* 1 if the product of f[0..n) overflows int64, multiplied in order as
+ * sim_mul_chk does (inline: the checks run on every prediction). */
+static int mul_overflows(int n, const int64_t *f)
+{
+	int64_t v = 1;
+	for (int i = 0; i < n; i++)
+		if (__builtin_mul_overflow(v, f[i], &v))
+			return 1;
 	return 0;
 }
 
@@ -328,12 +579,16 @@ int sim_gemm(const struct llmsim_gpu *gpu, const struct llmsim_op *op, struct ll
 	if ((unsigned)b_dt >= LLMSIM_DT_COUNT)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "gemm: unknown b_dtype (%d)", (int)b_dt);
 	int64_t v;
-	if ((rc = sim_mul_chk(err, "gemm m*k*batch", 3, (int64_t[]){m, k, batch}, &v)) ||
-	    (rc = sim_mul_chk(err, "gemm k*n*batch", 3, (int64_t[]){k, n, batch}, &v)) ||
-	    (rc = sim_mul_chk(err, "gemm m*n*batch", 3, (int64_t[]){m, n, batch}, &v)) ||
-	    (rc = sim_mul_chk(err, "gemm FLOPs (2*m*n*k*batch)", 5,
-			      (int64_t[]){2, m, n, k, batch}, &v)))
-		return rc;
+	if (mul_overflows(5, (int64_t[]){2, m, n, k, batch}) ||
+	    mul_overflows(3, (int64_t[]){m, k, batch}) || mul_overflows(3, (int64_t[]){k, n, batch}) ||
+	    mul_overflows(3, (int64_t[]){m, n, batch})) {
+		if ((rc = sim_mul_chk(err, "gemm m*k*batch", 3, (int64_t[]){m, k, batch}, &v)) ||
+		    (rc = sim_mul_chk(err, "gemm k*n*batch", 3, (int64_t[]){k, n, batch}, &v)) ||
+		    (rc = sim_mul_chk(err, "gemm m*n*batch", 3, (int64_t[]){m, n, batch}, &v)) ||
+		    (rc = sim_mul_chk(err, "gemm FLOPs (2*m*n*k*batch)", 5,
+				      (int64_t[]){2, m, n, k, batch}, &v)))
+			return rc;
+	}
 	struct sim_acc a;
 	sim_acc_init(&a, p);
 	if (sim_gemm_add(gpu, m, n, k, batch, op->dtype, b_dt, -1, &a, 1))

@@ -289,3 +289,81 @@ Test(sim_gemm, expected_error_when_calibrated)
 	g.nerr_classes = 2;
 	expect_close(predict_ok(&g, gemm(512, 512, 512, LLMSIM_DT_BF16)).time_err_pct, 7.5, 1e-12);
 }
+
+/* The search prunes tile candidates with lower bounds of their time and
+ * skips a candidate whose kernels equal the best's: neither may change
+ * the choice. The reference below is this same gemm.c built with
+ * SIM_GEMM_PRUNE 0, which prices every candidate; on every shape (sizes
+ * from 1 to 2^17 and tile-aligned ones, batches, dtypes, weight-only
+ * quantization, each test GPU) both must pick the same tile, k-step and
+ * split and predict the same time to the bit. */
+#define SIM_GEMM_PRUNE 0
+#define sim_gemm_add ref_gemm_add
+#define sim_gemm ref_gemm
+#include "../sim/gemm.c"
+#undef sim_gemm_add
+#undef sim_gemm
+
+static uint64_t lcg_next(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+	return *s >> 33;
+}
+
+static int64_t test_dim(uint64_t *s)
+{
+	uint64_t r = lcg_next(s);
+	switch (r % 4) {
+	case 0: return 1 + (int64_t)(lcg_next(s) % 160);           /* small: narrow tiles, split K */
+	case 1: return 64 * (1 + (int64_t)(lcg_next(s) % 256));    /* tile-aligned */
+	default: return 1 + (int64_t)(lcg_next(s) % (1u << (1 + lcg_next(s) % 17)));
+	}
+}
+
+Test(sim_gemm, pruned_search_matches_pricing_every_tile)
+{
+	static void (*const gpus[])(struct llmsim_gpu *) = {test_gpu_h100, test_gpu_h200,
+							     test_gpu_a100};
+	static const enum llmsim_dtype dts[][2] = {
+		{LLMSIM_DT_BF16, LLMSIM_DT_BF16}, {LLMSIM_DT_FP8, LLMSIM_DT_FP8},
+		{LLMSIM_DT_FP32, LLMSIM_DT_FP32}, {LLMSIM_DT_TF32, LLMSIM_DT_TF32},
+		{LLMSIM_DT_INT8, LLMSIM_DT_INT8}, {LLMSIM_DT_BF16, LLMSIM_DT_INT4},
+		{LLMSIM_DT_FP16, LLMSIM_DT_INT8},
+	};
+	uint64_t seed = 12345;
+	int compared = 0;
+	for (size_t gi = 0; gi < sizeof gpus / sizeof gpus[0]; gi++) {
+		struct llmsim_gpu g;
+		gpus[gi](&g);
+		for (int i = 0; i < 3000; i++) {
+			int64_t m = test_dim(&seed), n = test_dim(&seed), k = test_dim(&seed);
+			int64_t batch = lcg_next(&seed) % 3 ? 1 : 1 + (int64_t)(lcg_next(&seed) % 64);
+			const enum llmsim_dtype *dt = dts[lcg_next(&seed) % (sizeof dts / sizeof dts[0])];
+			int tensor;
+			if (sim_mm_rate(&g, dt[0], &tensor) <= 0)
+				continue; /* fp8 on the A100 */
+			struct llmsim_pred p, r;
+			struct sim_acc a, b;
+			memset(&p, 0, sizeof p);
+			memset(&r, 0, sizeof r);
+			sim_acc_init(&a, &p);
+			sim_acc_init(&b, &r);
+			int rc = sim_gemm_add(&g, m, n, k, batch, dt[0], dt[1], -1, &a, 1);
+			int rrc = ref_gemm_add(&g, m, n, k, batch, dt[0], dt[1], -1, &b, 1);
+			cr_assert_eq(rc, rrc);
+			if (rc)
+				continue;
+			cr_assert(p.tile_m == r.tile_m && p.tile_n == r.tile_n && p.tile_k == r.tile_k &&
+					  p.split_k == r.split_k && p.time_s == r.time_s &&
+					  p.kernels == r.kernels,
+				  "gpu %s m=%lld n=%lld k=%lld batch=%lld %s/%s: %dx%dx%d split %d %.17g s, "
+				  "every tile: %dx%dx%d split %d %.17g s",
+				  g.name, (long long)m, (long long)n, (long long)k, (long long)batch,
+				  llmsim_dtype_name(dt[0]), llmsim_dtype_name(dt[1]), p.tile_m, p.tile_n,
+				  p.tile_k, p.split_k, p.time_s, r.tile_m, r.tile_n, r.tile_k, r.split_k,
+				  r.time_s);
+			compared++;
+		}
+	}
+	cr_expect(compared > 6000, "only %d shapes compared", compared);
+}
