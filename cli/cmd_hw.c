@@ -5,7 +5,6 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "../base/fmt.h"
@@ -14,6 +13,7 @@
 #include "../hw/gpu_load.h"
 #include "args.h"
 #include "commands.h"
+#include "common.h"
 
 static const char hw_about[] =
 	"Hardware descriptions: hw/*.yaml in the data folder.\n\n"
@@ -27,25 +27,13 @@ static const char hw_about[] =
 
 /* ---- list ---- */
 
-struct list_ctx {
-	struct llmsim_table t;
-	struct llmsim_json j;
-	int json, failed;
-	struct llmsim_err err;
-};
-
-static void list_one(const char *path, void *vctx)
+static int list_row(struct cli_list *c, const char *path)
 {
-	struct list_ctx *c = vctx;
 	struct llmsim_gpu g;
 	char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], d[LLMSIM_FMT_MAX], e[LLMSIM_FMT_MAX],
 		f[LLMSIM_FMT_MAX];
-	if (c->failed)
-		return;
-	if (llmsim_gpu_load_file(path, &g, &c->err)) {
-		c->failed = 1;
-		return;
-	}
+	if (llmsim_gpu_load_file(path, &g, &c->err))
+		return -1;
 	double fp8 = llmsim_gpu_peak_flops(&g, LLMSIM_DT_FP8);
 	if (c->json) {
 		llmsim_json_obj_begin(&c->j, NULL);
@@ -59,7 +47,7 @@ static void list_one(const char *path, void *vctx)
 		llmsim_json_num(&c->j, "fp8_flops_per_s", fp8);
 		llmsim_json_num(&c->j, "l2_bytes", g.l2_bytes);
 		llmsim_json_obj_end(&c->j);
-		return;
+		return 0;
 	}
 	char sms[16];
 	snprintf(sms, sizeof sms, "%d", g.sms);
@@ -70,49 +58,15 @@ static void list_one(const char *path, void *vctx)
 		fp8 > 0 ? llmsim_fmt_flops_rate(e, fp8) : "-", llmsim_fmt_bytes(f, g.l2_bytes),
 	};
 	llmsim_table_row(&c->t, cells);
+	return 0;
 }
 
 static int hw_list(int argc, char **argv)
 {
-	struct list_ctx c = {0};
-	const struct llmsim_opt opts[] = {
-		{"json", LLMSIM_ARG_FLAG, &c.json, NULL, "JSON output (SI units)", 0, NULL, NULL},
-	};
-	int rc = llmsim_args_parse("llmsim hw list", "[--json]",
-				   "List the shipped GPU descriptions (dense peak rates).",
-				   argc - 1, argv + 1, opts, 1, NULL, 0, NULL);
-	if (rc)
-		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
 	static const char *const head[] = {"<name", "<full name", "SMs", "HBM", "HBM B/W",
 					   "BF16 dense", "FP8 dense", "L2"};
-	llmsim_table_init(&c.t, 8, head);
-	/* JSON goes to a buffer first so that a failure leaves no partial output. */
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *mem = c.json ? open_memstream(&buf, &len) : NULL;
-	if (c.json) {
-		llmsim_json_init(&c.j, mem);
-		llmsim_json_arr_begin(&c.j, NULL);
-	}
-	rc = llmsim_gpu_list(list_one, &c, &c.err);
-	if (c.json) {
-		llmsim_json_arr_end(&c.j);
-		llmsim_json_finish(&c.j);
-		fclose(mem);
-	}
-	if (rc || c.failed) {
-		fprintf(stderr, "llmsim hw list: %s\n", c.err.msg);
-		llmsim_table_release(&c.t);
-		free(buf);
-		return 1;
-	}
-	if (c.json)
-		fwrite(buf, 1, len, stdout);
-	else
-		llmsim_table_print(&c.t, stdout);
-	free(buf);
-	llmsim_table_release(&c.t);
-	return 0;
+	return cli_list_verb("llmsim hw", "List the shipped GPU descriptions (dense peak rates).",
+			     argc, argv, head, 8, llmsim_gpu_list, list_row);
 }
 
 /* ---- show ---- */
@@ -403,14 +357,5 @@ static int hw_show(int argc, char **argv)
 
 int cmd_hw(int argc, char **argv)
 {
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		llmsim_args_usage(argc < 2 ? stderr : stdout, "llmsim hw", "list|show [options]",
-				  hw_about, NULL, 0);
-		return argc < 2 ? 2 : 0;
-	}
-	if (!strcmp(argv[1], "list"))
-		return hw_list(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "show"))
-		return hw_show(argc - 1, argv + 1);
-	return llmsim_args_error("llmsim hw", "unknown verb '%s' (expected list or show)", argv[1]);
+	return cli_list_show("llmsim hw", hw_about, argc, argv, hw_list, hw_show);
 }

@@ -12,12 +12,8 @@
 #include "../sim/infer/torch_cmp.h"
 #include "args.h"
 #include "commands.h"
+#include "common.h"
 
-static const char *const wdt_names[] = {"bf16", "fp8", "int4", "fp4", NULL};
-static const enum llmsim_dtype wdt_vals[] = {LLMSIM_DT_BF16, LLMSIM_DT_FP8, LLMSIM_DT_INT4,
-					     LLMSIM_DT_FP4};
-static const char *const kvdt_names[] = {"bf16", "fp8", NULL};
-static const enum llmsim_dtype kvdt_vals[] = {LLMSIM_DT_BF16, LLMSIM_DT_FP8};
 static const char *const attn_names[] = {"naive", "flash2", "flash3", "paged", NULL};
 static const char *const rt_names[] = {"graph", "eager", NULL};
 
@@ -138,22 +134,17 @@ static void phase_json(struct llmsim_json *j, const char *key, const struct llms
 
 int cmd_infer(int argc, char **argv)
 {
-	const char *cmd = "llmsim infer", *model_name = NULL, *gpu_name = "h200", *torch = NULL;
-	int gpus = 0, tp = 0, pp = 0, ep = 0, wdt = 0, kvdt = 0, attn = 3, rt = 0, json = 0;
+	const char *cmd = "llmsim infer", *torch = NULL;
+	struct cli_place pl = {.gpu = "h200"};
+	int attn = 3, rt = 0, json = 0;
 	int64_t batch = 1, prompt = 1024, output = 256, block = 16, max_tokens = 0;
 	double util = llmsim_infer_params_default.mem_utilization;
 	const struct llmsim_opt opts[] = {
-		{"model", LLMSIM_ARG_STRING, &model_name, "M", "model name, alias or YAML path (required)", 0, NULL, NULL},
-		{"gpu", LLMSIM_ARG_STRING, &gpu_name, "G", "GPU name or YAML path (default h200)", 0, NULL, NULL},
-		{"gpus", LLMSIM_ARG_INT, &gpus, "N", "GPUs in all; replicas = N / (tp*pp) (default tp*pp)", 1, NULL, NULL},
-		{"tp", LLMSIM_ARG_INT, &tp, "T", "tensor-parallel GPUs per replica (default N/pp)", 1, NULL, NULL},
-		{"pp", LLMSIM_ARG_INT, &pp, "P", "pipeline stages per replica (default 1)", 1, NULL, NULL},
-		{"ep", LLMSIM_ARG_INT, &ep, "E", "expert-parallel ranks, dividing tp (default 1)", 1, NULL, NULL},
+		CLI_PLACE_OPTS(pl, "GPUs in all; replicas = N / (tp*pp) (default tp*pp)"),
 		{"batch", LLMSIM_ARG_I64, &batch, "B", "sequences per replica (default 1)", 0, NULL, NULL},
 		{"prompt", LLMSIM_ARG_I64, &prompt, "P", "prompt tokens (default 1024)", 0, NULL, NULL},
 		{"output", LLMSIM_ARG_I64, &output, "O", "output tokens (default 256)", 0, NULL, NULL},
-		{"weight-dtype", LLMSIM_ARG_CHOICE, &wdt, NULL, "weights (default bf16)", 0, wdt_names, NULL},
-		{"kv-dtype", LLMSIM_ARG_CHOICE, &kvdt, NULL, "KV cache (default bf16)", 0, kvdt_names, NULL},
+		CLI_DTYPE_OPTS(pl),
 		{"attention", LLMSIM_ARG_CHOICE, &attn, NULL, "attention kernels (default paged)", 0, attn_names, NULL},
 		{"block-size", LLMSIM_ARG_I64, &block, "N", "paged KV block, tokens (default 16)", 1, NULL, NULL},
 		{"runtime", LLMSIM_ARG_CHOICE, &rt, NULL, "CUDA graph or eager launches (default graph)", 0, rt_names, NULL},
@@ -176,7 +167,7 @@ int cmd_infer(int argc, char **argv)
 		return 2;
 	if (torch)
 		return torch_steps(cmd, torch, json);
-	if (!model_name)
+	if (!pl.model)
 		return llmsim_args_error(cmd, "--model is required (try '%s --help')", cmd);
 	if (util > 1)
 		return llmsim_args_error(cmd, "--mem-util must be at most 1");
@@ -184,14 +175,12 @@ int cmd_infer(int argc, char **argv)
 	struct llmsim_err err = {0};
 	static struct llmsim_model m;
 	static struct llmsim_gpu g;
-	if (llmsim_model_load(model_name, &m, &err) || llmsim_gpu_load(gpu_name, &g, &err)) {
-		fprintf(stderr, "%s: %s\n", cmd, err.msg);
+	if (cli_load_model_gpu(cmd, pl.model, pl.gpu, &m, &g))
 		return 1;
-	}
 	struct llmsim_infer_cfg cfg;
 	llmsim_infer_cfg_init(&cfg, &m, &g);
-	cfg.weight_dtype = wdt_vals[wdt];
-	cfg.kv_dtype = kvdt_vals[kvdt];
+	cfg.weight_dtype = cli_wdt_vals[pl.wdt];
+	cfg.kv_dtype = cli_kvdt_vals[pl.kvdt];
 	cfg.attn = (enum llmsim_attn_choice)attn;
 	cfg.block_size = block;
 	cfg.runtime = (enum llmsim_runtime)rt;
@@ -200,25 +189,19 @@ int cmd_infer(int argc, char **argv)
 	int replicas = 1;
 	struct llmsim_infer_result res;
 	struct llmsim_infer_req req = {.batch = batch, .prompt = prompt, .output = output};
-	if (llmsim_infer_layout(&cfg, gpus, tp, pp, ep, &replicas, &err) ||
+	if (llmsim_infer_layout(&cfg, pl.gpus, pl.tp, pl.pp, pl.ep, &replicas, &err) ||
 	    llmsim_infer_run(&cfg, &req, &res, &err)) {
 		fprintf(stderr, "%s: %s\n", cmd, err.msg);
 		return 1;
 	}
-	int ngpus = replicas * cfg.tp * cfg.pp;
+	int ngpus = cli_place_gpus(&cfg, replicas);
 	double total_tps = res.tokens_per_s * replicas;
 
 	if (json) {
 		struct llmsim_json j;
 		llmsim_json_init(&j, stdout);
 		llmsim_json_obj_begin(&j, NULL);
-		llmsim_json_str(&j, "model", m.name);
-		llmsim_json_str(&j, "gpu", g.name);
-		llmsim_json_int(&j, "gpus", ngpus);
-		llmsim_json_int(&j, "tp", cfg.tp);
-		llmsim_json_int(&j, "pp", cfg.pp);
-		llmsim_json_int(&j, "ep", cfg.ep);
-		llmsim_json_int(&j, "replicas", replicas);
+		cli_place_json(&j, &cfg, replicas);
 		llmsim_json_str(&j, "weight_dtype", llmsim_dtype_name(cfg.weight_dtype));
 		llmsim_json_str(&j, "kv_dtype", llmsim_dtype_name(cfg.kv_dtype));
 		llmsim_json_str(&j, "attention", llmsim_attn_choice_name(cfg.attn));
@@ -252,10 +235,9 @@ int cmd_infer(int argc, char **argv)
 	}
 
 	char b1[LLMSIM_FMT_MAX], b2[LLMSIM_FMT_MAX];
-	printf("%s on %d x %s (tp %d, pp %d, ep %d; %d replica%s), %s weights, %s KV, %s attention",
-	       m.name, ngpus, g.name, cfg.tp, cfg.pp, cfg.ep, replicas, replicas > 1 ? "s" : "",
-	       llmsim_dtype_name(cfg.weight_dtype), llmsim_dtype_name(cfg.kv_dtype),
-	       llmsim_attn_choice_name(cfg.attn));
+	cli_place_print(&cfg, replicas);
+	printf(", %s weights, %s KV, %s attention", llmsim_dtype_name(cfg.weight_dtype),
+	       llmsim_dtype_name(cfg.kv_dtype), llmsim_attn_choice_name(cfg.attn));
 	if (cfg.attn == LLMSIM_AC_PAGED)
 		printf(" (block %lld)", (long long)cfg.block_size);
 	printf(", %s runtime\nbatch %lld, prompt %lld, output %lld tokens\n\n",

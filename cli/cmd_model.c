@@ -8,7 +8,6 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "../base/fmt.h"
@@ -17,6 +16,7 @@
 #include "../models/model.h"
 #include "args.h"
 #include "commands.h"
+#include "common.h"
 
 static const char model_about[] =
 	"Model descriptions: models/*.yaml in the data folder.\n\n"
@@ -34,25 +34,13 @@ static const char *const pos_name[] = {"RoPE", "learned", "none"};
 
 /* ---- list ---- */
 
-struct list_ctx {
-	struct llmsim_table t;
-	struct llmsim_json j;
-	int json, failed;
-	struct llmsim_err err;
-};
-
-static void list_one(const char *path, void *vctx)
+static int list_row(struct cli_list *c, const char *path)
 {
-	struct list_ctx *c = vctx;
 	struct llmsim_model m;
 	struct llmsim_params p;
 	char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], k[LLMSIM_FMT_MAX];
-	if (c->failed)
-		return;
-	if (llmsim_model_load_file(path, &m, &c->err)) {
-		c->failed = 1;
-		return;
-	}
+	if (llmsim_model_load_file(path, &m, &c->err))
+		return -1;
 	llmsim_model_params(&m, &p);
 	double kv = llmsim_model_kv_bytes_per_token(&m, LLMSIM_DT_BF16);
 	if (c->json) {
@@ -67,7 +55,7 @@ static void list_one(const char *path, void *vctx)
 		llmsim_json_num(&c->j, "active_params", p.active);
 		llmsim_json_num(&c->j, "kv_bytes_per_token_bf16", kv);
 		llmsim_json_obj_end(&c->j);
-		return;
+		return 0;
 	}
 	char layers[16], hidden[16], alias[96] = "";
 	snprintf(layers, sizeof layers, "%d", m.layers);
@@ -80,48 +68,15 @@ static void list_one(const char *path, void *vctx)
 			       hidden, llmsim_fmt_count(a, p.total), llmsim_fmt_count(b, p.active),
 			       llmsim_fmt_bytes(k, kv), alias};
 	llmsim_table_row(&c->t, cells);
+	return 0;
 }
 
 static int model_list(int argc, char **argv)
 {
-	struct list_ctx c = {0};
-	const struct llmsim_opt opts[] = {
-		{"json", LLMSIM_ARG_FLAG, &c.json, NULL, "JSON output (SI units)", 0, NULL, NULL},
-	};
-	int rc = llmsim_args_parse("llmsim model list", "[--json]",
-				   "List the shipped models (KV cache per token in bf16).", argc - 1,
-				   argv + 1, opts, 1, NULL, 0, NULL);
-	if (rc)
-		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
 	static const char *const head[] = {"<name", "<full name", "<attn", "layers", "hidden",
 					   "params", "active", "KV/token", "<aliases"};
-	llmsim_table_init(&c.t, 9, head);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *mem = c.json ? open_memstream(&buf, &len) : NULL;
-	if (c.json) {
-		llmsim_json_init(&c.j, mem);
-		llmsim_json_arr_begin(&c.j, NULL);
-	}
-	rc = llmsim_model_list(list_one, &c, &c.err);
-	if (c.json) {
-		llmsim_json_arr_end(&c.j);
-		llmsim_json_finish(&c.j);
-		fclose(mem);
-	}
-	if (rc || c.failed) {
-		fprintf(stderr, "llmsim model list: %s\n", c.err.msg);
-		llmsim_table_release(&c.t);
-		free(buf);
-		return 1;
-	}
-	if (c.json)
-		fwrite(buf, 1, len, stdout);
-	else
-		llmsim_table_print(&c.t, stdout);
-	free(buf);
-	llmsim_table_release(&c.t);
-	return 0;
+	return cli_list_verb("llmsim model", "List the shipped models (KV cache per token in bf16).",
+			     argc, argv, head, 9, llmsim_model_list, list_row);
 }
 
 /* ---- show ---- */
@@ -129,11 +84,6 @@ static int model_list(int argc, char **argv)
 static const enum llmsim_dtype weight_dts[] = {LLMSIM_DT_FP32, LLMSIM_DT_BF16, LLMSIM_DT_FP8,
 					       LLMSIM_DT_INT4, LLMSIM_DT_FP4};
 #define NWDT (int)(sizeof weight_dts / sizeof weight_dts[0])
-static const char *const kv_choices[] = {"bf16", "fp8", NULL};
-static const enum llmsim_dtype kv_dts[] = {LLMSIM_DT_BF16, LLMSIM_DT_FP8};
-static const char *const w_choices[] = {"bf16", "fp8", "int4", "fp4", NULL};
-static const enum llmsim_dtype w_dts[] = {LLMSIM_DT_BF16, LLMSIM_DT_FP8, LLMSIM_DT_INT4,
-					  LLMSIM_DT_FP4};
 
 struct show {
 	struct llmsim_model m;
@@ -362,9 +312,9 @@ static int model_show(int argc, char **argv)
 	const struct llmsim_opt opts[] = {
 		{"gpu", LLMSIM_ARG_STRING, &gpu, "NAME", "GPU for the weights-fit figures", 0, NULL, NULL},
 		{"kv-dtype", LLMSIM_ARG_CHOICE, &kv_i, NULL, "KV-cache data type (default bf16)", 0,
-		 kv_choices, NULL},
+		 cli_kvdt_names, NULL},
 		{"weight-dtype", LLMSIM_ARG_CHOICE, &w_i, NULL, "weight data type (default bf16)", 0,
-		 w_choices, NULL},
+		 cli_wdt_names, NULL},
 		{"ctx", LLMSIM_ARG_I64, &s.ctx, "N", "context length for FLOPs per token (default 4096)",
 		 0, NULL, &s.ctx_given},
 		{"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON output (SI units)", 0, NULL, NULL},
@@ -390,8 +340,8 @@ static int model_show(int argc, char **argv)
 		}
 		s.has_gpu = 1;
 	}
-	s.kv_dt = kv_dts[kv_i];
-	s.w_dt = w_dts[w_i];
+	s.kv_dt = cli_kvdt_vals[kv_i];
+	s.w_dt = cli_wdt_vals[w_i];
 	llmsim_model_params(&s.m, &s.p);
 	s.kv = llmsim_model_kv_bytes_per_token(&s.m, s.kv_dt);
 	s.flops = llmsim_model_flops_per_token(&s.m, s.ctx);
@@ -405,15 +355,5 @@ static int model_show(int argc, char **argv)
 
 int cmd_model(int argc, char **argv)
 {
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		llmsim_args_usage(argc < 2 ? stderr : stdout, "llmsim model", "list|show [options]",
-				  model_about, NULL, 0);
-		return argc < 2 ? 2 : 0;
-	}
-	if (!strcmp(argv[1], "list"))
-		return model_list(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "show"))
-		return model_show(argc - 1, argv + 1);
-	return llmsim_args_error("llmsim model", "unknown verb '%s' (expected list or show)",
-				 argv[1]);
+	return cli_list_show("llmsim model", model_about, argc, argv, model_list, model_show);
 }

@@ -13,12 +13,8 @@
 #include "../sim/infer/serve_runs.h"
 #include "args.h"
 #include "commands.h"
+#include "common.h"
 
-static const char *const wdt_names[] = {"bf16", "fp8", "int4", "fp4", NULL};
-static const enum llmsim_dtype wdt_vals[] = {LLMSIM_DT_BF16, LLMSIM_DT_FP8, LLMSIM_DT_INT4,
-					     LLMSIM_DT_FP4};
-static const char *const kvdt_names[] = {"bf16", "fp8", NULL};
-static const enum llmsim_dtype kvdt_vals[] = {LLMSIM_DT_BF16, LLMSIM_DT_FP8};
 static const char *const alloc_names[] = {"paged", "contiguous", NULL};
 static const char *const sched_names[] = {"vllm", "no-evict", NULL};
 
@@ -112,20 +108,16 @@ static void pcts_row(struct llmsim_table *t, const char *name, const struct llms
 
 int cmd_serve(int argc, char **argv)
 {
-	const char *cmd = "llmsim serve", *model_name = NULL, *gpu_name = "h200";
+	const char *cmd = "llmsim serve";
 	const char *pdist = NULL, *odist = NULL, *lengths = NULL, *suite = NULL;
-	int gpus = 0, tp = 0, pp = 0, ep = 0, wdt = 0, kvdt = 0, alloc = 0, chunked = 0;
+	struct cli_place pl = {.gpu = "h200"};
+	int alloc = 0, chunked = 0;
 	int sched = 0, offline = 0, json = 0, pub = 0, seen_req = 0, seen_prompt = 0, seen_output = 0;
 	int64_t requests = 1000, prompt = 1024, output = 256, block = 16, max_batch = 256;
 	int64_t max_tokens = 8192, seed = 1, reserve = 0;
 	double rate = 0, util = llmsim_infer_params_default.mem_utilization;
 	const struct llmsim_opt opts[] = {
-		{"model", LLMSIM_ARG_STRING, &model_name, "M", "model name, alias or YAML path (required)", 0, NULL, NULL},
-		{"gpu", LLMSIM_ARG_STRING, &gpu_name, "G", "GPU name or YAML path (default h200)", 0, NULL, NULL},
-		{"gpus", LLMSIM_ARG_INT, &gpus, "N", "GPUs in all; replicas = N / (tp*pp) share the requests", 1, NULL, NULL},
-		{"tp", LLMSIM_ARG_INT, &tp, "T", "tensor-parallel GPUs per replica (default N/pp)", 1, NULL, NULL},
-		{"pp", LLMSIM_ARG_INT, &pp, "P", "pipeline stages per replica (default 1)", 1, NULL, NULL},
-		{"ep", LLMSIM_ARG_INT, &ep, "E", "expert-parallel ranks, dividing tp (default 1)", 1, NULL, NULL},
+		CLI_PLACE_OPTS(pl, "GPUs in all; replicas = N / (tp*pp) share the requests"),
 		{"requests", LLMSIM_ARG_I64, &requests, "N", "requests to simulate (default 1000, or the file's)", 1, NULL, &seen_req},
 		{"rate", LLMSIM_ARG_DOUBLE, &rate, "R", "Poisson arrivals per second over all replicas", 1e-9, NULL, NULL},
 		{"offline", LLMSIM_ARG_FLAG, &offline, NULL, "all requests arrive at t=0 (the default without --rate)", 0, NULL, NULL},
@@ -134,8 +126,7 @@ int cmd_serve(int argc, char **argv)
 		{"prompt-dist", LLMSIM_ARG_STRING, &pdist, "SPEC", "uniform:LO:HI, normal:MEAN:SD or lognormal:MU:SIGMA", 0, NULL, NULL},
 		{"output-dist", LLMSIM_ARG_STRING, &odist, "SPEC", "as --prompt-dist, for output lengths", 0, NULL, NULL},
 		{"lengths", LLMSIM_ARG_STRING, &lengths, "FILE", "lines of 'prompt output' tokens (cycled)", 0, NULL, NULL},
-		{"weight-dtype", LLMSIM_ARG_CHOICE, &wdt, NULL, "weights (default bf16)", 0, wdt_names, NULL},
-		{"kv-dtype", LLMSIM_ARG_CHOICE, &kvdt, NULL, "KV cache (default bf16)", 0, kvdt_names, NULL},
+		CLI_DTYPE_OPTS(pl),
 		{"kv-alloc", LLMSIM_ARG_CHOICE, &alloc, NULL, "KV allocation (default paged)", 0, alloc_names, NULL},
 		{"reserve", LLMSIM_ARG_I64, &reserve, "N", "contiguous: tokens reserved per sequence (default prompt + longest output)", 1, NULL, NULL},
 		{"block-size", LLMSIM_ARG_I64, &block, "N", "paged KV block, tokens (default 16)", 1, NULL, NULL},
@@ -160,7 +151,7 @@ int cmd_serve(int argc, char **argv)
 		return 2;
 	if (pub)
 		return published(cmd, suite, json);
-	if (!model_name)
+	if (!pl.model)
 		return llmsim_args_error(cmd, "--model is required (try '%s --help')", cmd);
 	if (offline && rate > 0)
 		return llmsim_args_error(cmd, "--rate and --offline exclude each other");
@@ -175,11 +166,11 @@ int cmd_serve(int argc, char **argv)
 	struct llmsim_serve_cfg cfg;
 	int64_t *plist = NULL, *olist = NULL, nlist = 0;
 	int replicas = 1, rc = 1;
-	if (llmsim_model_load(model_name, &m, &err) || llmsim_gpu_load(gpu_name, &g, &err))
-		goto fail;
+	if (cli_load_model_gpu(cmd, pl.model, pl.gpu, &m, &g))
+		return 1;
 	llmsim_serve_cfg_init(&cfg, &m, &g);
-	cfg.infer.weight_dtype = wdt_vals[wdt];
-	cfg.infer.kv_dtype = kvdt_vals[kvdt];
+	cfg.infer.weight_dtype = cli_wdt_vals[pl.wdt];
+	cfg.infer.kv_dtype = cli_kvdt_vals[pl.kvdt];
 	cfg.infer.block_size = block;
 	cfg.infer.params.mem_utilization = util;
 	cfg.kv_alloc = (enum llmsim_kv_alloc)alloc;
@@ -191,7 +182,7 @@ int cmd_serve(int argc, char **argv)
 	cfg.chunked_prefill = chunked;
 	cfg.sched = (enum llmsim_sched)sched;
 	cfg.seed = (uint64_t)seed;
-	if (llmsim_infer_layout(&cfg.infer, gpus, tp, pp, ep, &replicas, &err))
+	if (llmsim_infer_layout(&cfg.infer, pl.gpus, pl.tp, pl.pp, pl.ep, &replicas, &err))
 		goto fail;
 	cfg.prompt.a = (double)prompt;
 	cfg.output.a = (double)output;
@@ -217,18 +208,12 @@ int cmd_serve(int argc, char **argv)
 		goto fail;
 	rc = 0;
 	double tps = res.tokens_per_s * replicas, rps = res.requests_per_s * replicas;
-	int ngpus = replicas * cfg.infer.tp * cfg.infer.pp;
+	int ngpus = cli_place_gpus(&cfg.infer, replicas);
 	if (json) {
 		struct llmsim_json j;
 		llmsim_json_init(&j, stdout);
 		llmsim_json_obj_begin(&j, NULL);
-		llmsim_json_str(&j, "model", m.name);
-		llmsim_json_str(&j, "gpu", g.name);
-		llmsim_json_int(&j, "gpus", ngpus);
-		llmsim_json_int(&j, "tp", cfg.infer.tp);
-		llmsim_json_int(&j, "pp", cfg.infer.pp);
-		llmsim_json_int(&j, "ep", cfg.infer.ep);
-		llmsim_json_int(&j, "replicas", replicas);
+		cli_place_json(&j, &cfg.infer, replicas);
 		llmsim_json_str(&j, "kv_alloc", llmsim_kv_alloc_name(cfg.kv_alloc));
 		llmsim_json_str(&j, "scheduler", llmsim_sched_name(cfg.sched));
 		llmsim_json_int(&j, "requests", res.requests_done * replicas);
@@ -259,9 +244,9 @@ int cmd_serve(int argc, char **argv)
 		llmsim_json_finish(&j);
 	} else {
 		char b1[LLMSIM_FMT_MAX], b2[LLMSIM_FMT_MAX];
-		printf("%s on %d x %s (tp %d, pp %d, ep %d; %d replica%s), %s scheduler, %s KV (%s), %lld requests, %s\n\n",
-		       m.name, ngpus, g.name, cfg.infer.tp, cfg.infer.pp, cfg.infer.ep, replicas,
-		       replicas > 1 ? "s" : "", llmsim_sched_name(cfg.sched), llmsim_kv_alloc_name(cfg.kv_alloc),
+		cli_place_print(&cfg.infer, replicas);
+		printf(", %s scheduler, %s KV (%s), %lld requests, %s\n\n",
+		       llmsim_sched_name(cfg.sched), llmsim_kv_alloc_name(cfg.kv_alloc),
 		       llmsim_dtype_name(cfg.infer.kv_dtype), (long long)(res.requests_done * replicas),
 		       rate > 0 ? "Poisson arrivals" : "offline");
 		struct llmsim_table t;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../base/datafind.h"
 #include "../base/yaml.h"
 #include "gpu_load.h"
 
@@ -129,44 +130,6 @@ static int extract(const struct llmsim_ynode *map, const struct llmsim_yfield *f
 	return rc;
 }
 
-/* A name or alias: letters, digits, '.', '_', '-' only (no path parts). */
-static int name_ok(const char *s)
-{
-	if (!*s)
-		return 0;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		      (*s >= '0' && *s <= '9') || *s == '.' || *s == '_' || *s == '-'))
-			return 0;
-	return 1;
-}
-
-static int load_aliases(const struct llmsim_ynode *root, struct llmsim_gpu *gpu,
-			const char *path, struct llmsim_err *err)
-{
-	const struct llmsim_ynode *a = llmsim_ymap_get(root, "aliases");
-	if (!a)
-		return 0;
-	if (a->kind != LLMSIM_Y_SEQ)
-		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, a->line, a->col,
-					 "'aliases' must be a list of names");
-	if (a->n > LLMSIM_GPU_MAX_ALIASES)
-		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, a->line, a->col,
-					 "'aliases' has %zu names, at most %d allowed", a->n,
-					 LLMSIM_GPU_MAX_ALIASES);
-	for (size_t i = 0; i < a->n; i++) {
-		const struct llmsim_ynode *v = a->vals[i];
-		if (v->kind != LLMSIM_Y_SCALAR || !name_ok(v->scalar) ||
-		    strlen(v->scalar) >= sizeof gpu->aliases[0])
-			return llmsim_err_setloc(err, LLMSIM_EPARSE, path, v->line, v->col,
-						 "an alias must be a name of 1 to %zu letters, digits, '.', '_' or '-'",
-						 sizeof gpu->aliases[0] - 1);
-		snprintf(gpu->aliases[i], sizeof gpu->aliases[i], "%s", v->scalar);
-	}
-	gpu->naliases = (int)a->n;
-	return 0;
-}
-
 /* peak_flops_per_s: {tensor: {dtype: rate}, vector: {dtype: rate}}. */
 static int load_peaks(const struct llmsim_ynode *root, struct llmsim_gpu *gpu,
 		      const char *path, struct llmsim_err *err)
@@ -203,8 +166,8 @@ static int load_peaks(const struct llmsim_ynode *root, struct llmsim_gpu *gpu,
 }
 
 /* The efficiency-section field of one parameter, its range read off the
- * unit in its name: fractions in (0, 1], times (_s) not negative, any
- * other rate or ratio positive. */
+ * unit in its name: fractions in (0, 1], anything else (times, rates,
+ * ratios) positive, as llmsim_predict requires of every parameter. */
 static struct llmsim_yfield eff_field(int i, size_t base)
 {
 	const char *k = llmsim_eff_info[i].key;
@@ -212,8 +175,6 @@ static struct llmsim_yfield eff_field(int i, size_t base)
 	enum llmsim_yrange r = LLMSIM_YR_POSITIVE;
 	if (n > 9 && !strcmp(k + n - 9, "_fraction"))
 		r = LLMSIM_YR_FRACTION;
-	else if (n > 2 && !strcmp(k + n - 2, "_s"))
-		r = LLMSIM_YR_NONNEG;
 	return (struct llmsim_yfield){
 		.key = k,
 		.type = LLMSIM_YF_DOUBLE,
@@ -270,9 +231,10 @@ static int cross_check(const struct llmsim_ynode *root, const struct llmsim_gpu 
 	return 0;
 }
 
-static int load_tree(const struct llmsim_ynode *root, struct llmsim_gpu *gpu,
-		     const char *path, struct llmsim_err *err)
+static int load_tree(const struct llmsim_ynode *root, void *obj, const char *path,
+		     struct llmsim_err *err)
 {
+	struct llmsim_gpu *gpu = obj;
 	const struct llmsim_ynode *sec;
 	int rc;
 
@@ -285,12 +247,13 @@ static int load_tree(const struct llmsim_ynode *root, struct llmsim_gpu *gpu,
 					 "a hardware file must be a mapping of keys");
 	if ((rc = llmsim_yaml_extract(root, top_fields, N(top_fields), gpu, path, NULL, err)))
 		return rc;
-	if (!name_ok(gpu->name)) {
+	if (!llmsim_data_name_ok(gpu->name)) {
 		const struct llmsim_ynode *v = at(root, "name");
 		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, v->line, v->col,
 					 "'name' must be letters, digits, '.', '_' or '-'");
 	}
-	if ((rc = load_aliases(root, gpu, path, err)))
+	if ((rc = llmsim_data_read_aliases(root, path, gpu->aliases, sizeof gpu->aliases[0],
+					   LLMSIM_GPU_MAX_ALIASES, &gpu->naliases, err)))
 		return rc;
 	if ((rc = section(root, "compute", 1, path, &sec, err)) ||
 	    (rc = extract(sec, compute_fields, N(compute_fields), gpu, path, "compute", err)))
@@ -324,27 +287,25 @@ static int load_tree(const struct llmsim_ynode *root, struct llmsim_gpu *gpu,
 	return cross_check(root, gpu, path, err);
 }
 
+static const char *name_at(const void *obj, int i)
+{
+	const struct llmsim_gpu *g = obj;
+	return i == 0 ? g->name : i <= g->naliases ? g->aliases[i - 1] : NULL;
+}
+
+const struct llmsim_data_kind llmsim_gpu_kind = {
+	.sub = "hw", .what = "GPU", .parse = load_tree, .name = name_at,
+};
+
 int llmsim_gpu_load_buf(const char *buf, size_t len, const char *name,
 			struct llmsim_gpu *gpu, struct llmsim_err *err)
 {
-	struct llmsim_ynode *root;
-	int rc = llmsim_yaml_load_buf(buf, len, name, &root, err);
-	if (rc)
-		return rc;
-	rc = load_tree(root, gpu, name, err);
-	llmsim_ynode_free(root);
-	return rc;
+	return llmsim_data_read_buf(buf, len, name, load_tree, gpu, err);
 }
 
 int llmsim_gpu_load_file(const char *path, struct llmsim_gpu *gpu, struct llmsim_err *err)
 {
-	struct llmsim_ynode *root;
-	int rc = llmsim_yaml_load_file(path, &root, err);
-	if (rc)
-		return rc;
-	rc = load_tree(root, gpu, path, err);
-	llmsim_ynode_free(root);
-	return rc;
+	return llmsim_data_read_file(path, load_tree, gpu, err);
 }
 
 double llmsim_gpu_peak_flops(const struct llmsim_gpu *gpu, enum llmsim_dtype dt)

@@ -5,158 +5,25 @@
  * A name containing '/' or ending in ".yaml" is a path and is loaded as it
  * stands (no profile: a profile belongs to a shipped description). Any
  * other name is matched, case-insensitively, against each file's stem,
- * then its `name:` and `aliases:`. After a name resolves, the profile
- * <data>/hw/profiles/NAME.yaml replaces efficiencies and attaches expected
- * errors, unless LLMSIM_NO_PROFILE=1.
+ * then its `name:` and `aliases:` (base/datafind.c). After a name
+ * resolves, the profile <data>/hw/profiles/NAME.yaml replaces efficiencies
+ * and attaches expected errors, unless LLMSIM_NO_PROFILE=1.
  */
 #include "gpu.h"
 
-#include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "../base/datafind.h"
 #include "../base/paths.h"
 #include "../base/yaml.h"
 #include "gpu_load.h"
 
-#define MAX_FILES 256
-
-struct file_list {
-	char *path[MAX_FILES];
-	int n;
-};
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void list_release(struct file_list *l)
-{
-	for (int i = 0; i < l->n; i++)
-		free(l->path[i]);
-	l->n = 0;
-}
-
-/* Every regular *.yaml file of <data>/hw, sorted by name. */
-static int list_files(struct file_list *l, struct llmsim_err *err)
-{
-	char dir[4096];
-	l->n = 0;
-	if (llmsim_data_path(dir, sizeof dir, "hw", "") != 0)
-		return llmsim_err_set(err, LLMSIM_ENOENT,
-				      "no llmsim data folder with hw/ (set LLMSIM_DATA_DIR)");
-	DIR *d = opendir(dir);
-	if (!d)
-		return llmsim_err_set(err, LLMSIM_ENOENT, "%s: cannot open: %s", dir,
-				      strerror(errno));
-	struct dirent *e;
-	while ((e = readdir(d)) && l->n < MAX_FILES) {
-		size_t n = strlen(e->d_name);
-		if (n <= 5 || strcmp(e->d_name + n - 5, ".yaml") || e->d_name[0] == '.')
-			continue;
-		char p[4096 + 256];
-		struct stat st;
-		snprintf(p, sizeof p, "%s%s", dir, e->d_name);
-		if (stat(p, &st) || !S_ISREG(st.st_mode))
-			continue;
-		l->path[l->n] = strdup(p);
-		if (!l->path[l->n]) {
-			closedir(d);
-			list_release(l);
-			return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
-		}
-		l->n++;
-	}
-	closedir(d);
-	qsort(l->path, (size_t)l->n, sizeof l->path[0], cmp_str);
-	return 0;
-}
-
 int llmsim_gpu_list(void (*fn)(const char *path, void *ctx), void *ctx, struct llmsim_err *err)
 {
-	struct file_list l;
-	int rc = list_files(&l, err);
-	if (rc)
-		return rc;
-	for (int i = 0; i < l.n; i++)
-		fn(l.path[i], ctx);
-	list_release(&l);
-	return 0;
-}
-
-/* Does the file name (without folder and .yaml) equal name? */
-static int stem_is(const char *path, const char *name)
-{
-	const char *b = strrchr(path, '/');
-	b = b ? b + 1 : path;
-	size_t n = strlen(b) - 5; /* list_files kept only *.yaml */
-	return strlen(name) == n && !strncasecmp(b, name, n);
-}
-
-static int names_gpu(const struct llmsim_gpu *g, const char *name)
-{
-	if (!strcasecmp(g->name, name))
-		return 1;
-	for (int i = 0; i < g->naliases; i++)
-		if (!strcasecmp(g->aliases[i], name))
-			return 1;
-	return 0;
-}
-
-static int is_path(const char *s)
-{
-	size_t n = strlen(s);
-	return strchr(s, '/') || (n >= 5 && !strcasecmp(s + n - 5, ".yaml"));
-}
-
-static int cmp_name(const void *a, const void *b)
-{
-	return strcmp((const char *)a, (const char *)b);
-}
-
-/* Find `name` among the shipped files and load it into gpu. */
-static int resolve(const char *name, struct llmsim_gpu *gpu, struct llmsim_err *err)
-{
-	struct file_list l;
-	int rc = list_files(&l, err);
-	if (rc)
-		return rc;
-	for (int i = 0; i < l.n; i++)
-		if (stem_is(l.path[i], name)) {
-			rc = llmsim_gpu_load_file(l.path[i], gpu, err);
-			list_release(&l);
-			return rc;
-		}
-	char known[MAX_FILES][64];
-	int nknown = 0;
-	for (int i = 0; i < l.n; i++) {
-		/* A broken shipped file is reported, not skipped: a GPU
-		 * silently missing from the search would be worse. */
-		if ((rc = llmsim_gpu_load_file(l.path[i], gpu, err))) {
-			list_release(&l);
-			return rc;
-		}
-		if (names_gpu(gpu, name)) {
-			list_release(&l);
-			return 0;
-		}
-		snprintf(known[nknown++], sizeof known[0], "%s", gpu->name);
-	}
-	list_release(&l);
-	qsort(known, (size_t)nknown, sizeof known[0], cmp_name);
-	char list[1024] = "";
-	for (int i = 0; i < nknown; i++) {
-		size_t used = strlen(list);
-		snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", known[i]);
-	}
-	return llmsim_err_set(err, LLMSIM_ENOENT, "unknown GPU '%s' (known: %s)", name,
-			      nknown ? list : "none");
+	return llmsim_data_list(llmsim_gpu_kind.sub, fn, ctx, err);
 }
 
 int llmsim_gpu_profile_path(const char *gpu_name, char *buf, size_t size)
@@ -169,13 +36,9 @@ int llmsim_gpu_profile_path(const char *gpu_name, char *buf, size_t size)
 
 int llmsim_gpu_load(const char *name_or_path, struct llmsim_gpu *gpu, struct llmsim_err *err)
 {
-	if (!name_or_path || !*name_or_path)
-		return llmsim_err_set(err, LLMSIM_EINVAL, "empty GPU name");
-	if (is_path(name_or_path))
-		return llmsim_gpu_load_file(name_or_path, gpu, err);
-	int rc = resolve(name_or_path, gpu, err);
-	if (rc)
-		return rc;
+	int rc = llmsim_data_find(&llmsim_gpu_kind, name_or_path, gpu, err);
+	if (rc || llmsim_data_is_path(name_or_path))
+		return rc; /* a file named by its path gets no profile */
 	const char *no = getenv("LLMSIM_NO_PROFILE");
 	if (no && !strcmp(no, "1"))
 		return 0;
@@ -252,9 +115,10 @@ static int check_calibration(const struct llmsim_ynode *c, const char *path,
 	return 0;
 }
 
-static int apply_tree(struct llmsim_gpu *gpu, const struct llmsim_ynode *root, const char *path,
+static int apply_tree(const struct llmsim_ynode *root, void *obj, const char *path,
 		      struct llmsim_err *err)
 {
+	struct llmsim_gpu *gpu = obj;
 	struct llmsim_gpu g = *gpu;
 	const struct llmsim_ynode *v;
 	int rc;
@@ -266,7 +130,7 @@ static int apply_tree(struct llmsim_gpu *gpu, const struct llmsim_ynode *root, c
 	if (!v)
 		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, root->line, root->col,
 					 "missing key 'gpu'");
-	if (v->kind != LLMSIM_Y_SCALAR || !names_gpu(gpu, v->scalar))
+	if (v->kind != LLMSIM_Y_SCALAR || !llmsim_data_answers(&llmsim_gpu_kind, gpu, v->scalar))
 		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, v->line, v->col,
 					 "profile is for GPU '%s', not '%s'",
 					 v->kind == LLMSIM_Y_SCALAR ? v->scalar : "?", gpu->name);
@@ -287,23 +151,28 @@ static int apply_tree(struct llmsim_gpu *gpu, const struct llmsim_ynode *root, c
 int llmsim_gpu_apply_profile_buf(struct llmsim_gpu *gpu, const char *buf, size_t len,
 				 const char *name, struct llmsim_err *err)
 {
-	struct llmsim_ynode *root;
-	int rc = llmsim_yaml_load_buf(buf, len, name, &root, err);
-	if (rc)
-		return rc;
-	rc = apply_tree(gpu, root, name, err);
-	llmsim_ynode_free(root);
-	return rc;
+	return llmsim_data_read_buf(buf, len, name, apply_tree, gpu, err);
 }
 
 int llmsim_gpu_apply_profile(struct llmsim_gpu *gpu, const char *path, struct llmsim_err *err)
 {
-	struct llmsim_ynode *root;
-	int rc = llmsim_yaml_load_file(path, &root, err);
-	if (rc)
-		return rc;
-	rc = apply_tree(gpu, root, path, err);
-	llmsim_ynode_free(root);
+	return llmsim_data_read_file(path, apply_tree, gpu, err);
+}
+
+struct cal_walk {
+	void (*fn)(const char *key, const char *value, void *ctx);
+	void *ctx;
+};
+
+static int walk_calibration(const struct llmsim_ynode *root, void *obj, const char *path,
+			    struct llmsim_err *err)
+{
+	const struct cal_walk *w = obj;
+	const struct llmsim_ynode *c = llmsim_ymap_get(root, "calibration");
+	int rc = 0;
+	if (c && !(rc = check_calibration(c, path, err)))
+		for (size_t i = 0; i < c->n; i++)
+			w->fn(c->keys[i], c->vals[i]->scalar, w->ctx);
 	return rc;
 }
 
@@ -311,16 +180,8 @@ int llmsim_gpu_profile_calibration(const char *path,
 				   void (*fn)(const char *key, const char *value, void *ctx),
 				   void *ctx, struct llmsim_err *err)
 {
-	struct llmsim_ynode *root;
-	int rc = llmsim_yaml_load_file(path, &root, err);
-	if (rc)
-		return rc;
-	const struct llmsim_ynode *c = llmsim_ymap_get(root, "calibration");
-	if (c && !(rc = check_calibration(c, path, err)))
-		for (size_t i = 0; i < c->n; i++)
-			fn(c->keys[i], c->vals[i]->scalar, ctx);
-	llmsim_ynode_free(root);
-	return rc;
+	struct cal_walk w = {fn, ctx};
+	return llmsim_data_read_file(path, walk_calibration, &w, err);
 }
 
 const struct llmsim_err_class *llmsim_gpu_err_class(const struct llmsim_gpu *gpu,

@@ -40,4 +40,9 @@ struct llmsim_ynode;
 int llmsim_gpu_extract_eff(const struct llmsim_ynode *map, double *eff, const char *path,
 			   struct llmsim_err *err);
 
+/* Hardware files as a kind of data-folder description (hw/, "GPU"), for
+ * the name lookup in gpu_find.c (see base/datafind.h). */
+struct llmsim_data_kind;
+extern const struct llmsim_data_kind llmsim_gpu_kind;
+
 #endif

@@ -11,16 +11,11 @@
  */
 #include "model.h"
 
-#include <dirent.h>
-#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
 
-#include "../base/paths.h"
+#include "../base/datafind.h"
 #include "../base/yaml.h"
 #include "model_load.h"
 
@@ -93,17 +88,6 @@ const char *llmsim_attn_kind_name(enum llmsim_attn_kind k)
 	return (unsigned)k < N(names) ? names[k] : "?";
 }
 
-static int name_ok(const char *s)
-{
-	if (!*s)
-		return 0;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		      (*s >= '0' && *s <= '9') || *s == '.' || *s == '_' || *s == '-'))
-			return 0;
-	return 1;
-}
-
 /* Complain at the value of `key` in map. */
 static int bad(const struct llmsim_ynode *map, const char *key, const char *path,
 	       struct llmsim_err *err, const char *msg)
@@ -111,32 +95,6 @@ static int bad(const struct llmsim_ynode *map, const char *key, const char *path
 	const struct llmsim_ynode *v = llmsim_ymap_get(map, key);
 	LLMSIM_ASSERT(v);
 	return llmsim_err_setloc(err, LLMSIM_EPARSE, path, v->line, v->col, "%s", msg);
-}
-
-static int load_aliases(const struct llmsim_ynode *root, struct llmsim_model *m,
-			const char *path, struct llmsim_err *err)
-{
-	const struct llmsim_ynode *a = llmsim_ymap_get(root, "aliases");
-	if (!a)
-		return 0;
-	if (a->kind != LLMSIM_Y_SEQ)
-		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, a->line, a->col,
-					 "'aliases' must be a list of names");
-	if (a->n > LLMSIM_MODEL_MAX_ALIASES)
-		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, a->line, a->col,
-					 "'aliases' has %zu names, at most %d allowed", a->n,
-					 LLMSIM_MODEL_MAX_ALIASES);
-	for (size_t i = 0; i < a->n; i++) {
-		const struct llmsim_ynode *v = a->vals[i];
-		if (v->kind != LLMSIM_Y_SCALAR || !name_ok(v->scalar) ||
-		    strlen(v->scalar) >= sizeof m->aliases[0])
-			return llmsim_err_setloc(err, LLMSIM_EPARSE, path, v->line, v->col,
-						 "an alias must be a name of 1 to %zu letters, digits, '.', '_' or '-'",
-						 sizeof m->aliases[0] - 1);
-		snprintf(m->aliases[i], sizeof m->aliases[i], "%s", v->scalar);
-	}
-	m->naliases = (int)a->n;
-	return 0;
 }
 
 static int sub(const struct llmsim_ynode *root, const char *key, const struct llmsim_yfield *f,
@@ -159,7 +117,7 @@ static int check(const struct llmsim_ynode *root, struct llmsim_model *m, const 
 		 struct llmsim_err *err)
 {
 	char msg[256];
-	if (!name_ok(m->name))
+	if (!llmsim_data_name_ok(m->name))
 		return bad(root, "name", path, err, "'name' must be letters, digits, '.', '_' or '-'");
 	if (m->kv_heads > m->heads || m->heads % m->kv_heads) {
 		snprintf(msg, sizeof msg, "'kv_heads' (%d) must divide 'heads' (%d)", m->kv_heads,
@@ -190,9 +148,10 @@ static int check(const struct llmsim_ynode *root, struct llmsim_model *m, const 
 	return 0;
 }
 
-static int load_tree(const struct llmsim_ynode *root, struct llmsim_model *m, const char *path,
+static int load_tree(const struct llmsim_ynode *root, void *obj, const char *path,
 		     struct llmsim_err *err)
 {
+	struct llmsim_model *m = obj;
 	int rc;
 	memset(m, 0, sizeof *m);
 	snprintf(m->path, sizeof m->path, "%s", path);
@@ -202,7 +161,8 @@ static int load_tree(const struct llmsim_ynode *root, struct llmsim_model *m, co
 					 "a model file must be a mapping of keys");
 	if ((rc = llmsim_yaml_extract(root, top_fields, N(top_fields), m, path, NULL, err)))
 		return rc;
-	if ((rc = load_aliases(root, m, path, err)))
+	if ((rc = llmsim_data_read_aliases(root, path, m->aliases, sizeof m->aliases[0],
+					   LLMSIM_MODEL_MAX_ALIASES, &m->naliases, err)))
 		return rc;
 	if ((rc = sub(root, "mla", mla_fields, N(mla_fields), &m->mla, path, &m->has_mla, err)))
 		return rc;
@@ -228,152 +188,32 @@ static int load_tree(const struct llmsim_ynode *root, struct llmsim_model *m, co
 int llmsim_model_load_buf(const char *buf, size_t len, const char *name, struct llmsim_model *m,
 			  struct llmsim_err *err)
 {
-	struct llmsim_ynode *root;
-	int rc = llmsim_yaml_load_buf(buf, len, name, &root, err);
-	if (rc)
-		return rc;
-	rc = load_tree(root, m, name, err);
-	llmsim_ynode_free(root);
-	return rc;
+	return llmsim_data_read_buf(buf, len, name, load_tree, m, err);
 }
 
 int llmsim_model_load_file(const char *path, struct llmsim_model *m, struct llmsim_err *err)
 {
-	struct llmsim_ynode *root;
-	int rc = llmsim_yaml_load_file(path, &root, err);
-	if (rc)
-		return rc;
-	rc = load_tree(root, m, path, err);
-	llmsim_ynode_free(root);
-	return rc;
+	return llmsim_data_read_file(path, load_tree, m, err);
 }
 
 /* ---- finding models by name ---- */
 
-#define MAX_FILES 256
+static const char *name_at(const void *obj, int i)
+{
+	const struct llmsim_model *m = obj;
+	return i == 0 ? m->name : i <= m->naliases ? m->aliases[i - 1] : NULL;
+}
 
-struct file_list {
-	char *path[MAX_FILES];
-	int n;
+static const struct llmsim_data_kind model_kind = {
+	.sub = "models", .what = "model", .parse = load_tree, .name = name_at,
 };
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void list_release(struct file_list *l)
-{
-	for (int i = 0; i < l->n; i++)
-		free(l->path[i]);
-	l->n = 0;
-}
-
-static int list_files(struct file_list *l, struct llmsim_err *err)
-{
-	char dir[4096];
-	l->n = 0;
-	if (llmsim_data_path(dir, sizeof dir, "models", "") != 0)
-		return llmsim_err_set(err, LLMSIM_ENOENT,
-				      "no llmsim data folder with models/ (set LLMSIM_DATA_DIR)");
-	DIR *d = opendir(dir);
-	if (!d)
-		return llmsim_err_set(err, LLMSIM_ENOENT, "%s: cannot open: %s", dir,
-				      strerror(errno));
-	struct dirent *e;
-	while ((e = readdir(d)) && l->n < MAX_FILES) {
-		size_t n = strlen(e->d_name);
-		if (n <= 5 || strcmp(e->d_name + n - 5, ".yaml") || e->d_name[0] == '.')
-			continue;
-		char p[4096 + 256];
-		struct stat st;
-		snprintf(p, sizeof p, "%s%s", dir, e->d_name);
-		if (stat(p, &st) || !S_ISREG(st.st_mode))
-			continue;
-		if (!(l->path[l->n] = strdup(p))) {
-			closedir(d);
-			list_release(l);
-			return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
-		}
-		l->n++;
-	}
-	closedir(d);
-	qsort(l->path, (size_t)l->n, sizeof l->path[0], cmp_str);
-	return 0;
-}
 
 int llmsim_model_list(void (*fn)(const char *path, void *ctx), void *ctx, struct llmsim_err *err)
 {
-	struct file_list l;
-	int rc = list_files(&l, err);
-	if (rc)
-		return rc;
-	for (int i = 0; i < l.n; i++)
-		fn(l.path[i], ctx);
-	list_release(&l);
-	return 0;
-}
-
-static int stem_is(const char *path, const char *name)
-{
-	const char *b = strrchr(path, '/');
-	b = b ? b + 1 : path;
-	size_t n = strlen(b) - 5;
-	return strlen(name) == n && !strncasecmp(b, name, n);
-}
-
-static int names_model(const struct llmsim_model *m, const char *name)
-{
-	if (!strcasecmp(m->name, name))
-		return 1;
-	for (int i = 0; i < m->naliases; i++)
-		if (!strcasecmp(m->aliases[i], name))
-			return 1;
-	return 0;
-}
-
-static int cmp_name(const void *a, const void *b)
-{
-	return strcmp((const char *)a, (const char *)b);
+	return llmsim_data_list(model_kind.sub, fn, ctx, err);
 }
 
 int llmsim_model_load(const char *name, struct llmsim_model *m, struct llmsim_err *err)
 {
-	if (!name || !*name)
-		return llmsim_err_set(err, LLMSIM_EINVAL, "empty model name");
-	size_t len = strlen(name);
-	if (strchr(name, '/') || (len >= 5 && !strcasecmp(name + len - 5, ".yaml")))
-		return llmsim_model_load_file(name, m, err);
-	struct file_list l;
-	int rc = list_files(&l, err);
-	if (rc)
-		return rc;
-	for (int i = 0; i < l.n; i++)
-		if (stem_is(l.path[i], name)) {
-			rc = llmsim_model_load_file(l.path[i], m, err);
-			list_release(&l);
-			return rc;
-		}
-	char known[MAX_FILES][64];
-	int nknown = 0;
-	for (int i = 0; i < l.n; i++) {
-		if ((rc = llmsim_model_load_file(l.path[i], m, err))) {
-			list_release(&l);
-			return rc;
-		}
-		if (names_model(m, name)) {
-			list_release(&l);
-			return 0;
-		}
-		snprintf(known[nknown++], sizeof known[0], "%s", m->name);
-	}
-	list_release(&l);
-	qsort(known, (size_t)nknown, sizeof known[0], cmp_name);
-	char list[2048] = "";
-	for (int i = 0; i < nknown; i++) {
-		size_t used = strlen(list);
-		snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", known[i]);
-	}
-	return llmsim_err_set(err, LLMSIM_ENOENT, "unknown model '%s' (known: %s)", name,
-			      nknown ? list : "none");
+	return llmsim_data_find(&model_kind, name, m, err);
 }

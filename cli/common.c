@@ -1,0 +1,134 @@
+/*
+ * common.c - pieces several subcommands share (see common.h): the
+ * list|show verbs over data-folder descriptions and a model placed on GPUs.
+ */
+#include "common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- list|show ---- */
+
+int cli_list_show(const char *cmd, const char *about, int argc, char **argv,
+		  int (*list)(int argc, char **argv), int (*show)(int argc, char **argv))
+{
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		llmsim_args_usage(argc < 2 ? stderr : stdout, cmd, "list|show [options]", about,
+				  NULL, 0);
+		return argc < 2 ? 2 : 0;
+	}
+	if (!strcmp(argv[1], "list"))
+		return list(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "show"))
+		return show(argc - 1, argv + 1);
+	return llmsim_args_error(cmd, "unknown verb '%s' (expected list or show)", argv[1]);
+}
+
+struct list_run {
+	struct cli_list l;
+	int (*row)(struct cli_list *l, const char *path);
+	int failed;
+};
+
+static void list_one(const char *path, void *ctx)
+{
+	struct list_run *r = ctx;
+	if (!r->failed && r->row(&r->l, path))
+		r->failed = 1;
+}
+
+int cli_list_verb(const char *cmd, const char *about, int argc, char **argv,
+		  const char *const *head, int ncols,
+		  int (*each)(void (*fn)(const char *path, void *ctx), void *ctx,
+			      struct llmsim_err *err),
+		  int (*row)(struct cli_list *l, const char *path))
+{
+	struct list_run r = {.row = row};
+	struct cli_list *l = &r.l;
+	char verb[64];
+	snprintf(verb, sizeof verb, "%s list", cmd);
+	const struct llmsim_opt opts[] = {
+		{"json", LLMSIM_ARG_FLAG, &l->json, NULL, "JSON output (SI units)", 0, NULL, NULL},
+	};
+	int rc = llmsim_args_parse(verb, "[--json]", about, argc - 1, argv + 1, opts, 1, NULL, 0,
+				   NULL);
+	if (rc)
+		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
+	llmsim_table_init(&l->t, ncols, head);
+	/* JSON goes to a buffer first so that a failure leaves no partial output. */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = l->json ? open_memstream(&buf, &len) : NULL;
+	if (l->json) {
+		llmsim_json_init(&l->j, mem);
+		llmsim_json_arr_begin(&l->j, NULL);
+	}
+	rc = each(list_one, &r, &l->err);
+	if (l->json) {
+		llmsim_json_arr_end(&l->j);
+		llmsim_json_finish(&l->j);
+		fclose(mem);
+	}
+	if (rc || r.failed) {
+		fprintf(stderr, "%s: %s\n", verb, l->err.msg);
+		llmsim_table_release(&l->t);
+		free(buf);
+		return 1;
+	}
+	if (l->json)
+		fwrite(buf, 1, len, stdout);
+	else
+		llmsim_table_print(&l->t, stdout);
+	free(buf);
+	llmsim_table_release(&l->t);
+	return 0;
+}
+
+/* ---- a model placed on GPUs ---- */
+
+const char *const cli_wdt_names[] = {"bf16", "fp8", "int4", "fp4", NULL};
+const enum llmsim_dtype cli_wdt_vals[] = {LLMSIM_DT_BF16, LLMSIM_DT_FP8, LLMSIM_DT_INT4,
+					  LLMSIM_DT_FP4};
+const char *const cli_kvdt_names[] = {"bf16", "fp8", NULL};
+const enum llmsim_dtype cli_kvdt_vals[] = {LLMSIM_DT_BF16, LLMSIM_DT_FP8};
+_Static_assert(sizeof cli_wdt_names / sizeof cli_wdt_names[0] ==
+		       sizeof cli_wdt_vals / sizeof cli_wdt_vals[0] + 1,
+	       "a weight type per choice");
+_Static_assert(sizeof cli_kvdt_names / sizeof cli_kvdt_names[0] ==
+		       sizeof cli_kvdt_vals / sizeof cli_kvdt_vals[0] + 1,
+	       "a KV type per choice");
+
+int cli_load_model_gpu(const char *cmd, const char *model, const char *gpu,
+		       struct llmsim_model *m, struct llmsim_gpu *g)
+{
+	struct llmsim_err err = {0};
+	if (llmsim_model_load(model, m, &err) || llmsim_gpu_load(gpu, g, &err)) {
+		fprintf(stderr, "%s: %s\n", cmd, err.msg);
+		return 1;
+	}
+	return 0;
+}
+
+int cli_place_gpus(const struct llmsim_infer_cfg *c, int replicas)
+{
+	return replicas * c->tp * c->pp;
+}
+
+void cli_place_json(struct llmsim_json *j, const struct llmsim_infer_cfg *c, int replicas)
+{
+	llmsim_json_str(j, "model", c->model->name);
+	llmsim_json_str(j, "gpu", c->gpu->name);
+	llmsim_json_int(j, "gpus", cli_place_gpus(c, replicas));
+	llmsim_json_int(j, "tp", c->tp);
+	llmsim_json_int(j, "pp", c->pp);
+	llmsim_json_int(j, "ep", c->ep);
+	llmsim_json_int(j, "replicas", replicas);
+}
+
+void cli_place_print(const struct llmsim_infer_cfg *c, int replicas)
+{
+	printf("%s on %d x %s (tp %d, pp %d, ep %d; %d replica%s)", c->model->name,
+	       cli_place_gpus(c, replicas), c->gpu->name, c->tp, c->pp, c->ep, replicas,
+	       replicas > 1 ? "s" : "");
+}

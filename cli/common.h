@@ -1,0 +1,91 @@
+/*
+ * common.h - pieces several subcommands share: the `list|show` verbs of
+ * `hw` and `model`, the weight and KV data-type choices, and the options,
+ * loading and headline of a model placed on GPUs (`infer`, `serve`).
+ */
+#ifndef LLMSIM_CLI_COMMON_H
+#define LLMSIM_CLI_COMMON_H
+
+#include "../base/err.h"
+#include "../base/fmt.h"
+#include "../base/json.h"
+#include "../sim/infer/infer.h"
+#include "args.h"
+
+/* `CMD list|show ...`: usage on no verb or --help, else the verb's
+ * function with argv starting at the verb. */
+int cli_list_show(const char *cmd, const char *about, int argc, char **argv,
+		  int (*list)(int argc, char **argv), int (*show)(int argc, char **argv));
+
+/* The state of a `list` verb, handed to its row function. */
+struct cli_list {
+	struct llmsim_table t;
+	struct llmsim_json j;
+	int json;
+	struct llmsim_err err;
+};
+
+/* Run `CMD list [--json]` (argv[0] is "list"): each(fn, ctx, err) calls
+ * fn(path, ctx) per description file; row(l, path) loads one and adds a
+ * table row or, when l->json, a JSON object, returning nonzero with l->err
+ * filled on failure (the files after it are skipped). Prints the table,
+ * or the JSON array, only when every file loaded; else one error line.
+ * Returns the exit status. */
+int cli_list_verb(const char *cmd, const char *about, int argc, char **argv,
+		  const char *const *head, int ncols,
+		  int (*each)(void (*fn)(const char *path, void *ctx), void *ctx,
+			      struct llmsim_err *err),
+		  int (*row)(struct cli_list *l, const char *path));
+
+/* --weight-dtype and --kv-dtype choices, and the types they stand for. */
+extern const char *const cli_wdt_names[];     /* bf16, fp8, int4, fp4 */
+extern const enum llmsim_dtype cli_wdt_vals[];
+extern const char *const cli_kvdt_names[];    /* bf16, fp8 */
+extern const enum llmsim_dtype cli_kvdt_vals[];
+
+/* A model placed on GPUs: the options `infer` and `serve` share. */
+struct cli_place {
+	const char *model, *gpu;  /* --model (required), --gpu */
+	int gpus, tp, pp, ep;     /* 0: left to llmsim_infer_layout */
+	int wdt, kvdt;            /* indexes into cli_wdt_vals, cli_kvdt_vals */
+};
+
+/* Option-table entries for --model, --gpu, --gpus (its help text given),
+ * --tp, --pp, --ep of a struct cli_place. */
+#define CLI_PLACE_OPTS(p, gpus_help)                                                         \
+	{"model", LLMSIM_ARG_STRING, &(p).model, "M", "model name, alias or YAML path (required)", \
+	 0, NULL, NULL},                                                                       \
+	{"gpu", LLMSIM_ARG_STRING, &(p).gpu, "G", "GPU name or YAML path (default h200)", 0,   \
+	 NULL, NULL},                                                                          \
+	{"gpus", LLMSIM_ARG_INT, &(p).gpus, "N", gpus_help, 1, NULL, NULL},                    \
+	{"tp", LLMSIM_ARG_INT, &(p).tp, "T", "tensor-parallel GPUs per replica (default N/pp)", \
+	 1, NULL, NULL},                                                                       \
+	{"pp", LLMSIM_ARG_INT, &(p).pp, "P", "pipeline stages per replica (default 1)", 1,     \
+	 NULL, NULL},                                                                          \
+	{"ep", LLMSIM_ARG_INT, &(p).ep, "E", "expert-parallel ranks, dividing tp (default 1)", \
+	 1, NULL, NULL}
+
+/* Option-table entries for --weight-dtype and --kv-dtype of a struct
+ * cli_place. */
+#define CLI_DTYPE_OPTS(p)                                                                     \
+	{"weight-dtype", LLMSIM_ARG_CHOICE, &(p).wdt, NULL, "weights (default bf16)", 0,       \
+	 cli_wdt_names, NULL},                                                                 \
+	{"kv-dtype", LLMSIM_ARG_CHOICE, &(p).kvdt, NULL, "KV cache (default bf16)", 0,         \
+	 cli_kvdt_names, NULL}
+
+/* Load the model and the GPU; on failure print "CMD: message" and return
+ * 1 (the exit status), else 0. */
+int cli_load_model_gpu(const char *cmd, const char *model, const char *gpu,
+		       struct llmsim_model *m, struct llmsim_gpu *g);
+
+/* GPUs in all of a layout: replicas x tp x pp. */
+int cli_place_gpus(const struct llmsim_infer_cfg *c, int replicas);
+
+/* The layout's JSON fields (inside an open object): model, gpu, gpus, tp,
+ * pp, ep, replicas. */
+void cli_place_json(struct llmsim_json *j, const struct llmsim_infer_cfg *c, int replicas);
+
+/* The headline's start, no newline: "M on N x G (tp T, pp P, ep E; R replicas)". */
+void cli_place_print(const struct llmsim_infer_cfg *c, int replicas);
+
+#endif
