@@ -3,12 +3,14 @@
 # real, as markdown. The README's tour section is this script's output.
 set -u
 L=${1:-build/cli/llmsim}
-tmp=$(mktemp -d)
+tmp=/tmp/llmsim-tour
+rm -rf "$tmp" && mkdir -p "$tmp"
 trap 'rm -rf "$tmp"' EXIT
+src=$(pwd)
 run() { # title, command line (llmsim ...), optional line limit
 	local title=$1 cmd=$2 lines=${3:-400}
 	printf '\n#### %s\n\n```console\n$ %s\n' "$title" "$cmd"
-	eval "${cmd/#llmsim/$L}" 2>&1 | head -n "$lines"
+	eval "${cmd/#llmsim/$L}" 2>&1 | head -n "$lines" | sed "s|$src/||g"
 	printf '```\n'
 }
 "$L" calib import --db "$tmp/h200.db" --in calib/data/h200_kernels.tsv >/dev/null
