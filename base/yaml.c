@@ -346,6 +346,45 @@ static int check_range(const struct llmsim_yfield *f, const struct llmsim_ynode 
 	return 0;
 }
 
+/* Edit distance of two short keys (capped at 32 characters). */
+static int edit_distance(const char *a, const char *b)
+{
+	int n = (int)strlen(a), m = (int)strlen(b);
+	if (n > 32 || m > 32)
+		return 99;
+	int d[33][33];
+	for (int i = 0; i <= n; i++)
+		d[i][0] = i;
+	for (int j = 0; j <= m; j++)
+		d[0][j] = j;
+	for (int i = 1; i <= n; i++)
+		for (int j = 1; j <= m; j++) {
+			int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			if (d[i - 1][j] + 1 < c)
+				c = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < c)
+				c = d[i][j - 1] + 1;
+			d[i][j] = c;
+		}
+	return d[n][m];
+}
+
+/* A key of `map` that no field names and that looks like a misspelling of
+ * `want` (a missing required key): its index, or -1. */
+static long misspelt(const struct llmsim_ynode *map, const struct llmsim_yfield *fields, size_t n,
+		     const char *want)
+{
+	for (size_t i = 0; i < map->n; i++) {
+		int known = 0;
+		for (size_t j = 0; j < n && !known; j++)
+			known = !strcmp(map->keys[i], fields[j].key);
+		int len = (int)strlen(want);
+		if (!known && edit_distance(map->keys[i], want) <= (len > 6 ? len / 2 : 3))
+			return (long)i;
+	}
+	return -1;
+}
+
 int llmsim_yaml_extract(const struct llmsim_ynode *map,
 			const struct llmsim_yfield *fields, size_t n,
 			void *base, const char *path, const char *where,
@@ -361,6 +400,13 @@ int llmsim_yaml_extract(const struct llmsim_ynode *map,
 		char *dst = (char *)base + f->offset;
 		int rc;
 		if (!v) {
+			long t = f->required ? misspelt(map, fields, n, f->key) : -1;
+			if (t >= 0)
+				return llmsim_err_setloc(err, LLMSIM_EPARSE, path, map->key_line[t],
+							 map->key_col[t],
+							 "unknown key '%s'%s%s%s (did you mean '%s'?)",
+							 map->keys[t], where ? " in '" : "",
+							 where ? where : "", where ? "'" : "", f->key);
 			if (f->required)
 				return llmsim_err_setloc(err, LLMSIM_EPARSE, path, map->line, map->col,
 							 "missing key '%s'%s%s%s", f->key,

@@ -168,6 +168,10 @@ static void expect_fail(const char *name, const char *msg)
 Test(hw, broken_fixtures_fail_with_position)
 {
 	expect_fail("hw/bad-unknown-key.yaml", "18:3: unknown key 'smem_per_sm' in 'sm_limits'");
+	/* a required key spelt wrong: the wrong spelling is named where it
+	 * stands (line 18 of the fixture), with the key it stands for */
+	expect_fail("hw/bad-misspelt-key.yaml", "18:3: unknown key 'smem_per_sm' in 'sm_limits' "
+						"(did you mean 'smem_bytes_per_sm'?)");
 	/* a missing key is reported at its mapping: sm_limits' first key, line 13 */
 	expect_fail("hw/bad-missing-key.yaml", "13:3: missing key 'warps_per_sm_max' in 'sm_limits'");
 	expect_fail("hw/bad-wrong-type.yaml", "8:8: 'sms' must be a finite number, got 'many'");
