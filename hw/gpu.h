@@ -113,6 +113,10 @@ struct llmsim_gpu {
 	 * sustained clock is lower */
 	double tensor_clock_hz;
 	double sustained_clock_hz;
+	/* the SM clock a long, continuous tensor-heavy run (a training step of
+	 * seconds) settles at under the board's power cap, below the clock of
+	 * one kernel's burst (sustained_clock_hz); 0: no lower than that */
+	double power_capped_clock_hz;
 };
 
 /* Load a GPU by short name, alias (case-insensitive) or path to a YAML

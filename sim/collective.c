@@ -51,9 +51,10 @@ enum { NCCL_THREADS = 512, NCCL_LL_THREAD_BYTES = 8, NCCL_SIMPLE_THREAD_BYTES = 
 
 static double channel_share(const struct llmsim_gpu *gpu, int ll, double share)
 {
-	double maxc = sim_max(1, sim_floor(gpu->eff[LLMSIM_EFF_COLL_CHANNELS]));
+	/* clamped before rounding: sim_floor and sim_ceil go through int64_t */
+	double maxc = sim_max(1, sim_floor(sim_min(gpu->eff[LLMSIM_EFF_COLL_CHANNELS], 1 << 20)));
 	double per = NCCL_THREADS * (double)(ll ? NCCL_LL_THREAD_BYTES : NCCL_SIMPLE_THREAD_BYTES);
-	return sim_min(maxc, sim_max(1, sim_ceil(share / per))) / maxc;
+	return sim_max(1, sim_ceil(sim_min(share / per, maxc))) / maxc;
 }
 
 /* steps ring steps sending `bytes` per rank in all; `share` is each rank's

@@ -225,7 +225,8 @@ static int kv_num(const char *tok, const char *const *keys, int64_t *out)
 		if (!strncasecmp(tok, keys[i], n) && tok[n] == '=') {
 			char *end;
 			long long v = strtoll(tok + n + 1, &end, 10);
-			if (end == tok + n + 1 || v < 0)
+			/* bounded, so batch x tokens and context + tokens fit */
+			if (end == tok + n + 1 || v < 0 || v > INT32_MAX)
 				return -1;
 			*out = v;
 			return 1;

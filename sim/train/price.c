@@ -94,6 +94,14 @@ int train_price(struct llmsim_train_ctx *ctx, const struct llmsim_op *op, struct
 	if (rc)
 		return rc;
 	ctx->predicts++;
+	/* A training step keeps the tensor cores busy for seconds: the board
+	 * settles at its power cap and the SM clock below the burst clock a
+	 * single kernel's calibration sees (H200: 1.53 GHz at 690 W against
+	 * 1.67 GHz, calib/data/power/). Tensor-bound kernels slow by the ratio. */
+	const struct llmsim_gpu *g = &ctx->gpu;
+	if (pr.bound == LLMSIM_BOUND_TENSOR && g->power_capped_clock_hz > 0 &&
+	    g->sustained_clock_hz > g->power_capped_clock_hz)
+		pr.time_s *= g->sustained_clock_hz / g->power_capped_clock_hz;
 	if (2 * (ctx->nused + 1) > ctx->nslots) {
 		if (grow(ctx))
 			return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");

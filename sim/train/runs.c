@@ -18,6 +18,7 @@
  *       published_mfu: 0.514
  *       published_model_state_bytes: 1.2e11
  */
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,6 +124,10 @@ static int inline_model(const struct llmsim_ynode *map, const char *path,
 		       : m->kv_heads == 1    ? LLMSIM_ATTN_MQA
 					     : LLMSIM_ATTN_GQA;
 	if (r.style == 0) {
+		if (!r.intermediate && r.hidden > INT_MAX / 4)
+			return llmsim_err_setloc(err, LLMSIM_EPARSE, path, map->line, map->col,
+						 "inline model: hidden %d is too large for a 4 x hidden"
+						 " MLP", r.hidden);
 		m->intermediate = r.intermediate ? r.intermediate : 4 * r.hidden;
 		m->mlp = LLMSIM_MLP_PLAIN;
 		m->activation = LLMSIM_ACT_GELU;
