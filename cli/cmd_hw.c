@@ -142,6 +142,12 @@ static void show_json(const struct llmsim_gpu *g, FILE *out)
 	llmsim_json_int(&j, "warp_size", g->warp_size);
 	llmsim_json_num(&j, "boost_clock_hz", g->boost_clock_hz);
 	llmsim_json_num(&j, "base_clock_hz", g->base_clock_hz);
+	if (g->tensor_clock_hz > 0)
+		llmsim_json_num(&j, "tensor_clock_hz", g->tensor_clock_hz);
+	if (g->sustained_clock_hz > 0)
+		llmsim_json_num(&j, "sustained_clock_hz", g->sustained_clock_hz);
+	if (g->power_capped_clock_hz > 0)
+		llmsim_json_num(&j, "power_capped_clock_hz", g->power_capped_clock_hz);
 	llmsim_json_num(&j, "hbm_bytes", g->hbm_bytes);
 	llmsim_json_num(&j, "hbm_bytes_per_s", g->hbm_bytes_per_s);
 	llmsim_json_num(&j, "hbm_latency_s", g->hbm_latency_s);
@@ -184,6 +190,15 @@ static void show_json(const struct llmsim_gpu *g, FILE *out)
 	llmsim_json_num(&j, "inter_node_latency_s", g->inter_node_latency_s);
 	llmsim_json_num(&j, "pcie_bytes_per_s", g->pcie_bytes_per_s);
 	llmsim_json_obj_end(&j);
+	if (g->has_host) {
+		llmsim_json_obj_begin(&j, "host");
+		llmsim_json_num(&j, "host_memory_bytes", g->host_memory_bytes);
+		llmsim_json_num(&j, "host_memory_bytes_per_s", g->host_memory_bytes_per_s);
+		llmsim_json_int(&j, "cpu_cores", g->cpu_cores);
+		llmsim_json_num(&j, "cpu_adam_params_per_s_per_core", g->cpu_adam_params_per_s_per_core);
+		llmsim_json_int(&j, "gpus_per_host_link", g->gpus_per_host_link);
+		llmsim_json_obj_end(&j);
+	}
 	llmsim_json_num(&j, "tdp_w", g->tdp_w);
 	llmsim_json_obj_begin(&j, "efficiency");
 	for (int i = 0; i < LLMSIM_EFF_COUNT; i++)
@@ -230,6 +245,14 @@ static void show_human(const struct llmsim_gpu *g)
 	kv_row(&k, "warp size", "%d", g->warp_size);
 	kv_row(&k, "boost clock", "%.0f MHz", g->boost_clock_hz / 1e6);
 	kv_row(&k, "base clock", "%.0f MHz", g->base_clock_hz / 1e6);
+	if (g->tensor_clock_hz > 0)
+		kv_row(&k, "tensor clock", "%.0f MHz (the tensor peaks' clock)", g->tensor_clock_hz / 1e6);
+	if (g->sustained_clock_hz > 0)
+		kv_row(&k, "sustained clock", "%.0f MHz (one kernel under tensor load)",
+		       g->sustained_clock_hz / 1e6);
+	if (g->power_capped_clock_hz > 0)
+		kv_row(&k, "power-capped clock", "%.0f MHz (training-length load at the power cap)",
+		       g->power_capped_clock_hz / 1e6);
 	kv_row(&k, "TDP", "%.0f W", g->tdp_w);
 	kv_print(&k, "compute");
 
@@ -290,6 +313,12 @@ static void show_human(const struct llmsim_gpu *g)
 	       llmsim_fmt_time(b, g->inter_node_latency_s));
 	kv_row(&k, "PCIe", "%s per direction", llmsim_fmt_bytes_rate(a, g->pcie_bytes_per_s));
 	kv_row(&k, "kernel launch", "%s", llmsim_fmt_time(a, g->kernel_launch_s));
+	if (g->has_host) {
+		kv_row(&k, "host memory", "%s per node, %s", llmsim_fmt_bytes(a, g->host_memory_bytes),
+		       llmsim_fmt_bytes_rate(b, g->host_memory_bytes_per_s));
+		kv_row(&k, "host CPU", "%d cores; CPU Adam %.3g params/s per core", g->cpu_cores,
+		       g->cpu_adam_params_per_s_per_core);
+	}
 	kv_print(&k, "interconnect and host");
 
 	kv_init(&k);
