@@ -19,6 +19,8 @@ static char *scaled(char *buf, double v, const char *unit, const char *const *pr
 	}
 	if (!isfinite(v))
 		snprintf(buf, LLMSIM_FMT_MAX, "-");
+	else if (fabs(v) >= 1e6) /* beyond the largest prefix */
+		snprintf(buf, LLMSIM_FMT_MAX, "%.3g %s%s", v, pre[i], unit);
 	else if (fabs(v) >= 100 || (i == 0 && v == floor(v)))
 		snprintf(buf, LLMSIM_FMT_MAX, "%.1f %s%s", v, pre[i], unit);
 	else
@@ -58,8 +60,10 @@ char *llmsim_fmt_time(char *buf, double s)
 		snprintf(buf, LLMSIM_FMT_MAX, "%.2f ms", s * 1e3);
 	else if (a < 3600)
 		snprintf(buf, LLMSIM_FMT_MAX, "%.2f s", s);
-	else
+	else if (a < 3600e6)
 		snprintf(buf, LLMSIM_FMT_MAX, "%.2f h", s / 3600);
+	else
+		snprintf(buf, LLMSIM_FMT_MAX, "%.3g h", s / 3600);
 	return buf;
 }
 

@@ -117,6 +117,9 @@ int llmsim_calib_write_profile(const char *path, const struct llmsim_gpu *gpu,
 		gmtime_r(&now, &tm);
 		strftime(date, sizeof date, "%Y-%m-%d", &tm);
 	}
+	struct stat st; /* rename() would replace a device or pipe itself */
+	if (!stat(path, &st) && !S_ISREG(st.st_mode))
+		return llmsim_err_set(err, LLMSIM_EIO, "%s: cannot write: not a regular file", path);
 	char tmp[4096];
 	if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "%s: path too long", path);

@@ -646,6 +646,13 @@ static int calib_export(int argc, char **argv)
 	struct llmsim_err err = {0};
 	char tmp[PATH_MAX + 16];
 	FILE *f = stdout;
+	struct stat st;
+	if (out && !stat(out, &st) && !S_ISREG(st.st_mode)) {
+		/* rename() would replace the device or pipe itself */
+		fprintf(stderr, "%s: %s: not a regular file (omit --out for stdout)\n", cmd, out);
+		llmsim_store_close(s);
+		return 1;
+	}
 	if (out) {
 		int fd = -1;
 		if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", out) < (int)sizeof tmp)

@@ -835,6 +835,12 @@ static int trace_export(int argc, char **argv)
 		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
 	if (!db)
 		return llmsim_args_error(cmd, "--db FILE is required");
+	struct stat st;
+	if (out && !stat(out, &st) && !S_ISREG(st.st_mode)) {
+		/* rename() would replace the device or pipe itself */
+		fprintf(stderr, "%s: %s: not a regular file (omit --out for stdout)\n", cmd, out);
+		return 1;
+	}
 	struct llmsim_trace t;
 	if (load_trace(cmd, db, run, &t))
 		return 1;

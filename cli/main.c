@@ -1,6 +1,7 @@
 /*
  * main.c - the llmsim executable: a git-style table of subcommands.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -82,5 +83,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "llmsim: unknown command '%s' (see 'llmsim help')\n", name);
 		return 2;
 	}
-	return c->fn(argc - 1, argv + 1);
+	int rc = c->fn(argc - 1, argv + 1);
+	/* A full disk or closed pipe must not pass for success. */
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "llmsim %s: cannot write the output: %s\n", name, strerror(errno));
+		return rc ? rc : 1;
+	}
+	return rc;
 }

@@ -225,6 +225,11 @@ static int cross_check(const struct llmsim_ynode *root, const struct llmsim_gpu 
 		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, v->line, v->col,
 					 "'threads_per_block_max' must not exceed 'threads_per_sm_max'");
 	}
+	if (g->hbm_bytes > 0x1p53) { /* 9 PB: token counts derived from it stay exact */
+		v = at(llmsim_ymap_get(root, "memory"), "hbm_bytes");
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, v->line, v->col,
+					 "'hbm_bytes' must be at most 2^53");
+	}
 	if ((double)g->warps_per_sm_max * g->warp_size < g->threads_per_sm_max) {
 		v = at(s, "warps_per_sm_max");
 		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, v->line, v->col,

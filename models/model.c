@@ -145,6 +145,14 @@ static int check(const struct llmsim_ynode *root, struct llmsim_model *m, const 
 	if (m->position_rows && m->position_rows < m->max_seq)
 		return bad(root, "position_rows", path, err,
 			   "'position_rows' must be at least 'max_seq'");
+	/* 1000x the largest published model: keeps every count in 64 bits */
+	struct llmsim_params p;
+	llmsim_model_params(m, &p);
+	if (!(p.total + p.mtp <= 1e15)) {
+		snprintf(msg, sizeof msg, "%.3g parameters: more than 1e15 (check the sizes)",
+			 p.total + p.mtp);
+		return bad(root, "layers", path, err, msg);
+	}
 	return 0;
 }
 

@@ -146,6 +146,10 @@ int sim_collective(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
 		return llmsim_err_set(err, LLMSIM_EINVAL,
 				      "collective sizes must be positive (bytes=%g gpus=%d nodes=%d)",
 				      k->bytes, k->gpus, nodes);
+	if (k->bytes > 0x1p63)
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "collective bytes (%g) overflow a 64-bit count: too large",
+				      k->bytes);
 	if (k->gpus % nodes)
 		return llmsim_err_set(err, LLMSIM_EINVAL,
 				      "gpus (%d) must be divisible by nodes (%d)", k->gpus, nodes);

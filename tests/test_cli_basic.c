@@ -2,7 +2,10 @@
  * test_cli_basic.c - the llmsim executable's own surface: --version, help,
  * help for a command, an unknown command.
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "support.h"
 
@@ -45,6 +48,15 @@ Test(cli_basic, unknown_command)
 	cr_expect_eq(out[0], 0);
 	cr_expect_eq(run_llmsim("help frobnicate", out, sizeof out, errb, sizeof errb), 2);
 	cr_expect_str_eq(errb, "llmsim: unknown command 'frobnicate' (see 'llmsim help')\n");
+}
+
+Test(cli_basic, write_error_is_a_failure)
+{
+	/* stdout on a full device: exit 1 with one line, not a silent success */
+	char cmd[4096];
+	snprintf(cmd, sizeof cmd, "%s/cli/llmsim hw list >/dev/full 2>/dev/null", LLMSIM_BUILD_DIR);
+	int st = system(cmd);
+	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %d", st);
 }
 
 Test(cli_basic, no_arguments_is_a_usage_error)

@@ -174,6 +174,9 @@ Test(infer_serve, cli_reports_bad_lengths_file)
 	cr_expect_eq(out[0], 0, "no partial output: %s", out);
 	cr_expect_eq(run_llmsim("serve --model 8b --prompt-dist gamma:1:2", out, sizeof out, err, sizeof err), 1);
 	cr_expect(strstr(err, "llmsim serve: ") == err, "stderr: %s", err);
+	/* too many requests is a usage error, not an allocation failure */
+	cr_expect_eq(run_llmsim("serve --model 8b --requests 1e12", out, sizeof out, err, sizeof err), 2);
+	cr_expect_str_eq(err, "llmsim serve: --requests: at most 10000000, got 1000000000000\n");
 }
 
 Test(infer_serve, cli_json_keys)

@@ -252,6 +252,20 @@ Test(model, buffer_entry_point_matches_file)
 	expect_close(p.total, 2 * 640.0 + 2 * layer + 64, 0);
 }
 
+Test(model, absurd_sizes_are_rejected)
+{
+	/* 2e9 layers of hidden 2e9: about 2e9 x 12 x (2e9)^2 parameters, far past
+	 * the 1e15 cap that keeps every derived count in 64 bits */
+	const char y[] = "name: b\nfull_name: B\nsource: s\nlayers: 2000000000\n"
+			 "hidden: 2000000000\nheads: 4\nkv_heads: 2\nhead_dim: 16\nvocab: 10\n"
+			 "intermediate: 128\nmax_seq: 8\nmlp: gated\nactivation: silu\nnorm: rms\n"
+			 "position: rope\n";
+	struct llmsim_model m;
+	struct llmsim_err err = {0};
+	cr_expect_eq(llmsim_model_load_buf(y, sizeof y - 1, "mem", &m, &err), LLMSIM_EPARSE);
+	cr_expect(strstr(err.msg, "more than 1e15") != NULL, "%s", err.msg);
+}
+
 /* ---- the CLI ---- */
 
 static char out[1 << 16], errb[4096];

@@ -121,6 +121,8 @@ Test(sim_coll, errors)
 	cr_expect_eq(llmsim_predict(&g, &op, &p, &err), LLMSIM_EUNSUPPORTED);
 	op = coll(LLMSIM_COLL_ALLREDUCE, 0, 8, 1, LLMSIM_ALGO_AUTO);
 	cr_expect_eq(llmsim_predict(&g, &op, &p, &err), LLMSIM_EINVAL);
+	op = coll(LLMSIM_COLL_ALLREDUCE, 1e300, 8, 1, LLMSIM_ALGO_AUTO); /* > 2^63 bytes */
+	cr_expect_eq(llmsim_predict(&g, &op, &p, &err), LLMSIM_EINVAL);
 	op = coll(LLMSIM_COLL_ALLREDUCE, 1e6, 16, 1, LLMSIM_ALGO_AUTO);
 	cr_expect_eq(llmsim_predict(&g, &op, &p, &err), LLMSIM_EINVAL); /* 16 > 8 per node */
 	/* one rank: nothing moves */

@@ -64,6 +64,10 @@ Test(train_cli, usage_errors)
 				sizeof err), 2);
 	cr_expect_eq(run_llmsim("train --gpus 8", out, sizeof out, err, sizeof err), 2);
 	cr_expect_eq(run_llmsim("plan --model 8b", out, sizeof out, err, sizeof err), 2);
+	/* a huge --top once tried to allocate the whole list up front */
+	cr_expect_eq(run_llmsim("plan --model 8b --gpus 8 --top 1000000000", out, sizeof out, err,
+				sizeof err), 2);
+	cr_expect_str_eq(err, "llmsim plan: --top: at most 1000, got 1000000000\n");
 }
 
 Test(train_cli, plan_json)
