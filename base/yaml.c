@@ -254,12 +254,14 @@ int llmsim_yaml_load_file(const char *path, struct llmsim_ynode **root,
 		fclose(f);
 		return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
 	}
+	errno = 0;
 	size_t len = fread(buf, 1, LLMSIM_YAML_MAX_FILE, f);
-	int bad = ferror(f), big = len == LLMSIM_YAML_MAX_FILE;
+	int bad = ferror(f), big = len == LLMSIM_YAML_MAX_FILE, why = errno;
 	fclose(f);
 	int rc;
 	if (bad)
-		rc = llmsim_err_set(err, LLMSIM_EIO, "%s: read error", path);
+		rc = llmsim_err_set(err, LLMSIM_EIO, "%s: cannot read: %s", path,
+				    why ? strerror(why) : "read error");
 	else if (big)
 		rc = llmsim_err_set(err, LLMSIM_EINVAL, "%s: larger than %u bytes", path,
 				    LLMSIM_YAML_MAX_FILE);

@@ -61,7 +61,10 @@ int llmsim_spec_run(const struct llmsim_spec_cfg *cfg, struct llmsim_spec_result
 	memset(res, 0, sizeof *res);
 	int k = cfg->gamma;
 	if (k < 1 || k > LLMSIM_SPEC_MAX)
-		return llmsim_err_set(err, LLMSIM_EINVAL, "gamma must be 1..%d, got %d",
+		return llmsim_err_set(err, LLMSIM_EINVAL, "%s must be 1..%d, got %d",
+				      cfg->kind == LLMSIM_SPEC_MEDUSA ? "medusa heads"
+				      : cfg->kind == LLMSIM_SPEC_MTP	 ? "mtp depth"
+									 : "gamma",
 				      LLMSIM_SPEC_MAX, k);
 	if (cfg->nalpha != 1 && cfg->nalpha != k)
 		return llmsim_err_set(err, LLMSIM_EINVAL,
