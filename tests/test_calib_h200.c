@@ -92,6 +92,9 @@ Test(calib_h200, held_out_errors_as_the_profile_states)
 		if (ln > 4 && !strcmp(st->name + ln - 4, "_ref"))
 			continue;
 		scored++;
+		/* better than the best peer tool's median miss (support.h) */
+		cr_expect(st->median_abs_pct <= 100 * PEER_BEST_MEDIAN_MISS,
+			  "%s: held-out median |error| %.2f%%", st->name, st->median_abs_pct);
 		if (st->median_abs_pct <= ISSUE_MEDIAN_PCT && st->p90_abs_pct <= ISSUE_P90_PCT)
 			met++;
 		else
