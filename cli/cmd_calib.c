@@ -145,11 +145,15 @@ static int load_gpu(const char *name, int with_profile, const char *profile, str
 	return profile ? llmsim_gpu_apply_profile(gpu, profile, err) : 0;
 }
 
-static int load_set(const char *cmd, const char *db, const struct llmsim_gpu *gpu,
-		    struct llmsim_calib_set *set)
+/* The GPU (load_gpu) and its measured cases in db; prints one line and
+ * returns 1 on failure. */
+static int load_inputs(const char *cmd, const char *db, const char *gpu_name, int with_profile,
+		       const char *profile, struct llmsim_gpu *gpu, struct llmsim_calib_set *set)
 {
 	struct llmsim_store *s;
 	struct llmsim_err err = {0};
+	if (load_gpu(gpu_name, with_profile, profile, gpu, &err))
+		return fail(cmd, &err);
 	if (open_db(cmd, db, LLMSIM_STORE_READ, &s))
 		return 1;
 	int rc = llmsim_calib_set_load(s, gpu->name, set, &err);
@@ -264,10 +268,8 @@ static int calib_fit(int argc, char **argv)
 		return llmsim_args_error(cmd, "--out PROFILE.yaml is required");
 	struct llmsim_gpu gpu;
 	struct llmsim_err err = {0};
-	if (load_gpu(gpu_name, 0, NULL, &gpu, &err))
-		return fail(cmd, &err);
 	struct llmsim_calib_set set;
-	if (load_set(cmd, db, &gpu, &set))
+	if (load_inputs(cmd, db, gpu_name, 0, NULL, &gpu, &set))
 		return 1;
 	struct llmsim_fit_result res;
 	struct llmsim_validation ho;
@@ -381,10 +383,8 @@ static int calib_validate(int argc, char **argv)
 		return llmsim_args_error(cmd, "--db FILE is required");
 	struct llmsim_gpu gpu;
 	struct llmsim_err err = {0};
-	if (load_gpu(gpu_name, 1, profile, &gpu, &err))
-		return fail(cmd, &err);
 	struct llmsim_calib_set set;
-	if (load_set(cmd, db, &gpu, &set))
+	if (load_inputs(cmd, db, gpu_name, 1, profile, &gpu, &set))
 		return 1;
 	struct llmsim_validation v;
 	const char *split = all ? NULL : "holdout";

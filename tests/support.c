@@ -44,3 +44,31 @@ int run_llmsim(const char *args, char *out, size_t size, char *err_out, size_t e
 	unlink(e);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
+
+int count_lines(const char *s)
+{
+	int n = 0;
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+int json_parses(const char *text)
+{
+	char path[] = "/tmp/llmsim-test-jsonXXXXXX", cmd[256];
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return 0;
+	FILE *f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		unlink(path);
+		return 0;
+	}
+	fputs(text, f);
+	fclose(f);
+	snprintf(cmd, sizeof cmd, "python3 -m json.tool %s >/dev/null 2>&1", path);
+	int rc = system(cmd);
+	unlink(path);
+	return rc == 0;
+}

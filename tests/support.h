@@ -30,6 +30,12 @@
  * goes to err_out when non-NULL. */
 int run_llmsim(const char *args, char *out, size_t size, char *err_out, size_t err_size);
 
+/* Newlines in s: how many lines a command printed. */
+int count_lines(const char *s);
+
+/* Whether text parses as JSON (python3 -m json.tool, as a user would check). */
+int json_parses(const char *text);
+
 /* Path of a fixture under tests/data into buf. */
 const char *test_data(char *buf, size_t size, const char *name);
 

@@ -44,18 +44,10 @@ static int calib(const char *fmt, ...)
 	return run_llmsim(args, out, sizeof out, err, sizeof err);
 }
 
-static int lines(const char *s)
-{
-	int n = 0;
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
-}
-
 /* stderr is exactly one line starting with prefix. */
 static void expect_one_line(const char *prefix)
 {
-	cr_expect_eq(lines(err), 1, "stderr: %s", err);
+	cr_expect_eq(count_lines(err), 1, "stderr: %s", err);
 	cr_expect(!strncmp(err, prefix, strlen(prefix)), "stderr '%s' does not start '%s'", err,
 		  prefix);
 }

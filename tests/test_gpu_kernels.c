@@ -54,14 +54,6 @@ static void need_runner(void)
 		cr_skip_test("the runner is not built (no CUDA toolkit)");
 }
 
-static int count_lines(const char *s)
-{
-	int n = 0;
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
-}
-
 static const char prefix[] = "llmsim-calib-runner: no CUDA GPU found (cudaGetDeviceCount: ";
 
 Test(gpu_kernels, quick_run_or_no_gpu, .timeout = 600)

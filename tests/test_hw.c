@@ -255,36 +255,13 @@ Test(hw, profile_buffer_entry_point)
 
 /* ---- the CLI ---- */
 
-static int json_ok(const char *text)
-{
-	char path[] = "/tmp/llmsim-test-jsonXXXXXX", cmd[256];
-	int fd = mkstemp(path);
-	if (fd < 0)
-		return 0;
-	FILE *f = fdopen(fd, "w");
-	fputs(text, f);
-	fclose(f);
-	snprintf(cmd, sizeof cmd, "python3 -m json.tool %s >/dev/null 2>&1", path);
-	int rc = system(cmd);
-	unlink(path);
-	return rc == 0;
-}
-
-static int lines(const char *s)
-{
-	int n = 0;
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
-}
-
 static char out[1 << 16], errb[4096];
 
 Test(hw_cli, show_json_parses, .init = init)
 {
 	cr_assert_eq(run_llmsim("hw show h200 --json", out, sizeof out, errb, sizeof errb), 0, "%s",
 		     errb);
-	cr_expect(json_ok(out), "not JSON:\n%s", out);
+	cr_expect(json_parses(out), "not JSON:\n%s", out);
 	cr_expect_not_null(strstr(out, "\"hbm_bytes\": 150754820096"), "%s", out);
 	cr_expect_not_null(strstr(out, "\"sms\": 132"));
 	cr_expect_not_null(strstr(out, "\"peak_flops_per_s\": {"));
@@ -294,21 +271,21 @@ Test(hw_cli, show_json_parses, .init = init)
 Test(hw_cli, list_json_and_table, .init = init)
 {
 	cr_assert_eq(run_llmsim("hw list --json", out, sizeof out, errb, sizeof errb), 0, "%s", errb);
-	cr_expect(json_ok(out), "not JSON:\n%s", out);
+	cr_expect(json_parses(out), "not JSON:\n%s", out);
 	cr_assert_eq(run_llmsim("hw list", out, sizeof out, errb, sizeof errb), 0, "%s", errb);
 	cr_expect_not_null(strstr(out, "mi300x"));
-	cr_expect_geq(lines(out), 2 + 5, "header, rule and the 5 shipped GPUs:\n%s", out);
+	cr_expect_geq(count_lines(out), 2 + 5, "header, rule and the 5 shipped GPUs:\n%s", out);
 }
 
 Test(hw_cli, errors_are_one_line, .init = init)
 {
 	cr_expect_eq(run_llmsim("hw show h200 --bogus", out, sizeof out, errb, sizeof errb), 2);
-	cr_expect_eq(lines(errb), 1, "%s", errb);
+	cr_expect_eq(count_lines(errb), 1, "%s", errb);
 	cr_expect_eq(run_llmsim("hw show h300", out, sizeof out, errb, sizeof errb), 1);
 	cr_expect_str_eq(errb, "llmsim hw show: unknown GPU 'h300' (known: a100, b200, h100, h200, mi300x)\n");
 	cr_expect_eq(out[0], 0);
 	cr_expect_eq(run_llmsim("hw frob", out, sizeof out, errb, sizeof errb), 2);
-	cr_expect_eq(lines(errb), 1, "%s", errb);
+	cr_expect_eq(count_lines(errb), 1, "%s", errb);
 }
 
 Test(hw_cli, profile_found_in_data_dir_and_disabled_by_env)
@@ -318,7 +295,7 @@ Test(hw_cli, profile_found_in_data_dir_and_disabled_by_env)
 	unsetenv("LLMSIM_NO_PROFILE");
 	cr_assert_eq(run_llmsim("hw show tiny-gpu --json", out, sizeof out, errb, sizeof errb), 0,
 		     "%s", errb);
-	cr_expect(json_ok(out), "not JSON:\n%s", out);
+	cr_expect(json_parses(out), "not JSON:\n%s", out);
 	cr_expect_not_null(strstr(out, "\"gemm_tensor_fraction\": 0.7"), "%s", out);
 	cr_expect_not_null(strstr(out, "\"calibration\": {"), "%s", out);
 	cr_expect_not_null(strstr(out, "\"fit_cases\": \"12\""), "%s", out);

@@ -270,34 +270,11 @@ Test(model, absurd_sizes_are_rejected)
 
 static char out[1 << 16], errb[4096];
 
-static int json_ok(const char *text)
-{
-	char path[] = "/tmp/llmsim-test-jsonXXXXXX", cmd[256];
-	int fd = mkstemp(path);
-	if (fd < 0)
-		return 0;
-	FILE *f = fdopen(fd, "w");
-	fputs(text, f);
-	fclose(f);
-	snprintf(cmd, sizeof cmd, "python3 -m json.tool %s >/dev/null 2>&1", path);
-	int rc = system(cmd);
-	unlink(path);
-	return rc == 0;
-}
-
-static int lines(const char *s)
-{
-	int n = 0;
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
-}
-
 Test(model_cli, show_json_parses)
 {
 	cr_assert_eq(run_llmsim("model show 70b --json", out, sizeof out, errb, sizeof errb), 0,
 		     "%s", errb);
-	cr_expect(json_ok(out), "not JSON:\n%s", out);
+	cr_expect(json_parses(out), "not JSON:\n%s", out);
 	cr_expect_not_null(strstr(out, "\"kv_bytes_per_token\": 327680"), "%s", out);
 	cr_expect_not_null(strstr(out, "\"attention\": \"gqa\""));
 	cr_expect_not_null(strstr(out, "\"layers\": 80"));
@@ -324,13 +301,13 @@ Test(model_cli, show_with_gpu)
 Test(model_cli, errors_are_one_line)
 {
 	cr_expect_eq(run_llmsim("model show 70b --frob", out, sizeof out, errb, sizeof errb), 2);
-	cr_expect_eq(lines(errb), 1, "%s", errb);
+	cr_expect_eq(count_lines(errb), 1, "%s", errb);
 	cr_expect_eq(run_llmsim("model show llama-9", out, sizeof out, errb, sizeof errb), 1);
-	cr_expect_eq(lines(errb), 1, "%s", errb);
+	cr_expect_eq(count_lines(errb), 1, "%s", errb);
 	cr_expect_eq(strncmp(errb, "llmsim model show: unknown model 'llama-9'", 42), 0, "%s", errb);
 	cr_expect_eq(out[0], 0, "no output on failure");
 	cr_expect_eq(run_llmsim("model show 70b --kv-dtype fp4", out, sizeof out, errb, sizeof errb), 2);
-	cr_expect_eq(lines(errb), 1, "%s", errb);
+	cr_expect_eq(count_lines(errb), 1, "%s", errb);
 }
 
 Test(model_cli, list)
@@ -339,7 +316,7 @@ Test(model_cli, list)
 	cr_expect_not_null(strstr(out, "deepseek-v3"));
 	cr_assert_eq(run_llmsim("model list --json", out, sizeof out, errb, sizeof errb), 0, "%s",
 		     errb);
-	cr_expect(json_ok(out), "not JSON:\n%s", out);
+	cr_expect(json_parses(out), "not JSON:\n%s", out);
 }
 
 /* ---- fuzz target on its seed corpus (the non-libFuzzer replay build) ---- */

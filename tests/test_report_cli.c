@@ -73,15 +73,6 @@ static int count_entries(const char *dir)
 	return n;
 }
 
-/* Lines of text (count of '\n'). */
-static int lines(const char *s)
-{
-	int n = 0;
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
-}
-
 /* ---- a small HTML well-formedness check --------------------------------
  * Every element the report emits is either void (meta, img, br) or closed
  * in order; <style> content is skipped; attribute values are quoted. */
@@ -376,7 +367,7 @@ Test(report_cli, refuses_a_non_empty_folder, .init = make_root, .fini = drop_roo
 	snprintf(args, sizeof args, "report --model 8b --gpu h200 --out %s", dir);
 	int rc = llmsim(args, out, sizeof out, err, sizeof err);
 	cr_expect_eq(rc, 1);
-	cr_expect_eq(lines(err), 1, "one line: %s", err);
+	cr_expect_eq(count_lines(err), 1, "one line: %s", err);
 	cr_expect(strncmp(err, "llmsim report: ", 15) == 0, "%s", err);
 	cr_expect(strstr(err, "not empty"), "%s", err);
 	cr_expect_eq(out[0], 0, "nothing on stdout");
@@ -401,7 +392,7 @@ Test(report_cli, refuses_an_unwritable_place, .init = make_root, .fini = drop_ro
 	int rc = llmsim("report --model 8b --gpu h200 --out /proc/llmsim-report-test",
 			out, sizeof out, err, sizeof err);
 	cr_expect_eq(rc, 1);
-	cr_expect_eq(lines(err), 1, "one line: %s", err);
+	cr_expect_eq(count_lines(err), 1, "one line: %s", err);
 	cr_expect(strstr(err, "llmsim report: cannot create output folder"), "%s", err);
 	/* Under a regular file. */
 	snprintf(file, sizeof file, "%s/file", root);
@@ -410,7 +401,7 @@ Test(report_cli, refuses_an_unwritable_place, .init = make_root, .fini = drop_ro
 	snprintf(args, sizeof args, "report --model 8b --gpu h200 --out %s/sub", file);
 	rc = llmsim(args, out, sizeof out, err, sizeof err);
 	cr_expect_eq(rc, 1);
-	cr_expect_eq(lines(err), 1, "one line: %s", err);
+	cr_expect_eq(count_lines(err), 1, "one line: %s", err);
 	cr_expect_eq(count_entries(root), 1);
 	if (geteuid() != 0) {
 		/* A read-only parent (root ignores permissions, so only then). */
@@ -453,7 +444,7 @@ Test(report_cli, usage_errors)
 			    sizeof err), 2);
 	cr_expect_eq(llmsim("roofline --gpu h200 --batch 0", NULL, 0, err, sizeof err), 2);
 	cr_expect_eq(llmsim("roofline --gpu nosuchgpu", NULL, 0, err, sizeof err), 1);
-	cr_expect_eq(lines(err), 1, "%s", err);
+	cr_expect_eq(count_lines(err), 1, "%s", err);
 }
 
 /* ---- the numbers agree with `llmsim op` --------------------------------------- */
@@ -664,7 +655,7 @@ Test(report_cli, measured_points_from_a_database, .init = make_root, .fini = dro
 		 root, dir);
 	rc = llmsim(args, out, sizeof out, err, sizeof err);
 	cr_expect_eq(rc, 1);
-	cr_expect_eq(lines(err), 1, "%s", err);
+	cr_expect_eq(count_lines(err), 1, "%s", err);
 	cr_expect_neq(access(dir, F_OK), 0);
 }
 

@@ -45,14 +45,6 @@ static int trace(const char *fmt, ...)
 	return run_llmsim(args, out, sizeof out, err, sizeof err);
 }
 
-static int lines(const char *s)
-{
-	int n = 0;
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
-}
-
 /* A database with one trace run, written through the library. */
 static void make_db(const char *path)
 {
@@ -73,7 +65,7 @@ Test(trace_cli, truncated_database_is_one_line)
 	cr_assert_eq(stat(db, &st), 0);
 	cr_assert_eq(truncate(db, st.st_size / 2), 0);
 	cr_expect_eq(trace("show --db %s", db), 1);
-	cr_expect_eq(lines(err), 1, "stderr: %s", err);
+	cr_expect_eq(count_lines(err), 1, "stderr: %s", err);
 	cr_expect(strstr(err, "llmsim trace show: ") == err, "stderr: %s", err);
 	cr_expect(strstr(err, "corrupt") || strstr(err, "malformed") || strstr(err, "truncated"),
 		  "stderr: %s", err);
@@ -93,7 +85,7 @@ Test(trace_cli, corrupt_database_is_one_line)
 		fputc(0xA5, f);
 	fclose(f);
 	cr_expect_eq(trace("compare --db %s --model 8b", db), 1);
-	cr_expect_eq(lines(err), 1, "stderr: %s", err);
+	cr_expect_eq(count_lines(err), 1, "stderr: %s", err);
 	cr_expect(strstr(err, "llmsim trace compare: ") == err, "stderr: %s", err);
 }
 
@@ -105,7 +97,7 @@ Test(trace_cli, foreign_and_missing_files)
 	fputs("hello\n", f);
 	fclose(f);
 	cr_expect_eq(trace("show --db %s", p), 1);
-	cr_expect_eq(lines(err), 1);
+	cr_expect_eq(count_lines(err), 1);
 	cr_expect(strstr(err, "not a trace"), "stderr: %s", err);
 	cr_expect_eq(trace("show --db %s/none.db", dir), 1);
 	cr_expect(strcasestr(err, "no such file"), "stderr: %s", err);
@@ -119,7 +111,7 @@ Test(trace_cli, truncated_text_trace)
 	snprintf(cmd, sizeof cmd, "head -n -1 '%s' > '%s'", fixture, p);
 	cr_assert_eq(system(cmd), 0);
 	cr_expect_eq(trace("show --db %s", p), 1);
-	cr_expect_eq(lines(err), 1);
+	cr_expect_eq(count_lines(err), 1);
 	cr_expect(strstr(err, "truncated"), "stderr: %s", err);
 	/* compressed: whole, it reads; cut short, gzip says so */
 	snprintf(p, sizeof p, "%s/t.trace.gz", dir);
@@ -129,7 +121,7 @@ Test(trace_cli, truncated_text_trace)
 	snprintf(cmd, sizeof cmd, "gzip -c '%s' | head -c 400 > '%s'", fixture, p);
 	cr_assert_eq(system(cmd), 0);
 	cr_expect_eq(trace("show --db %s", p), 1);
-	cr_expect_eq(lines(err), 1);
+	cr_expect_eq(count_lines(err), 1);
 	cr_expect(strstr(err, "truncated"), "stderr: %s", err);
 }
 
@@ -140,7 +132,7 @@ Test(trace_cli, usage_errors)
 	cr_expect_eq(trace("show --db %s --bogus", fixture), 2);
 	cr_expect_eq(trace("frobnicate"), 2);
 	cr_expect_eq(trace("compare --db %s --model no-such-model", fixture), 1);
-	cr_expect_eq(lines(err), 1);
+	cr_expect_eq(count_lines(err), 1);
 }
 
 /* Without a GPU (CI, this machine) or without the library, capture says
@@ -152,7 +144,7 @@ Test(trace_cli, capture_without_gpu_or_library)
 	char db[128];
 	snprintf(db, sizeof db, "%s/cap.db", dir);
 	cr_expect_eq(trace("capture --db %s -- true", db), 1);
-	cr_expect_eq(lines(err), 1);
+	cr_expect_eq(count_lines(err), 1);
 	cr_expect(strstr(err, "no NVIDIA GPU") || strstr(err, "was not built"), "stderr: %s", err);
 	cr_expect_neq(access(db, F_OK), 0);
 	cr_expect_eq(trace("capture --db %s", db), 2); /* no command */
