@@ -34,6 +34,18 @@ int llmsim_predict(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
 		return llmsim_err_set(err, LLMSIM_EINVAL, "predict: NULL argument");
 	if ((rc = check_gpu(gpu, err)))
 		return rc;
+	/* Inside a long, continuous load the board sits at its power cap: the
+	 * clock every tensor rate and tensor-kernel CUDA-core rate scales with
+	 * is the power-capped one (H200: 1.53 GHz at 690 W against 1.67 GHz
+	 * for a lone kernel, calib/data/power/). One copy of the GPU with that
+	 * clock, so every cost description sees it alike. */
+	struct llmsim_gpu capped;
+	if (op->power_capped && gpu->power_capped_clock_hz > 0 &&
+	    gpu->power_capped_clock_hz < gpu->sustained_clock_hz) {
+		capped = *gpu;
+		capped.sustained_clock_hz = gpu->power_capped_clock_hz;
+		gpu = &capped;
+	}
 	memset(&p, 0, sizeof p);
 	switch (op->kind) {
 	case LLMSIM_OP_GEMM: rc = sim_gemm(gpu, op, &p, err); break;

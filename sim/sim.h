@@ -117,6 +117,10 @@ struct llmsim_op {
 			enum llmsim_coll_algo algo;
 		} coll;
 	} u;
+	int power_capped;             /* runs inside a long, continuous load (a
+				       * training step): price tensor work at the
+				       * GPU's power_capped_clock_hz instead of the
+				       * burst clock a lone kernel holds */
 };
 
 struct llmsim_pred {

@@ -367,3 +367,27 @@ Test(sim_gemm, pruned_search_matches_pricing_every_tile)
 	}
 	cr_expect(compared > 6000, "only %d shapes compared", compared);
 }
+
+/* Inside a long load (op.power_capped) tensor work runs at the power-capped
+ * clock: a large, tensor-bound bf16 GEMM's math slows by sustained/capped
+ * (1.67/1.53 GHz here), so its time grows by about that ratio and never by
+ * more; an op of a lone kernel (power_capped 0) is priced as before. */
+Test(sim_gemm, power_capped_clock_slows_tensor_work)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	g.tensor_clock_hz = 1.83e9;
+	g.sustained_clock_hz = 1.67e9;
+	g.power_capped_clock_hz = 1.53e9;
+	struct llmsim_op op = {.kind = LLMSIM_OP_GEMM, .dtype = LLMSIM_DT_BF16};
+	op.u.gemm.m = op.u.gemm.n = op.u.gemm.k = 8192;
+	struct llmsim_pred lone, capped;
+	cr_assert_eq(llmsim_predict(&g, &op, &lone, NULL), 0);
+	op.power_capped = 1;
+	cr_assert_eq(llmsim_predict(&g, &op, &capped, NULL), 0);
+	cr_expect_eq(lone.bound, LLMSIM_BOUND_TENSOR);
+	double ratio = 1.67 / 1.53;
+	expect_close(capped.compute_s / lone.compute_s, ratio, 1e-9);
+	cr_expect_gt(capped.time_s, lone.time_s);
+	cr_expect_leq(capped.time_s, lone.time_s * ratio * (1 + 1e-12));
+}

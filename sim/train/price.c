@@ -89,19 +89,15 @@ int train_price(struct llmsim_train_ctx *ctx, const struct llmsim_op *op, struct
 		}
 		j = (j + 1) & (ctx->nslots - 1);
 	}
+	/* A training step keeps the tensor cores busy for seconds: every op
+	 * runs at the board's power-capped clock (sim/predict.c). */
+	struct llmsim_op capped = *op;
+	capped.power_capped = 1;
 	struct llmsim_pred pr;
-	int rc = llmsim_predict(&ctx->gpu, op, &pr, err);
+	int rc = llmsim_predict(&ctx->gpu, &capped, &pr, err);
 	if (rc)
 		return rc;
 	ctx->predicts++;
-	/* A training step keeps the tensor cores busy for seconds: the board
-	 * settles at its power cap and the SM clock below the burst clock a
-	 * single kernel's calibration sees (H200: 1.53 GHz at 690 W against
-	 * 1.67 GHz, calib/data/power/). Tensor-bound kernels slow by the ratio. */
-	const struct llmsim_gpu *g = &ctx->gpu;
-	if (pr.bound == LLMSIM_BOUND_TENSOR && g->power_capped_clock_hz > 0 &&
-	    g->sustained_clock_hz > g->power_capped_clock_hz)
-		pr.time_s *= g->sustained_clock_hz / g->power_capped_clock_hz;
 	if (2 * (ctx->nused + 1) > ctx->nslots) {
 		if (grow(ctx))
 			return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
