@@ -77,7 +77,9 @@ static double ridge(const struct llmsim_gpu *gpu, const struct llmsim_calib_poin
 int llmsim_calib_validate(const struct llmsim_gpu *gpu, const struct llmsim_calib_set *set,
 			  const char *split, struct llmsim_validation *v, struct llmsim_err *err)
 {
+	struct llmsim_worst_case *all_cases = v->all_cases;
 	memset(v, 0, sizeof *v);
+	v->all_cases = all_cases;
 	v->split = split;
 	size_t n = 0, nh = 0;
 	struct scored *sc = malloc((set->n ? set->n : 1) * sizeof *sc);
@@ -155,6 +157,19 @@ int llmsim_calib_validate(const struct llmsim_gpu *gpu, const struct llmsim_cali
 		w->err_pct = sc[j].err_pct;
 	}
 
+	if (v->all_cases) {
+		v->ncases = n;
+		for (size_t j = 0; j < n; j++) {
+			struct llmsim_worst_case *w = &v->all_cases[j];
+			const struct llmsim_calib_point *pt = &set->p[sc[j].i];
+			w->case_id = pt->case_id;
+			memcpy(w->op_spec, pt->op_spec, sizeof w->op_spec);
+			memcpy(w->op_class, pt->op_class, sizeof w->op_class);
+			w->measured_s = pt->measured_s;
+			w->predicted_s = sc[j].pred_s;
+			w->err_pct = sc[j].err_pct;
+		}
+	}
 	v->hbm_n = (int)nh;
 	struct llmsim_err_stats hs;
 	llmsim_err_stats_compute(hbm, nh, &hs);

@@ -219,15 +219,16 @@ static void print_classes(FILE *f, const struct llmsim_validation *v)
 		LLMSIM_CALIB_TARGET_MEDIAN_PCT, LLMSIM_CALIB_TARGET_P90_PCT);
 }
 
-static void print_worst(FILE *f, const struct llmsim_validation *v)
+static void print_worst(FILE *f, const struct llmsim_worst_case *rows, size_t nrows,
+			const char *title)
 {
-	if (!v->nworst)
+	if (!nrows)
 		return;
 	static const char *const head[] = {"measured", "predicted", "error", "<class", "<op"};
 	struct llmsim_table t;
 	llmsim_table_init(&t, 5, head);
-	for (int i = 0; i < v->nworst; i++) {
-		const struct llmsim_worst_case *w = &v->worst[i];
+	for (size_t i = 0; i < nrows; i++) {
+		const struct llmsim_worst_case *w = &rows[i];
 		char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], e[LLMSIM_FMT_MAX];
 		pct(e, w->err_pct, 1);
 		const char *cells[] = {llmsim_fmt_time(a, w->measured_s),
@@ -235,7 +236,7 @@ static void print_worst(FILE *f, const struct llmsim_validation *v)
 				       w->op_spec};
 		llmsim_table_row(&t, cells);
 	}
-	fputs("\nworst cases:\n", f);
+	fprintf(f, "\n%s:\n", title);
 	llmsim_table_print(&t, f);
 	llmsim_table_release(&t);
 }
@@ -272,7 +273,7 @@ static int calib_fit(int argc, char **argv)
 	if (load_inputs(cmd, db, gpu_name, 0, NULL, &gpu, &set))
 		return 1;
 	struct llmsim_fit_result res;
-	struct llmsim_validation ho;
+	struct llmsim_validation ho = {0};
 	struct llmsim_profile_info info = {.source = db};
 	if ((rc = llmsim_calib_fit(&gpu, &set, NULL, &res, &err)) ||
 	    (rc = llmsim_calib_validate(&gpu, &set, "holdout", &ho, &err)) ||
@@ -361,7 +362,7 @@ static int calib_validate(int argc, char **argv)
 {
 	const char *cmd = "llmsim calib validate", *db = NULL, *gpu_name = "h200";
 	const char *profile = NULL;
-	int json = 0, all = 0;
+	int json = 0, all = 0, cases = 0;
 	const struct llmsim_opt opts[] = {
 	    {"db", LLMSIM_ARG_STRING, &db, "FILE", "calibration database", 0, NULL, NULL},
 	    {"gpu", LLMSIM_ARG_STRING, &gpu_name, "NAME", "GPU whose cases to check (default h200)",
@@ -370,13 +371,15 @@ static int calib_validate(int argc, char **argv)
 	     "apply this profile instead of the GPU's default one", 0, NULL, NULL},
 	    {"all", LLMSIM_ARG_FLAG, &all, NULL, "every case, not only the held-out ones", 0, NULL,
 	     NULL},
+	    {"cases", LLMSIM_ARG_FLAG, &cases, NULL,
+	     "list every case (largest error first), not only the worst 10", 0, NULL, NULL},
 	    {"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON output (SI units)", 0, NULL, NULL},
 	};
 	int rc =
-	    llmsim_args_parse(cmd, "--db FILE [--gpu NAME] [--profile FILE] [--all] [--json]",
+	    llmsim_args_parse(cmd, "--db FILE [--gpu NAME] [--profile FILE] [--all] [--cases] [--json]",
 			      "Predict every measured kernel case and compare with its median\n"
 			      "time, per op class. Exits 0 whether or not the targets are met.",
-			      argc - 1, argv + 1, opts, 5, NULL, 0, NULL);
+			      argc - 1, argv + 1, opts, 6, NULL, 0, NULL);
 	if (rc)
 		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
 	if (!db)
@@ -386,12 +389,21 @@ static int calib_validate(int argc, char **argv)
 	struct llmsim_calib_set set;
 	if (load_inputs(cmd, db, gpu_name, 1, profile, &gpu, &set))
 		return 1;
-	struct llmsim_validation v;
+	struct llmsim_validation v = {0};
 	const char *split = all ? NULL : "holdout";
+	if (cases && !(v.all_cases = malloc((set.n ? set.n : 1) * sizeof *v.all_cases))) {
+		llmsim_calib_set_release(&set);
+		llmsim_err_set(&err, LLMSIM_ENOMEM, "out of memory");
+		return fail(cmd, &err);
+	}
 	if (llmsim_calib_validate(&gpu, &set, split, &v, &err)) {
+		free(v.all_cases);
 		llmsim_calib_set_release(&set);
 		return fail(cmd, &err);
 	}
+	/* the worst cases, or with --cases every case */
+	const struct llmsim_worst_case *rows = cases ? v.all_cases : v.worst;
+	size_t nrows = cases ? v.ncases : (size_t)v.nworst;
 	if (json) {
 		struct llmsim_json j;
 		llmsim_json_init(&j, stdout);
@@ -412,14 +424,14 @@ static int calib_validate(int argc, char **argv)
 		llmsim_json_num(&j, "median_abs_pct_err", v.all.median_abs_pct);
 		llmsim_json_num(&j, "p90_abs_pct_err", v.all.p90_abs_pct);
 		llmsim_json_obj_end(&j);
-		llmsim_json_arr_begin(&j, "worst");
-		for (int i = 0; i < v.nworst; i++) {
+		llmsim_json_arr_begin(&j, cases ? "cases" : "worst");
+		for (size_t i = 0; i < nrows; i++) {
 			llmsim_json_obj_begin(&j, NULL);
-			llmsim_json_str(&j, "op_spec", v.worst[i].op_spec);
-			llmsim_json_str(&j, "class", v.worst[i].op_class);
-			llmsim_json_num(&j, "measured_s", v.worst[i].measured_s);
-			llmsim_json_num(&j, "predicted_s", v.worst[i].predicted_s);
-			llmsim_json_num(&j, "err_pct", v.worst[i].err_pct);
+			llmsim_json_str(&j, "op_spec", rows[i].op_spec);
+			llmsim_json_str(&j, "class", rows[i].op_class);
+			llmsim_json_num(&j, "measured_s", rows[i].measured_s);
+			llmsim_json_num(&j, "predicted_s", rows[i].predicted_s);
+			llmsim_json_num(&j, "err_pct", rows[i].err_pct);
 			llmsim_json_obj_end(&j);
 		}
 		llmsim_json_arr_end(&j);
@@ -440,7 +452,7 @@ static int calib_validate(int argc, char **argv)
 			print_classes(stdout, &v);
 		else
 			puts("no modelled cases in this split");
-		print_worst(stdout, &v);
+		print_worst(stdout, rows, nrows, cases ? "every case, largest |error| first" : "worst cases");
 		if (v.hbm_n) {
 			char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX];
 			pct(a, v.hbm_median_abs_pct, 0);
@@ -454,6 +466,7 @@ static int calib_validate(int argc, char **argv)
 			printf("\nnot predicted: %d cases not modelled, %d predictions failed\n",
 			       v.not_modelled, v.failed);
 	}
+	free(v.all_cases);
 	llmsim_calib_set_release(&set);
 	return 0;
 }

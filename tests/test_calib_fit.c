@@ -320,7 +320,7 @@ Test(calib_validate, hand_made_set)
 	add_direct(&set, "hbm", "holdout", 0.835e-3, 3.84e9, 4.8e9);
 	add_direct(&set, "other", "holdout", 1e-3, 0, NAN); /* not modelled */
 
-	struct llmsim_validation v;
+	struct llmsim_validation v = {0};
 	struct llmsim_err err = {0};
 	cr_assert_eq(llmsim_calib_validate(&g, &set, "holdout", &v, &err), 0, "%s", err.msg);
 	cr_assert_eq(v.nclasses, 2);
@@ -368,7 +368,7 @@ Test(calib_fit, profile_written_atomically_and_loads)
 	snprintf(set.driver, sizeof set.driver, "580.159.04");
 	set.sm_clock_hz = 1.98e9;
 	struct llmsim_fit_result r;
-	struct llmsim_validation ho;
+	struct llmsim_validation ho = {0};
 	struct llmsim_err err = {0};
 	cr_assert_eq(llmsim_calib_fit(&gpu, &set, NULL, &r, &err), 0, "%s", err.msg);
 	cr_assert_eq(llmsim_calib_validate(&gpu, &set, "holdout", &ho, &err), 0);
