@@ -11,7 +11,13 @@ random bf16 inputs, and writes the results in llmsim's calibration text form
 (`llmsim calib import --db DB --in FILE`): impl "torch_sdpa_flash" cases
 price as `impl=flash2`, "torch_sdpa_cudnn" as `impl=flash3`.
 
+It also times PyTorch's own element-wise kernels on the layouts a model
+step hands them: contiguous tensors (the vectorized path) and strided views
+(a slice of a fused projection, a broadcast over heads, a transposed copy
+into a KV cache: the non-vectorized path), as `ew ...` cases.
+
 Run:  python3 calib/torch/library_cases.py --out FILE.tsv [--quick]
+          [--sets attention,decode,fp8,ew] [--decode-grid small|large]
 """
 import argparse
 import datetime
@@ -66,11 +72,74 @@ def esc(v):
     return str(v).replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
 
 
+def elementwise_cases(dev, dt, add, reps, quick):
+    """PyTorch element-wise kernels on the layouts of a Llama step. Inputs
+    rotate over enough copies to exceed the L2 (60 MiB on an H200), so
+    every case streams from HBM as it does inside a real step."""
+    e = 2
+
+    def sets_for(nbytes):
+        return max(1, min(8, int(256e6 // max(nbytes, 1)) + 1))
+
+    def case(spec, impl, make, fn, nbytes):
+        n = sets_for(nbytes)
+        data = [make() for _ in range(n)]
+        it = [0]
+
+        def step():
+            i = it[0] = (it[0] + 1) % n
+            fn(*data[i])
+        try:
+            st = timed_graph(step, reps, inner=max(n, 10))
+        except Exception as ex:  # noqa: BLE001
+            print(f"{spec}: skipped ({str(ex)[:80]})")
+            return
+        add(spec, impl, 0.0, float(nbytes), st, reps)
+        del data
+
+    toks = [2048, 8192] if quick else [512, 2048, 8192, 32768]
+    for T in toks:
+        H = 4096
+        # contiguous: the vectorized path (residual add, mul, activation, copy)
+        case(f"ew kind=add tokens={T} hidden={H} dtype=bf16", "torch_ew_contig",
+             lambda: (torch.randn(T, H, device=dev, dtype=dt), torch.randn(T, H, device=dev, dtype=dt)),
+             lambda x, y: x + y, 3 * T * H * e)
+        case(f"ew kind=gelu tokens={T} hidden={H} dtype=bf16", "torch_ew_contig_silu",
+             lambda: (torch.randn(T, H, device=dev, dtype=dt),), lambda x: F.silu(x), 2 * T * H * e)
+        case(f"ew kind=copy tokens={T} hidden={H} dtype=bf16", "torch_ew_contig_copy",
+             lambda: (torch.randn(T, H, device=dev, dtype=dt), torch.empty(T, H, device=dev, dtype=dt)),
+             lambda x, y: y.copy_(x), 2 * T * H * e)
+    for T in ([2048] if quick else [512, 2048, 8192]):
+        for I in (3584, 14336):
+            # slices of a fused gate/up projection [T, 2I]: rows 2I apart
+            case(f"ew kind=gelu tokens={T} hidden={I} strided=1 dtype=bf16", "torch_ew_2d_silu_slice",
+                 lambda: (torch.randn(T, 2 * I, device=dev, dtype=dt),),
+                 lambda g: F.silu(g[:, :I]), 2 * T * I * e)
+            case(f"ew kind=mul tokens={T} hidden={I} strided=1 dtype=bf16", "torch_ew_2d_mul_slice",
+                 lambda: (torch.randn(T, I, device=dev, dtype=dt), torch.randn(T, 2 * I, device=dev, dtype=dt)),
+                 lambda a_, g: a_ * g[:, I:], 3 * T * I * e)
+        # rotary halves: [T, 40 heads, 64] views of a [T, 6144] projection,
+        # times a cos table broadcast over heads (4-d indexing, 3 operands)
+        case(f"ew kind=mul tokens={T} hidden=2560 strided=1 dtype=bf16", "torch_ew_4d_rope_half",
+             lambda: (torch.randn(1, T, 6144, device=dev, dtype=dt), torch.randn(T, 64, device=dev, dtype=dt)),
+             lambda q, c: q[..., :5120].view(1, T, 40, 128)[..., :64] * c.view(1, T, 1, 64), 2 * T * 2560 * e)
+        # a KV-cache write: k [b, s, 8, 128] (a view) into cache [b, 8, S, 128]
+        case(f"ew kind=copy tokens={T} hidden=1024 strided=1 dtype=bf16", "torch_ew_4d_kv_write",
+             lambda: (torch.randn(1, T, 6144, device=dev, dtype=dt),
+                      torch.empty(1, 8, T + 128, 128, device=dev, dtype=dt)),
+             lambda q, kc: kc[:, :, 64:64 + T].copy_(q[..., 5120:].view(1, T, 8, 128).transpose(1, 2)),
+             2 * T * 1024 * e)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--sets", default="attention,decode,fp8",
+                    help="comma-separated: attention, decode, fp8, ew")
+    ap.add_argument("--decode-grid", default="small", choices=("small", "large"))
     a = ap.parse_args()
+    sets = set(a.sets.split(","))
     dev = torch.device("cuda")
     dt = torch.bfloat16
     torch.manual_seed(0)
@@ -88,7 +157,9 @@ def main():
     def add(spec, impl, flops, byts, stats, reps):
         med, mn, p10, p90 = stats
         split = "holdout" if len(cases) % 4 == 3 else "fit"
-        cases.append((spec, "attention" if spec.startswith("attention") else "decode", impl, split,
+        cls = spec.split(" ", 1)[0]
+        cls = {"ew": "elementwise"}.get(cls, cls)
+        cases.append((spec, cls, impl, split,
                       float(flops), float(byts), reps, med, mn, p10, p90))
         print(f"{impl:18s} {spec}: {med*1e6:10.1f} us  {flops/med/1e12 if flops else 0:7.1f} TFLOP/s", flush=True)
 
@@ -96,7 +167,7 @@ def main():
                 ("torch_sdpa_cudnn", SDPBackend.CUDNN_ATTENTION, "flash3")]
     seqs = [1024, 4096] if a.quick else [512, 1024, 2048, 4096, 8192, 16384]
     reps = 10 if a.quick else 25
-    for impl, be, simimpl in backends:
+    for impl, be, simimpl in (backends if "attention" in sets else []):
         for d in (64, 128):
             for s in seqs:
                 for causal in (1, 0):
@@ -133,20 +204,31 @@ def main():
                         del q, k, v, do, o
     # decode: one query token per sequence against a KV cache
     lens = [1024, 8192] if a.quick else [512, 2048, 8192, 32768]
-    for impl, be, simimpl in backends[:1]:
-        for kv in lens:
-            for b in ([1, 32] if a.quick else [1, 4, 16, 64]):
-                h, hk, d = 32, 8, 128
+    batches = [1, 32] if a.quick else [1, 4, 16, 64]
+    heads = [(32, 8, 128)]
+    if a.decode_grid == "large":
+        lens, batches = [1024, 4096, 16384, 65536], [1, 2, 8, 32, 128]
+        heads = [(32, 8, 128), (64, 8, 128), (16, 1, 128), (32, 8, 64)]
+    grid = [(kv, b, hh) for hh in heads for kv in lens for b in batches]
+    for impl, be, simimpl in (backends[:1] if "decode" in sets else []):
+        for kv, b, (h, hk, d) in grid:
                 if b * kv * hk * d * 2 * 2 > 8e9:
                     continue
-                q = torch.randn(b, h, 1, d, device=dev, dtype=dt)
-                k = torch.randn(b, hk, kv, d, device=dev, dtype=dt)
-                v = torch.randn(b, hk, kv, d, device=dev, dtype=dt)
+                # small caches rotate over copies beyond the L2, as a real
+                # step finds them (in HBM, evicted by the weights)
+                nset = max(1, min(8, int(256e6 // (b * kv * hk * d * 2 * 2)) + 1)) \
+                    if a.decode_grid == "large" else 1
+                qkv = [(torch.randn(b, h, 1, d, device=dev, dtype=dt),
+                        torch.randn(b, hk, kv, d, device=dev, dtype=dt),
+                        torch.randn(b, hk, kv, d, device=dev, dtype=dt)) for _ in range(nset)]
+                it = [0]
                 try:
                     with sdpa_kernel([be]):
                         def dec():
+                            i = it[0] = (it[0] + 1) % nset
+                            q, k, v = qkv[i]
                             F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
-                        st = timed_graph(dec, reps)
+                        st = timed_graph(dec, reps, inner=max(10, nset))
                 except Exception as e:
                     print(f"decode b={b} kv={kv}: skipped ({str(e)[:80]})")
                     continue
@@ -156,7 +238,7 @@ def main():
                 spec = (f"decode impl=flashdecoding batch={b} heads={h} kv_heads={hk} kv_len={kv} "
                         f"head_dim={d} dtype=bf16")
                 add(spec, impl, 4.0 * b * h * kv * d, 2.0 * b * hk * kv * d * 2, st, reps)
-                del q, k, v
+                del qkv
 
     # fp8 GEMMs: C(bf16) = A(M x K, e4m3, row-major) * B(K x N, e4m3, column-major)
     shapes = [(4096, 4096, 4096), (8192, 8192, 8192)] if a.quick else [
@@ -165,7 +247,7 @@ def main():
         (16, 4096, 14336), (512, 4096, 14336), (4096, 4096, 14336), (64, 8192, 28672 // 8),
         (4096, 8192, 28672 // 8), (2048, 28672 // 8 * 2, 8192), (32, 128256, 8192), (4096, 128256, 8192)]
     one = torch.ones((), device=dev, dtype=torch.float32)
-    for m, n, k in shapes:
+    for m, n, k in (shapes if "fp8" in sets else []):
         try:
             sets = max(1, int(200e6 // (m * k + n * k)) + 1)
             sets = min(sets, 8)
@@ -190,6 +272,9 @@ def main():
                       float(m * k + n * k + 2 * m * n), reps, med, mn, p10, p90))
         print(f"torch_scaled_mm    {spec}: {med*1e6:10.1f} us  {2.0*m*n*k/med/1e12:7.1f} TFLOP/s  err {err:.2e}", flush=True)
         del A, B
+
+    if "ew" in sets:
+        elementwise_cases(dev, dt, add, reps, a.quick)
 
     drv = subprocess.run(["nvidia-smi", "--query-gpu=driver_version,clocks.max.sm", "--format=csv,noheader,nounits"],
                          capture_output=True, text=True).stdout.strip().split(", ")
