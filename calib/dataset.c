@@ -74,6 +74,7 @@ int llmsim_calib_set_add(struct llmsim_calib_set *set, int64_t case_id, const st
 	pt->measured_s = c->time_median_s;
 	pt->bytes_declared = c->bytes_declared;
 	pt->dram_bytes = dram_bytes;
+	pt->loop_s = c->reps > 0 && c->time_median_s > 0 ? 0.5 * c->reps * c->time_median_s : 0;
 	pt->how = LLMSIM_CALIB_NOT_MODELLED;
 	set->n++;
 
@@ -216,7 +217,14 @@ int llmsim_calib_predict(const struct llmsim_gpu *gpu, const struct llmsim_calib
 	memset(&p, 0, sizeof p);
 	switch (pt->how) {
 	case LLMSIM_CALIB_SIM: {
-		int rc = llmsim_predict(gpu, &pt->op, &p, err);
+		/* Repetitions back to back are a sustained load once they fill
+		 * the power controller's window (sim/predict.c). */
+		struct llmsim_op op = pt->op;
+		if (gpu->power_window_s > 0 && pt->loop_s > 0)
+			op.load_duty = pt->loop_s < gpu->power_window_s
+					       ? pt->loop_s / gpu->power_window_s
+					       : 1;
+		int rc = llmsim_predict(gpu, &op, &p, err);
 		if (rc)
 			return rc;
 		break;

@@ -49,6 +49,8 @@ static const struct llmsim_yfield compute_fields[] = {
 	    LLMSIM_YR_POSITIVE),
 	FLD("power_capped_clock_hz", LLMSIM_YF_DOUBLE, power_capped_clock_hz, LLMSIM_YF_OPTIONAL,
 	    LLMSIM_YR_POSITIVE),
+	FLD("power_window_s", LLMSIM_YF_DOUBLE, power_window_s, LLMSIM_YF_OPTIONAL,
+	    LLMSIM_YR_POSITIVE),
 };
 
 static const struct llmsim_yfield sm_fields[] = {

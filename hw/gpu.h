@@ -117,6 +117,9 @@ struct llmsim_gpu {
 	 * seconds) settles at under the board's power cap, below the clock of
 	 * one kernel's burst (sustained_clock_hz); 0: no lower than that */
 	double power_capped_clock_hz;
+	/* how long the power controller averages over: a load from idle has
+	 * slowed fully once it has run this long (0: unknown) */
+	double power_window_s;
 };
 
 /* Load a GPU by short name, alias (case-insensitive) or path to a YAML

@@ -25,6 +25,38 @@ static int check_gpu(const struct llmsim_gpu *gpu, struct llmsim_err *err)
 	return 0;
 }
 
+/* The SM clock an op runs at inside a sustained load, or 0 when the power
+ * limit leaves it at its burst clock. Dynamic power is C V^2 f and, on
+ * the DVFS curve, V grows about in proportion to f, so a load's power is
+ * ~ rho * duty * f^3, with rho the share of the tensor pipes' peak it
+ * keeps busy and duty the share of the controller's window the GPU is
+ * busy with it. The hardware file's power_capped_clock_hz is the clock at
+ * which rho = duty = 1 meets the limit; any other load meets it at
+ *   f = power_capped_clock_hz * (rho * duty)^(-1/3)
+ * and is not slowed when that is above its burst clock. Measured on the
+ * H200 (calib/data/power/): a bf16 GEMM at 95% of peak settles 17% slower
+ * than its burst after ~50 ms; at 78% duty 7% slower (this law: 7.4%); at
+ * 60% duty not at all (the law: above the burst clock); FlashAttention's
+ * forward (rho ~0.4) 3.6% (the law: none); HBM streams never. CUDA-core
+ * work (rho = 0 here) is never slowed: its power per clock is far lower. */
+static double loaded_clock(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
+			   const struct llmsim_pred *lone)
+{
+	if ((unsigned)op->dtype >= LLMSIM_DT_COUNT || !(gpu->tensor_flops_per_s[op->dtype] > 0))
+		return 0;
+	double peak = gpu->tensor_flops_per_s[op->dtype];
+	if (gpu->tensor_clock_hz > 0 && gpu->sustained_clock_hz < gpu->tensor_clock_hz)
+		peak *= gpu->sustained_clock_hz / gpu->tensor_clock_hz;
+	if (!(lone->time_s > 0) || !(lone->flops > 0))
+		return 0;
+	double rho = lone->flops / (lone->time_s * peak);
+	double x = (rho < 1 ? rho : 1) * (op->load_duty < 1 ? op->load_duty : 1);
+	if (!(x > 0))
+		return 0;
+	double f_hz = gpu->power_capped_clock_hz / cbrt(x);
+	return f_hz < gpu->sustained_clock_hz ? f_hz : 0;
+}
+
 int llmsim_predict(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
 		   struct llmsim_pred *out, struct llmsim_err *err)
 {
@@ -34,16 +66,23 @@ int llmsim_predict(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
 		return llmsim_err_set(err, LLMSIM_EINVAL, "predict: NULL argument");
 	if ((rc = check_gpu(gpu, err)))
 		return rc;
-	/* Inside a long, continuous load the board sits at its power cap: the
-	 * clock every tensor rate and tensor-kernel CUDA-core rate scales with
-	 * is the power-capped one (H200: 1.53 GHz at 690 W against 1.67 GHz
-	 * for a lone kernel, calib/data/power/). One copy of the GPU with that
-	 * clock, so every cost description sees it alike. */
+	/* Inside a sustained load the board's power limit sets the clock
+	 * (see loaded_clock): one copy of the GPU with that clock, so every
+	 * cost description sees it alike. */
 	struct llmsim_gpu capped;
-	if (op->power_capped && gpu->power_capped_clock_hz > 0 &&
+	if (op->load_duty > 0 && gpu->power_capped_clock_hz > 0 &&
 	    gpu->power_capped_clock_hz < gpu->sustained_clock_hz) {
+		struct llmsim_op lone = *op;
+		lone.load_duty = 0;
+		if ((rc = llmsim_predict(gpu, &lone, &p, err)))
+			return rc;
+		double f_hz = loaded_clock(gpu, op, &p);
+		if (!(f_hz > 0)) {
+			*out = p;
+			return 0;
+		}
 		capped = *gpu;
-		capped.sustained_clock_hz = gpu->power_capped_clock_hz;
+		capped.sustained_clock_hz = f_hz;
 		gpu = &capped;
 	}
 	memset(&p, 0, sizeof p);

@@ -117,10 +117,12 @@ struct llmsim_op {
 			enum llmsim_coll_algo algo;
 		} coll;
 	} u;
-	int power_capped;             /* runs inside a long, continuous load (a
-				       * training step): price tensor work at the
-				       * GPU's power_capped_clock_hz instead of the
-				       * burst clock a lone kernel holds */
+	double load_duty;             /* 0: a lone kernel (the burst clock,
+				       * sustained_clock_hz); in (0, 1]: the op runs
+				       * inside a load that has kept the GPU busy
+				       * this fraction of the power controller's
+				       * window (a training step: 1): its clock
+				       * follows the power limit (sim/predict.c) */
 };
 
 struct llmsim_pred {

@@ -368,26 +368,38 @@ Test(sim_gemm, pruned_search_matches_pricing_every_tile)
 	cr_expect(compared > 6000, "only %d shapes compared", compared);
 }
 
-/* Inside a long load (op.power_capped) tensor work runs at the power-capped
- * clock: a large, tensor-bound bf16 GEMM's math slows by sustained/capped
- * (1.67/1.53 GHz here), so its time grows by about that ratio and never by
- * more; an op of a lone kernel (power_capped 0) is priced as before. */
-Test(sim_gemm, power_capped_clock_slows_tensor_work)
+/* Inside a sustained load (op.load_duty) tensor work runs at the clock the
+ * power limit allows: power ~ rho * duty * f^3 (sim/predict.c), so with the
+ * capped clock f_c stated for rho = duty = 1, an op keeping the tensor pipes
+ * rho busy runs at f = f_c / cbrt(rho * duty), never above its burst clock.
+ * rho is the lone prediction's FLOP rate over the tensor peak scaled to
+ * the sustained clock (989e12 * 1.67 / 1.83 for bf16 here). Hand check: a
+ * large bf16 GEMM at rho 0.95 (0.6-1 with this test GPU) at duty 1 runs at 1.41 / cbrt(0.95) =
+ * 1.434 GHz, 1.67 / 1.434 = 1.165x slower in its math; at duty 0.25 the law
+ * gives 1.41 / cbrt(0.2375) = 2.27 GHz, above the burst clock: no slowdown.
+ * A lone kernel (load_duty 0) is priced as before. */
+Test(sim_gemm, power_limit_slows_sustained_tensor_work)
 {
 	struct llmsim_gpu g;
 	test_gpu_h200(&g);
 	g.tensor_clock_hz = 1.83e9;
 	g.sustained_clock_hz = 1.67e9;
-	g.power_capped_clock_hz = 1.53e9;
+	g.power_capped_clock_hz = 1.41e9;
 	struct llmsim_op op = {.kind = LLMSIM_OP_GEMM, .dtype = LLMSIM_DT_BF16};
 	op.u.gemm.m = op.u.gemm.n = op.u.gemm.k = 8192;
-	struct llmsim_pred lone, capped;
+	struct llmsim_pred lone, loaded, light;
 	cr_assert_eq(llmsim_predict(&g, &op, &lone, NULL), 0);
-	op.power_capped = 1;
-	cr_assert_eq(llmsim_predict(&g, &op, &capped, NULL), 0);
+	op.load_duty = 1;
+	cr_assert_eq(llmsim_predict(&g, &op, &loaded, NULL), 0);
+	op.load_duty = 0.25;
+	cr_assert_eq(llmsim_predict(&g, &op, &light, NULL), 0);
 	cr_expect_eq(lone.bound, LLMSIM_BOUND_TENSOR);
-	double ratio = 1.67 / 1.53;
-	expect_close(capped.compute_s / lone.compute_s, ratio, 1e-9);
-	cr_expect_gt(capped.time_s, lone.time_s);
-	cr_expect_leq(capped.time_s, lone.time_s * ratio * (1 + 1e-12));
+	double peak = g.tensor_flops_per_s[LLMSIM_DT_BF16] * 1.67 / 1.83;
+	double rho = lone.flops / (lone.time_s * peak);
+	cr_expect(rho > 0.6 && rho <= 1, "rho %g", rho); /* the test GPU's efficiencies */
+	double f = 1.41e9 / cbrt(rho);
+	expect_close(loaded.compute_s / lone.compute_s, 1.67e9 / f, 1e-9);
+	cr_expect_gt(loaded.time_s, lone.time_s);
+	cr_expect_leq(loaded.time_s, lone.time_s * 1.67e9 / f * (1 + 1e-12));
+	expect_close(light.time_s, lone.time_s, 1e-12);
 }

@@ -58,6 +58,8 @@ struct ctx {
 	const struct llmsim_gpu *gpu, *target;
 	struct llmsim_trace_cmp *out;
 	int *op_of, *phase_of;    /* per range index: innermost op / phase range, -1 */
+	double *load_of;          /* per phase range index: the op's load_duty */
+	double load;              /* load_duty of the ops being priced */
 	int phases_only;
 	int (*fn)(const struct llmsim_trace_instance *in, void *ctx);
 	void *fnctx;
@@ -212,6 +214,7 @@ static int price(struct ctx *c, const char *spec, struct llmsim_op *op,
 		 struct llmsim_pred *p, double *dst_s, struct llmsim_err *e)
 {
 	int rc = llmsim_op_parse(spec, op, e);
+	op->load_duty = c->load;
 	if (!rc)
 		rc = llmsim_predict(c->gpu, op, p, e);
 	if (rc)
@@ -251,6 +254,7 @@ static int do_group(struct ctx *c, const struct llmsim_model *m, const char *op,
 	const struct llmsim_trace *t = c->t;
 	struct llmsim_trace_phase ph;
 	llmsim_trace_phase_parse(t->ranges[ph_ri].name, &ph);
+	c->load = c->load_of ? c->load_of[ph_ri] : 0;
 	struct llmsim_trace_vars v = {
 		.T = ph.batch * ph.new_tokens, .B = ph.batch, .S = ph.new_tokens, .CTX = ph.context,
 		.H = m->hidden, .NH = m->heads, .NKV = m->kv_heads, .HD = m->head_dim,
@@ -445,6 +449,31 @@ static int copies(struct ctx *c)
 	return 0;
 }
 
+/* The load each phase instance's ops run in, for the power limit
+ * (sim/predict.c): the share of its GPU span its kernels keep the GPU busy,
+ * times how much of the power controller's window the repeated phase has
+ * filled by its middle instance (instances of one phase run back to back:
+ * half their summed spans, over the window). */
+static void phase_loads(struct ctx *c, const uint64_t *first, const uint64_t *last,
+			const double *busy)
+{
+	const struct llmsim_trace *t = c->t;
+	double window = c->gpu->power_window_s;
+	for (size_t i = 0; i < t->nranges; i++) {
+		if (c->phase_of[i] != (int)i || !(last[i] > first[i]))
+			continue;
+		double span = (double)(last[i] - first[i]) * 1e-9, total = 0;
+		for (size_t j = 0; j < t->nranges; j++)
+			if (c->phase_of[j] == (int)j && last[j] > first[j] &&
+			    !strcmp(t->ranges[j].name, t->ranges[i].name))
+				total += (double)(last[j] - first[j]) * 1e-9;
+		double duty = busy[i] / span, fill = 1;
+		if (window > 0 && 0.5 * total < window)
+			fill = 0.5 * total / window;
+		c->load_of[i] = (duty < 1 ? duty : 1) * fill;
+	}
+}
+
 static int run(const struct llmsim_trace *t, const struct llmsim_gpu *gpu,
 	       const struct llmsim_model *m, const struct llmsim_gpu *target, unsigned flags,
 	       int (*fn)(const struct llmsim_trace_instance *in, void *ctx), void *fnctx,
@@ -472,8 +501,11 @@ static int run(const struct llmsim_trace *t, const struct llmsim_gpu *gpu,
 	int *idx = malloc((t->nkernels ? t->nkernels : 1) * sizeof *idx);
 	char *has_ops = calloc(nr, 1);
 	uint64_t *first = calloc(nr, sizeof *first), *last = calloc(nr, sizeof *last);
+	double *busy = calloc(nr, sizeof *busy);
+	c.load_of = calloc(nr, sizeof *c.load_of);
 	int rc = 0;
-	if (!c.op_of || !c.phase_of || !pairs || !ppairs || !idx || !has_ops || !first || !last) {
+	if (!c.op_of || !c.phase_of || !pairs || !ppairs || !idx || !has_ops || !first || !last ||
+	    !busy || !c.load_of) {
 		rc = llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
 		goto done;
 	}
@@ -516,6 +548,7 @@ static int run(const struct llmsim_trace *t, const struct llmsim_gpu *gpu,
 				first[ph] = k->start_ns;
 			if (k->end_ns > last[ph])
 				last[ph] = k->end_ns;
+			busy[ph] += (double)(k->end_ns - k->start_ns) * 1e-9;
 		}
 		if (m && op >= 0 && c.phase_of[op] >= 0)
 			pairs[np++] = (struct pair){op, (int)i};
@@ -532,6 +565,7 @@ static int run(const struct llmsim_trace *t, const struct llmsim_gpu *gpu,
 		llmsim_err_set(err, rc, "out of memory");
 		goto done;
 	}
+	phase_loads(&c, first, last, busy);
 	qsort(pairs, np, sizeof *pairs, cmp_pair);
 	for (size_t i = 0; i < np && !rc;) {
 		size_t j = i;
@@ -582,6 +616,8 @@ done:
 	free(has_ops);
 	free(first);
 	free(last);
+	free(busy);
+	free(c.load_of);
 	if (rc)
 		llmsim_trace_cmp_release(out);
 	return rc;

@@ -92,7 +92,7 @@ int train_price(struct llmsim_train_ctx *ctx, const struct llmsim_op *op, struct
 	/* A training step keeps the tensor cores busy for seconds: every op
 	 * runs at the board's power-capped clock (sim/predict.c). */
 	struct llmsim_op capped = *op;
-	capped.power_capped = 1;
+	capped.load_duty = 1;
 	struct llmsim_pred pr;
 	int rc = llmsim_predict(&ctx->gpu, &capped, &pr, err);
 	if (rc)
