@@ -297,21 +297,21 @@ def main():
                   (2048, 6144, 4096), (16, 4096, 14336), (512, 4096, 14336), (64, 8192, 28672 // 8)]
     for m, n, k in (shapes if "fp8" in sets or "fp8small" in sets else []):
         try:
-            sets = max(1, int(200e6 // (m * k + n * k)) + 1)
-            sets = min(sets, 8)
-            A = [(torch.randn(m, k, device=dev) * 0.5).to(torch.float8_e4m3fn) for _ in range(sets)]
-            B = [(torch.randn(n, k, device=dev) * 0.5).to(torch.float8_e4m3fn).t() for _ in range(sets)]
+            nsets = max(1, int(200e6 // (m * k + n * k)) + 1)
+            nsets = min(nsets, 8)
+            A = [(torch.randn(m, k, device=dev) * 0.5).to(torch.float8_e4m3fn) for _ in range(nsets)]
+            B = [(torch.randn(n, k, device=dev) * 0.5).to(torch.float8_e4m3fn).t() for _ in range(nsets)]
             ref = (A[0].float() @ B[0].float())
             out = torch._scaled_mm(A[0], B[0], scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
             err = ((out.float() - ref).norm() / ref.norm()).item()
             it = [0]
 
             def mm():
-                i = it[0] = (it[0] + 1) % sets
+                i = it[0] = (it[0] + 1) % nsets
                 torch._scaled_mm(A[i], B[i], scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
             # eager events only where the kernel outlasts PyTorch's host
             # time per call by far (2048^3 = 2^33 once timed the host)
-            st = timed(mm, reps) if m * n * k > 2**34 else timed_graph(mm, reps, inner=max(sets, 10))
+            st = timed(mm, reps) if m * n * k > 2**34 else timed_graph(mm, reps, inner=max(nsets, 10))
         except Exception as e:
             print(f"fp8 gemm {m}x{n}x{k}: skipped ({str(e)[:80]})")
             continue
