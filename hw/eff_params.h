@@ -16,7 +16,7 @@ LLMSIM_EFF(HBM, "hbm_fraction", 0.90,
 LLMSIM_EFF(L2, "l2_fraction", 0.80, "fraction of L2 peak bandwidth sustained")
 LLMSIM_EFF(SMEM, "smem_fraction", 0.85, "fraction of shared-memory peak bandwidth sustained")
 LLMSIM_EFF(ATTN_TENSOR, "attention_tensor_fraction", 0.60,
-	   "fraction of the tensor peak (at the sustained clock) a FlashAttention-2 forward's MMAs sustain")
+	   "fraction of the tensor peak (at the sustained clock) a FlashAttention-2 forward's MMAs sustain (its FP32 softmax work adds to them; its exps overlap them)")
 LLMSIM_EFF(ATTN3_TENSOR, "attention3_tensor_fraction", 0.75,
 	   "fraction of the tensor peak (at the sustained clock) a FlashAttention-3 forward's MMAs sustain")
 LLMSIM_EFF(KERNEL_OVERHEAD, "kernel_overhead_s", 3e-6,
@@ -32,7 +32,7 @@ LLMSIM_EFF(SFU_OPS, "sfu_ops_per_clock_per_sm", 16,
 LLMSIM_EFF(ATTN_BWD, "attention_bwd_relative", 0.70,
 	   "tensor efficiency of a FlashAttention-2 backward relative to its forward")
 LLMSIM_EFF(ATTN3_BWD, "attention3_bwd_relative", 0.85,
-	   "tensor efficiency of a FlashAttention-3 (warp-specialized) backward relative to its forward")
+	   "tensor efficiency of a FlashAttention-3 (warp-specialized) backward relative to its forward (the backward's softmax runs in series with its GEMMs, the forward's overlaps them)")
 LLMSIM_EFF(INFLIGHT, "bytes_in_flight_per_thread", 64,
 	   "outstanding load bytes per thread of a streaming kernel (4 x 16-byte loads): Little's law")
 LLMSIM_EFF(COLL_LL_BW, "collective_ll_bw_fraction", 0.35,

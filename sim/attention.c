@@ -224,6 +224,31 @@ static void fa1(const struct llmsim_gpu *gpu, const struct attn *x, int bwd, str
 
 /* ---- FlashAttention-2 and -3 ---- */
 
+/* The work of the busiest SM over what kernel.c gives it (the average
+ * work per block times its rounds of blocks), when the blocks of a
+ * causal grid differ in length: `longest` tiles for the last q tile (or
+ * the first K/V tile of a backward), `tiles` in all.
+ *  - A grid of at most one block per SM takes as long as its longest
+ *    block: the last q tile sees every K/V tile, the average about half.
+ *  - A larger grid is handed out in grid order as SMs free up (FA2 has
+ *    no tile scheduler): the SMs run out of blocks at different times,
+ *    spread over about one block, and the kernel ends with the last:
+ *    the average work per SM plus half the longest block (greedy list
+ *    scheduling; Graham's bound is the average plus the longest).
+ *    A persistent kernel that hands out the longest tiles first (FA3's
+ *    causal tile scheduler) leaves no such tail: lpt = 1. */
+static double critical_path(const struct llmsim_gpu *gpu, const struct attn *x, double longest,
+			    int64_t blocks, double tiles, int lpt)
+{
+	double sms = gpu->sms, n = (double)blocks;
+	if (!x->causal || tiles <= 0 || n <= 0)
+		return 1;
+	double rounds = sim_ceil(n / sms), avg = tiles / sms;
+	double priced = tiles / n * rounds; /* kernel.c: the busiest SM's blocks, average ones */
+	double busiest = n <= sms ? longest : lpt ? sim_max(longest, avg) : avg + longest / 2;
+	return sim_max(1, busiest / priced);
+}
+
 static void flash_fwd(const struct llmsim_gpu *gpu, const struct attn *x, int v3,
 		      struct sim_acc *a, int main)
 {
@@ -263,6 +288,16 @@ static void flash_fwd(const struct llmsim_gpu *gpu, const struct attn *x, int v3
 	 * accumulators after every K/V tile: Dv / Bc multiplies per score */
 	k.vec_flops = scores * (4 + Dv / bc);
 	k.sfu_ops = scores;
+	/* FA2: with two blocks of 4 warps per SM, two warps per scheduler,
+	 * one warp's exps run in the MUFU pipe while the other issues its
+	 * MMAs; a grid of at most one block per SM has one warp per
+	 * scheduler and runs them in turn */
+	k.sfu_overlap = !v3 && sim_min(bps, sim_ceil(k.blocks / (double)gpu->sms)) >= 2;
+	/* causal blocks differ in length: the busiest SM's work */
+	double busiest = critical_path(gpu, x, sim_ceil(x->L / bc), k.blocks, pairs * BH, v3);
+	k.mm_flops *= busiest;
+	k.vec_flops *= busiest;
+	k.sfu_ops *= busiest;
 	/* FA3 peels the tiles the causal diagonal cuts out of its pipelined
 	 * mainloop: there softmax and MMAs run one after the other (H200
 	 * cuDNN causal forward at 512 tokens, 40% of its tiles cut: 25%
@@ -289,11 +324,32 @@ static void flash_fwd(const struct llmsim_gpu *gpu, const struct attn *x, int v3
 	 * producer loading the next tile's Q under the current mainloop and
 	 * its epilogue overlapped with the next tile (FA3 paper, sec. 3) */
 	k.block_edge_bytes = v3 ? 0 : br * (D + Dv) * e;
+	/* ... but its first tiles' Q and its last tiles' O are exposed once
+	 * per kernel: a DRAM round trip more than the fill and those bytes
+	 * of the blocks in flight at the HBM bandwidth */
+	if (v3)
+		k.fill_s += gpu->hbm_latency_s +
+			    sim_min((double)k.blocks, (double)gpu->sms * bps) * br * (D + Dv) * e /
+				    (gpu->hbm_bytes_per_s * gpu->eff[LLMSIM_EFF_HBM]);
 	if (main || !a->p->tile_m) {
 		a->p->tile_m = br;
 		a->p->tile_n = bc;
 	}
 	sim_acc_kern(a, gpu, &k, main);
+}
+
+/* A framework's copy of a permuted view into a contiguous tensor: the
+ * non-vectorized strided element-wise path (elementwise.c prices it the
+ * same way): scalar loads, so the same loads in flight carry e bytes
+ * instead of 16, and per element offset arithmetic in int32 */
+static void strided_copy(const struct llmsim_gpu *gpu, double n, double e, struct sim_acc *a)
+{
+	struct kern k;
+	sim_stream_kern(gpu, &k, n, e, n * e, n * e, 0);
+	k.blocks = (int64_t)sim_max(1, sim_ceil(n / (k.threads * 4.0)));
+	k.inflight_bytes_per_block *= e / 16;
+	k.vec_flops = 2 * n * gpu->eff[LLMSIM_EFF_STRIDED_INDEX_OPS];
+	sim_acc_kern(a, gpu, &k, 0);
 }
 
 static void flash_bwd(const struct llmsim_gpu *gpu, const struct attn *x, int v3,
@@ -302,6 +358,12 @@ static void flash_bwd(const struct llmsim_gpu *gpu, const struct attn *x, int v3
 	double D = x->D, Dv = x->Dv, e = x->e, BH = x->B * x->H, grp = x->H / x->G;
 	int br = D <= 64 ? 128 : 64, bc = D <= 128 ? 128 : 64, tensor;
 	struct kern k;
+
+	/* 0: PyTorch's SDPA hands FA2 dO as the (B, S, H, D) view of a
+	 * (B, H, S, D) tensor and makes it contiguous first
+	 * (_flash_attention_backward: grad_out.contiguous()): a strided copy */
+	if (!v3)
+		strided_copy(gpu, BH * x->S * Dv, e, a);
 
 	/* 1: Dvec = rowsum(dO * O) (fp32), and dQ accumulator zeroed */
 	sim_stream_kern(gpu, &k, BH * x->S * Dv, e, 2 * BH * x->S * Dv * e,
@@ -330,9 +392,21 @@ static void flash_bwd(const struct llmsim_gpu *gpu, const struct attn *x, int v3
 	 * forward is its own parameter */
 	k.mm_eff = v3 ? gpu->eff[LLMSIM_EFF_ATTN3_TENSOR] * gpu->eff[LLMSIM_EFF_ATTN3_BWD] :
 		   gpu->eff[LLMSIM_EFF_ATTN_TENSOR] * gpu->eff[LLMSIM_EFF_ATTN_BWD];
-	k.overlap_math = v3;
 	k.vec_flops = scores * 6;
 	k.sfu_ops = scores;
+	/* both run 8 MMA warps per SM (FA2: one block of 8; FA3: two
+	 * consumer warpgroups), two per scheduler: the exps overlap the
+	 * other warp's MMAs. Neither backward overlaps its softmax with its
+	 * own GEMMs (no ping-pong: S, P, dP, dS, then dV, dK, dQ in turn per
+	 * tile), so the FP32 work adds to the matrix time (H200, cuDNN:
+	 * the 64 -> 128 head-dim step costs one matrix time more and the
+	 * same softmax time, 0.97 ps vs 0.47 ps per score, per long case) */
+	k.sfu_overlap = 1;
+	/* causal: the first K/V tile's block sees every q tile */
+	double busiest = critical_path(gpu, x, sim_ceil(x->S / br), k.blocks, pairs * BH, v3);
+	k.mm_flops *= busiest;
+	k.vec_flops *= busiest;
+	k.sfu_ops *= busiest;
 	/* K, V read once per query head (shared by the group through L2);
 	 * Q, dO, LSE, Dvec re-read per K/V tile; dK, dV written per query
 	 * head; dQ accumulated with fp32 atomics in L2 */
@@ -350,11 +424,12 @@ static void flash_bwd(const struct llmsim_gpu *gpu, const struct attn *x, int v3
 	k.smem_bytes = BH * pairs * (br * row * 2 * 4 + br * bc * e * 4);
 	k.inflight_bytes_per_block = 2 * br * row;
 	k.fill_s = gpu->hbm_latency_s;
-	/* each block loads its K, V tiles before its loop and stores dK, dV
-	 * after it (H200: at a fixed 16K tokens x 32 heads, FA2's backward
-	 * takes 0.43-0.91 ms beyond its work's share; these per-round edges
-	 * of its one block per SM explain about half of it) */
-	k.block_edge_bytes = 2 * bc * (D + Dv) * e;
+	/* each block loads its K, V tiles and its first Q, dO tiles (with
+	 * their LSE and Dvec rows) before its loop and stores dK, dV after
+	 * it (H200: at a fixed 16K tokens x 32 heads, FA2's backward takes
+	 * 0.43-0.91 ms beyond its work's share; these per-round edges of its
+	 * one block per SM, and the dO copy, explain most of it) */
+	k.block_edge_bytes = 2 * bc * (D + Dv) * e + br * row;
 	if (main || !a->p->tile_m) {
 		a->p->tile_m = br;
 		a->p->tile_n = bc;

@@ -89,6 +89,11 @@ static void dec_kern(const struct llmsim_gpu *gpu, const struct dec *x, const st
 	double scores = x->B * x->G * s->groups * s->mma_rows * x->L;
 	k->vec_flops = 4 * scores;
 	k->sfu_ops = scores;
+	/* mm_eff is the MMA-only fraction of FA2's prefill kernel
+	 * (attention.c), whose exps run in the MUFU pipe beside the MMAs
+	 * of the other warps; FA2's split-KV decode kernel is the same
+	 * code with a short query tile */
+	k->sfu_overlap = 1;
 	/* each row group streams the cache: once from HBM, again from L2 */
 	k->hbm_read_bytes = kv_bytes + x->B * x->H * x->Q * x->Dqk * x->e;
 	k->l2_bytes = (s->groups - 1) * kv_bytes;

@@ -192,13 +192,22 @@ void sim_kern_time(const struct llmsim_gpu *gpu, const struct kern *k, struct kt
 	 * counts a fused multiply-add as two */
 	double vrate = sim_vec_rate(gpu) / 2 * gpu->eff[LLMSIM_EFF_GEMM_VECTOR] * clk;
 	double srate = sim_sfu_rate(gpu) * clk;
+	double sfu_s = 0;
 	if (k->vec_flops > 0 && vrate > 0)
 		t->vec_s += k->vec_flops / vrate / t->tail;
 	if (k->sfu_ops > 0 && srate > 0)
-		t->vec_s += k->sfu_ops / srate / t->tail;
-	t->compute_s = k->overlap_math ? dmax(t->mm_s, t->vec_s) +
-					 k->serial_frac * sim_min(t->mm_s, t->vec_s) :
-					 t->mm_s + t->vec_s;
+		sfu_s = k->sfu_ops / srate / t->tail;
+	if (k->sfu_overlap && !k->overlap_math) {
+		/* the MUFU pipe works beside the tensor and FP32 pipes: its
+		 * exps cost time only beyond the work issued around them */
+		t->compute_s = dmax(t->mm_s + t->vec_s, sfu_s);
+		t->vec_s = dmax(t->vec_s, sfu_s);
+	} else {
+		t->vec_s += sfu_s;
+		t->compute_s = k->overlap_math ? dmax(t->mm_s, t->vec_s) +
+						 k->serial_frac * sim_min(t->mm_s, t->vec_s) :
+						 t->mm_s + t->vec_s;
+	}
 
 	/* memory */
 	double hbm = k->hbm_read_bytes + k->hbm_write_bytes;
@@ -222,16 +231,20 @@ void sim_kern_time(const struct llmsim_gpu *gpu, const struct kern *k, struct kt
 					     gpu->eff[LLMSIM_EFF_SMEM]) / t->tail;
 
 	t->overhead_s = gpu->eff[LLMSIM_EFF_KERNEL_OVERHEAD] + k->fill_s;
-	if (k->block_edge_bytes > 0 && bps == 1) {
-		/* with one resident block per SM, every round of blocks starts
-		 * with a DRAM round trip and its edge loads and ends with its
-		 * edge stores, with no other block on the SM to overlap them
-		 * (two or more resident blocks cover each other's edges: H200
-		 * FA2 forward, 2 per SM, shows no per-block cost) */
+	if (k->block_edge_bytes > 0) {
+		/* with one resident block per SM (the limit, or a grid of at
+		 * most one block per SM), every round of blocks starts with a
+		 * DRAM round trip and its edge loads and ends with its edge
+		 * stores, with no other block on the SM to overlap them. Two
+		 * or more resident blocks cover each other's edges (H200 FA2
+		 * forward, 2 per SM, shows no per-block cost) but for the
+		 * first loads and the last stores of the kernel, which all
+		 * blocks wait for at once. */
 		double resident_blocks = sim_min((double)blocks, sms * bps);
 		double bw = gpu->hbm_bytes_per_s * hbm_eff;
-		t->overhead_s += sim_ceil(t->waves) *
-				 (2 * gpu->hbm_latency_s + resident_blocks * k->block_edge_bytes / bw);
+		double exposed = resident <= 1 ? sim_ceil(t->waves) : 1;
+		t->overhead_s += exposed * (2 * gpu->hbm_latency_s +
+					    resident_blocks * k->block_edge_bytes / bw);
 	}
 
 	double best = t->compute_s;

@@ -26,6 +26,11 @@ struct kern {
 	int overlap_math;         /* 1: matrix and vector work overlap (FA3) */
 	double serial_frac;       /* overlap_math: share of the work that runs
 				   * unoverlapped (FA3's causally masked tiles) */
+	int sfu_overlap;          /* 1: the exps run in the special-function
+				   * pipe while other warps of the SM issue
+				   * the matrix and FP32 work (FA2: two or more
+				   * warps per scheduler), so they add only
+				   * where they exceed that work */
 	int serial_math;          /* 1: a streaming kernel: each thread loads,
 				   * computes, stores in turn, so its CUDA-core
 				   * work adds to its memory time */

@@ -10,6 +10,7 @@
 #include "support.h"
 #include "test_sim_gpus.h"
 #include "../sim/sim.h"
+#include "../sim/sim_internal.h"
 
 static struct llmsim_op attn(enum llmsim_attn_impl impl, int64_t b, int64_t h, int64_t g,
 			     int64_t s, int64_t d, int causal, enum llmsim_pass pass)
@@ -199,7 +200,9 @@ Test(sim_attention, flash1_wave_quantization)
  * FLOPs each at 989.4e12 * 0.75; vector 4 softmax ops plus Dv/Bc = 1
  * multiply rescaling O, at 67e12 / 2 * 0.80 per second, plus one exp at
  * 132 * 1.98e9 * 16 per second; 4 blocks on 132 SMs run
- * in one round (tail 4/132). compute = max(mm, vec) + 0.4 min(mm, vec). */
+ * in one round (tail 4/132). compute = max(mm, vec) + 0.4 min(mm, vec)
+ * per average block; one block per SM, the kernel waits for the longest,
+ * the last q tile's 4 pairs against the average 10 / 4: 1.6 times. */
 Test(sim_attention, flash3_causal_diagonal_tiles_run_unpipelined)
 {
 	struct llmsim_gpu g;
@@ -210,26 +213,99 @@ Test(sim_attention, flash3_causal_diagonal_tiles_run_unpipelined)
 	double mm = scores * 2 * 256 / (989.4e12 * 0.75) / tail;
 	double vec = (5 * scores / (67e12 / 2 * 0.80) + scores / (132 * 1.98e9 * 16)) / tail;
 	cr_assert_eq(p.kernels, 1);
-	expect_close(p.compute_s, (mm > vec ? mm : vec) + 0.4 * (mm < vec ? mm : vec), 1e-9);
+	expect_close(p.compute_s, 1.6 * ((mm > vec ? mm : vec) + 0.4 * (mm < vec ? mm : vec)), 1e-9);
 	/* non-causal: no tile is cut, 16 pairs, overlapped */
 	p = ok(&g, attn(LLMSIM_ATTN_FLASH3, 1, 1, 1, 512, 128, 0, LLMSIM_PASS_FWD));
 	expect_close(p.compute_s, 1.6 * (mm > vec ? mm : vec), 1e-9);
 }
 
-/* A FlashAttention-2 backward block holds K, V tiles and writes dK, dV:
- * 2 * Bc * (D + Dv) * 2 B = 131072 B at Bc = 128, D = 128. Its block
+/* A FlashAttention-2 backward block loads K, V tiles and writes dK, dV:
+ * 2 * Bc * (D + Dv) * 2 B = 131072 B at Bc = 128, D = 128, and loads its
+ * first Q, dO tiles with their LSE and Dvec rows: Br = 64 rows of
+ * (D + Dv) * 2 + 8 = 520 B, 33280 B; 164352 B in all. Its block
  * (256 threads, 192 registers, 144 KB of shared memory) fits once per
  * SM, so each round of blocks exposes two DRAM latencies and those edge
  * bytes of all resident blocks at 4.8e12 * 0.90 B/s. 4096 tokens, one
- * head: 32 K/V tiles in one round: 2 * 0.5 us + 32 * 131072 B / 4.32e12.
- * The three kernels (Dvec, main, dQ convert) each add the default 3 us
- * plus one DRAM latency of fill. */
+ * head: 32 K/V tiles in one round: 2 * 0.5 us + 32 * 164352 B / 4.32e12.
+ * The four kernels (PyTorch's dO copy, Dvec, main, dQ convert) each add
+ * the default 3 us plus one DRAM latency of fill. */
 Test(sim_attention, flash2_backward_block_edges_are_exposed)
 {
 	struct llmsim_gpu g;
 	test_gpu_h200(&g);
 	struct llmsim_pred p =
 		ok(&g, attn(LLMSIM_ATTN_FLASH2, 1, 1, 1, 4096, 128, 0, LLMSIM_PASS_BWD));
-	cr_assert_eq(p.kernels, 3);
-	expect_close(p.overhead_s, 3 * 3.5e-6 + 2 * 5e-7 + 32 * 131072.0 / 4.32e12, 1e-9);
+	cr_assert_eq(p.kernels, 4);
+	expect_close(p.overhead_s, 4 * 3.5e-6 + 2 * 5e-7 + 32 * 164352.0 / 4.32e12, 1e-9);
+}
+
+/* sfu_overlap: the exps run in the MUFU pipe beside the MMAs, so they
+ * cost nothing while their time is below the matrix + FP32 time, and
+ * only the excess beyond it when above: max(mm, sfu) instead of the sum */
+Test(sim_attention, exps_overlap_the_mmas)
+{
+	struct llmsim_gpu g;
+	test_gpu_h100(&g);
+	struct kern k;
+	struct ktime mm, small_ser, small_ov, big_ser, big_ov;
+	memset(&k, 0, sizeof k);
+	k.threads = 128;
+	k.blocks = 132 * 8;
+	k.mm_flops = 1e12;
+	k.mm_rate_flops_per_s = 989.4e12;
+	k.mm_eff = 0.5;
+	k.mm_tensor = 1;
+	sim_kern_time(&g, &k, &mm);
+	/* 1e9 exps at 16 per clock per SM on 132 SMs: ~0.4 ms at most,
+	 * below the ~2 ms of 1e12 FLOPs at half the tensor peak */
+	k.sfu_ops = 1e9;
+	sim_kern_time(&g, &k, &small_ser);
+	k.sfu_overlap = 1;
+	sim_kern_time(&g, &k, &small_ov);
+	cr_assert(small_ser.compute_s > mm.compute_s * 1.05, "in series the exps add");
+	expect_close(small_ov.compute_s, mm.compute_s, 1e-12);
+	/* 1e11 exps: ~40 ms, far above the MMAs: overlapped, the kernel
+	 * takes the exp time, the series sum less the matrix time */
+	k.sfu_ops = 1e11;
+	k.sfu_overlap = 0;
+	sim_kern_time(&g, &k, &big_ser);
+	k.sfu_overlap = 1;
+	sim_kern_time(&g, &k, &big_ov);
+	expect_close(big_ov.compute_s, big_ser.compute_s - mm.compute_s, 1e-9);
+}
+
+/* A causal FA2 forward of one block per SM: batch 1, 32 heads, 512
+ * tokens, head dim 128: 128-row q tiles, 64-key K/V tiles, 4 q tiles
+ * per head, 128 blocks on 132 SMs. Causal, the q tiles see 2, 4, 6 and
+ * 8 K/V tiles (5 on average); the kernel waits for the longest, 8, as
+ * long as every block of the non-causal kernel (8 tiles each): the same
+ * compute time, though it does 5/8 of the work. */
+Test(sim_attention, causal_grid_waits_for_its_longest_block)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	struct llmsim_pred c = ok(&g, attn(LLMSIM_ATTN_FLASH2, 1, 32, 8, 512, 128, 1, LLMSIM_PASS_FWD));
+	struct llmsim_pred n = ok(&g, attn(LLMSIM_ATTN_FLASH2, 1, 32, 8, 512, 128, 0, LLMSIM_PASS_FWD));
+	cr_assert_eq(c.blocks, 128);
+	expect_close(c.compute_s, n.compute_s, 1e-12);
+	/* 64 heads: 256 blocks, two rounds. Non-causal, the busiest SM runs
+	 * 2 blocks of 8 tiles: 16. Causal, the SMs share 256 * 5 = 1280
+	 * tiles, 1280 / 132 each on average, and the last to finish ends
+	 * half a longest block (8 / 2 tiles) after: (1280/132 + 4) / 16 */
+	c = ok(&g, attn(LLMSIM_ATTN_FLASH2, 1, 64, 8, 512, 128, 1, LLMSIM_PASS_FWD));
+	n = ok(&g, attn(LLMSIM_ATTN_FLASH2, 1, 64, 8, 512, 128, 0, LLMSIM_PASS_FWD));
+	expect_close(c.compute_s / n.compute_s, (1280.0 / 132 + 4) / 16, 1e-9);
+}
+
+/* PyTorch's FA2 backward: dO made contiguous (a strided copy), dot(dO, O)
+ * with the dQ accumulator zeroed, the main kernel, dQ to bf16: 4 kernels,
+ * and with grouped K/V one more summing dK, dV per group. cuDNN's
+ * backward (flash3) takes dO as it is: 3 kernels. */
+Test(sim_attention, backward_kernels)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	cr_assert_eq(ok(&g, attn(LLMSIM_ATTN_FLASH2, 4, 32, 32, 2048, 128, 1, LLMSIM_PASS_BWD)).kernels, 4);
+	cr_assert_eq(ok(&g, attn(LLMSIM_ATTN_FLASH2, 4, 32, 8, 2048, 128, 1, LLMSIM_PASS_BWD)).kernels, 5);
+	cr_assert_eq(ok(&g, attn(LLMSIM_ATTN_FLASH3, 4, 32, 32, 2048, 128, 1, LLMSIM_PASS_BWD)).kernels, 3);
 }
