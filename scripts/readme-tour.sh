@@ -13,7 +13,9 @@ run() { # title, command line (llmsim ...), optional line limit
 	eval "${cmd/#llmsim/$L}" 2>&1 | head -n "$lines" | sed "s|$src/||g"
 	printf '```\n'
 }
-"$L" calib import --db "$tmp/h200.db" --in calib/data/h200_kernels.tsv >/dev/null
+for f in calib/data/h200*.tsv; do
+	"$L" calib import --db "$tmp/h200.db" --in "$f" >/dev/null
+done
 "$L" calib import --db "$tmp/h200.db" --in calib/data/multi_gpu/nccl_h200x2.tsv >/dev/null
 echo "### GPUs and models"
 run "The GPUs llmsim knows (hw/*.yaml)" "llmsim hw list"
