@@ -24,7 +24,7 @@ LLMSIM_EFF(KERNEL_OVERHEAD, "kernel_overhead_s", 3e-6,
 LLMSIM_EFF(COLL_BW, "collective_bw_fraction", 0.80,
 	   "fraction of link bandwidth a large collective reaches (bus bandwidth)")
 LLMSIM_EFF(COLL_LATENCY, "collective_step_latency_s", 8e-6,
-	   "latency per algorithm step of a collective, beyond the link latency")
+	   "latency per algorithm step of a ring or tree collective with NCCL's Simple protocol, beyond the link latency")
 LLMSIM_EFF(L2_REUSE, "l2_reuse_fraction", 0.50,
 	   "fraction of L2 capacity that keeps re-read operands (GEMM panels, K/V) resident")
 LLMSIM_EFF(SFU_OPS, "sfu_ops_per_clock_per_sm", 16,
@@ -42,7 +42,17 @@ LLMSIM_EFF(COLL_LL_LATENCY, "collective_ll_step_latency_s", 1.5e-6,
 LLMSIM_EFF(COLL_FIXED, "collective_fixed_s", 5e-6,
 	   "fixed time of one collective kernel whatever its size: launch, proxy and peer handshake")
 LLMSIM_EFF(COLL_CHANNELS, "collective_max_channels", 16,
-	   "channels (blocks, one ring each) NCCL runs a large collective on within a node: each carries 1/max of the protocol's bandwidth, and smaller collectives get fewer (one per 4 KiB (LL) or 32 KiB (Simple) of each rank's share)")
+	   "channels (blocks, one ring each) NCCL runs a large collective on within a node: an LL channel carries 1/max of LL's rate, a Simple one at most its block's Little's-law rate; smaller collectives get fewer (one per 4 KiB (LL) or 32 KiB (Simple) of each rank's share, one per 512 KiB chunk point-to-point)")
+LLMSIM_EFF(COLL_LL128_LATENCY, "collective_ll128_step_latency_s", 3e-6,
+	   "latency per algorithm step of NCCL's LL128 protocol (128-byte lines, 120 bytes of data and a flag), beyond the link latency")
+LLMSIM_EFF(COLL_LOCAL_BW, "collective_local_bw_fraction", 0.40,
+	   "fraction of HBM bandwidth at which a ring collective's channels copy the last received block out of NCCL's staging buffer into the output (read and write: 2 bytes of HBM traffic per byte), serialized with their sends")
+LLMSIM_EFF(COLL_STRAGGLE, "collective_straggle_fraction", 0.30,
+	   "relative spread (standard deviation) of one 512 KiB pipeline step's time between the channels of a Simple/LL128 collective: the slowest of n channels ends sqrt(2 ln n) deviations late, growing as the square root of its steps")
+LLMSIM_EFF(COLL_NCCL_LINK, "collective_nccl_link_fraction", 0.82,
+	   "NCCL's own figure of the intra-node link bandwidth (topology graph: per-link bandwidth x links), as a fraction of the link: only its protocol choice uses it")
+LLMSIM_EFF(COLL_LL_MAX_BW, "collective_ll_max_bytes_per_s", 141e9,
+	   "NCCL's cap on the LL protocol's bus bandwidth within a node (tuning.cc llMaxBws, per GPU generation): only its protocol choice uses it")
 LLMSIM_EFF(DECODE_HBM, "decode_hbm_fraction", 0.80,
 	   "fraction of HBM bandwidth a decode-attention kernel streams its KV cache at (tiny query tiles, per-tile softmax and split bookkeeping keep it below a plain stream)")
 LLMSIM_EFF(STRIDED_INDEX_OPS, "strided_index_ops_per_element", 24,
