@@ -46,6 +46,7 @@ static const struct {
     {"hbm_fraction", 0.30, 1.0, "hbm elementwise"},
     {"decode_hbm_fraction", 0.10, 1.0, "decode"},
     {"bytes_in_flight_per_thread", 8, 1024, "elementwise decode"},
+    {"l2_hit_round_trip_s", 5e-8, 1e-6, "decode"},
     /* l2_fraction is not fitted: the only pure L2 cases (class "l2",
      * STREAM re-runs over arrays that stay in L2) last 2.5-6 us, a quarter
      * to half of it launch and fill, and as copies they mix L2 reads with

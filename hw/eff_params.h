@@ -57,3 +57,5 @@ LLMSIM_EFF(DECODE_HBM, "decode_hbm_fraction", 0.80,
 	   "fraction of HBM bandwidth a decode-attention kernel streams its KV cache at (tiny query tiles, per-tile softmax and split bookkeeping keep it below a plain stream)")
 LLMSIM_EFF(STRIDED_INDEX_OPS, "strided_index_ops_per_element", 24,
 	   "int32 instructions per element of a non-vectorized strided element-wise kernel: PyTorch's OffsetCalculator does, per dimension, an IntDivider (multiply-high, shift, multiply-subtract) and, per operand, a multiply-add: 3 x (4 + 3) for 3-d views of 3 operands, plus bounds and loop")
+LLMSIM_EFF(L2_LATENCY, "l2_hit_round_trip_s", 2.5e-7,
+	   "time of one load that hits L2 in a loop whose next load waits on it (load-to-use through L1 and the crossbar, plus the loop's own work): a reduction over splits' partials")

@@ -188,6 +188,36 @@ static int fa2_num_splits(double row_blocks, double slots, double n_blocks)
 	return 1;
 }
 
+/* A block streams its tiles through a one-stage pipeline (FA2: the next
+ * tile's K under this tile's softmax and PV, V under QK^T): the first
+ * tile's loads and the last tile's math are not overlapped. With one tile
+ * per block (few sequences, many splits) load and math run in turn; with
+ * many the edge fades. Priced once to learn both, then added to the fill. */
+static void pipeline_edges(const struct llmsim_gpu *gpu, struct kern *k, double tiles)
+{
+	struct ktime t;
+	sim_kern_time(gpu, k, &t);
+	k->fill_s += sim_min(t.compute_s, t.memory_s) / sim_max(1, tiles);
+}
+
+/* FlashAttention-2's combine kernel (flash_fwd_splitkv_combine_kernel):
+ * 128 threads per 4 rows (head dim a multiple of 128; 8 of 64, else 16),
+ * each block reading the LSE of every split, then its rows' fp32 partial O
+ * split after split in a loop whose every load the next one waits on (the
+ * partials were just written: L2 hits). */
+static void fa2_combine(const struct llmsim_gpu *gpu, const struct dec *x, double splits,
+			double part, int fits, struct kern *r)
+{
+	double rows = x->B * x->H * x->Q;
+	double rows_per_block = (int64_t)x->Dv % 128 == 0 ? 4 : (int64_t)x->Dv % 64 == 0 ? 8 : 16;
+	sim_reduce_kern(gpu, r, rows * x->Dv, splits, part, fits, rows * x->Dv * x->e);
+	r->vec_flops *= 3; /* rescale by exp(lse_i - lse) and sum */
+	r->sfu_ops = rows * splits;
+	r->threads = 128;
+	r->blocks = (int64_t)sim_ceil(rows / rows_per_block);
+	r->fill_s += (1 + splits) * gpu->eff[LLMSIM_EFF_L2_LATENCY];
+}
+
 /* FlashDecoding as FlashAttention-2 runs it (flash_api.cpp, what PyTorch's
  * SDPA calls for one query token): with one query token and grouped K/V,
  * the query heads of a group become the rows of one K/V head
@@ -197,7 +227,9 @@ static int fa2_num_splits(double row_blocks, double slots, double n_blocks)
  * 128-row tiles (the MMA pads the few real rows to 128) over 64-token KV
  * tiles. Both keep one K and one V tile in shared memory and use all 255
  * registers (2 blocks per SM); splits leave fp32 partial O and LSE for the
- * combine kernel. */
+ * combine kernel. The softmax rescales the O accumulators after every KV
+ * tile (Dv / bc multiplies per score, as the prefill forward), and a block
+ * waits on one tile of K or of V at a time (V is issued once K has landed). */
 static void flashdecoding(const struct llmsim_gpu *gpu, const struct dec *x, double kv_bytes,
 			  struct sim_acc *a)
 {
@@ -206,21 +238,45 @@ static void flashdecoding(const struct llmsim_gpu *gpu, const struct dec *x, dou
 	double heads = swapped ? 1 : x->H / x->G;       /* heads per K/V head */
 	double bn = x->Dqk <= 64 ? 256 : x->Dqk <= 128 ? 128 : 64;
 	double mblocks = sim_ceil(rows / 64);
-	int splits = fa2_num_splits(x->B * x->G * heads * mblocks, 2.0 * gpu->sms,
-				    sim_ceil(x->L / bn));
+	double nblocks = sim_ceil(x->L / bn);
+	int splits = fa2_num_splits(x->B * x->G * heads * mblocks, 2.0 * gpu->sms, nblocks);
 	double bm = splits > 1 ? 64 : 128;
+	/* the forward kernel's KV tile: 128 tokens at head dim 64, else 64
+	 * (Flash_fwd_kernel_traits of run_mha_fwd_hdim64 / hdim128) */
+	double bn_fwd = x->Dqk <= 64 ? 128 : 64;
 	struct dshape s = {.rows = sim_min(rows, bm), .groups = heads * sim_ceil(rows / bm),
-			   .mma_rows = bm, .bc = splits > 1 ? bn : 64, .stages = 1, .regs = 255};
+			   .mma_rows = bm, .bc = splits > 1 ? bn : bn_fwd, .stages = 1, .regs = 255};
 	struct kern k, r;
 	struct llmsim_pred *p = a->p;
-	build(gpu, x, &s, splits, kv_bytes, 0, &k, &r);
+	double out = x->B * x->H * x->Q * x->Dv * x->e;
+	double part = x->B * x->H * x->Q * splits * (x->Dv + 1) * 4;
+	int fits = part <= sim_l2_reuse_bytes(gpu);
+	dec_kern(gpu, x, &s, splits, kv_bytes, &k);
+	double scores = k.sfu_ops;
+	k.vec_flops = scores * (4 + x->Dv / s.bc);
+	k.inflight_bytes_per_block = s.bc * x->Dqk * (x->tok_bytes / (x->Dqk + x->Dv));
+	if (splits <= 1) {
+		k.hbm_write_bytes = out;
+	} else if (fits) {
+		k.l2_store_bytes = part;
+	} else {
+		k.hbm_write_bytes += part;
+	}
+	/* KV tiles each block streams: its split's share of the cache */
+	pipeline_edges(gpu, &k, sim_ceil(nblocks / splits) * bn / s.bc);
+	/* Beyond the first K tile's trip (the fill), the first blocks wait
+	 * once more for their first V tile (issued only when K has landed)
+	 * and the last ones for their O (or partial O and LSE) stores to land
+	 * before the kernel ends; in between, the other resident block covers
+	 * these edges */
+	k.fill_s += 2 * gpu->hbm_latency_s;
 	p->tile_m = (int)bm;
 	p->tile_n = (int)s.bc;
 	p->split_k = splits;
 	sim_acc_kern(a, gpu, &k, 1);
 	if (splits > 1) {
-		p->workspace_bytes = sim_max(p->workspace_bytes,
-					     x->B * x->H * x->Q * splits * (x->Dv + 1) * 4);
+		fa2_combine(gpu, x, splits, part, fits, &r);
+		p->workspace_bytes = sim_max(p->workspace_bytes, part);
 		sim_acc_kern(a, gpu, &r, 0);
 	}
 }

@@ -50,8 +50,9 @@ static void cost(enum llmsim_ew_kind kind, int bwd, double T, double H, double e
 		break;
 	case LLMSIM_EW_SILU_MUL:
 		/* SwiGLU: hidden is the intermediate size; gate and up in */
+		/* x / (1 + exp(-x)): an exp and the IEEE division's reciprocal */
 		if (!bwd)
-			c->read = 2 * N * e, c->write = N * e, c->vec = 4 * N, c->sfu = N;
+			c->read = 2 * N * e, c->write = N * e, c->vec = 4 * N, c->sfu = 2 * N;
 		else /* reads dy, gate, up; writes dgate, dup */
 			c->read = 3 * N * e, c->write = 2 * N * e, c->vec = 8 * N, c->sfu = N;
 		break;
@@ -82,10 +83,10 @@ static void cost(enum llmsim_ew_kind kind, int bwd, double T, double H, double e
 	}
 	case LLMSIM_EW_SOFTMAX:
 		c->rowwise = 1;
-		if (!bwd) /* max, exp, sum, scale; the row stays in registers
-			   when it fits */
+		if (!bwd) /* max, exp and sum, then exp again and scale as
+			   the row is written (the exps are not kept) */
 			c->read = (1 + rereads) * N * e, c->write = N * e, c->vec = 4 * N,
-			c->sfu = (1 + rereads) * N;
+			c->sfu = 2 * N;
 		else /* dx = y * (dy - sum(dy*y)) */
 			c->read = 2 * N * e, c->write = N * e, c->vec = 3 * N;
 		break;
@@ -136,6 +137,19 @@ static double row_max(const struct llmsim_gpu *gpu)
 	return gpu->registers_per_sm > 0 ? gpu->registers_per_sm / 2.0 : 32768;
 }
 
+/* The FP32 and special-function (MUFU) pipes issue side by side: an
+ * element-wise kernel's math takes the longer of the two, not their sum
+ * (H200: GELU's tanh and 8 FP32 ops per element cost what one exp per
+ * element does, about half of the sum). Expressed as FP32 ops at the
+ * vector rate the kernel model prices. */
+static void overlap_pipes(const struct llmsim_gpu *gpu, struct kern *k, double vec, double sfu)
+{
+	double vrate = sim_vec_rate(gpu) / 2 * gpu->eff[LLMSIM_EFF_GEMM_VECTOR];
+	double srate = sim_sfu_rate(gpu);
+	k->sfu_ops = 0;
+	k->vec_flops = srate > 0 ? sim_max(vec, sfu * vrate / srate) : vec;
+}
+
 static void add_pass(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, int bwd, double T,
 		     double H, double e, int strided, struct sim_acc *a, int main)
 {
@@ -143,7 +157,7 @@ static void add_pass(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, int
 	struct kern k;
 	cost(kind, bwd, T, H, e, gpu->sms, row_max(gpu), &c);
 	sim_stream_kern(gpu, &k, T * H, e, c.read, c.write, c.vec);
-	k.sfu_ops = c.sfu;
+	overlap_pipes(gpu, &k, c.vec, c.sfu);
 	k.l2_bytes = c.l2;
 	if (strided && !c.rowwise) {
 		/* a framework's non-vectorized path for strided views (PyTorch's

@@ -112,7 +112,10 @@ Test(sim_decode, split_kv_fills_the_sms_at_small_batch)
 	cr_expect(f2.bound != LLMSIM_BOUND_HBM, "flash2 bound %s", llmsim_bound_name(f2.bound));
 	cr_expect(fd.blocks >= 132, "blocks %lld", (long long)fd.blocks);
 	cr_expect(fd.split_k > 1);
-	cr_expect(fd.time_s < f2.time_s / 3, "fd %g f2 %g", fd.time_s, f2.time_s);
+	/* 8 latency-bound blocks against ~256 streaming ones: the split
+	 * kernel's edges and its combine kernel's serial loads keep the gap
+	 * below the 16x of the block counts */
+	cr_expect(fd.time_s < f2.time_s / 2.5, "fd %g f2 %g", fd.time_s, f2.time_s);
 	/* the same cache read */
 	expect_close(fd.hbm_read_bytes, f2.hbm_read_bytes, 1e-9);
 	/* large batch: both stream the cache near HBM speed */
@@ -188,4 +191,45 @@ Test(sim_decode, flashdecoding_splits_as_flash_attention_2)
 	cr_expect_eq(p.kernels, 1);
 	cr_expect_eq(p.tile_m, 128);
 	cr_expect_eq(p.blocks, 512);
+}
+
+/* FA2's combine kernel walks the splits' partials one dependent L2 load
+ * after another. Batch 1, 32 heads over 8 K/V heads, 2048 tokens, head
+ * dim 128: 8 row blocks against 2 x 132 slots over 16 KV tiles of 128
+ * pick 16 splits (the efficiency 8n/264 grows up to n = 16, the first
+ * within 85% of the best), so the combine waits 1 (LSE) + 16 round trips:
+ * raising l2_hit_round_trip_s by 1e-7 s lengthens it by 17e-7 s and
+ * leaves the split kernel as it was. */
+Test(sim_decode, flashdecoding_combine_waits_one_l2_trip_per_split)
+{
+	struct llmsim_gpu g, h;
+	test_gpu_h200(&g);
+	h = g;
+	h.eff[LLMSIM_EFF_L2_LATENCY] += 1e-7;
+	struct llmsim_op op = dec(LLMSIM_DEC_FLASHDECODING, 1, 32, 8, 2048, 128);
+	struct llmsim_pred a = ok(&g, op), b = ok(&h, op);
+	cr_assert_eq(a.split_k, 16);
+	cr_assert_eq(a.kernels, 2);
+	expect_close(b.kernel_time_s[0], a.kernel_time_s[0], 1e-12);
+	expect_close(b.kernel_time_s[1] - a.kernel_time_s[1], 17e-7, 1e-6);
+}
+
+/* The split kernel's exposed DRAM trips: the first K tile (the kernel's
+ * fill), the first V tile (FA2 issues V once K has landed) and the last
+ * partial-O stores. Batch 1, 32/8 heads, 2048 tokens: 16 splits of one
+ * 128-token tile, 128 blocks whose math (not their 2 round trips of
+ * Little's law) bounds the loop, so 0.1 us more DRAM latency lengthens the
+ * split kernel by 3 x 0.1 us and the combine kernel (one fill) by 0.1 us. */
+Test(sim_decode, flashdecoding_split_kernel_waits_three_dram_trips)
+{
+	struct llmsim_gpu g, h;
+	test_gpu_h200(&g);
+	h = g;
+	h.hbm_latency_s += 1e-7;
+	struct llmsim_op op = dec(LLMSIM_DEC_FLASHDECODING, 1, 32, 8, 2048, 128);
+	struct llmsim_pred a = ok(&g, op), b = ok(&h, op);
+	cr_assert_eq(a.split_k, 16);
+	cr_assert_eq(a.blocks, 128);
+	expect_close(b.kernel_time_s[0] - a.kernel_time_s[0], 3e-7, 1e-6);
+	expect_close(b.kernel_time_s[1] - a.kernel_time_s[1], 1e-7, 1e-6);
 }
