@@ -47,6 +47,9 @@ static const struct {
     {"decode_hbm_fraction", 0.10, 1.0, "decode"},
     {"bytes_in_flight_per_thread", 8, 1024, "elementwise decode"},
     {"l2_hit_round_trip_s", 5e-8, 1e-6, "decode"},
+    /* PyTorch's non-vectorized path (strided views): its per-element
+     * offset arithmetic, from the strided cases of the element-wise class */
+    {"strided_index_ops_per_element", 2, 400, "elementwise"},
     /* l2_fraction is not fitted: the only pure L2 cases (class "l2",
      * STREAM re-runs over arrays that stay in L2) last 2.5-6 us, a quarter
      * to half of it launch and fill, and as copies they mix L2 reads with

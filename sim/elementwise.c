@@ -56,6 +56,14 @@ static void cost(enum llmsim_ew_kind kind, int bwd, double T, double H, double e
 		else /* reads dy, gate, up; writes dgate, dup */
 			c->read = 3 * N * e, c->write = 2 * N * e, c->vec = 8 * N, c->sfu = N;
 		break;
+	case LLMSIM_EW_SILU:
+		/* x / (1 + exp(-x)): an exp and the division's reciprocal, a
+		 * few FP32 ops; bwd: dy * s * (1 + x * (1 - s)) from x */
+		if (!bwd)
+			c->read = N * e, c->write = N * e, c->vec = 4 * N, c->sfu = 2 * N;
+		else
+			c->read = 2 * N * e, c->write = N * e, c->vec = 8 * N, c->sfu = 2 * N;
+		break;
 	case LLMSIM_EW_GELU:
 		if (!bwd) /* tanh approximation: ~8 ops and one tanh */
 			c->read = N * e, c->write = N * e, c->vec = 8 * N, c->sfu = N;

@@ -28,6 +28,7 @@ static const char *const ew_names[] = {
 	[LLMSIM_EW_CROSS_ENTROPY] = "cross_entropy",
 	[LLMSIM_EW_COPY] = "copy",
 	[LLMSIM_EW_ADAMW] = "adamw",
+	[LLMSIM_EW_SILU] = "silu",
 };
 _Static_assert(sizeof ew_names / sizeof ew_names[0] == LLMSIM_EW_COUNT, "ew kinds");
 

@@ -36,6 +36,7 @@ enum llmsim_ew_kind {
 	LLMSIM_EW_CROSS_ENTROPY, /* softmax + loss over logits [tokens, hidden=vocab] */
 	LLMSIM_EW_COPY,          /* plain copy (hidden elements per token) */
 	LLMSIM_EW_ADAMW,         /* optimizer update over `hidden` params (tokens=1) */
+	LLMSIM_EW_SILU,          /* x * sigmoid(x) alone (an unfused SwiGLU's first half) */
 	LLMSIM_EW_COUNT
 };
 

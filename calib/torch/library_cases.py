@@ -104,7 +104,7 @@ def elementwise_cases(dev, dt, add, reps, quick):
         case(f"ew kind=add tokens={T} hidden={H} dtype=bf16", "torch_ew_contig",
              lambda: (torch.randn(T, H, device=dev, dtype=dt), torch.randn(T, H, device=dev, dtype=dt)),
              lambda x, y: x + y, 3 * T * H * e)
-        case(f"ew kind=gelu tokens={T} hidden={H} dtype=bf16", "torch_ew_contig_silu",
+        case(f"ew kind=silu tokens={T} hidden={H} dtype=bf16", "torch_ew_contig_silu",
              lambda: (torch.randn(T, H, device=dev, dtype=dt),), lambda x: F.silu(x), 2 * T * H * e)
         case(f"ew kind=copy tokens={T} hidden={H} dtype=bf16", "torch_ew_contig_copy",
              lambda: (torch.randn(T, H, device=dev, dtype=dt), torch.empty(T, H, device=dev, dtype=dt)),
@@ -112,7 +112,7 @@ def elementwise_cases(dev, dt, add, reps, quick):
     for T in ([2048] if quick else [512, 2048, 8192]):
         for I in (3584, 14336):
             # slices of a fused gate/up projection [T, 2I]: rows 2I apart
-            case(f"ew kind=gelu tokens={T} hidden={I} strided=1 dtype=bf16", "torch_ew_2d_silu_slice",
+            case(f"ew kind=silu tokens={T} hidden={I} strided=1 dtype=bf16", "torch_ew_2d_silu_slice",
                  lambda: (torch.randn(T, 2 * I, device=dev, dtype=dt),),
                  lambda g: F.silu(g[:, :I]), 2 * T * I * e)
             case(f"ew kind=mul tokens={T} hidden={I} strided=1 dtype=bf16", "torch_ew_2d_mul_slice",

@@ -14,7 +14,7 @@
  * plain-PyTorch code launches for ops PyTorch does not fuse (RoPE as
  * mul/mul/sub/mul/mul/add/cat over the two halves; SiLU then mul). A
  * broadcast multiply by the cos/sin table reads one full tensor and writes
- * one, so it is priced as a copy; SiLU alone as GELU (one read, one write,
+ * one, so it is priced as a copy; SiLU alone as `silu` (one read, one write,
  * a transcendental per element). The LM head and the final norm run on the
  * last position of each sequence only (B rows), as inference does.
  */
@@ -63,7 +63,7 @@ static const struct recipe recipes[] = {
 	{"gate_proj", ANY, "gemm m={T} n={I} k={H}", NULL},
 	{"up_proj", ANY, "gemm m={T} n={I} k={H}", NULL},
 	{"silu_mul", ANY, "ew kind=silu_mul tokens={T} hidden={I}",
-	 "ew kind=gelu tokens={T} hidden={I};ew kind=mul tokens={T} hidden={I}"},
+	 "ew kind=silu tokens={T} hidden={I};ew kind=mul tokens={T} hidden={I}"},
 	{"down_proj", ANY, "gemm m={T} n={H} k={I}", NULL},
 	{"lm_head", ANY, "gemm m={B} n={V} k={H}", NULL},
 };
