@@ -158,8 +158,11 @@ static void overlap_pipes(const struct llmsim_gpu *gpu, struct kern *k, double v
 	k->vec_flops = srate > 0 ? sim_max(vec, sfu * vrate / srate) : vec;
 }
 
+/* how the kernel walks its operands (op.u.ew.strided, .serial) */
+enum { EW_STRIDED = 1, EW_SERIAL = 2 };
+
 static void add_pass(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, int bwd, double T,
-		     double H, double e, int strided, struct sim_acc *a, int main)
+		     double H, double e, unsigned layout, struct sim_acc *a, int main)
 {
 	struct ew_cost c;
 	struct kern k;
@@ -167,7 +170,18 @@ static void add_pass(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, int
 	sim_stream_kern(gpu, &k, T * H, e, c.read, c.write, c.vec);
 	overlap_pipes(gpu, &k, c.vec, c.sfu);
 	k.l2_bytes = c.l2;
-	if (strided && !c.rowwise) {
+	/* A framework's kernel loads four vectors per operand and thread
+	 * before it computes, so other warps' loads hide its math; a
+	 * grid-stride loop over one vector per step has a quarter of those
+	 * bytes in flight and its math between each load and its store. A
+	 * row kernel's math sits between its reduction and its write either
+	 * way. (H200: PyTorch's F.silu streams at 4.0 TB/s with its math
+	 * hidden; kernels/ew.cu's GELU and SiLU-mul take their math's time
+	 * beyond their bytes.) */
+	k.serial_math = c.rowwise || (layout & EW_SERIAL);
+	if ((layout & EW_SERIAL) && !c.rowwise)
+		k.inflight_bytes_per_block /= 4;
+	if ((layout & EW_STRIDED) && !c.rowwise) {
 		/* a framework's non-vectorized path for strided views (PyTorch's
 		 * elementwise_kernel): 4 scalar elements per thread, so the
 		 * same loads in flight carry e bytes instead of 16, and every
@@ -198,7 +212,7 @@ static void add_pass(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, int
 }
 
 static void ew_add(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, enum llmsim_pass pass,
-		   int64_t tokens, int64_t hidden, enum llmsim_dtype dt, int strided,
+		   int64_t tokens, int64_t hidden, enum llmsim_dtype dt, unsigned layout,
 		   struct sim_acc *a, int main);
 
 void sim_ew_add(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, enum llmsim_pass pass,
@@ -208,7 +222,7 @@ void sim_ew_add(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, enum llm
 }
 
 static void ew_add(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, enum llmsim_pass pass,
-		   int64_t tokens, int64_t hidden, enum llmsim_dtype dt, int strided,
+		   int64_t tokens, int64_t hidden, enum llmsim_dtype dt, unsigned layout,
 		   struct sim_acc *a, int main)
 {
 	double e = llmsim_dtype_bytes(dt), T = (double)tokens, H = (double)hidden;
@@ -216,12 +230,12 @@ static void ew_add(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, enum 
 	if (pass != LLMSIM_PASS_BWD) {
 		cost(kind, 0, T, H, e, gpu->sms, row_max(gpu), &c);
 		a->p->flops += c.vec + c.sfu;
-		add_pass(gpu, kind, 0, T, H, e, strided, a, main);
+		add_pass(gpu, kind, 0, T, H, e, layout, a, main);
 	}
 	if (pass != LLMSIM_PASS_FWD && kind != LLMSIM_EW_ADAMW) {
 		cost(kind, 1, T, H, e, gpu->sms, row_max(gpu), &c);
 		a->p->flops += c.vec + c.sfu;
-		add_pass(gpu, kind, 1, T, H, e, strided, a, main && pass == LLMSIM_PASS_BWD);
+		add_pass(gpu, kind, 1, T, H, e, layout, a, main && pass == LLMSIM_PASS_BWD);
 	}
 }
 
@@ -252,7 +266,8 @@ int sim_elementwise(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
 				      gpu->name);
 	struct sim_acc a;
 	sim_acc_init(&a, p);
-	ew_add(gpu, w->kind, w->pass, w->tokens, w->hidden, op->dtype, w->strided, &a, 1);
+	ew_add(gpu, w->kind, w->pass, w->tokens, w->hidden, op->dtype,
+	       (w->strided ? EW_STRIDED : 0) | (w->serial ? EW_SERIAL : 0), &a, 1);
 	sim_acc_finish(&a);
 	return 0;
 }

@@ -93,6 +93,13 @@ struct llmsim_op {
 			int strided;          /* operands are strided views: a framework's
 					       * non-vectorized path (scalar loads, index
 					       * math per element), not 16-byte vectors */
+			int serial;           /* a grid-stride loop that loads, computes and
+					       * stores one 16-byte vector per operand per
+					       * thread and step (llmsim's kernels/ew.cu),
+					       * not a framework's unrolled kernel (PyTorch
+					       * loads 4 vectors, then computes): a quarter
+					       * of the bytes in flight, and the math sits
+					       * between each load and its store */
 		} ew;
 		struct {
 			enum llmsim_attn_impl impl;

@@ -114,10 +114,12 @@ static void build_smem(void)
 	}
 }
 
+/* kernels/ew.cu walks its operands in grid-stride loops of one vector per
+ * thread and step: `serial=1` (sim/elementwise.c) */
 static void ew(int kind, int64_t t, int64_t h, int quick)
 {
 	struct llmsim_kspec s = {.fam = LLMSIM_KF_EW, .variant = kind, .m = t, .n = h};
-	add("elementwise", &s, quick, "ew kind=%s tokens=%lld hidden=%lld dtype=bf16",
+	add("elementwise", &s, quick, "ew kind=%s tokens=%lld hidden=%lld dtype=bf16 serial=1",
 	    ew_kind_name[kind], (long long)t, (long long)h);
 }
 
