@@ -60,6 +60,8 @@ static const struct {
     {"smem_fraction", 0.10, 1.0, "smem"},
     {"gemm_tensor_fraction", 0.20, 1.0, "gemm"},
     {"vector_fraction", 0.10, 1.0, "gemm"},
+    {"gemm_hbm_fraction", 0.30, 1.0, "gemm"},
+    {"sm_inflight_bytes", 2048, 262144, "gemm"},
     {"attention_tensor_fraction", 0.10, 1.0, "attention"},
     {"attention3_tensor_fraction", 0.10, 1.0, "attention"},
     {"attention_bwd_relative", 0.20, 1.5, "attention"},

@@ -59,3 +59,7 @@ LLMSIM_EFF(STRIDED_INDEX_OPS, "strided_index_ops_per_element", 24,
 	   "int32 instructions per element of a non-vectorized strided element-wise kernel: PyTorch's OffsetCalculator does, per dimension, an IntDivider (multiply-high, shift, multiply-subtract) and, per operand, a multiply-add: 3 x (4 + 3) for 3-d views of 3 operands, plus bounds and loop")
 LLMSIM_EFF(L2_LATENCY, "l2_hit_round_trip_s", 2.5e-7,
 	   "time of one load that hits L2 in a loop whose next load waits on it (load-to-use through L1 and the crossbar, plus the loop's own work): a reduction over splits' partials")
+LLMSIM_EFF(GEMM_HBM, "gemm_hbm_fraction", 0.90,
+	   "fraction of HBM peak a GEMM's operand stream sustains: bulk (TMA) reads with few writes, so no read-to-write bus turnarounds, which the copies hbm_fraction is fitted on pay")
+LLMSIM_EFF(SM_INFLIGHT, "sm_inflight_bytes", 20480,
+	   "load bytes one SM keeps in flight to HBM at most, however deep its kernel's pipeline (its outstanding-miss tracking): by Little's law an SM draws at most this over the DRAM latency, so a GEMM on fewer SMs than the GPU has streams its weights below the HBM rate")

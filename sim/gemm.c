@@ -14,6 +14,14 @@
  * hardware sizes. On sm_90+ thread-block clusters of two multicast the
  * operand tile they share, halving its L2 reads.
  *
+ * Weights stream at a GEMM's own HBM fraction (reads only), and no faster
+ * than the SMs running tiles can draw them: an SM keeps at most
+ * sm_inflight_bytes of HBM loads in flight, whatever its pipeline depth,
+ * so a GEMV whose tiles cover few SMs streams below the HBM rate and split
+ * K pays off (tried on the best tile and on the smallest tile covering m,
+ * which reads B once). On sm_90+ a CTA fetches its TMA descriptors before
+ * its first load.
+ *
  * The search is the hot path of every planner (a prediction should take
  * well under a microsecond), so a candidate is priced in full only when
  * cheap lower bounds of its time (its padded math, operand bytes, fixed
@@ -94,6 +102,7 @@ struct gemm_ctx {
 	double kt1[3];            /* split 1: k-tiles with the k-step doubled i times */
 	double kovh, lat;         /* fixed overhead per kernel; DRAM round trip */
 	double hbm_rate, l2_rate, smem_rate; /* sustained (smem: whole GPU; 0: none) */
+	double sm_hbm_bytes;      /* HBM bytes one SM fetches per DRAM round trip */
 	double cap;               /* L2 kept for re-reads */
 	double a_u, b_u, cout;    /* bytes of A, B (each read once) and C */
 	/* factors of the lower bounds of a candidate (bound()) */
@@ -129,7 +138,9 @@ static void ctx_init(struct gemm_ctx *x, const struct llmsim_gpu *gpu, int64_t m
 	x->kt1[0] = x->kt1[1] = x->kt1[2] = 0;
 	x->kovh = gpu->eff[LLMSIM_EFF_KERNEL_OVERHEAD];
 	x->lat = gpu->hbm_latency_s;
-	x->hbm_rate = gpu->hbm_bytes_per_s * gpu->eff[LLMSIM_EFF_HBM];
+	/* the operands stream at a GEMM's (read-only) HBM fraction */
+	x->hbm_rate = gpu->hbm_bytes_per_s * gpu->eff[LLMSIM_EFF_GEMM_HBM];
+	x->sm_hbm_bytes = gpu->eff[LLMSIM_EFF_SM_INFLIGHT];
 	x->l2_rate = gpu->l2_bytes_per_s * gpu->eff[LLMSIM_EFF_L2];
 	x->smem_rate = gpu->smem_bytes_per_s_per_sm > 0 ?
 		       gpu->sms * gpu->smem_bytes_per_s_per_sm * gpu->eff[LLMSIM_EFF_SMEM] : 0;
@@ -414,6 +425,18 @@ static int eval(const struct gemm_ctx *x, const struct shape *s, const struct ca
 	/* the k-loop keeps stages-1 loads in flight: each wave of tiles
 	 * waits kt/(stages-1) DRAM round trips at least */
 	g->lat_rounds = kt / (stages - 1);
+	g->hbm_eff = gpu->eff[LLMSIM_EFF_GEMM_HBM];
+	if (x->sm_hbm_bytes > 0 && g->hbm_read_bytes > 0) {
+		/* however deep the pipeline, an SM keeps at most sm_inflight
+		 * bytes of HBM loads in flight: in a wave its resident tiles
+		 * wait (their HBM bytes) / sm_inflight round trips. A GEMV on
+		 * 96 of 132 SMs streams its weights at 96/132 of what all the
+		 * SMs draw; split-K pays off by putting more SMs on them. */
+		double waves = sim_ceil(ntiles / ((double)gpu->sms * bps));
+		double tile_hbm = g->hbm_read_bytes / ntiles;
+		double sm_rounds = rounds / waves * tile_hbm / x->sm_hbm_bytes;
+		g->lat_rounds = sim_max(g->lat_rounds, sm_rounds);
+	}
 	/* not overlapped: the first k-step's load and MMAs, and after the
 	 * last one the epilogue: the accumulators of the last wave's tiles
 	 * stored (through shared memory) into L2, a DRAM round trip plus
@@ -423,7 +446,11 @@ static int eval(const struct gemm_ctx *x, const struct shape *s, const struct ca
 	double epilogue = x->lat;
 	if (x->l2_rate > 0 && split == 1)
 		epilogue += last * sim_min(tm, m) * sim_min(tn, n) * c_b / x->l2_rate;
-	g->fill_s = x->lat + 2.0 * tm * tn * tk / x->sm_rate_eff + epilogue;
+	/* on sm_90+ a CTA's first TMA load needs its tensor map (the
+	 * descriptor in the kernel's parameters) fetched from memory first:
+	 * two round trips before the first k-step's data */
+	double first_load = x->sm90 ? 2 * x->lat : x->lat;
+	g->fill_s = first_load + 2.0 * tm * tn * tk / x->sm_rate_eff + epilogue;
 
 	/* a bound no quantization or latency can lower: skip the full
 	 * pricing of a candidate that cannot beat the best so far */
@@ -485,7 +512,7 @@ int sim_gemm_add(const struct llmsim_gpu *gpu, int64_t m, int64_t n, int64_t k, 
 		       (big ? TILE_SMALL : 0);
 	struct shape sh[NT];
 	double q[NT];
-	unsigned char order[NT];
+	unsigned char order[NT], tix[NT]; /* tix: each candidate's tile */
 	/* tiles along m and n by tile side / SIDE_UNIT, 0 until needed */
 	double TMs[SIDES] = {0}, TNs[SIDES] = {0};
 	for (size_t i = 0; i < nt; i++) {
@@ -495,6 +522,7 @@ int sim_gemm_add(const struct llmsim_gpu *gpu, int64_t m, int64_t n, int64_t k, 
 		 * is least: the likely best, so that the bounds prune the rest
 		 * early (the choice itself does not depend on it) */
 		size_t j = nc++;
+		tix[j] = (unsigned char)i;
 		shape_tiles(&x, tl[i].m, tl[i].n, 1, TMs, TNs, &sh[j]);
 		double qj = q[j] = sh[j].q;
 		for (; j > 0 && q[order[j - 1]] > qj; j--)
@@ -508,27 +536,51 @@ int sim_gemm_add(const struct llmsim_gpu *gpu, int64_t m, int64_t n, int64_t k, 
 		if (shape_k(&x, s) && (!SIM_GEMM_PRUNE || bound_fast(&x, s) < best->time_s))
 			TRY(s);
 	}
-	/* when the best tile leaves SMs idle, split K: the splits just under
-	 * and over one tile per SM */
-	if (isfinite(best->time_s)) {
-		int tm = best->tm, tn = best->tn;
-		double base = sim_ceil((double)m / tm) * sim_ceil((double)n / tn) * batch;
-		if (base < gpu->sms) {
-			/* at least one k-tile per split */
-			double most = sim_floor(k / x.tk0);
-			int lo = (int)sim_min(most, sim_floor(gpu->sms / base));
-			int hi = (int)sim_min(most, sim_ceil(gpu->sms / base));
+	/* a tile that leaves SMs idle may split K: the splits just under and
+	 * over one tile per SM. The best unsplit tile, and the smallest tile
+	 * that covers all of m: it reads B once, and split K puts it on the
+	 * SMs a shorter tile would have filled by re-reading B (cuBLAS: m=128
+	 * n=4096 k=14336 runs 128x64 tiles split 2 ways) */
+	double most = sim_floor(k / x.tk0); /* at least one k-tile per split */
+	int best_tm = isfinite(best->time_s) ? best->tm : 0, best_tn = best->tn;
+	for (size_t i = 0; i < nc && most >= 2; i++) {
+		const struct tile *t = &tl[tix[i]];
+		double TM = tiles_along(m, t->m, TMs);
+		double base = TM * tiles_along(n, t->n, TNs) * batch;
+		int is_best = t->n == best_tn &&
+			      (t->m == best_tm || (t->m == 64 && best_tm == x.tm_narrow));
+		if (base >= gpu->sms || (TM > 1 && !is_best))
+			continue;
+		/* of the tiles covering m, the narrowest and shortest: most
+		 * tiles, least split and reduction; a taller one only pads m */
+		int other = 0;
+		for (size_t j = 0; j < nc && !is_best; j++) {
+			const struct tile *u = &tl[tix[j]];
+			other |= u->m >= m && (u->n < t->n || (u->n == t->n && u->m < t->m));
+		}
+		if (other)
+			continue;
+
+		int lo = (int)sim_min(most, sim_floor(gpu->sms / base));
+		int hi = (int)sim_min(most, sim_ceil(gpu->sms / base));
+		int splits[2] = {lo < MAX_SPLIT ? lo : MAX_SPLIT, hi != lo && hi <= MAX_SPLIT ? hi : 0};
+		for (int j = 0; j < 2; j++) {
 			struct shape s;
-			if (lo >= 2) {
-				shape_tiles(&x, tm, tn, lo < MAX_SPLIT ? lo : MAX_SPLIT, NULL, NULL, &s);
-				if (shape_k(&x, &s))
-					TRY(&s);
-			}
-			if (hi != lo && hi >= 2 && hi <= MAX_SPLIT) {
-				shape_tiles(&x, tm, tn, hi, NULL, NULL, &s);
-				if (shape_k(&x, &s))
-					TRY(&s);
-			}
+			if (splits[j] < 2)
+				continue;
+			/* bound_fast before the k-step is known: the split's
+			 * tiles are k / split deep at least, and it streams the
+			 * operands from HBM and pays a reduction kernel */
+			double tmn = (double)(t->m == 64 ? x.tm_narrow : t->m) * t->n;
+			double pre = sim_max(x.lo_q * gpu->sms * sim_ceil(base * splits[j] / gpu->sms) *
+						     tmn * (k / splits[j]),
+					     x.lo_hbmk) + x.lo_fixed + x.kovh + x.lat;
+			if (SIM_GEMM_PRUNE && pre * (1 - 1e-12) >= best->time_s)
+				continue;
+			shape_tiles(&x, t->m, t->n, splits[j], NULL, NULL, &s);
+			if (shape_k(&x, &s) &&
+			    (!SIM_GEMM_PRUNE || bound_fast(&x, &s) < best->time_s))
+				TRY(&s);
 		}
 	}
 #undef TRY

@@ -403,3 +403,86 @@ Test(sim_gemm, power_limit_slows_sustained_tensor_work)
 	cr_expect_leq(loaded.time_s, lone.time_s * 1.67e9 / f * (1 + 1e-12));
 	expect_close(light.time_s, lone.time_s, 1e-12);
 }
+
+/* An SM keeps at most sm_inflight_bytes of HBM loads in flight, whatever
+ * its pipeline depth: a GEMV whose tiles cover few SMs streams at
+ * (SMs used) x sm_inflight / latency. m=1 n=8448 k=4096 bf16 on the H200
+ * test GPU runs 8448 / 64 = 132 tiles of 8x64, one per SM (no split: the
+ * tiles fill the SMs). Each tile reads its 64 x 4096 x 2 B weight panel
+ * plus a share of A (8 KB, read once): (69,206,016 + 8,192) / 132 =
+ * 524,350 B. With 4096 B in flight per SM that is 128.02 round trips of
+ * 0.5 us: 64.0 us, far above the HBM time (69.2 MB / (4.8 TB/s x 0.9) =
+ * 16.0 us) and the pipeline's own round trips (32 k-steps of 128 over 6
+ * stages in flight: 2.7 us). */
+Test(sim_gemm, sm_inflight_bytes_cap_the_stream_of_each_sm)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	g.eff[LLMSIM_EFF_SM_INFLIGHT] = 4096;
+	struct llmsim_pred p = predict_ok(&g, gemm(1, 8448, 4096, LLMSIM_DT_BF16));
+	cr_expect_eq(p.blocks, 132);
+	cr_expect_eq(p.split_k, 1);
+	expect_close(p.latency_s, 128.02 * 0.5e-6, 0.002);
+	cr_expect_eq(p.bound, LLMSIM_BOUND_LATENCY, "bound %s", llmsim_bound_name(p.bound));
+}
+
+/* With the default 20480 B per SM (41 GB/s at 0.5 us), m=1 n=6144 k=4096
+ * runs 96 tiles of 8x64 on 96 of 132 SMs: each streams (50,331,648 +
+ * 8,192) / 96 = 524,373 B in 25.60 round trips, 12.80 us, more than the
+ * whole GPU's HBM time (50.34 MB / 4.32 TB/s = 11.65 us): 96 SMs cannot
+ * draw the bandwidth 132 can. Splitting K 2 ways would put 192 tiles on
+ * 132 SMs (2 rounds, the same bytes on the busiest SM) and add a
+ * reduction: not taken. */
+Test(sim_gemm, a_gemv_on_few_sms_is_bound_by_their_in_flight_bytes)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	struct llmsim_pred p = predict_ok(&g, gemm(1, 6144, 4096, LLMSIM_DT_BF16));
+	cr_expect_eq(p.blocks, 96);
+	expect_close(p.latency_s, 25.60 * 0.5e-6, 0.002);
+	expect_close(p.memory_s, 50352128.0 / (4.8e12 * 0.90), 0.01);
+	cr_expect(p.latency_s > p.memory_s);
+}
+
+/* A GEMM's HBM traffic (operand reads, few writes) streams at
+ * gemm_hbm_fraction of the peak, not the copies' hbm_fraction: m=1
+ * n=32768 k=8192 (512 tiles, all SMs busy) moves its 536.9 MB of weights
+ * in memory_s = bytes / (4.8 TB/s x fraction); 0.9 -> 0.6 makes it 1.5x. */
+Test(sim_gemm, gemm_hbm_fraction_sets_the_operand_stream_rate)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	g.eff[LLMSIM_EFF_HBM] = 0.5; /* copies: not what a GEMM streams at */
+	struct llmsim_pred a = predict_ok(&g, gemm(1, 32768, 8192, LLMSIM_DT_BF16));
+	expect_close(a.memory_s, a.hbm_bytes / (4.8e12 * 0.90), 1e-9);
+	g.eff[LLMSIM_EFF_GEMM_HBM] = 0.6;
+	struct llmsim_pred b = predict_ok(&g, gemm(1, 32768, 8192, LLMSIM_DT_BF16));
+	expect_close(b.memory_s, 1.5 * a.memory_s, 1e-9);
+}
+
+/* On sm_90 a CTA fetches its TMA descriptors before its first load: the
+ * fixed part of a one-tile GEMM (64^3 bf16 on the H200 test GPU) is the
+ * kernel overhead (3 us default) + two round trips before the first
+ * k-step + its MMAs (2 x 64 x 64 x 64 / (989.4e12 x 0.8 / 132) =
+ * 87.4 ns) + the epilogue's round trip and its 8 KB store (~1 ns):
+ * 4.588 us. */
+Test(sim_gemm, tma_descriptor_fetch_adds_a_round_trip_on_sm90)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	struct llmsim_pred p = predict_ok(&g, gemm(64, 64, 64, LLMSIM_DT_BF16));
+	expect_close(p.overhead_s, 3e-6 + 3 * 0.5e-6 + 87.4e-9 + 1e-9, 0.002);
+}
+
+/* Split K is tried on every tile that leaves SMs idle, not only on the
+ * best unsplit one: m=128 n=4096 k=14336 (cuBLAS on the H200: 128x64
+ * tiles split 2 ways, 128 CTAs) is best as one row of tiles, B read
+ * once, split over the SMs, rather than as 64x64 tiles that read B twice. */
+Test(sim_gemm, split_k_on_a_tile_that_covers_m)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	struct llmsim_pred p = predict_ok(&g, gemm(128, 4096, 14336, LLMSIM_DT_BF16));
+	cr_expect_eq(p.tile_m, 128, "tile %dx%d split %d", p.tile_m, p.tile_n, p.split_k);
+	cr_expect(p.split_k >= 2, "split %d", p.split_k);
+}

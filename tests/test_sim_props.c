@@ -179,8 +179,17 @@ Test(sim_props, monotone_in_work)
 		char spec[512];
 		llmsim_op_format(&a, spec, sizeof spec);
 		/* discrete shape choices (threads per row, tiles) and cache
-		 * reuse may shave a little; never more than 5% */
-		cr_expect(pb.time_s >= pa.time_s * 0.95, "%s: doubled %g < %g", spec, pb.time_s,
+		 * reuse may shave a little; never more than 5%. A GEMM (or an
+		 * MLA decode's up-projection) of a few us whose grid covers
+		 * few SMs is the exception: each SM draws at most its
+		 * in-flight bytes per DRAM round trip, so a twice larger GEMM
+		 * on twice the SMs can finish sooner (cuBLAS on the H200:
+		 * m=1 n=6144 k=4096 on 96 SMs takes 18.2 us, m=1 n=8192
+		 * k=3584, 17% more weights, on 128 SMs 16.1 us) */
+		int gemms = a.kind == LLMSIM_OP_GEMM ||
+			    (a.kind == LLMSIM_OP_DECODE && a.u.dec.kv_lora_rank > 0);
+		double keep = gemms && pa.time_s < 30e-6 ? 0.75 : 0.95;
+		cr_expect(pb.time_s >= pa.time_s * keep, "%s: doubled %g < %g", spec, pb.time_s,
 			  pa.time_s);
 		cr_expect(pb.flops >= pa.flops, "%s", spec);
 	}
