@@ -143,25 +143,32 @@ Test(sim_ew, long_softmax_rows_are_read_twice)
 	expect_close(p.hbm_read_bytes, N * 2 + T * 8, 1e-12);
 }
 
-/* A streaming kernel's threads load, compute and store in turn: its
- * CUDA-core and exp time adds to its memory time. GELU over 8192 x 8192
- * bf16 (N = 67108864): 2N * 2 B at 4.8e12 * 0.90 B/s; 8 FP32 ops per
- * element at one per lane per clock (67e12 / 2) * 0.80 and one tanh at 132
- * SMs * 1.98e9 * 16 per second issue on separate pipes, so the longer of
- * the two counts (8 N / 26.8e12 = 20.0 us against N / 4.18e12 = 16.1 us:
- * the FP32 ops), over 8192 blocks in ceil(8192/132) = 63 rounds (tail
- * 8192 / (132 * 63)); the default 3 us plus one DRAM latency of fill. */
+/* A grid-stride kernel of one vector per thread and step (serial=1, as
+ * kernels/ew.cu) loads, computes and stores in turn: its CUDA-core and exp
+ * time adds to its memory time. GELU over 8192 x 8192 bf16 (N = 67108864):
+ * 2N * 2 B at 4.8e12 * 0.90 B/s; 8 FP32 ops per element at one per lane
+ * per clock (67e12 / 2) * 0.80 and one tanh at 132 SMs * 1.98e9 * 16 per
+ * second issue on separate pipes, so the longer of the two counts (8 N /
+ * 26.8e12 = 20.0 us against N / 4.18e12 = 16.1 us: the FP32 ops), over
+ * 8192 blocks in ceil(8192/132) = 63 rounds (tail 8192 / (132 * 63)); the
+ * default 3 us plus one DRAM latency of fill. A framework's kernel (four
+ * vectors loaded before any math, serial=0) hides the math under the
+ * other warps' loads: the memory time alone. */
 Test(sim_ew, streaming_math_adds_to_memory_time)
 {
 	struct llmsim_gpu g;
 	test_gpu_h200(&g);
 	double N = 8192.0 * 8192, tail = 8192.0 / (132 * 63);
-	struct llmsim_pred p = ok(&g, ew(LLMSIM_EW_GELU, 8192, 8192, LLMSIM_PASS_FWD));
+	struct llmsim_op op = ew(LLMSIM_EW_GELU, 8192, 8192, LLMSIM_PASS_FWD);
+	op.u.ew.serial = 1;
+	struct llmsim_pred p = ok(&g, op);
 	double mem = 2 * N * 2 / (4.8e12 * 0.90);
 	double math = 8 * N / (67e12 / 2 * 0.80) / tail;
 	cr_expect_eq(p.blocks, 8192);
 	expect_close(p.time_s, mem + math + 3e-6 + 5e-7, 1e-9);
 	cr_expect_eq(p.bound, LLMSIM_BOUND_HBM, "bound %s", llmsim_bound_name(p.bound));
+	p = ok(&g, ew(LLMSIM_EW_GELU, 8192, 8192, LLMSIM_PASS_FWD));
+	expect_close(p.time_s, mem + 3e-6 + 5e-7, 1e-9);
 }
 
 /* The non-vectorized path of strided views: same bytes as the vectorized
