@@ -360,14 +360,15 @@ int sim_collective(const struct llmsim_gpu *gpu, const struct llmsim_op *op, str
 		    "collective: the tree algorithm is for allreduce only, not %s",
 		    llmsim_coll_kind_name(k->kind));
 	/* One channel's block keeps NCCL_SIMPLE_MAX_NTHREADS 512 threads and
-	 * a sync warp x bytes_in_flight_per_thread of stores in flight over
-	 * the link's latency (Little's law): on H200 544 x 80 B / 0.6 us = 73
-	 * GB/s, so a 1 MB sendrecv on 2 channels runs below the link. Across
-	 * nodes the proxy and the NIC move the data: no such bound. */
-	double cta =
-	    gpu->intra_node_latency_s > 0
-		? (NCCL_THREADS + 32) * gpu->eff[LLMSIM_EFF_INFLIGHT] / gpu->intra_node_latency_s
-		: INFINITY;
+	 * a sync warp x NCCL's unrolled 16-byte copies (COLL_UNROLL 4: 64 B
+	 * per thread) of stores in flight over the link's latency (Little's
+	 * law): on H200 544 x 64 B / 0.6 us = 58 GB/s, so a 1 MB sendrecv on 2
+	 * channels runs below the link. Across nodes the proxy and the NIC
+	 * move the data: no such bound. (NCCL's own constant, not the
+	 * streaming kernels' fitted bytes_in_flight_per_thread.) */
+	double cta = gpu->intra_node_latency_s > 0
+			     ? (NCCL_THREADS + 32) * NCCL_SIMPLE_THREAD_BYTES / gpu->intra_node_latency_s
+			     : INFINITY;
 	struct level in = {gpu->intra_node_bytes_per_s, gpu->intra_node_latency_s, cta};
 	struct level out = {gpu->inter_node_bytes_per_s, gpu->inter_node_latency_s, INFINITY};
 	double P = k->gpus, S = k->bytes;
