@@ -159,7 +159,7 @@ static void overlap_pipes(const struct llmsim_gpu *gpu, struct kern *k, double v
 }
 
 /* how the kernel walks its operands (op.u.ew.strided, .serial) */
-enum { EW_STRIDED = 1, EW_SERIAL = 2 };
+enum { EW_STRIDED = 1, EW_SERIAL = 2, EW_IN_L2 = 4 };
 
 static void add_pass(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, int bwd, double T,
 		     double H, double e, unsigned layout, struct sim_acc *a, int main)
@@ -168,7 +168,7 @@ static void add_pass(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, int
 	struct kern k;
 	cost(kind, bwd, T, H, e, gpu->sms, row_max(gpu), &c);
 	sim_stream_kern(gpu, &k, T * H, e, c.read, c.write, c.vec);
-	overlap_pipes(gpu, &k, c.vec, c.sfu);
+	double vec = c.vec;
 	k.l2_bytes = c.l2;
 	/* A framework's kernel loads four vectors per operand and thread
 	 * before it computes, so other warps' loads hide its math; a
@@ -189,8 +189,11 @@ static void add_pass(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, int
 		 * which run on half as many lanes as FP32 (2 "vec" ops each) */
 		k.blocks = (int64_t)sim_max(1, sim_ceil(T * H / (k.threads * 4.0)));
 		k.inflight_bytes_per_block *= e / 16;
-		k.vec_flops += 2 * T * H * gpu->eff[LLMSIM_EFF_STRIDED_INDEX_OPS];
+		/* the exps issue beside this integer work too (H200: a strided
+		 * SiLU runs as fast as a strided multiply) */
+		vec += 2 * T * H * gpu->eff[LLMSIM_EFF_STRIDED_INDEX_OPS];
 	}
+	overlap_pipes(gpu, &k, vec, c.sfu);
 	if (c.rowwise) {
 		/* one block per row: 16-byte vectors, up to 1024 threads */
 		int ws = gpu->warp_size > 0 ? gpu->warp_size : 32;
@@ -207,6 +210,18 @@ static void add_pass(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, int
 		k.inflight_bytes_per_block = sim_stream_inflight(gpu, th);
 		/* two dependent phases: load and reduce, then write */
 		k.fill_s = 2 * gpu->hbm_latency_s;
+	}
+	if (layout & EW_IN_L2) {
+		/* operands already in L2: its bandwidth, and for a streaming
+		 * kernel an L2 hit's round trip where a DRAM one was (H200: an
+		 * add of 64 x 4096 bf16 rows in L2 takes 1.3 us, launch and
+		 * drain included). A row kernel's two phases wait on its block
+		 * reduction as much as on its loads: its fill stays. */
+		k.l2_bytes += k.hbm_read_bytes;
+		k.l2_store_bytes += k.hbm_write_bytes;
+		k.hbm_read_bytes = k.hbm_write_bytes = 0;
+		if (gpu->hbm_latency_s > 0 && !c.rowwise)
+			k.fill_s *= gpu->eff[LLMSIM_EFF_L2_LATENCY] / gpu->hbm_latency_s;
 	}
 	sim_acc_kern(a, gpu, &k, main);
 }
@@ -267,7 +282,9 @@ int sim_elementwise(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
 	struct sim_acc a;
 	sim_acc_init(&a, p);
 	ew_add(gpu, w->kind, w->pass, w->tokens, w->hidden, op->dtype,
-	       (w->strided ? EW_STRIDED : 0) | (w->serial ? EW_SERIAL : 0), &a, 1);
+	       (w->strided ? EW_STRIDED : 0) | (w->serial ? EW_SERIAL : 0) |
+		       (w->in_l2 ? EW_IN_L2 : 0),
+	       &a, 1);
 	sim_acc_finish(&a);
 	return 0;
 }

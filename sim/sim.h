@@ -100,6 +100,10 @@ struct llmsim_op {
 					       * loads 4 vectors, then computes): a quarter
 					       * of the bytes in flight, and the math sits
 					       * between each load and its store */
+			int in_l2;            /* its operands are in L2 already (just
+					       * written by the kernel before, or a
+					       * working set well within the L2): loads
+					       * hit L2 and stores stay there */
 		} ew;
 		struct {
 			enum llmsim_attn_impl impl;

@@ -36,7 +36,7 @@ static const struct key ew_keys[] = {
 	{"kind", K_EW, F(u.ew.kind), 1}, {"tokens", K_I64, F(u.ew.tokens), 1},
 	{"hidden", K_I64, F(u.ew.hidden), 1}, {"pass", K_PASS, F(u.ew.pass), 0},
 	{"dtype", K_DTYPE, F(dtype), 0}, {"strided", K_BOOL, F(u.ew.strided), 0},
-	{"serial", K_BOOL, F(u.ew.serial), 0},
+	{"serial", K_BOOL, F(u.ew.serial), 0}, {"in_l2", K_BOOL, F(u.ew.in_l2), 0},
 };
 static const struct key attn_keys[] = {
 	{"impl", K_ATTN, F(u.attn.impl), 1}, {"batch", K_I64, F(u.attn.batch), 1},
@@ -268,11 +268,11 @@ int llmsim_op_format(const struct llmsim_op *op, char *buf, size_t size)
 				(long long)(op->u.gemm.batch ? op->u.gemm.batch : 1), dt, DT(b));
 	}
 	case LLMSIM_OP_ELEMENTWISE:
-		return snprintf(buf, size, "ew kind=%s tokens=%lld hidden=%lld pass=%s dtype=%s%s%s",
+		return snprintf(buf, size, "ew kind=%s tokens=%lld hidden=%lld pass=%s dtype=%s%s%s%s",
 				NM(llmsim_ew_kind_name(op->u.ew.kind)), (long long)op->u.ew.tokens,
 				(long long)op->u.ew.hidden, NM(llmsim_pass_name(op->u.ew.pass)), dt,
 				op->u.ew.strided ? " strided=1" : "",
-				op->u.ew.serial ? " serial=1" : "");
+				op->u.ew.serial ? " serial=1" : "", op->u.ew.in_l2 ? " in_l2=1" : "");
 	case LLMSIM_OP_ATTENTION: {
 		const __typeof__(op->u.attn) *a = &op->u.attn;
 		return snprintf(buf, size,
