@@ -61,20 +61,24 @@ def main():
                 for _ in range(5):
                     f()
                 torch.cuda.synchronize()
-            ks = []
-            for e in prof.events():
-                if e.device_type != torch.autograd.DeviceType.CUDA:
-                    continue
-                ks.append({"name": e.name[:160], "us": e.device_time if hasattr(e, "device_time") else e.cuda_time})
+            prof.export_chrome_trace("/tmp/kl_trace.json")
+            tr = json.load(open("/tmp/kl_trace.json"))
             kinds = {}
-            for k in ks:
-                kinds.setdefault(k["name"], []).append(k["us"])
-            rec = {"op": spec, "kernels": [{"name": n, "per_call": len(v) / 5, "median_us": sorted(v)[len(v) // 2]}
-                                            for n, v in kinds.items()]}
+            for e in tr.get("traceEvents", []):
+                if e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset"):
+                    continue
+                ar = e.get("args", {})
+                key = (e.get("name", "")[:160], str(ar.get("grid")), str(ar.get("block")),
+                       ar.get("registers per thread"), ar.get("shared memory"))
+                kinds.setdefault(key, []).append(e.get("dur", 0))
+            rec = {"op": spec, "kernels": [{"name": n, "grid": g, "block": bl, "regs": r, "smem": sm,
+                                            "per_call": len(v) / 5, "median_us": sorted(v)[len(v) // 2]}
+                                           for (n, g, bl, r, sm), v in kinds.items()]}
             out.write(json.dumps(rec) + "\n")
             print(spec)
             for k in rec["kernels"]:
-                print(f"    {k['per_call']:4.1f} x {k['median_us']:8.2f} us  {k['name'][:110]}")
+                print(f"    {k['per_call']:4.1f} x {k['median_us']:8.2f} us  grid {k['grid']} block {k['block']} "
+                      f"regs {k['regs']} smem {k['smem']}  {k['name'][:90]}")
 
 
 if __name__ == "__main__":
