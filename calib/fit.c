@@ -43,6 +43,9 @@ static const struct {
 	const char *classes; /* owners, space-separated */
 } params[] = {
     {"kernel_overhead_s", 1e-7, 3e-5, "launch hbm l2 smem elementwise"},
+    /* the per-call library cases (decode's split and combine kernels
+     * show it most) */
+    {"graph_kernel_gap_s", 1e-8, 1e-5, "decode"},
     {"hbm_fraction", 0.30, 1.0, "hbm elementwise"},
     {"decode_hbm_fraction", 0.10, 1.0, "decode"},
     {"bytes_in_flight_per_thread", 8, 1024, "elementwise decode"},

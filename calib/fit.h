@@ -45,6 +45,9 @@ struct llmsim_calib_point {
 	double measured_s; /* median GPU time of the case */
 	double bytes_declared;
 	double dram_bytes; /* dram__bytes_read.sum + _write.sum, NaN if not measured */
+	int per_call;	   /* timed per call with CUDA events (PyTorch library
+			    * cases): the call's kernels and the gaps between
+			    * them, not kernel durations (CUPTI) */
 	double loop_s;	   /* how long the timed loop had run when its median
 			    * repetition started (reps / 2 x the median): the
 			    * load the power controller had seen */

@@ -200,6 +200,12 @@ static void add_pass(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, int
 		double per_thread = 16 / e;
 		/* capped before the conversion: a huge row overflows an int */
 		int th = (int)sim_min(1024, sim_ceil(H / per_thread / ws) * ws);
+		/* PyTorch's layer/RMS norm (vectorized_layer_norm_kernel) runs
+		 * 4 warps per row whatever its length (calib/data/torch_kernels:
+		 * block 32 x 4); llmsim's own (serial=1) one vector per thread */
+		int norm = kind == LLMSIM_EW_RMSNORM || kind == LLMSIM_EW_LAYERNORM;
+		if (norm && !(layout & EW_SERIAL))
+			th = 4 * ws;
 		if (th > gpu->threads_per_block_max)
 			th = gpu->threads_per_block_max;
 		if (th < ws)
@@ -208,6 +214,13 @@ static void add_pass(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, int
 		k.regs = 40;
 		k.blocks = (int64_t)T;
 		k.inflight_bytes_per_block = sim_stream_inflight(gpu, th);
+		/* PyTorch's statistics loop updates its running sums from each
+		 * step's load before it issues the next: one 16-byte vector per
+		 * thread in flight (H200: its RMS norm of one 4096-wide row, 4
+		 * steps of 128 threads x 8, takes 4.0 us; llmsim's, one step,
+		 * 2.0 us) */
+		if (norm && !(layout & EW_SERIAL))
+			k.inflight_bytes_per_block = th * 16.0;
 		/* two dependent phases: load and reduce, then write */
 		k.fill_s = 2 * gpu->hbm_latency_s;
 	}
