@@ -215,12 +215,12 @@ static void add_pass(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, int
 		k.blocks = (int64_t)T;
 		k.inflight_bytes_per_block = sim_stream_inflight(gpu, th);
 		/* PyTorch's statistics loop updates its running sums from each
-		 * step's load before it issues the next: one 16-byte vector per
-		 * thread in flight (H200: its RMS norm of one 4096-wide row, 4
-		 * steps of 128 threads x 8, takes 4.0 us; llmsim's, one step,
-		 * 2.0 us) */
+		 * step's load before it issues the next: a DRAM round trip per
+		 * step over the row, per wave of rows (H200: its RMS norm of one
+		 * 4096-wide row, 4 steps of 128 threads x 8, takes 4.0 us;
+		 * llmsim's, one step of 512 threads, 2.0 us) */
 		if (norm && !(layout & EW_SERIAL))
-			k.inflight_bytes_per_block = th * 16.0;
+			k.lat_rounds = sim_ceil(H / (th * per_thread));
 		/* two dependent phases: load and reduce, then write */
 		k.fill_s = 2 * gpu->hbm_latency_s;
 	}
