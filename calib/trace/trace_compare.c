@@ -200,11 +200,15 @@ static const char *attn_impl_of(const struct llmsim_trace *t, const int *idx, in
 	return "flash2";
 }
 
+/* PyTorch's FlashAttention-2 decides per call between its split-KV pair and
+ * its plain forward kernel (num_splits_heuristic): `flashdecoding` models
+ * that choice, so either kernel of PyTorch's FA2 means it. */
 static const char *dec_impl_of(const struct llmsim_trace *t, const int *idx, int n)
 {
 	for (int i = 0; i < n; i++)
 		if (strcasestr(t->kernels[idx[i]].name, "splitkv") ||
-		    strcasestr(t->kernels[idx[i]].name, "combine"))
+		    strcasestr(t->kernels[idx[i]].name, "combine") ||
+		    strcasestr(t->kernels[idx[i]].name, "pytorch_flash"))
 			return "flashdecoding";
 	return "flash2";
 }
