@@ -4,11 +4,10 @@
  * (calib/data/trace_llama.db, or .txt.gz / .txt: the text form), compared
  * kernel by kernel with the model's predictions.
  *
- * The issue's targets are total kernel time within 10% and each major class
- * (one holding at least 10% of the measured time) within 15%; today's model
- * misses them (GEMMs in this eager trace run ~9% slower than the same shapes
- * back to back in calibration), so the test logs them and holds the model
- * to the brief's peer bar. Unmatched kernels count at their
+ * The issue's targets: total kernel time within 10% and each major class
+ * (one holding at least 1% of the measured time) within 15%; the trace's
+ * phases run at the clock their power draw allows (sim/predict.c), as the
+ * GPU did. Unmatched kernels count at their
  * measured time, which would hide errors, so at most 5% of the time may be
  * unmatched. Skipped while no such trace is committed.
  */
@@ -58,23 +57,21 @@ Test(trace_h200, llama_steps_beat_the_peer_bar)
 	cr_assert_gt(tot->measured_s, 0);
 	cr_expect_leq(tot->unmatched_s, 0.05 * tot->measured_s,
 		      "%.1f%% of the kernel time unmatched", 100 * tot->unmatched_s / tot->measured_s);
-	/* The issue's targets (total 10%, each major class (10% or more of the
-	 * time) 15%) are logged; until the model meets them, the test holds it
-	 * to the brief's peer bar (support.h): the total better than the best
-	 * Python estimator's 20% median miss, no major class worse than the
-	 * 45% of the others. */
+	/* The issue's targets: the total within 10%, each major class (1% or
+	 * more of the kernel time: GEMM, attention, element-wise,
+	 * normalization here) within 15%. */
 	double e = fabs(tot->predicted_s - tot->measured_s) / tot->measured_s;
 	cr_log_info("total: predicted %.4g s, measured %.4g s (%.1f%%; issue target 10%%)",
 		    tot->predicted_s, tot->measured_s, 100 * e);
-	cr_expect_leq(e, PEER_BEST_MEDIAN_MISS, "total: %.1f%%", 100 * e);
+	cr_expect_leq(e, 0.10, "total: %.1f%% (target 10%%)", 100 * e);
 	for (int k = 0; k < LLMSIM_TC_COUNT; k++) {
 		const struct llmsim_trace_class_sum *s = &c.cls[k];
-		if (s->measured_s < 0.10 * tot->measured_s)
+		if (s->measured_s < 0.01 * tot->measured_s)
 			continue;
 		double ek = fabs(s->predicted_s - s->measured_s) / s->measured_s;
 		cr_log_info("%s: predicted %.4g s, measured %.4g s (%.1f%%; issue target 15%%)",
 			    llmsim_trace_class_name(k), s->predicted_s, s->measured_s, 100 * ek);
-		cr_expect_leq(ek, PEER_WORST_MEDIAN_MISS, "%s: %.1f%%", llmsim_trace_class_name(k),
+		cr_expect_leq(ek, 0.15, "%s: %.1f%% (target 15%%)", llmsim_trace_class_name(k),
 			      100 * ek);
 	}
 	llmsim_trace_cmp_release(&c);
