@@ -34,7 +34,7 @@ static int find_trace(char *buf, size_t size)
 	return -1;
 }
 
-Test(trace_h200, llama_steps_beat_the_peer_bar)
+Test(trace_h200, llama_steps_meet_the_targets)
 {
 	char path[1024];
 	if (find_trace(path, sizeof path))
