@@ -199,6 +199,7 @@ int llmsim_pass_parse(const char *s);
  * traces, tests and the CLI:
  *   gemm m=4096 n=4096 k=4096 [batch=1] [dtype=bf16] [b_dtype=...]
  *   ew kind=rmsnorm tokens=8192 hidden=8192 [pass=fwd] [dtype=bf16] [strided=0]
+ *      [serial=0] [in_l2=0]
  *   attention impl=flash2 batch=1 heads=32 [kv_heads=32] seq=4096 [kv_seq=seq]
  *             head_dim=128 [v_head_dim=head_dim] [causal=1] [pass=fwd] [dtype=bf16]
  *   decode impl=paged batch=8 heads=32 kv_heads=8 kv_len=4096 head_dim=128
