@@ -237,6 +237,8 @@ int cmd_serve(int argc, char **argv)
 		llmsim_json_int(&j, "kv_capacity_tokens", res.kv_capacity_tokens);
 		llmsim_json_int(&j, "max_concurrent", res.max_concurrent);
 		llmsim_json_num(&j, "mean_batch", res.mean_batch);
+		llmsim_json_num(&j, "busy_s", res.busy_s);
+		llmsim_json_num(&j, "load_duty", res.load_duty);
 		llmsim_json_int(&j, "preemptions", res.preemptions);
 		llmsim_json_int(&j, "steps", res.steps);
 		llmsim_json_int(&j, "prompt_tokens", res.prompt_tokens);
@@ -276,6 +278,9 @@ int cmd_serve(int argc, char **argv)
 		llmsim_table_rowf(&t, "mean running sequences\t%.1f", res.mean_batch);
 		llmsim_table_rowf(&t, "preemptions\t%lld", (long long)res.preemptions);
 		llmsim_table_rowf(&t, "engine steps\t%lld", (long long)res.steps);
+		if (res.load_duty > 0)
+			llmsim_table_rowf(&t, "GPU busy (clock set by the power limit)\t%s",
+					  llmsim_fmt_pct(b1, res.load_duty));
 		llmsim_table_print(&t, stdout);
 		llmsim_table_release(&t);
 	}

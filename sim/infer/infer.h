@@ -63,6 +63,9 @@ struct llmsim_infer_cfg {
 	int64_t block_size;            /* paged KV tokens per block */
 	enum llmsim_runtime runtime;
 	int64_t max_step_tokens;       /* 0: params.max_step_tokens */
+	double load_duty;              /* the GPU's busy share while it serves
+					* (op.load_duty: the power limit's clock);
+					* 0: every step as a lone kernel burst */
 	struct llmsim_infer_params params;
 };
 
@@ -195,9 +198,19 @@ struct llmsim_infer_result {
  * prompt+output-1. TPOT is the mean decode step: every step is priced when
  * there are at most 9, else composite Simpson's rule over 9 context lengths
  * (the step time is smooth in the context). Fails with LLMSIM_ENOFIT when
- * the weights or the batch's cache do not fit. */
+ * the weights or the batch's cache do not fit. Unless cfg sets a
+ * load_duty, a GPU with a power-capped clock is run twice: at its burst
+ * clock, then in the load of that run's back-to-back steps (the batch's
+ * prefill and decode keep the GPU busy: duty 1, scaled by how much of the
+ * power controller's window the run fills). */
 int llmsim_infer_run(const struct llmsim_infer_cfg *cfg, const struct llmsim_infer_req *req,
 		     struct llmsim_infer_result *res, struct llmsim_err *err);
+
+/* The load (op.load_duty) a run that keeps the GPU busy busy_s out of
+ * duration_s puts on its power controller: the busy share, scaled down
+ * when the run is shorter than twice gpu->power_window_s; 0 when the GPU
+ * states no power-capped clock. */
+double llmsim_infer_load(const struct llmsim_gpu *gpu, double busy_s, double duration_s);
 
 /* Names and parsers (-1 if unknown). */
 const char *llmsim_runtime_name(enum llmsim_runtime r);

@@ -91,8 +91,8 @@ static int decode_at(const struct llmsim_infer_cfg *cfg, int64_t batch, double k
 	return llmsim_infer_step(cfg, &s, c, err);
 }
 
-int llmsim_infer_run(const struct llmsim_infer_cfg *cfg, const struct llmsim_infer_req *req,
-		     struct llmsim_infer_result *res, struct llmsim_err *err)
+static int infer_once(const struct llmsim_infer_cfg *cfg, const struct llmsim_infer_req *req,
+		      struct llmsim_infer_result *res, struct llmsim_err *err)
 {
 	const struct llmsim_model *m = cfg->model;
 	memset(res, 0, sizeof *res);
@@ -157,4 +157,32 @@ int llmsim_infer_run(const struct llmsim_infer_cfg *cfg, const struct llmsim_inf
 	res->e2e_s = res->ttft_s + (double)nsteps * res->tpot_s;
 	res->tokens_per_s = res->e2e_s > 0 ? (double)req->batch * req->output / res->e2e_s : 0;
 	return 0;
+}
+
+/* The load a run of duration_s keeping the GPU busy busy_s puts on the
+ * power controller: its busy share, times how much of the controller's
+ * window the run fills by its middle. */
+double llmsim_infer_load(const struct llmsim_gpu *gpu, double busy_s, double duration_s)
+{
+	if (!(duration_s > 0) || !(busy_s > 0) || !(gpu->power_capped_clock_hz > 0))
+		return 0;
+	double duty = busy_s < duration_s ? busy_s / duration_s : 1;
+	double w = gpu->power_window_s;
+	if (w > 0 && 0.5 * duration_s < w)
+		duty *= 0.5 * duration_s / w;
+	return duty;
+}
+
+int llmsim_infer_run(const struct llmsim_infer_cfg *cfg, const struct llmsim_infer_req *req,
+		     struct llmsim_infer_result *res, struct llmsim_err *err)
+{
+	int rc = infer_once(cfg, req, res, err);
+	if (rc || cfg->load_duty > 0)
+		return rc;
+	double load = llmsim_infer_load(cfg->gpu, res->e2e_s, res->e2e_s);
+	if (!(load > 0))
+		return 0;
+	struct llmsim_infer_cfg loaded = *cfg;
+	loaded.load_duty = load;
+	return infer_once(&loaded, req, res, err);
 }

@@ -569,8 +569,8 @@ static int collect(struct engine *e)
 	return 0;
 }
 
-int llmsim_serve_run(const struct llmsim_serve_cfg *cfg, struct llmsim_serve_result *res,
-		     struct llmsim_err *err)
+static int serve_once(const struct llmsim_serve_cfg *cfg, struct llmsim_serve_result *res,
+		      struct llmsim_err *err)
 {
 	struct engine e;
 	memset(res, 0, sizeof *res);
@@ -618,4 +618,21 @@ int llmsim_serve_run(const struct llmsim_serve_cfg *cfg, struct llmsim_serve_res
 	}
 	engine_release(&e);
 	return rc;
+}
+
+int llmsim_serve_run(const struct llmsim_serve_cfg *cfg, struct llmsim_serve_result *res,
+		     struct llmsim_err *err)
+{
+	int rc = serve_once(cfg, res, err);
+	if (rc || cfg->infer.load_duty > 0)
+		return rc;
+	double load = llmsim_infer_load(cfg->infer.gpu, res->busy_s, res->duration_s);
+	if (!(load > 0))
+		return 0;
+	struct llmsim_serve_cfg loaded = *cfg;
+	loaded.infer.load_duty = load;
+	if ((rc = serve_once(&loaded, res, err)))
+		return rc;
+	res->load_duty = load;
+	return 0;
 }

@@ -61,12 +61,19 @@ struct llmsim_serve_result {
 	int64_t kv_capacity_tokens;
 	int64_t reserve_tokens;       /* contiguous: the largest reservation of a sequence */
 	double busy_s;                /* time spent in steps */
+	double load_duty;             /* the load the steps were priced in (the
+				       * power limit's clock, sim/predict.c):
+				       * busy share of the run, see below */
 	int64_t priced;               /* distinct step parts priced by the GPU model */
 	struct llmsim_infer_mem mem;
 };
 
 /* Run the simulation. Fails on a bad configuration, a request that can
- * never fit in the KV cache, or a GPU-model error. */
+ * never fit in the KV cache, or a GPU-model error. Unless cfg->infer sets
+ * a load_duty, a GPU with a power-capped clock is simulated twice: at its
+ * burst clock, then with its steps priced in the load that run showed
+ * (busy time over duration, scaled down when the run is shorter than the
+ * power controller's window). */
 int llmsim_serve_run(const struct llmsim_serve_cfg *cfg, struct llmsim_serve_result *res,
 		     struct llmsim_err *err);
 

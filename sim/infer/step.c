@@ -39,7 +39,9 @@ static void price(struct acc *a, enum section sec, const struct llmsim_op *op,
 	struct llmsim_pred p;
 	if (a->rc || !a->mult[sec] || !(a->parts & a->cur))
 		return;
-	int rc = llmsim_predict(a->cfg->gpu, op, &p, a->err);
+	struct llmsim_op loaded = *op;
+	loaded.load_duty = a->cfg->load_duty;
+	int rc = llmsim_predict(a->cfg->gpu, &loaded, &p, a->err);
 	if (rc) {
 		a->rc = rc;
 		return;
