@@ -114,7 +114,7 @@ static int calib_run(int argc, char **argv)
 	}
 	char *rargv[40];
 	int k = 0;
-	rargv[k++] = runner;
+	rargv[k++] = "llmsim calib run"; /* how its messages name it */
 	rargv[k++] = "--db";
 	rargv[k++] = (char *)db;
 	if (quick)
@@ -749,11 +749,13 @@ int cmd_calib(int argc, char **argv)
 	    {"run", calib_run},	  {"fit", calib_fit},	    {"validate", calib_validate},
 	    {"show", calib_show}, {"export", calib_export}, {"import", calib_import},
 	};
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		llmsim_args_usage(argc < 2 ? stderr : stdout, "llmsim calib",
+	if (argc < 2) /* one line, as every usage error */
+		return llmsim_args_error("llmsim calib", "a verb is required (%s)", "run|fit|validate|show|export|import");
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		llmsim_args_usage(stdout, "llmsim calib",
 				  "run|fit|validate|show|export|import [options]", calib_about,
 				  NULL, 0);
-		return argc < 2 ? 2 : 0;
+		return 0;
 	}
 	for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
 		if (!strcmp(argv[1], verbs[i].name))

@@ -947,12 +947,14 @@ int cmd_trace(int argc, char **argv)
 		{"replay", trace_replay},   {"import", trace_import}, {"export", trace_export},
 		{"to-calib", trace_to_calib},
 	};
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		llmsim_args_usage(argc < 2 ? stderr : stdout, "llmsim trace",
+	if (argc < 2) /* one line, as every usage error */
+		return llmsim_args_error("llmsim trace", "a verb is required (%s)", "capture|show|compare|replay|import|export|to-calib");
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		llmsim_args_usage(stdout, "llmsim trace",
 				  "capture|show|compare|replay|import|export|to-calib [options]",
 				  trace_about,
 				  NULL, 0);
-		return argc < 2 ? 2 : 0;
+		return 0;
 	}
 	for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
 		if (!strcmp(argv[1], verbs[i].name))

@@ -13,10 +13,12 @@
 int cli_list_show(const char *cmd, const char *about, int argc, char **argv,
 		  int (*list)(int argc, char **argv), int (*show)(int argc, char **argv))
 {
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		llmsim_args_usage(argc < 2 ? stderr : stdout, cmd, "list|show [options]", about,
+	if (argc < 2) /* one line, as every usage error */
+		return llmsim_args_error(cmd, "a verb is required (%s)", "list|show");
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		llmsim_args_usage(stdout, cmd, "list|show [options]", about,
 				  NULL, 0);
-		return argc < 2 ? 2 : 0;
+		return 0;
 	}
 	if (!strcmp(argv[1], "list"))
 		return list(argc - 1, argv + 1);

@@ -4,8 +4,7 @@
  * what `llmsim validate --suite FILE` reads). A suite that loads must hold
  * n > 0 entries whose values keep the ranges the loader enforces; a failure
  * must leave a message and no entries. (The serving suite has its own
- * target, fuzz_serve_runs.c: train.h and serve.h cannot share a file, both
- * declare LLMSIM_SCHED_COUNT.)
+ * target, fuzz_serve_runs.c.)
  */
 #include <stdint.h>
 #include <stdlib.h>

@@ -32,6 +32,8 @@
 #include "runner.h"
 
 #define PROG "llmsim-calib-runner"
+/* how messages name us: `llmsim calib run` starts us with that as argv[0] */
+static const char *prog = PROG;
 #define MAX_REPS 64
 
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
@@ -304,12 +306,12 @@ static int measure(const struct rcase *rc, int idx, const struct plan *pl, uint6
 			res->c.sm_clock_hz = res->cv.v[COUNTER_METRICS - 1];
 			counters_fail_streak = 0;
 		} else {
-			fprintf(stderr, PROG ": counters failed for '%s': %s\n", rc->op_spec, cerr);
+			fprintf(stderr, "%s: counters failed for '%s': %s\n", prog, rc->op_spec, cerr);
 			if (++counters_fail_streak >= 3) {
 				counters_on = 0;
 				snprintf(counters_why, sizeof counters_why,
 					 "off after 3 failures in a row: %s", cerr);
-				fprintf(stderr, PROG ": counters %s\n", counters_why);
+				fprintf(stderr, "%s: counters %s\n", prog, counters_why);
 			}
 		}
 		/* the profiled invocation's records are dropped at the next take */
@@ -338,7 +340,7 @@ static void warm_up(double seconds)
 	struct llmsim_kbench b;
 	char err[256];
 	if (llmsim_kbench_setup(&b, &s, 12345, err, sizeof err)) {
-		fprintf(stderr, PROG ": warm-up GEMM: %s\n", err);
+		fprintf(stderr, "%s: warm-up GEMM: %s\n", prog, err);
 		return;
 	}
 	double t0 = now_s();
@@ -424,7 +426,7 @@ static int parse(int argc, char **argv, struct opts *o)
 			char *end;
 			o->budget_s = strtod(optarg, &end);
 			if (*end || o->budget_s <= 0) {
-				fprintf(stderr, PROG ": bad --budget-s '%s'\n", optarg);
+				fprintf(stderr, "%s: bad --budget-s '%s'\n", prog, optarg);
 				return 2;
 			}
 			break;
@@ -433,7 +435,7 @@ static int parse(int argc, char **argv, struct opts *o)
 			char *end;
 			long v = strtol(optarg, &end, 10);
 			if (*end || v < 0 || v > 100000) {
-				fprintf(stderr, PROG ": bad --skip '%s'\n", optarg);
+				fprintf(stderr, "%s: bad --skip '%s'\n", prog, optarg);
 				return 2;
 			}
 			o->skip = (int)v;
@@ -444,7 +446,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, PROG ": unexpected argument '%s'\n", argv[optind]);
+		fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
 		return 2;
 	}
 	if (o->only) {
@@ -452,13 +454,13 @@ static int parse(int argc, char **argv, struct opts *o)
 		for (int i = 0; i < runner_nclasses; i++)
 			ok |= !strcmp(o->only, runner_classes[i]);
 		if (!ok) {
-			fprintf(stderr, PROG ": unknown class '%s'\n", o->only);
+			fprintf(stderr, "%s: unknown class '%s'\n", prog, o->only);
 			usage(stderr);
 			return 2;
 		}
 	}
 	if (!o->list && !o->db && !o->passes_chip) {
-		fprintf(stderr, PROG ": --db FILE is required\n");
+		fprintf(stderr, "%s: --db FILE is required\n", prog);
 		return 2;
 	}
 	return 0;
@@ -480,6 +482,8 @@ static void iso_now(char *buf, size_t size)
 int main(int argc, char **argv)
 {
 	struct opts o;
+	if (argc > 0 && argv[0] && !strchr(argv[0], '/'))
+		prog = argv[0];
 	int rc = parse(argc, argv, &o);
 	if (rc)
 		return rc;
@@ -488,7 +492,7 @@ int main(int argc, char **argv)
 		size_t passes = 0;
 		char perr[256] = "";
 		if (counters_passes(o.passes_chip, &passes, perr, sizeof perr)) {
-			fprintf(stderr, PROG ": %s\n", perr);
+			fprintf(stderr, "%s: %s\n", prog, perr);
 			return 1;
 		}
 		printf("%zu\n", passes);
@@ -506,7 +510,7 @@ int main(int argc, char **argv)
 	int ndev = 0;
 	cudaError_t ce = cudaGetDeviceCount(&ndev);
 	if (ce != cudaSuccess || ndev < 1) {
-		fprintf(stderr, PROG ": no CUDA GPU found (cudaGetDeviceCount: %s)\n",
+		fprintf(stderr, "%s: no CUDA GPU found (cudaGetDeviceCount: %s)\n", prog,
 			ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
 		return 1;
 	}
@@ -521,23 +525,23 @@ int main(int argc, char **argv)
 	for (size_t i = 0; ce == cudaSuccess && i < sizeof ev / sizeof ev[0]; i++)
 		ce = cudaEventCreate(&ev[i]);
 	if (ce != cudaSuccess) {
-		fprintf(stderr, PROG ": CUDA init: %s\n", cudaGetErrorString(ce));
+		fprintf(stderr, "%s: CUDA init: %s\n", prog, cudaGetErrorString(ce));
 		return 1;
 	}
 	char err[512] = "";
 	if (activity_init(err, sizeof err))
-		fprintf(stderr, PROG ": CUPTI activity unavailable (%s): timing with CUDA events\n",
+		fprintf(stderr, "%s: CUPTI activity unavailable (%s): timing with CUDA events\n", prog,
 			err);
 	struct llmsim_device_info dev;
 	devinfo_fill(&dev);
-	fprintf(stderr, PROG ": %s, %d SMs, L2 %.0f MiB, %.0f GiB, driver %s, CUDA %s, CUPTI %s, "
+	fprintf(stderr, "%s: %s, %d SMs, L2 %.0f MiB, %.0f GiB, driver %s, CUDA %s, CUPTI %s, "
 		"cuBLAS %s, max SM clock %.0f MHz\n",
-		dev.name, dev.sms, dev.l2_bytes / 1048576, dev.hbm_bytes / 1073741824.0, dev.driver,
+		prog, dev.name, dev.sms, dev.l2_bytes / 1048576, dev.hbm_bytes / 1073741824.0, dev.driver,
 		dev.cuda_runtime, dev.cupti, dev.cublas, dev.sm_clock_max_hz * 1e-6);
 	struct llmsim_err e = {0};
 	struct llmsim_store *st = NULL;
 	if (llmsim_store_open(o.db, LLMSIM_STORE_CREATE, &st, &e)) {
-		fprintf(stderr, PROG ": %s\n", e.msg);
+		fprintf(stderr, "%s: %s\n", prog, e.msg);
 		return 1;
 	}
 	err[0] = 0;
@@ -548,7 +552,7 @@ int main(int argc, char **argv)
 		snprintf(counters_why, sizeof counters_why, "on");
 	} else {
 		snprintf(counters_why, sizeof counters_why, "off (%s)", err);
-		fprintf(stderr, PROG ": hardware counters unavailable, timings only: %s\n", err);
+		fprintf(stderr, "%s: hardware counters unavailable, timings only: %s\n", prog, err);
 	}
 	warm_up(pl->warmup_s);
 	uint64_t run_seed = mix((uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32));
@@ -570,7 +574,7 @@ int main(int argc, char **argv)
 		snprintf(run.notes, sizeof run.notes, "class=%s; counters %.200s", cls, counters_why);
 		int64_t run_id = 0;
 		if (llmsim_store_run_begin(st, &dev, &run, &run_id, &e)) {
-			fprintf(stderr, PROG ": store: %s\n", e.msg);
+			fprintf(stderr, "%s: store: %s\n", prog, e.msg);
 			break;
 		}
 		double best_flops = 0, best_bytes = 0;
@@ -579,7 +583,7 @@ int main(int argc, char **argv)
 			if (!selected(&o, c) || strcmp(c->op_class, cls))
 				continue;
 			if (o.budget_s > 0 && now_s() - t_start > o.budget_s) {
-				fprintf(stderr, PROG ": budget of %.0f s reached, stopping\n", o.budget_s);
+				fprintf(stderr, "%s: budget of %.0f s reached, stopping\n", prog, o.budget_s);
 				g_stop = 1;
 				break;
 			}
@@ -601,12 +605,12 @@ int main(int argc, char **argv)
 			}
 			if (mrc) {
 				fail++;
-				fprintf(stderr, "%s" PROG ": case '%s' failed: %s\n",
-					o.verbose ? "FAILED\n" : tty ? "\n" : "", c->op_spec, err);
+				fprintf(stderr, "%s%s: case '%s' failed: %s\n",
+					o.verbose ? "FAILED\n" : tty ? "\n" : "", prog, c->op_spec, err);
 				if (mrc == -2) {
-					fprintf(stderr, PROG ": the CUDA context is broken; stopping "
+					fprintf(stderr, "%s: the CUDA context is broken; stopping "
 							"after committing this class; resume with --only %s "
-							"--skip %d\n", cls, done);
+							"--skip %d\n", prog, cls, done);
 					broken = 1;
 					free(res.k);
 					break;
@@ -626,7 +630,7 @@ int main(int argc, char **argv)
 		if (tty && !o.verbose)
 			fprintf(stderr, "\n");
 		if (llmsim_store_run_commit(st, run_id, &e)) {
-			fprintf(stderr, PROG ": store commit of class %s: %s\n", cls, e.msg);
+			fprintf(stderr, "%s: store commit of class %s: %s\n", prog, cls, e.msg);
 			llmsim_store_run_abort(st);
 			fail += ok, ok = 0;
 		}
@@ -638,12 +642,12 @@ int main(int argc, char **argv)
 	}
 	uint64_t dropped = activity_dropped();
 	if (dropped)
-		fprintf(stderr, PROG ": CUPTI dropped %llu records\n", (unsigned long long)dropped);
+		fprintf(stderr, "%s: CUPTI dropped %llu records\n", prog, (unsigned long long)dropped);
 	counters_shutdown();
 	activity_shutdown();
 	llmsim_kernels_shutdown();
 	llmsim_store_close(st);
-	fprintf(stderr, PROG ": %d cases stored, %d failed, %.1f s%s\n", total_ok, total_fail,
+	fprintf(stderr, "%s: %d cases stored, %d failed, %.1f s%s\n", prog, total_ok, total_fail,
 		now_s() - t_start, g_stop ? " (stopped early)" : "");
 	return broken ? 3 : g_stop ? 4 : 0;
 }

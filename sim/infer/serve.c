@@ -296,20 +296,20 @@ static int64_t final_slots(const struct engine *e, const struct req *q)
 	return (n + e->kv.block_size - 1) / e->kv.block_size * e->kv.block_size;
 }
 
-static const char *const sched_names[LLMSIM_SCHED_COUNT] = {
+static const char *const sched_names[LLMSIM_SERVE_SCHED_COUNT] = {
 	[LLMSIM_SCHED_VLLM] = "vllm",
 	[LLMSIM_SCHED_NO_EVICT] = "no-evict",
 };
-_Static_assert(sizeof sched_names / sizeof sched_names[0] == LLMSIM_SCHED_COUNT, "scheds");
+_Static_assert(sizeof sched_names / sizeof sched_names[0] == LLMSIM_SERVE_SCHED_COUNT, "scheds");
 
 const char *llmsim_sched_name(enum llmsim_sched s)
 {
-	return (unsigned)s < LLMSIM_SCHED_COUNT ? sched_names[s] : "?";
+	return (unsigned)s < LLMSIM_SERVE_SCHED_COUNT ? sched_names[s] : "?";
 }
 
 int llmsim_sched_parse(const char *s)
 {
-	for (int i = 0; i < LLMSIM_SCHED_COUNT; i++)
+	for (int i = 0; i < LLMSIM_SERVE_SCHED_COUNT; i++)
 		if (!strcmp(s, sched_names[i]))
 			return i;
 	return -1;

@@ -19,7 +19,7 @@
  * (recomputes) the newest when decoding runs out of blocks; TensorRT-LLM's
  * default GUARANTEED_NO_EVICT admits only when every running sequence and
  * the new one can reach their full length, and never preempts. */
-enum llmsim_sched { LLMSIM_SCHED_VLLM, LLMSIM_SCHED_NO_EVICT, LLMSIM_SCHED_COUNT };
+enum llmsim_sched { LLMSIM_SCHED_VLLM, LLMSIM_SCHED_NO_EVICT, LLMSIM_SERVE_SCHED_COUNT };
 
 struct llmsim_serve_cfg {
 	struct llmsim_infer_cfg infer; /* the replica (runtime is forced to graph) */
