@@ -29,8 +29,8 @@ static int check_gpu(const struct llmsim_gpu *gpu, struct llmsim_err *err)
  * limit leaves it at its burst clock. Dynamic power is C V^2 f and, on
  * the DVFS curve, V grows about in proportion to f, so a load's power is
  * ~ rho * duty * f^3, with rho the share of the tensor pipes' peak it
- * keeps busy and duty the share of the controller's window the GPU is
- * busy with it. The hardware file's power_capped_clock_hz is the clock at
+ * keeps busy (in 16-bit work, see below) and duty the share of the
+ * controller's window the GPU is busy with it. The hardware file's power_capped_clock_hz is the clock at
  * which rho = duty = 1 meets the limit; any other load meets it at
  *   f = power_capped_clock_hz * (rho * duty)^(-1/3)
  * and is not slowed when that is above its burst clock. Measured on the
@@ -42,14 +42,25 @@ static int check_gpu(const struct llmsim_gpu *gpu, struct llmsim_err *err)
 static double loaded_clock(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
 			   const struct llmsim_pred *lone)
 {
-	if ((unsigned)op->dtype >= LLMSIM_DT_COUNT || !(gpu->tensor_flops_per_s[op->dtype] > 0))
+	enum llmsim_dtype dt = op->dtype;
+	if ((unsigned)dt >= LLMSIM_DT_COUNT || !(gpu->tensor_flops_per_s[dt] > 0))
 		return 0;
-	double peak = gpu->tensor_flops_per_s[op->dtype];
+	/* rho in 16-bit tensor work: the op's tensor rate over the BF16 peak,
+	 * an 8-bit or narrower FLOP weighted by its energy against a 16-bit
+	 * one (H200: an FP8 GEMM at 74% of its own peak settles 18% slower,
+	 * below a BF16 GEMM at 95%: 8-bit FLOPs cost 0.66 of 16-bit ones);
+	 * TF32 counts at its own peak (it runs the 16-bit datapath at half
+	 * rate) */
+	double peak = gpu->tensor_flops_per_s[LLMSIM_DT_BF16], w = 1;
+	if (dt == LLMSIM_DT_FP8 || dt == LLMSIM_DT_FP4 || dt == LLMSIM_DT_INT8)
+		w = gpu->eff[LLMSIM_EFF_NARROW_ENERGY];
+	if (dt == LLMSIM_DT_TF32 || !(peak > 0))
+		peak = gpu->tensor_flops_per_s[dt];
 	if (gpu->tensor_clock_hz > 0 && gpu->sustained_clock_hz < gpu->tensor_clock_hz)
 		peak *= gpu->sustained_clock_hz / gpu->tensor_clock_hz;
 	if (!(lone->time_s > 0) || !(lone->flops > 0))
 		return 0;
-	double rho = lone->flops / (lone->time_s * peak);
+	double rho = w * lone->flops / (lone->time_s * peak);
 	double x = (rho < 1 ? rho : 1) * (op->load_duty < 1 ? op->load_duty : 1);
 	if (!(x > 0))
 		return 0;

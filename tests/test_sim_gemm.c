@@ -486,3 +486,35 @@ Test(sim_gemm, split_k_on_a_tile_that_covers_m)
 	cr_expect_eq(p.tile_m, 128, "tile %dx%d split %d", p.tile_m, p.tile_n, p.split_k);
 	cr_expect(p.split_k >= 2, "split %d", p.split_k);
 }
+
+/* An FP8 GEMM's load on the power limit is its rate in 16-bit work, each
+ * 8-bit FLOP weighted by narrow_tensor_energy_relative: rho = w * flops /
+ * (time * BF16 peak at the sustained clock), so at duty 1 it runs at
+ * 1.41 GHz / cbrt(min(rho, 1)) (hand law of sim/predict.c). With w = 0.66
+ * and an FP8 GEMM near its own peak (twice the BF16 rate), rho is ~1.3:
+ * capped at 1, the clock is 1.41 GHz; with w = 0.3, rho ~0.6: 1.67 GHz or
+ * a little below. */
+Test(sim_gemm, narrow_flops_weigh_on_the_power_limit_by_their_energy)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	g.tensor_clock_hz = 1.83e9;
+	g.sustained_clock_hz = 1.67e9;
+	g.power_capped_clock_hz = 1.41e9;
+	struct llmsim_op op = {.kind = LLMSIM_OP_GEMM, .dtype = LLMSIM_DT_FP8};
+	op.u.gemm.m = op.u.gemm.n = op.u.gemm.k = 8192;
+	for (int i = 0; i < 2; i++) {
+		double w = i ? 0.3 : 0.66;
+		g.eff[LLMSIM_EFF_NARROW_ENERGY] = w;
+		struct llmsim_pred lone, loaded;
+		op.load_duty = 0;
+		cr_assert_eq(llmsim_predict(&g, &op, &lone, NULL), 0);
+		op.load_duty = 1;
+		cr_assert_eq(llmsim_predict(&g, &op, &loaded, NULL), 0);
+		double peak16 = g.tensor_flops_per_s[LLMSIM_DT_BF16] * 1.67 / 1.83;
+		double rho = w * lone.flops / (lone.time_s * peak16);
+		double f = 1.41e9 / cbrt(rho < 1 ? rho : 1);
+		double ratio = f < 1.67e9 ? 1.67e9 / f : 1;
+		expect_close(loaded.compute_s / lone.compute_s, ratio, 1e-9);
+	}
+}
