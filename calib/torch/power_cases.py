@@ -155,6 +155,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--run-s", type=float, default=1.5)
     ap.add_argument("--idle-s", type=float, default=4.0)
+    ap.add_argument("--check", action="store_true",
+                    help="only the held-out check: other shapes, FP8, other duty cycles")
     a = ap.parse_args()
     dev = torch.device("cuda")
     dt = torch.bfloat16
@@ -193,6 +195,28 @@ def main():
         ("hbm_copy_2GiB", lambda: dst.copy_(src)),
         ("silu_strided_8192x14336", lambda: F.silu(gu[:, :14336])),
     ]
+    if a.check:
+        # shapes and duty cycles the model was not built on
+        Xc = torch.randn(4096, 4096, device=dev, dtype=dt)
+        Wc = torch.randn(14336, 4096, device=dev, dtype=dt)
+        A8c = (torch.randn(4096, 8192, device=dev) * 0.5).to(torch.float8_e4m3fn)
+        B8c = (torch.randn(14336, 8192, device=dev) * 0.5).to(torch.float8_e4m3fn).t()
+        checks = [("gemm_bf16_4096x14336x4096", lambda: Xc @ Wc.t(), (1.0, 0.9, 0.7)),
+                  ("gemm_fp8_4096x14336x8192", lambda: torch._scaled_mm(A8c, B8c, scale_a=one, scale_b=one,
+                                                                         out_dtype=torch.bfloat16), (1.0, 0.85, 0.6))]
+        res["check"] = []
+        for name, fn, duties in checks:
+            for _ in range(5):
+                fn()
+            r = ramp(name, fn, a.run_s, nvml, a.idle_s)
+            r.pop("kernels"); r.pop("nvml")
+            r["duty"] = [duty(fn, r["first_20ms_median_s"], f, a.run_s + 0.5, nvml, a.idle_s, 1.98e9)
+                         for f in duties if f < 1.0]
+            res["check"].append(r)
+        with open(a.out, "w") as f:
+            json.dump(res, f)
+        print("->", a.out)
+        return
     for name, fn in work:
         for _ in range(3):
             fn()
