@@ -77,9 +77,17 @@ static double ridge(const struct llmsim_gpu *gpu, const struct llmsim_calib_poin
 int llmsim_calib_validate(const struct llmsim_gpu *gpu, const struct llmsim_calib_set *set,
 			  const char *split, struct llmsim_validation *v, struct llmsim_err *err)
 {
-	struct llmsim_worst_case *all_cases = v->all_cases;
+	return llmsim_calib_validate_cases(gpu, set, split, v, NULL, NULL, err);
+}
+
+int llmsim_calib_validate_cases(const struct llmsim_gpu *gpu, const struct llmsim_calib_set *set,
+				const char *split, struct llmsim_validation *v,
+				struct llmsim_worst_case *cases, size_t *ncases,
+				struct llmsim_err *err)
+{
 	memset(v, 0, sizeof *v);
-	v->all_cases = all_cases;
+	if (ncases)
+		*ncases = 0;
 	v->split = split;
 	size_t n = 0, nh = 0;
 	struct scored *sc = malloc((set->n ? set->n : 1) * sizeof *sc);
@@ -157,10 +165,10 @@ int llmsim_calib_validate(const struct llmsim_gpu *gpu, const struct llmsim_cali
 		w->err_pct = sc[j].err_pct;
 	}
 
-	if (v->all_cases) {
-		v->ncases = n;
+	if (cases && ncases) {
+		*ncases = n;
 		for (size_t j = 0; j < n; j++) {
-			struct llmsim_worst_case *w = &v->all_cases[j];
+			struct llmsim_worst_case *w = &cases[j];
 			const struct llmsim_calib_point *pt = &set->p[sc[j].i];
 			w->case_id = pt->case_id;
 			memcpy(w->op_spec, pt->op_spec, sizeof w->op_spec);

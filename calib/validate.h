@@ -55,19 +55,20 @@ struct llmsim_validation {
 	int hbm_n;
 	double hbm_median_abs_pct;
 	double hbm_median_signed_pct;
-	/* optional: when the caller sets all_cases to room for set->n entries
-	 * before the call (it is kept), every predicted case of the split is
-	 * written there, largest |error| first, and ncases says how many */
-	struct llmsim_worst_case *all_cases;
-	size_t ncases;
 	int not_modelled; /* cases of the split that were not predicted */
 	int failed;	  /* modelled but the prediction failed */
 };
 
-/* Predict every case of the split (NULL: all) and gather the statistics.
- * v->all_cases is read before v is cleared (see above): set it, or zero it. */
+/* Predict every case of the split (NULL: all) and gather the statistics. */
 int llmsim_calib_validate(const struct llmsim_gpu *gpu, const struct llmsim_calib_set *set,
 			  const char *split, struct llmsim_validation *v, struct llmsim_err *err);
+
+/* The same, and every predicted case of the split, largest |error| first,
+ * into cases (room for set->n entries); *ncases says how many. */
+int llmsim_calib_validate_cases(const struct llmsim_gpu *gpu, const struct llmsim_calib_set *set,
+				const char *split, struct llmsim_validation *v,
+				struct llmsim_worst_case *cases, size_t *ncases,
+				struct llmsim_err *err);
 
 /* Provenance written into a profile's `calibration:` section. */
 struct llmsim_profile_info {

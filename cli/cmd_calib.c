@@ -389,21 +389,23 @@ static int calib_validate(int argc, char **argv)
 	struct llmsim_calib_set set;
 	if (load_inputs(cmd, db, gpu_name, 1, profile, &gpu, &set))
 		return 1;
-	struct llmsim_validation v = {0};
+	struct llmsim_validation v;
 	const char *split = all ? NULL : "holdout";
-	if (cases && !(v.all_cases = malloc((set.n ? set.n : 1) * sizeof *v.all_cases))) {
+	struct llmsim_worst_case *every = NULL;
+	size_t nevery = 0;
+	if (cases && !(every = malloc((set.n ? set.n : 1) * sizeof *every))) {
 		llmsim_calib_set_release(&set);
 		llmsim_err_set(&err, LLMSIM_ENOMEM, "out of memory");
 		return fail(cmd, &err);
 	}
-	if (llmsim_calib_validate(&gpu, &set, split, &v, &err)) {
-		free(v.all_cases);
+	if (llmsim_calib_validate_cases(&gpu, &set, split, &v, every, &nevery, &err)) {
+		free(every);
 		llmsim_calib_set_release(&set);
 		return fail(cmd, &err);
 	}
 	/* the worst cases, or with --cases every case */
-	const struct llmsim_worst_case *rows = cases ? v.all_cases : v.worst;
-	size_t nrows = cases ? v.ncases : (size_t)v.nworst;
+	const struct llmsim_worst_case *rows = cases ? every : v.worst;
+	size_t nrows = cases ? nevery : (size_t)v.nworst;
 	if (json) {
 		struct llmsim_json j;
 		llmsim_json_init(&j, stdout);
@@ -466,7 +468,7 @@ static int calib_validate(int argc, char **argv)
 			printf("\nnot predicted: %d cases not modelled, %d predictions failed\n",
 			       v.not_modelled, v.failed);
 	}
-	free(v.all_cases);
+	free(every);
 	llmsim_calib_set_release(&set);
 	return 0;
 }
@@ -750,7 +752,8 @@ int cmd_calib(int argc, char **argv)
 	    {"show", calib_show}, {"export", calib_export}, {"import", calib_import},
 	};
 	if (argc < 2) /* one line, as every usage error */
-		return llmsim_args_error("llmsim calib", "a verb is required (%s)", "run|fit|validate|show|export|import");
+		return llmsim_args_error("llmsim calib", "a verb is required (%s)",
+					 "run|fit|validate|show|export|import");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		llmsim_args_usage(stdout, "llmsim calib",
 				  "run|fit|validate|show|export|import [options]", calib_about,

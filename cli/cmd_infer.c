@@ -214,6 +214,7 @@ int cmd_infer(int argc, char **argv)
 		llmsim_json_num(&j, "tpot_s", res.tpot_s);
 		llmsim_json_num(&j, "e2e_s", res.e2e_s);
 		llmsim_json_num(&j, "tokens_per_s", total_tps);
+		llmsim_json_num(&j, "load_duty", res.load_duty);
 		llmsim_json_num(&j, "tokens_per_s_per_replica", res.tokens_per_s);
 		llmsim_json_num(&j, "tokens_per_s_per_gpu", total_tps / ngpus);
 		llmsim_json_num(&j, "kv_bytes_per_token", res.kv_bytes_per_token);
@@ -257,6 +258,9 @@ int cmd_infer(int argc, char **argv)
 	llmsim_table_rowf(&t, "end-to-end\t%s\t", llmsim_fmt_time(b1, res.e2e_s));
 	snprintf(note, sizeof note, "%.1f tok/s per GPU", total_tps / ngpus);
 	llmsim_table_rowf(&t, "output tokens/s\t%.1f\t%s", total_tps, note);
+	if (res.load_duty > 0)
+		llmsim_table_rowf(&t, "GPU busy\t%s\tclock set by the power limit",
+				  llmsim_fmt_pct(b1, res.load_duty));
 	llmsim_table_rowf(&t, "weights per GPU\t%s\t%s", llmsim_fmt_bytes(b1, res.mem.weight_bytes),
 			  llmsim_dtype_name(cfg.weight_dtype));
 	snprintf(note, sizeof note, "%s per token per GPU",

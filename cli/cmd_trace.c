@@ -948,7 +948,8 @@ int cmd_trace(int argc, char **argv)
 		{"to-calib", trace_to_calib},
 	};
 	if (argc < 2) /* one line, as every usage error */
-		return llmsim_args_error("llmsim trace", "a verb is required (%s)", "capture|show|compare|replay|import|export|to-calib");
+		return llmsim_args_error("llmsim trace", "a verb is required (%s)",
+					 "capture|show|compare|replay|import|export|to-calib");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		llmsim_args_usage(stdout, "llmsim trace",
 				  "capture|show|compare|replay|import|export|to-calib [options]",

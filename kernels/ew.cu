@@ -16,8 +16,8 @@
 #include <string.h>
 #include "kcommon.h"
 
-#define EW_MAX_SETS 8
-#define EW_ROTATE_BYTES (256.0 * 1024 * 1024)
+#define EW_MAX_SETS LLMSIM_KE_MAX_SETS
+#define EW_ROTATE_BYTES LLMSIM_KE_ROTATE_BYTES
 #define ROPE_DIM 128
 #define ROPE_POS 4096
 #define NORM_EPS 1e-5f
@@ -241,10 +241,6 @@ static const char *const ew_impl[LLMSIM_KE_COUNT] = {
 /* FLOPs per element, counting exp/tanh/rsqrt as one */
 static const double ew_flops[LLMSIM_KE_COUNT] = {1, 1, 5, 8, 4, 7, 4, 3};
 
-static int two_inputs(int kind)
-{
-	return kind == LLMSIM_KE_ADD || kind == LLMSIM_KE_MUL || kind == LLMSIM_KE_SILU_MUL;
-}
 
 static int ew_setup(struct llmsim_kbench *b, uint64_t seed, char *err, size_t errsz)
 {
@@ -262,7 +258,7 @@ static int ew_setup(struct llmsim_kbench *b, uint64_t seed, char *err, size_t er
 	s->t = t, s->h = h;
 	s->seed = seed * 32;
 	size_t tb = (size_t)(t * h) * 2;
-	double in_bytes = (double)tb * (two_inputs(kind) ? 2 : 1);
+	double in_bytes = (double)tb * (llmsim_ke_two_inputs(kind) ? 2 : 1);
 	s->sets = (int)(EW_ROTATE_BYTES / in_bytes) + 1;
 	if (s->sets > EW_MAX_SETS)
 		s->sets = EW_MAX_SETS;
@@ -270,7 +266,7 @@ static int ew_setup(struct llmsim_kbench *b, uint64_t seed, char *err, size_t er
 		if (kalloc((void **)&s->x[i], tb, err, errsz) ||
 		    kfill(s->x[i], t * h, KT_BF16, s->seed + 2 * i, KG_B7, err, errsz))
 			return -1;
-		if (two_inputs(kind) &&
+		if (llmsim_ke_two_inputs(kind) &&
 		    (kalloc((void **)&s->y[i], tb, err, errsz) ||
 		     kfill(s->y[i], t * h, KT_BF16, s->seed + 2 * i + 1, KG_B7, err, errsz)))
 			return -1;
@@ -363,7 +359,7 @@ static void ew_ref_row(const struct ew_state *s, int kind, int64_t row, double *
 			se += exp(kgen(s->seed, base + j, KG_B7) - mx);
 	for (int64_t j = 0; j < h; j++) {
 		double a = kgen(s->seed, base + j, KG_B7);
-		double y = two_inputs(kind) ? kgen(s->seed + 1, base + j, KG_B7) : 0;
+		double y = llmsim_ke_two_inputs(kind) ? kgen(s->seed + 1, base + j, KG_B7) : 0;
 		double w = s->w ? kgen(s->seed + 30, j, KG_B7) : 0;
 		double c = s->bias ? kgen(s->seed + 31, j, KG_B7) : 0;
 		switch (kind) {

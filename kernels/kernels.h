@@ -42,6 +42,16 @@ enum {
 	LLMSIM_KE_RMSNORM, LLMSIM_KE_LAYERNORM, LLMSIM_KE_SOFTMAX, LLMSIM_KE_ROPE,
 	LLMSIM_KE_COUNT
 };
+/* kernels/ew.cu rotates small inputs over this many copies at most, of
+ * this many bytes in all (the calibration cases that still fit in L2 say
+ * in_l2=1: calib/runner/cases.c) */
+#define LLMSIM_KE_MAX_SETS     8
+#define LLMSIM_KE_ROTATE_BYTES (256.0 * 1024 * 1024)
+/* element-wise kernels with a second (T, H) input */
+static inline int llmsim_ke_two_inputs(int kind)
+{
+	return kind == LLMSIM_KE_ADD || kind == LLMSIM_KE_MUL || kind == LLMSIM_KE_SILU_MUL;
+}
 enum { LLMSIM_KA_NAIVE, LLMSIM_KA_FLASH2, LLMSIM_KA_COUNT };
 enum { LLMSIM_KD_FLASH2, LLMSIM_KD_SPLITKV, LLMSIM_KD_PAGED, LLMSIM_KD_COUNT };
 

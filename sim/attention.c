@@ -338,20 +338,6 @@ static void flash_fwd(const struct llmsim_gpu *gpu, const struct attn *x, int v3
 	sim_acc_kern(a, gpu, &k, main);
 }
 
-/* A framework's copy of a permuted view into a contiguous tensor: the
- * non-vectorized strided element-wise path (elementwise.c prices it the
- * same way): scalar loads, so the same loads in flight carry e bytes
- * instead of 16, and per element offset arithmetic in int32 */
-static void strided_copy(const struct llmsim_gpu *gpu, double n, double e, struct sim_acc *a)
-{
-	struct kern k;
-	sim_stream_kern(gpu, &k, n, e, n * e, n * e, 0);
-	k.blocks = (int64_t)sim_max(1, sim_ceil(n / (k.threads * 4.0)));
-	k.inflight_bytes_per_block *= e / 16;
-	k.vec_flops = 2 * n * gpu->eff[LLMSIM_EFF_STRIDED_INDEX_OPS];
-	sim_acc_kern(a, gpu, &k, 0);
-}
-
 static void flash_bwd(const struct llmsim_gpu *gpu, const struct attn *x, int v3,
 		      struct sim_acc *a, int main)
 {
@@ -363,7 +349,7 @@ static void flash_bwd(const struct llmsim_gpu *gpu, const struct attn *x, int v3
 	 * (B, H, S, D) tensor and makes it contiguous first
 	 * (_flash_attention_backward: grad_out.contiguous()): a strided copy */
 	if (!v3)
-		strided_copy(gpu, BH * x->S * Dv, e, a);
+		sim_ew_strided_copy(gpu, (int64_t)(BH * x->S * Dv), x->dt, a);
 
 	/* 1: Dvec = rowsum(dO * O) (fp32), and dQ accumulator zeroed */
 	sim_stream_kern(gpu, &k, BH * x->S * Dv, e, 2 * BH * x->S * Dv * e,

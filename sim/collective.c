@@ -65,8 +65,8 @@
 enum proto { PROTO_LL, PROTO_LL128, PROTO_SIMPLE, PROTO_COUNT };
 
 struct level {
-	double bw, lat; /* per-direction bandwidth, link latency */
-	double cta_bw;	/* what one channel's block can push on its own */
+	double bytes_per_s, lat_s; /* per-direction bandwidth, link latency */
+	double cta_bytes_per_s;	   /* what one channel's block can push on its own */
 };
 
 struct cost {
@@ -159,18 +159,18 @@ static void add(const struct llmsim_gpu *gpu, struct cost *c, const struct level
 	 * per-step slice handshake: its step costs LL's whatever the protocol
 	 * (2 H200s: no knee at the 16 KiB LL -> Simple switch, 10.5 us at 16
 	 * and at 32 KB, where ring collectives pay ~5 us more with Simple) */
-	c->lat_s += steps * (l->lat + step_latency(gpu, c->p2p ? PROTO_LL : c->proto));
+	c->lat_s += steps * (l->lat_s + step_latency(gpu, c->p2p ? PROTO_LL : c->proto));
 	c->sent += bytes;
 	if (c->proto == PROTO_LL) {
 		/* flag polling binds LL's threads, each channel to its 1/max
 		 * share of LL's rate, local copies too */
 		double nc = channels(gpu, c->proto, share);
-		c->bw_s += (bytes + local) / (l->bw * link_fraction(gpu, c->proto) * nc / maxc);
+		c->bw_s += (bytes + local) / (l->bytes_per_s * link_fraction(gpu, c->proto) * nc / maxc);
 		return;
 	}
 	/* bulk copies: the link, or the channels' blocks when few run */
 	double nc = bulk_channels(gpu, c, share);
-	double r = fmin(l->bw * link_fraction(gpu, c->proto), nc * l->cta_bw);
+	double r = fmin(l->bytes_per_s * link_fraction(gpu, c->proto), nc * l->cta_bytes_per_s);
 	double loc = gpu->hbm_bytes_per_s * gpu->eff[LLMSIM_EFF_COLL_LOCAL_BW] / 2;
 	c->bw_s += bytes / r + (local > 0 && loc > 0 ? local / loc : 0);
 	c->bw_s += straggle_s(gpu, nc, bytes / nc, r / nc);
@@ -319,7 +319,7 @@ static int one_rank(const struct llmsim_gpu *gpu, double S, struct llmsim_pred *
 	p->link_bytes = 0;
 	p->kernels = 1;
 	p->memory_s = hbm > 0 ? 2 * S / hbm : 0;
-	p->overhead_s = gpu->kernel_launch_s + gpu->eff[LLMSIM_EFF_KERNEL_OVERHEAD];
+	p->overhead_s = gpu->eff[LLMSIM_EFF_KERNEL_OVERHEAD]; /* GPU time, as every op */
 	p->time_s = p->memory_s + p->overhead_s;
 	p->bound = p->memory_s > p->overhead_s ? LLMSIM_BOUND_HBM : LLMSIM_BOUND_LAUNCH;
 	p->kernel_time_s[0] = p->time_s;
@@ -366,17 +366,17 @@ int sim_collective(const struct llmsim_gpu *gpu, const struct llmsim_op *op, str
 	 * channels runs below the link. Across nodes the proxy and the NIC
 	 * move the data: no such bound. (NCCL's own constant, not the
 	 * streaming kernels' fitted bytes_in_flight_per_thread.) */
-	double cta = gpu->intra_node_latency_s > 0
+	double cta_bytes_per_s = gpu->intra_node_latency_s > 0
 			     ? (NCCL_THREADS + 32) * NCCL_SIMPLE_THREAD_BYTES / gpu->intra_node_latency_s
 			     : INFINITY;
-	struct level in = {gpu->intra_node_bytes_per_s, gpu->intra_node_latency_s, cta};
+	struct level in = {gpu->intra_node_bytes_per_s, gpu->intra_node_latency_s, cta_bytes_per_s};
 	struct level out = {gpu->inter_node_bytes_per_s, gpu->inter_node_latency_s, INFINITY};
 	double P = k->gpus, S = k->bytes;
 	int multi = nodes > 1, intra = k->gpus / nodes > 1;
-	if (P > 1 && ((intra || (!multi && k->kind == LLMSIM_COLL_SENDRECV)) && !(in.bw > 0)))
+	if (P > 1 && ((intra || (!multi && k->kind == LLMSIM_COLL_SENDRECV)) && !(in.bytes_per_s > 0)))
 		return llmsim_err_set(err, LLMSIM_EUNSUPPORTED,
 				      "collective: %s has no intra-node link", gpu->name);
-	if (multi && !(out.bw > 0))
+	if (multi && !(out.bytes_per_s > 0))
 		return llmsim_err_set(err, LLMSIM_EUNSUPPORTED,
 				      "collective: %s has no inter-node network rate", gpu->name);
 

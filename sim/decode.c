@@ -204,7 +204,7 @@ static void pipeline_edges(const struct llmsim_gpu *gpu, struct kern *k, double 
  * 128 threads per 4 rows (head dim a multiple of 128; 8 of 64, else 16),
  * each block reading the LSE of every split, then its rows' fp32 partial O
  * split after split in a loop whose every load the next one waits on (the
- * partials were just written: L2 hits). */
+ * partials were just written: L2 hits while they fit, else DRAM trips). */
 static void fa2_combine(const struct llmsim_gpu *gpu, const struct dec *x, double splits,
 			double part, int fits, struct kern *r)
 {
@@ -215,7 +215,7 @@ static void fa2_combine(const struct llmsim_gpu *gpu, const struct dec *x, doubl
 	r->sfu_ops = rows * splits;
 	r->threads = 128;
 	r->blocks = (int64_t)sim_ceil(rows / rows_per_block);
-	r->fill_s += (1 + splits) * gpu->eff[LLMSIM_EFF_L2_LATENCY];
+	r->fill_s += (1 + splits) * (fits ? gpu->eff[LLMSIM_EFF_L2_LATENCY] : gpu->hbm_latency_s);
 }
 
 /* FlashDecoding as FlashAttention-2 runs it (flash_api.cpp, what PyTorch's

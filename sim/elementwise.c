@@ -53,8 +53,8 @@ static void cost(enum llmsim_ew_kind kind, int bwd, double T, double H, double e
 		/* x / (1 + exp(-x)): an exp and the IEEE division's reciprocal */
 		if (!bwd)
 			c->read = 2 * N * e, c->write = N * e, c->vec = 4 * N, c->sfu = 2 * N;
-		else /* reads dy, gate, up; writes dgate, dup */
-			c->read = 3 * N * e, c->write = 2 * N * e, c->vec = 8 * N, c->sfu = N;
+		else /* reads dy, gate, up; writes dgate, dup; the sigmoid again */
+			c->read = 3 * N * e, c->write = 2 * N * e, c->vec = 8 * N, c->sfu = 2 * N;
 		break;
 	case LLMSIM_EW_SILU:
 		/* x / (1 + exp(-x)): an exp and the division's reciprocal, a
@@ -225,16 +225,27 @@ static void add_pass(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, int
 		k.fill_s = 2 * gpu->hbm_latency_s;
 	}
 	if (layout & EW_IN_L2) {
-		/* operands already in L2: its bandwidth, and for a streaming
-		 * kernel an L2 hit's round trip where a DRAM one was (H200: an
-		 * add of 64 x 4096 bf16 rows in L2 takes 1.3 us, launch and
-		 * drain included). A row kernel's two phases wait on its block
+		/* operands already in L2, as far as its reusable part holds
+		 * them (l2_reuse_fraction of the L2; the rest still streams
+		 * from HBM): its bandwidth, and where everything is in L2 an
+		 * L2 hit's round trip where a DRAM one was (H200: an add of 64
+		 * x 4096 bf16 rows in L2 takes 1.3 us, launch and drain
+		 * included). A row kernel's two phases wait on its block
 		 * reduction as much as on its loads: its fill stays. */
-		k.l2_bytes += k.hbm_read_bytes;
-		k.l2_store_bytes += k.hbm_write_bytes;
-		k.hbm_read_bytes = k.hbm_write_bytes = 0;
-		if (gpu->hbm_latency_s > 0 && !c.rowwise)
-			k.fill_s *= gpu->eff[LLMSIM_EFF_L2_LATENCY] / gpu->hbm_latency_s;
+		double moved = k.hbm_read_bytes + k.hbm_write_bytes;
+		double cap = gpu->l2_bytes * gpu->eff[LLMSIM_EFF_L2_REUSE];
+		double hit = moved > cap ? cap / moved : 1;
+		k.l2_bytes += hit * k.hbm_read_bytes;
+		k.l2_store_bytes += hit * k.hbm_write_bytes;
+		k.hbm_read_bytes *= 1 - hit;
+		k.hbm_write_bytes *= 1 - hit;
+		double l2_per_hbm = gpu->hbm_latency_s > 0
+					    ? gpu->eff[LLMSIM_EFF_L2_LATENCY] / gpu->hbm_latency_s
+					    : 1;
+		if (hit >= 1 && !c.rowwise)
+			k.fill_s *= l2_per_hbm;
+		if (hit >= 1)
+			k.lat_rounds *= l2_per_hbm;
 	}
 	sim_acc_kern(a, gpu, &k, main);
 }
@@ -242,6 +253,12 @@ static void add_pass(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, int
 static void ew_add(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, enum llmsim_pass pass,
 		   int64_t tokens, int64_t hidden, enum llmsim_dtype dt, unsigned layout,
 		   struct sim_acc *a, int main);
+
+void sim_ew_strided_copy(const struct llmsim_gpu *gpu, int64_t elems, enum llmsim_dtype dt,
+			 struct sim_acc *a)
+{
+	ew_add(gpu, LLMSIM_EW_COPY, LLMSIM_PASS_FWD, 1, elems, dt, EW_STRIDED, a, 0);
+}
 
 void sim_ew_add(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, enum llmsim_pass pass,
 		int64_t tokens, int64_t hidden, enum llmsim_dtype dt, struct sim_acc *a, int main)

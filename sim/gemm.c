@@ -542,7 +542,8 @@ int sim_gemm_add(const struct llmsim_gpu *gpu, int64_t m, int64_t n, int64_t k, 
 	 * SMs a shorter tile would have filled by re-reading B (cuBLAS: m=128
 	 * n=4096 k=14336 runs 128x64 tiles split 2 ways) */
 	double most = sim_floor(k / x.tk0); /* at least one k-tile per split */
-	int best_tm = isfinite(best->time_s) ? best->tm : 0, best_tn = best->tn;
+	int best_tm = isfinite(best->time_s) ? best->tm : 0;
+	int best_tn = isfinite(best->time_s) ? best->tn : 0;
 	for (size_t i = 0; i < nc && most >= 2; i++) {
 		const struct tile *t = &tl[tix[i]];
 		double TM = tiles_along(m, t->m, TMs);

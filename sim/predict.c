@@ -26,19 +26,29 @@ static int check_gpu(const struct llmsim_gpu *gpu, struct llmsim_err *err)
 }
 
 /* The SM clock an op runs at inside a sustained load, or 0 when the power
- * limit leaves it at its burst clock. Dynamic power is C V^2 f and, on
- * the DVFS curve, V grows about in proportion to f, so a load's power is
- * ~ rho * duty * f^3, with rho the share of the tensor pipes' peak it
- * keeps busy (in 16-bit work, see below) and duty the share of the
- * controller's window the GPU is busy with it. The hardware file's power_capped_clock_hz is the clock at
- * which rho = duty = 1 meets the limit; any other load meets it at
+ * limit leaves it at its burst clock. Dynamic power is C V^2 f and, on the
+ * DVFS curve, V grows about in proportion to f, so a load's power is ~ rho
+ * * duty * f^3, with rho the share of the tensor pipes' peak the op keeps
+ * busy (in 16-bit work, see below; an op's CUDA-core FLOPs are orders below
+ * that peak, so element-wise and decode work stays at its burst clock) and
+ * duty the share of the controller's window the GPU is busy with it. The
+ * hardware file's power_capped_clock_hz is the clock at which rho = duty =
+ * 1 meets the limit; any other load meets it at
  *   f = power_capped_clock_hz * (rho * duty)^(-1/3)
- * and is not slowed when that is above its burst clock. Measured on the
- * H200 (calib/data/power/): a bf16 GEMM at 95% of peak settles 17% slower
- * than its burst after ~50 ms; at 78% duty 7% slower (this law: 7.4%); at
- * 60% duty not at all (the law: above the burst clock); FlashAttention's
- * forward (rho ~0.4) 3.6% (the law: none); HBM streams never. CUDA-core
- * work (rho = 0 here) is never slowed: its power per clock is far lower. */
+ * and is not slowed when that is above its burst clock. Each op gets the
+ * clock of its own rho. A controller averaging over its window might set
+ * one clock for the whole load instead; the data do not separate the two:
+ * through a Llama-70B layer nvidia-smi reads 1.515 GHz, where per-op clocks
+ * average ~1.50 GHz over time (GEMMs ~1.45, the rest at burst) and one
+ * clock from the average rho would be ~1.56 GHz; a traced prefill's GEMMs
+ * ran 1.06x their isolated PyTorch time where per-op says 1.15x and one
+ * clock 1.07x, but those PyTorch kernels are ~9% slower than the cuBLAS
+ * ones calibrated, which the per-op figure happens to absorb. Measured
+ * (calib/data/power/): a bf16 GEMM at 95% of peak settles 17% slower than
+ * its burst after ~50 ms; at 78% duty 7% slower (this law: 7.4%); at 60%
+ * duty not at all (the law: above the burst clock); FlashAttention's
+ * forward (rho ~0.4) 3.6% (the law: none); HBM streams never; out of
+ * sample within 4% (power_check.log). */
 static double loaded_clock(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
 			   const struct llmsim_pred *lone)
 {

@@ -181,6 +181,11 @@ int sim_gemm_add(const struct llmsim_gpu *gpu, int64_t m, int64_t n, int64_t k,
 void sim_ew_add(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, enum llmsim_pass pass,
 		int64_t tokens, int64_t hidden, enum llmsim_dtype dt, struct sim_acc *a,
 		int main);
+/* A framework's copy of a permuted (strided) view of elems elements into a
+ * contiguous tensor: the element-wise non-vectorized path, as an ew copy
+ * with strided=1 prices it. */
+void sim_ew_strided_copy(const struct llmsim_gpu *gpu, int64_t elems, enum llmsim_dtype dt,
+			 struct sim_acc *a);
 
 /* dtype checks shared by the op kinds. */
 int sim_check_dtype(const struct llmsim_gpu *gpu, enum llmsim_dtype dt, const char *what,

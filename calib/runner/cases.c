@@ -117,16 +117,15 @@ static void build_smem(void)
 
 /* kernels/ew.cu walks its operands in grid-stride loops of one vector per
  * thread and step: `serial=1` (sim/elementwise.c). It rotates over up to
- * 8 copies of its inputs (256 MiB / the inputs + 1): when all of them
+ * LLMSIM_KE_MAX_SETS copies of its inputs (kernels.h): when all of them
  * take at most 16 MiB, well within half the L2 of any GPU calibrated (40
  * MB on an A100), the inputs stay in L2 between repetitions: `in_l2=1`. */
 static void ew(int kind, int64_t t, int64_t h, int quick)
 {
 	struct llmsim_kspec s = {.fam = LLMSIM_KF_EW, .variant = kind, .m = t, .n = h};
-	int two = kind == LLMSIM_KE_ADD || kind == LLMSIM_KE_MUL || kind == LLMSIM_KE_SILU_MUL;
-	double in = (double)t * (double)h * 2 * (two ? 2 : 1);
-	double sets = floor(256.0 * 1048576 / in) + 1;
-	int in_l2 = (sets < 8 ? sets : 8) * in <= 16.0 * 1048576;
+	double in = (double)t * (double)h * 2 * (llmsim_ke_two_inputs(kind) ? 2 : 1);
+	double sets = floor(LLMSIM_KE_ROTATE_BYTES / in) + 1;
+	int in_l2 = (sets < LLMSIM_KE_MAX_SETS ? sets : LLMSIM_KE_MAX_SETS) * in <= 16.0 * 1048576;
 	add("elementwise", &s, quick, "ew kind=%s tokens=%lld hidden=%lld dtype=bf16 serial=1%s",
 	    ew_kind_name[kind], (long long)t, (long long)h, in_l2 ? " in_l2=1" : "");
 }

@@ -190,6 +190,8 @@ struct llmsim_infer_result {
 	int64_t max_batch;             /* largest batch of this shape that fits */
 	int decode_points;             /* context lengths priced for TPOT */
 	int prefill_steps;             /* chunks the prefill took */
+	double load_duty;              /* the load its ops were priced in (the
+					* power limit's clock): 0, lone kernels */
 	struct llmsim_phase prefill, decode;
 };
 

@@ -177,12 +177,18 @@ int llmsim_infer_run(const struct llmsim_infer_cfg *cfg, const struct llmsim_inf
 		     struct llmsim_infer_result *res, struct llmsim_err *err)
 {
 	int rc = infer_once(cfg, req, res, err);
-	if (rc || cfg->load_duty > 0)
+	if (rc || cfg->load_duty > 0) {
+		if (!rc)
+			res->load_duty = cfg->load_duty;
 		return rc;
+	}
 	double load = llmsim_infer_load(cfg->gpu, res->e2e_s, res->e2e_s);
 	if (!(load > 0))
 		return 0;
 	struct llmsim_infer_cfg loaded = *cfg;
 	loaded.load_duty = load;
-	return infer_once(&loaded, req, res, err);
+	if ((rc = infer_once(&loaded, req, res, err)))
+		return rc;
+	res->load_duty = load;
+	return 0;
 }
