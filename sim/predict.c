@@ -53,6 +53,12 @@ static double loaded_clock(const struct llmsim_gpu *gpu, const struct llmsim_op 
 			   const struct llmsim_pred *lone)
 {
 	enum llmsim_dtype dt = op->dtype;
+	double duty = op->load_duty < 1 ? op->load_duty : 1;
+	if (op->load_rho > 0) { /* the load's, not the op's own */
+		double x = (op->load_rho < 1 ? op->load_rho : 1) * duty;
+		double f_hz = gpu->power_capped_clock_hz / cbrt(x);
+		return f_hz < gpu->sustained_clock_hz ? f_hz : 0;
+	}
 	if ((unsigned)dt >= LLMSIM_DT_COUNT || !(gpu->tensor_flops_per_s[dt] > 0))
 		return 0;
 	/* rho in 16-bit tensor work: the op's tensor rate over the BF16 peak,
@@ -71,7 +77,7 @@ static double loaded_clock(const struct llmsim_gpu *gpu, const struct llmsim_op 
 	if (!(lone->time_s > 0) || !(lone->flops > 0))
 		return 0;
 	double rho = w * lone->flops / (lone->time_s * peak);
-	double x = (rho < 1 ? rho : 1) * (op->load_duty < 1 ? op->load_duty : 1);
+	double x = (rho < 1 ? rho : 1) * duty;
 	if (!(x > 0))
 		return 0;
 	double f_hz = gpu->power_capped_clock_hz / cbrt(x);

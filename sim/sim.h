@@ -135,6 +135,10 @@ struct llmsim_op {
 				       * this fraction of the power controller's
 				       * window (a training step: 1): its clock
 				       * follows the power limit (sim/predict.c) */
+	double load_rho;              /* > 0: the tensor intensity (rho, in 16-bit
+				       * work) of the whole load the op runs in,
+				       * known to the caller: one clock for every op
+				       * of the window; 0: the op's own rho */
 };
 
 struct llmsim_pred {

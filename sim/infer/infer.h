@@ -66,6 +66,8 @@ struct llmsim_infer_cfg {
 	double load_duty;              /* the GPU's busy share while it serves
 					* (op.load_duty: the power limit's clock);
 					* 0: every step as a lone kernel burst */
+	double load_rho;               /* the tensor intensity of that load
+					* (op.load_rho); 0: each op's own */
 	struct llmsim_infer_params params;
 };
 
@@ -213,6 +215,12 @@ int llmsim_infer_run(const struct llmsim_infer_cfg *cfg, const struct llmsim_inf
  * when the run is shorter than twice gpu->power_window_s; 0 when the GPU
  * states no power-capped clock. */
 double llmsim_infer_load(const struct llmsim_gpu *gpu, double busy_s, double duration_s);
+
+/* The tensor intensity (op.load_rho) of a run that does flops (per GPU,
+ * the linear layers' math dtype cfg implies) in busy_s: its FLOP rate over
+ * the 16-bit tensor peak at the sustained clock, 8-bit FLOPs weighted by
+ * their energy (narrow_tensor_energy_relative); at most 1. */
+double llmsim_infer_rho(const struct llmsim_infer_cfg *cfg, double flops, double busy_s);
 
 /* Names and parsers (-1 if unknown). */
 const char *llmsim_runtime_name(enum llmsim_runtime r);

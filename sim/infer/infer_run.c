@@ -173,6 +173,23 @@ double llmsim_infer_load(const struct llmsim_gpu *gpu, double busy_s, double dur
 	return duty;
 }
 
+double llmsim_infer_rho(const struct llmsim_infer_cfg *cfg, double flops, double busy_s)
+{
+	const struct llmsim_gpu *g = cfg->gpu;
+	enum llmsim_dtype math, weights;
+	llmsim_infer_gemm_dtypes(cfg, &math, &weights);
+	double peak = g->tensor_flops_per_s[LLMSIM_DT_BF16];
+	if (g->tensor_clock_hz > 0 && g->sustained_clock_hz < g->tensor_clock_hz)
+		peak *= g->sustained_clock_hz / g->tensor_clock_hz;
+	if (!(peak > 0) || !(busy_s > 0) || !(flops > 0))
+		return 0;
+	double w = math == LLMSIM_DT_FP8 || math == LLMSIM_DT_FP4 || math == LLMSIM_DT_INT8
+			   ? g->eff[LLMSIM_EFF_NARROW_ENERGY]
+			   : 1;
+	double rho = w * flops / (busy_s * peak);
+	return rho < 1 ? rho : 1;
+}
+
 int llmsim_infer_run(const struct llmsim_infer_cfg *cfg, const struct llmsim_infer_req *req,
 		     struct llmsim_infer_result *res, struct llmsim_err *err)
 {
@@ -187,6 +204,12 @@ int llmsim_infer_run(const struct llmsim_infer_cfg *cfg, const struct llmsim_inf
 		return 0;
 	struct llmsim_infer_cfg loaded = *cfg;
 	loaded.load_duty = load;
+	/* one clock for the run: its prefill and decode alike */
+	double flops = res->prefill.cost.flops +
+		       (double)(req->output - 1) * res->decode.cost.flops;
+	loaded.load_rho = llmsim_infer_rho(cfg, flops, res->e2e_s);
+	if (!(loaded.load_rho > 0))
+		return 0;
 	if ((rc = infer_once(&loaded, req, res, err)))
 		return rc;
 	res->load_duty = load;

@@ -631,6 +631,19 @@ int llmsim_serve_run(const struct llmsim_serve_cfg *cfg, struct llmsim_serve_res
 		return 0;
 	struct llmsim_serve_cfg loaded = *cfg;
 	loaded.infer.load_duty = load;
+	/* one clock for the run: its FLOP rate per GPU, every token a forward
+	 * pass at the run's mean context */
+	const struct llmsim_infer_cfg *ic = &cfg->infer;
+	double tokens = (double)(res->prompt_tokens + res->generated_tokens);
+	double ctx = tokens > 0 && res->requests_done > 0
+			     ? ((double)res->prompt_tokens + 0.5 * (double)res->generated_tokens) /
+				       (double)res->requests_done
+			     : 0;
+	double flops = tokens * llmsim_model_flops_per_token(ic->model, (int64_t)ctx) /
+		       (double)(ic->tp * ic->pp);
+	loaded.infer.load_rho = llmsim_infer_rho(ic, flops, res->busy_s);
+	if (!(loaded.infer.load_rho > 0))
+		return 0;
 	if ((rc = serve_once(&loaded, res, err)))
 		return rc;
 	res->load_duty = load;

@@ -41,6 +41,7 @@ static void price(struct acc *a, enum section sec, const struct llmsim_op *op,
 		return;
 	struct llmsim_op loaded = *op;
 	loaded.load_duty = a->cfg->load_duty;
+	loaded.load_rho = a->cfg->load_rho;
 	int rc = llmsim_predict(a->cfg->gpu, &loaded, &p, a->err);
 	if (rc) {
 		a->rc = rc;

@@ -388,8 +388,8 @@ static void head(struct bld *b, struct layer_cost *emb, struct layer_cost *hd)
 	}
 }
 
-int train_shape_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
-		     struct shape_cost *sc, struct llmsim_err *err)
+static int shape_cost_at(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+			 struct shape_cost *sc, struct llmsim_err *err)
 {
 	struct bld b = {.ctx = ctx, .c = c, .err = err, .flscale = 1};
 	memset(sc, 0, sizeof *sc);
@@ -423,4 +423,45 @@ int train_p2p_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 	sc->p2p_bytes = (double)T * ctx->model.hidden * 2 / spd;
 	sc->p2p_s = coll(&b, LLMSIM_COLL_SENDRECV, sc->p2p_bytes, 2, nodes, NULL);
 	return b.rc;
+}
+
+/* The tensor intensity of the layers' load (op.load_rho): their FLOP rate
+ * per GPU over the 16-bit tensor peak at the sustained clock, 8-bit FLOPs
+ * weighted by their energy, rounded up to 1/64 so that op prices stay
+ * cached across configurations; 0 without a power-capped clock. */
+static double layers_rho(const struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+			 const struct shape_cost *sc)
+{
+	const struct llmsim_gpu *g = &ctx->gpu;
+	double peak = g->tensor_flops_per_s[LLMSIM_DT_BF16];
+	if (g->tensor_clock_hz > 0 && g->sustained_clock_hz < g->tensor_clock_hz)
+		peak *= g->sustained_clock_hz / g->tensor_clock_hz;
+	double flops = sc->dense.fwd_flops + sc->dense.bwd_flops + sc->moe.fwd_flops +
+		       sc->moe.bwd_flops;
+	double busy_s = sc->dense.fwd_s + sc->dense.bwd_s + sc->moe.fwd_s + sc->moe.bwd_s;
+	if (!(g->power_capped_clock_hz > 0) || !(peak > 0) || !(busy_s > 0) || !(flops > 0))
+		return 0;
+	int narrow = c->dtype == LLMSIM_DT_FP8 || c->dtype == LLMSIM_DT_FP4 ||
+		     c->dtype == LLMSIM_DT_INT8;
+	double rho = (narrow ? g->eff[LLMSIM_EFF_NARROW_ENERGY] : 1) * flops / (busy_s * peak);
+	rho = ceil(rho * 64) / 64;
+	return rho < 1 ? rho : 1;
+}
+
+/* A training step keeps the GPU busy for seconds: its ops run at the one
+ * clock the power limit allows its load (sim/predict.c). The layers are
+ * priced at the burst clock, their load measured, and priced again in it. */
+int train_shape_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+		     struct shape_cost *sc, struct llmsim_err *err)
+{
+	ctx->load_rho = 0;
+	int rc = shape_cost_at(ctx, c, sc, err);
+	double rho = rc ? 0 : layers_rho(ctx, c, sc);
+	if (rho > 0) {
+		ctx->load_rho = rho;
+		rc = shape_cost_at(ctx, c, sc, err);
+		ctx->load_rho = 0;
+		sc->load_rho = rho;
+	}
+	return rc;
 }

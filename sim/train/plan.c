@@ -141,6 +141,7 @@ static void search_offload(struct search *s, struct llmsim_train_cfg *c,
 		}
 		struct llmsim_train_result r;
 		train_combine(s->ctx, c, sc, dc, &r);
+		r.load_rho = sc->load_rho;
 		if (!r.fits) {
 			reject(s, r.gpu_fits ? LLMSIM_REJ_HOST_OOM : LLMSIM_REJ_OOM, 1);
 			/* per GPU: HBM short, plus this rank's part of the host's */

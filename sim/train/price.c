@@ -75,9 +75,16 @@ static int grow(struct llmsim_train_ctx *ctx)
 	return 0;
 }
 
-int train_price(struct llmsim_train_ctx *ctx, const struct llmsim_op *op, struct price *out,
+int train_price(struct llmsim_train_ctx *ctx, const struct llmsim_op *in, struct price *out,
 		struct llmsim_err *err)
 {
+	/* A training step keeps the GPU busy for seconds: every op runs at
+	 * the one clock the power limit allows the step's load (sim/predict.c,
+	 * llmsim_train_simulate); the load is part of the cache key. */
+	struct llmsim_op loaded = *in;
+	loaded.load_duty = ctx->load_rho > 0 ? 1 : 0;
+	loaded.load_rho = ctx->load_rho;
+	const struct llmsim_op *op = &loaded;
 	size_t j = hash_op(op) & (ctx->nslots - 1);
 	while (ctx->slots[j].used) {
 		if (!memcmp(&ctx->slots[j].op, op, sizeof *op)) {
@@ -89,12 +96,8 @@ int train_price(struct llmsim_train_ctx *ctx, const struct llmsim_op *op, struct
 		}
 		j = (j + 1) & (ctx->nslots - 1);
 	}
-	/* A training step keeps the tensor cores busy for seconds: every op
-	 * runs at the board's power-capped clock (sim/predict.c). */
-	struct llmsim_op capped = *op;
-	capped.load_duty = 1;
 	struct llmsim_pred pr;
-	int rc = llmsim_predict(&ctx->gpu, &capped, &pr, err);
+	int rc = llmsim_predict(&ctx->gpu, op, &pr, err);
 	if (rc)
 		return rc;
 	ctx->predicts++;

@@ -390,5 +390,6 @@ int llmsim_train_simulate(struct llmsim_train_ctx *ctx, const struct llmsim_trai
 	if (rc)
 		return rc;
 	train_combine(ctx, c, &sc, &dc, r);
+	r->load_rho = sc.load_rho;
 	return 0;
 }

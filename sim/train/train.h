@@ -217,6 +217,9 @@ struct llmsim_train_result {
 	double hw_flops;          /* with recomputation */
 	double peak_flops_per_s;  /* per GPU, the matmul dtype */
 	double mfu, hfu;
+	double load_rho;          /* the tensor intensity the step's ops were
+				   * priced in (the power limit's one clock,
+				   * sim/predict.c); 0: the burst clock */
 	int fits;                 /* gpu_fits && host_fits */
 	int gpu_fits, host_fits;
 };

@@ -67,6 +67,10 @@ struct llmsim_train_ctx {
 	struct price_slot *slots;
 	size_t nslots, nused;
 	int64_t predicts, hits;
+	/* the power limit's load the ops are priced in (sim/predict.c): 0 while
+	 * the step is priced at the burst clock, else the step's tensor
+	 * intensity (op.load_rho), busy throughout (load_duty 1) */
+	double load_rho;
 };
 
 /* Price an op through llmsim_predict, once per distinct op. */
@@ -98,6 +102,7 @@ struct shape_cost {
 	double p2p_s;                 /* one activation send between stages */
 	double p2p_bytes;
 	double tp_msg_bytes;
+	double load_rho;              /* the power limit's load it was priced in */
 };
 
 int train_shape_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
