@@ -289,4 +289,5 @@ void train_json_result(struct llmsim_json *j, const struct llmsim_train_result *
 	llmsim_json_num(j, "peak_flops_per_s", r->peak_flops_per_s);
 	llmsim_json_num(j, "mfu", r->mfu);
 	llmsim_json_num(j, "hfu", r->hfu);
+	llmsim_json_num(j, "load_rho", r->load_rho);
 }

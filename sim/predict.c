@@ -25,40 +25,10 @@ static int check_gpu(const struct llmsim_gpu *gpu, struct llmsim_err *err)
 	return 0;
 }
 
-/* The SM clock an op runs at inside a sustained load, or 0 when the power
- * limit leaves it at its burst clock. Dynamic power is C V^2 f and, on the
- * DVFS curve, V grows about in proportion to f, so a load's power is ~ rho
- * * duty * f^3, with rho the share of the tensor pipes' peak the op keeps
- * busy (in 16-bit work, see below; an op's CUDA-core FLOPs are orders below
- * that peak, so element-wise and decode work stays at its burst clock) and
- * duty the share of the controller's window the GPU is busy with it. The
- * hardware file's power_capped_clock_hz is the clock at which rho = duty =
- * 1 meets the limit; any other load meets it at
- *   f = power_capped_clock_hz * (rho * duty)^(-1/3)
- * and is not slowed when that is above its burst clock. Each op gets the
- * clock of its own rho. A controller averaging over its window might set
- * one clock for the whole load instead; the data do not separate the two:
- * through a Llama-70B layer nvidia-smi reads 1.515 GHz, where per-op clocks
- * average ~1.50 GHz over time (GEMMs ~1.45, the rest at burst) and one
- * clock from the average rho would be ~1.56 GHz; a traced prefill's GEMMs
- * ran 1.06x their isolated PyTorch time where per-op says 1.15x and one
- * clock 1.07x, but those PyTorch kernels are ~9% slower than the cuBLAS
- * ones calibrated, which the per-op figure happens to absorb. Measured
- * (calib/data/power/): a bf16 GEMM at 95% of peak settles 17% slower than
- * its burst after ~50 ms; at 78% duty 7% slower (this law: 7.4%); at 60%
- * duty not at all (the law: above the burst clock); FlashAttention's
- * forward (rho ~0.4) 3.6% (the law: none); HBM streams never; out of
- * sample within 4% (power_check.log). */
-static double loaded_clock(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
-			   const struct llmsim_pred *lone)
+double llmsim_op_rho(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
+		     const struct llmsim_pred *lone)
 {
 	enum llmsim_dtype dt = op->dtype;
-	double duty = op->load_duty < 1 ? op->load_duty : 1;
-	if (op->load_rho > 0) { /* the load's, not the op's own */
-		double x = (op->load_rho < 1 ? op->load_rho : 1) * duty;
-		double f_hz = gpu->power_capped_clock_hz / cbrt(x);
-		return f_hz < gpu->sustained_clock_hz ? f_hz : 0;
-	}
 	if ((unsigned)dt >= LLMSIM_DT_COUNT || !(gpu->tensor_flops_per_s[dt] > 0))
 		return 0;
 	/* rho in 16-bit tensor work: the op's tensor rate over the BF16 peak,
@@ -76,7 +46,43 @@ static double loaded_clock(const struct llmsim_gpu *gpu, const struct llmsim_op 
 		peak *= gpu->sustained_clock_hz / gpu->tensor_clock_hz;
 	if (!(lone->time_s > 0) || !(lone->flops > 0))
 		return 0;
-	double rho = w * lone->flops / (lone->time_s * peak);
+	return w * lone->flops / (lone->time_s * peak);
+}
+
+/* The SM clock an op runs at inside a sustained load, or 0 when the power
+ * limit leaves it at its burst clock. Dynamic power is C V^2 f and, on the
+ * DVFS curve, V grows about in proportion to f, so a load's power is ~ rho
+ * * duty * f^3, with rho the share of the tensor pipes' peak the op keeps
+ * busy (in 16-bit work, see below; an op's CUDA-core FLOPs are orders below
+ * that peak, so element-wise and decode work stays at its burst clock) and
+ * duty the share of the controller's window the GPU is busy with it. The
+ * hardware file's power_capped_clock_hz is the clock at which rho = duty =
+ * 1 meets the limit; any other load meets it at
+ *   f = power_capped_clock_hz * (rho * duty)^(-1/3)
+ * and is not slowed when that is above its burst clock. The controller
+ * averages power over its window (from idle, a GEMM slows over 25-50 ms),
+ * so where the caller knows the whole load (a training step's layers, an
+ * infer or serve run, a trace phase) op.load_rho carries its time-averaged
+ * rho and every op of it runs at that one clock; a kernel looped alone (a
+ * calibration case) is its own load. (Through a Llama-70B layer nvidia-smi
+ * reads 1.515 GHz; one clock from the layer's rho, 0.86, gives 1.48 GHz.) Measured
+ * (calib/data/power/): a bf16 GEMM at 95% of peak settles 17% slower than
+ * its burst after ~50 ms; at 78% duty 7% slower (this law: 7.4%); at 60%
+ * duty not at all (the law: above the burst clock); FlashAttention's
+ * forward (rho ~0.4) 3.6% (the law: none); HBM streams never; out of
+ * sample within 4% (power_check.log). */
+static double loaded_clock(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
+			   const struct llmsim_pred *lone)
+{
+	double duty = op->load_duty < 1 ? op->load_duty : 1;
+	if (op->load_rho > 0) { /* the load's, not the op's own */
+		double x = (op->load_rho < 1 ? op->load_rho : 1) * duty;
+		double f_hz = gpu->power_capped_clock_hz / cbrt(x);
+		return f_hz < gpu->sustained_clock_hz ? f_hz : 0;
+	}
+	double rho = llmsim_op_rho(gpu, op, lone);
+	if (!(rho > 0))
+		return 0;
 	double x = (rho < 1 ? rho : 1) * duty;
 	if (!(x > 0))
 		return 0;

@@ -217,6 +217,14 @@ int llmsim_op_parse(const char *spec, struct llmsim_op *op, struct llmsim_err *e
 /* Write the canonical spec of op into buf (all keys); returns chars needed. */
 int llmsim_op_format(const struct llmsim_op *op, char *buf, size_t size);
 
+/* How much of the GPU's 16-bit tensor peak (at its sustained clock) the
+ * op keeps busy, by its lone prediction: its FLOP rate over that peak,
+ * 8-bit FLOPs weighted by their energy (narrow_tensor_energy_relative);
+ * 0 for data types without tensor cores. What a load's power depends on
+ * (sim/predict.c); callers average it over a load for op.load_rho. */
+double llmsim_op_rho(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
+		     const struct llmsim_pred *lone);
+
 /* The class an op's calibration and expected error belong to. */
 const char *llmsim_op_class(const struct llmsim_op *op);
 

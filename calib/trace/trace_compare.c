@@ -60,6 +60,9 @@ struct ctx {
 	int *op_of, *phase_of;    /* per range index: innermost op / phase range, -1 */
 	double *load_of;          /* per phase range index: the op's load_duty */
 	double load;              /* load_duty of the ops being priced */
+	int cur_ph;               /* phase range index of the ops being priced */
+	const double *rho_of;     /* per phase range index: its load's rho (2nd pass) */
+	double *rho_t, *busy_t;   /* per phase range index: sum rho*t, t (1st pass) */
 	int phases_only;
 	int (*fn)(const struct llmsim_trace_instance *in, void *ctx);
 	void *fnctx;
@@ -218,11 +221,19 @@ static int price(struct ctx *c, const char *spec, struct llmsim_op *op,
 		 struct llmsim_pred *p, double *dst_s, struct llmsim_err *e)
 {
 	int rc = llmsim_op_parse(spec, op, e);
-	op->load_duty = c->load;
+	/* the first pass prices lone kernels to learn each phase's load; the
+	 * second prices every op of a phase at the one clock of that load */
+	int ph = c->cur_ph;
+	op->load_duty = c->rho_of ? c->load : 0;
+	op->load_rho = c->rho_of && ph >= 0 ? c->rho_of[ph] : 0;
 	if (!rc)
 		rc = llmsim_predict(c->gpu, op, p, e);
 	if (rc)
 		return rc;
+	if (c->rho_t && ph >= 0) {
+		c->rho_t[ph] += llmsim_op_rho(c->gpu, op, p) * p->time_s;
+		c->busy_t[ph] += p->time_s;
+	}
 	*dst_s = 0;
 	if (c->target) {
 		struct llmsim_pred q;
@@ -259,6 +270,7 @@ static int do_group(struct ctx *c, const struct llmsim_model *m, const char *op,
 	struct llmsim_trace_phase ph;
 	llmsim_trace_phase_parse(t->ranges[ph_ri].name, &ph);
 	c->load = c->load_of ? c->load_of[ph_ri] : 0;
+	c->cur_ph = ph_ri;
 	struct llmsim_trace_vars v = {
 		.T = ph.batch * ph.new_tokens, .B = ph.batch, .S = ph.new_tokens, .CTX = ph.context,
 		.H = m->hidden, .NH = m->heads, .NKV = m->kv_heads, .HD = m->head_dim,
@@ -478,15 +490,17 @@ static void phase_loads(struct ctx *c, const uint64_t *first, const uint64_t *la
 	}
 }
 
-static int run(const struct llmsim_trace *t, const struct llmsim_gpu *gpu,
-	       const struct llmsim_model *m, const struct llmsim_gpu *target, unsigned flags,
-	       int (*fn)(const struct llmsim_trace_instance *in, void *ctx), void *fnctx,
-	       struct llmsim_trace_cmp *out, struct llmsim_err *err)
+static int run_pass(const struct llmsim_trace *t, const struct llmsim_gpu *gpu,
+		    const struct llmsim_model *m, const struct llmsim_gpu *target, unsigned flags,
+		    int (*fn)(const struct llmsim_trace_instance *in, void *ctx), void *fnctx,
+		    struct llmsim_trace_cmp *out, const double *rho_of, double *rho_t,
+		    double *busy_t, struct llmsim_err *err)
 {
 	memset(out, 0, sizeof *out);
 	struct ctx c = {.t = t, .gpu = gpu, .target = target, .out = out,
 			.phases_only = (flags & LLMSIM_TRACE_PHASES_ONLY) != 0,
-			.fn = fn, .fnctx = fnctx};
+			.fn = fn, .fnctx = fnctx, .cur_ph = -1, .rho_of = rho_of,
+			.rho_t = rho_t, .busy_t = busy_t};
 	out->replay = target != NULL;
 	snprintf(out->gpu, sizeof out->gpu, "%s", gpu->name);
 	if (target) {
@@ -624,6 +638,31 @@ done:
 	free(c.load_of);
 	if (rc)
 		llmsim_trace_cmp_release(out);
+	return rc;
+}
+
+/* Two passes: lone kernels to learn each phase's tensor intensity, then
+ * every op of a phase at the one clock its load allows (sim/predict.c). */
+static int run(const struct llmsim_trace *t, const struct llmsim_gpu *gpu,
+	       const struct llmsim_model *m, const struct llmsim_gpu *target, unsigned flags,
+	       int (*fn)(const struct llmsim_trace_instance *in, void *ctx), void *fnctx,
+	       struct llmsim_trace_cmp *out, struct llmsim_err *err)
+{
+	if (!(gpu->power_capped_clock_hz > 0))
+		return run_pass(t, gpu, m, target, flags, fn, fnctx, out, NULL, NULL, NULL, err);
+	size_t nr = t->nranges ? t->nranges : 1;
+	double *acc = calloc(3 * nr, sizeof *acc);
+	if (!acc)
+		return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
+	double *rho_t = acc, *busy_t = acc + nr, *rho_of = acc + 2 * nr;
+	int rc = run_pass(t, gpu, m, NULL, flags, NULL, NULL, out, NULL, rho_t, busy_t, err);
+	if (!rc) {
+		llmsim_trace_cmp_release(out);
+		for (size_t i = 0; i < nr; i++)
+			rho_of[i] = busy_t[i] > 0 ? fmin(1, rho_t[i] / busy_t[i]) : 0;
+		rc = run_pass(t, gpu, m, target, flags, fn, fnctx, out, rho_of, NULL, NULL, err);
+	}
+	free(acc);
 	return rc;
 }
 
