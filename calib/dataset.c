@@ -222,9 +222,7 @@ int llmsim_calib_predict(const struct llmsim_gpu *gpu, const struct llmsim_calib
 		 * the power controller's window (sim/predict.c). */
 		struct llmsim_op op = pt->op;
 		if (gpu->power_window_s > 0 && pt->loop_s > 0)
-			op.load_duty = pt->loop_s < gpu->power_window_s
-					       ? pt->loop_s / gpu->power_window_s
-					       : 1;
+			op.load_duty = llmsim_power_load(gpu, 1, 2 * pt->loop_s);
 		int rc = llmsim_predict(gpu, &op, &p, err);
 		if (rc)
 			return rc;

@@ -65,6 +65,21 @@ static int cmp_name(const void *a, const void *b)
 		      ((const struct llmsim_err_stats *)b)->name);
 }
 
+/* The first n scored cases as rows (op, class, measured, predicted, error). */
+static void list_cases(const struct llmsim_calib_set *set, const struct scored *sc, size_t n,
+		       struct llmsim_worst_case *out)
+{
+	for (size_t j = 0; j < n; j++) {
+		const struct llmsim_calib_point *pt = &set->p[sc[j].i];
+		out[j].case_id = pt->case_id;
+		memcpy(out[j].op_spec, pt->op_spec, sizeof out[j].op_spec);
+		memcpy(out[j].op_class, pt->op_class, sizeof out[j].op_class);
+		out[j].measured_s = pt->measured_s;
+		out[j].predicted_s = sc[j].pred_s;
+		out[j].err_pct = sc[j].err_pct;
+	}
+}
+
 /* Ridge point of the roofline for the op's data type: FLOPs per HBM byte
  * above which the op is compute-bound. */
 static double ridge(const struct llmsim_gpu *gpu, const struct llmsim_calib_point *pt)
@@ -154,29 +169,11 @@ int llmsim_calib_validate_cases(const struct llmsim_gpu *gpu, const struct llmsi
 	snprintf(v->all.name, sizeof v->all.name, "all");
 
 	qsort(sc, n, sizeof *sc, cmp_worst);
-	for (size_t j = 0; j < n && j < LLMSIM_VALIDATE_WORST; j++) {
-		struct llmsim_worst_case *w = &v->worst[v->nworst++];
-		const struct llmsim_calib_point *pt = &set->p[sc[j].i];
-		w->case_id = pt->case_id;
-		memcpy(w->op_spec, pt->op_spec, sizeof w->op_spec);
-		memcpy(w->op_class, pt->op_class, sizeof w->op_class);
-		w->measured_s = pt->measured_s;
-		w->predicted_s = sc[j].pred_s;
-		w->err_pct = sc[j].err_pct;
-	}
-
+	v->nworst = n < LLMSIM_VALIDATE_WORST ? (int)n : LLMSIM_VALIDATE_WORST;
+	list_cases(set, sc, (size_t)v->nworst, v->worst);
 	if (cases && ncases) {
 		*ncases = n;
-		for (size_t j = 0; j < n; j++) {
-			struct llmsim_worst_case *w = &cases[j];
-			const struct llmsim_calib_point *pt = &set->p[sc[j].i];
-			w->case_id = pt->case_id;
-			memcpy(w->op_spec, pt->op_spec, sizeof w->op_spec);
-			memcpy(w->op_class, pt->op_class, sizeof w->op_class);
-			w->measured_s = pt->measured_s;
-			w->predicted_s = sc[j].pred_s;
-			w->err_pct = sc[j].err_pct;
-		}
+		list_cases(set, sc, n, cases);
 	}
 	v->hbm_n = (int)nh;
 	struct llmsim_err_stats hs;

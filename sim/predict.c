@@ -25,18 +25,16 @@ static int check_gpu(const struct llmsim_gpu *gpu, struct llmsim_err *err)
 	return 0;
 }
 
-double llmsim_op_rho(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
-		     const struct llmsim_pred *lone)
+double llmsim_tensor_rho(const struct llmsim_gpu *gpu, enum llmsim_dtype dt, double flops,
+			 double busy_s)
 {
-	enum llmsim_dtype dt = op->dtype;
-	if ((unsigned)dt >= LLMSIM_DT_COUNT || !(gpu->tensor_flops_per_s[dt] > 0))
+	/* in 16-bit tensor work: the FLOP rate over the BF16 peak, an 8-bit
+	 * or narrower FLOP weighted by its energy against a 16-bit one (H200:
+	 * an FP8 GEMM at 74% of its own peak settles 18% slower, below a BF16
+	 * GEMM at 95%: 8-bit FLOPs cost 0.66 of 16-bit ones); TF32 counts at
+	 * its own peak (it runs the 16-bit datapath at half rate) */
+	if ((unsigned)dt >= LLMSIM_DT_COUNT)
 		return 0;
-	/* rho in 16-bit tensor work: the op's tensor rate over the BF16 peak,
-	 * an 8-bit or narrower FLOP weighted by its energy against a 16-bit
-	 * one (H200: an FP8 GEMM at 74% of its own peak settles 18% slower,
-	 * below a BF16 GEMM at 95%: 8-bit FLOPs cost 0.66 of 16-bit ones);
-	 * TF32 counts at its own peak (it runs the 16-bit datapath at half
-	 * rate) */
 	double peak = gpu->tensor_flops_per_s[LLMSIM_DT_BF16], w = 1;
 	if (dt == LLMSIM_DT_FP8 || dt == LLMSIM_DT_FP4 || dt == LLMSIM_DT_INT8)
 		w = gpu->eff[LLMSIM_EFF_NARROW_ENERGY];
@@ -44,9 +42,29 @@ double llmsim_op_rho(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
 		peak = gpu->tensor_flops_per_s[dt];
 	if (gpu->tensor_clock_hz > 0 && gpu->sustained_clock_hz < gpu->tensor_clock_hz)
 		peak *= gpu->sustained_clock_hz / gpu->tensor_clock_hz;
-	if (!(lone->time_s > 0) || !(lone->flops > 0))
+	if (!(peak > 0) || !(busy_s > 0) || !(flops > 0))
 		return 0;
-	return w * lone->flops / (lone->time_s * peak);
+	return w * flops / (busy_s * peak);
+}
+
+double llmsim_power_load(const struct llmsim_gpu *gpu, double duty, double run_s)
+{
+	if (!(duty > 0))
+		return 0;
+	if (duty > 1)
+		duty = 1;
+	double w = gpu->power_window_s;
+	if (w > 0 && 0.5 * run_s < w)
+		duty *= 0.5 * run_s / w;
+	return duty;
+}
+
+double llmsim_op_rho(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
+		     const struct llmsim_pred *lone)
+{
+	if ((unsigned)op->dtype >= LLMSIM_DT_COUNT || !(gpu->tensor_flops_per_s[op->dtype] > 0))
+		return 0;
+	return llmsim_tensor_rho(gpu, op->dtype, lone->flops, lone->time_s);
 }
 
 /* The SM clock an op runs at inside a sustained load, or 0 when the power
@@ -71,19 +89,9 @@ double llmsim_op_rho(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
  * duty not at all (the law: above the burst clock); FlashAttention's
  * forward (rho ~0.4) 3.6% (the law: none); HBM streams never; out of
  * sample within 4% (power_check.log). */
-static double loaded_clock(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
-			   const struct llmsim_pred *lone)
+static double loaded_clock(const struct llmsim_gpu *gpu, double rho, double duty)
 {
-	double duty = op->load_duty < 1 ? op->load_duty : 1;
-	if (op->load_rho > 0) { /* the load's, not the op's own */
-		double x = (op->load_rho < 1 ? op->load_rho : 1) * duty;
-		double f_hz = gpu->power_capped_clock_hz / cbrt(x);
-		return f_hz < gpu->sustained_clock_hz ? f_hz : 0;
-	}
-	double rho = llmsim_op_rho(gpu, op, lone);
-	if (!(rho > 0))
-		return 0;
-	double x = (rho < 1 ? rho : 1) * duty;
+	double x = (rho < 1 ? rho : 1) * (duty < 1 ? duty : 1);
 	if (!(x > 0))
 		return 0;
 	double f_hz = gpu->power_capped_clock_hz / cbrt(x);
@@ -105,14 +113,24 @@ int llmsim_predict(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
 	struct llmsim_gpu capped;
 	if (op->load_duty > 0 && gpu->power_capped_clock_hz > 0 &&
 	    gpu->power_capped_clock_hz < gpu->sustained_clock_hz) {
+		/* the load's rho when the caller knows it, else the op's own,
+		 * from its price at the burst clock */
 		struct llmsim_op lone = *op;
-		lone.load_duty = 0;
-		if ((rc = llmsim_predict(gpu, &lone, &p, err)))
-			return rc;
-		double f_hz = loaded_clock(gpu, op, &p);
-		if (!(f_hz > 0)) {
-			*out = p;
-			return 0;
+		lone.load_duty = lone.load_rho = 0;
+		double rho = op->load_rho;
+		int priced = !(rho > 0);
+		if (priced) {
+			if ((rc = llmsim_predict(gpu, &lone, &p, err)))
+				return rc;
+			rho = llmsim_op_rho(gpu, op, &p);
+		}
+		double f_hz = loaded_clock(gpu, rho, op->load_duty);
+		if (!(f_hz > 0)) { /* not slowed: the burst clock's price */
+			if (priced) {
+				*out = p;
+				return 0;
+			}
+			return llmsim_predict(gpu, &lone, out, err);
 		}
 		capped = *gpu;
 		capped.sustained_clock_hz = f_hz;

@@ -224,6 +224,13 @@ int llmsim_op_format(const struct llmsim_op *op, char *buf, size_t size);
  * (sim/predict.c); callers average it over a load for op.load_rho. */
 double llmsim_op_rho(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
 		     const struct llmsim_pred *lone);
+/* op.load_duty of a load that keeps the GPU busy duty of the time for
+ * run_s: duty (at most 1), scaled by how much of the power controller's
+ * window (gpu->power_window_s) the run has filled by its middle. */
+double llmsim_power_load(const struct llmsim_gpu *gpu, double duty, double run_s);
+/* The same for a whole load: flops of math type dt (per GPU) in busy_s. */
+double llmsim_tensor_rho(const struct llmsim_gpu *gpu, enum llmsim_dtype dt, double flops,
+			 double busy_s);
 
 /* The class an op's calibration and expected error belong to. */
 const char *llmsim_op_class(const struct llmsim_op *op);

@@ -474,7 +474,6 @@ static void phase_loads(struct ctx *c, const uint64_t *first, const uint64_t *la
 			const double *busy)
 {
 	const struct llmsim_trace *t = c->t;
-	double window = c->gpu->power_window_s;
 	for (size_t i = 0; i < t->nranges; i++) {
 		if (c->phase_of[i] != (int)i || !(last[i] > first[i]))
 			continue;
@@ -483,10 +482,7 @@ static void phase_loads(struct ctx *c, const uint64_t *first, const uint64_t *la
 			if (c->phase_of[j] == (int)j && last[j] > first[j] &&
 			    !strcmp(t->ranges[j].name, t->ranges[i].name))
 				total += (double)(last[j] - first[j]) * 1e-9;
-		double duty = busy[i] / span, fill = 1;
-		if (window > 0 && 0.5 * total < window)
-			fill = 0.5 * total / window;
-		c->load_of[i] = (duty < 1 ? duty : 1) * fill;
+		c->load_of[i] = llmsim_power_load(c->gpu, busy[i] / span, total);
 	}
 }
 

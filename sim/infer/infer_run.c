@@ -166,27 +166,14 @@ double llmsim_infer_load(const struct llmsim_gpu *gpu, double busy_s, double dur
 {
 	if (!(duration_s > 0) || !(busy_s > 0) || !(gpu->power_capped_clock_hz > 0))
 		return 0;
-	double duty = busy_s < duration_s ? busy_s / duration_s : 1;
-	double w = gpu->power_window_s;
-	if (w > 0 && 0.5 * duration_s < w)
-		duty *= 0.5 * duration_s / w;
-	return duty;
+	return llmsim_power_load(gpu, busy_s / duration_s, duration_s);
 }
 
 double llmsim_infer_rho(const struct llmsim_infer_cfg *cfg, double flops, double busy_s)
 {
-	const struct llmsim_gpu *g = cfg->gpu;
 	enum llmsim_dtype math, weights;
 	llmsim_infer_gemm_dtypes(cfg, &math, &weights);
-	double peak = g->tensor_flops_per_s[LLMSIM_DT_BF16];
-	if (g->tensor_clock_hz > 0 && g->sustained_clock_hz < g->tensor_clock_hz)
-		peak *= g->sustained_clock_hz / g->tensor_clock_hz;
-	if (!(peak > 0) || !(busy_s > 0) || !(flops > 0))
-		return 0;
-	double w = math == LLMSIM_DT_FP8 || math == LLMSIM_DT_FP4 || math == LLMSIM_DT_INT8
-			   ? g->eff[LLMSIM_EFF_NARROW_ENERGY]
-			   : 1;
-	double rho = w * flops / (busy_s * peak);
+	double rho = llmsim_tensor_rho(cfg->gpu, math, flops, busy_s);
 	return rho < 1 ? rho : 1;
 }
 

@@ -432,19 +432,12 @@ int train_p2p_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 static double layers_rho(const struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 			 const struct shape_cost *sc)
 {
-	const struct llmsim_gpu *g = &ctx->gpu;
-	double peak = g->tensor_flops_per_s[LLMSIM_DT_BF16];
-	if (g->tensor_clock_hz > 0 && g->sustained_clock_hz < g->tensor_clock_hz)
-		peak *= g->sustained_clock_hz / g->tensor_clock_hz;
+	if (!(ctx->gpu.power_capped_clock_hz > 0))
+		return 0;
 	double flops = sc->dense.fwd_flops + sc->dense.bwd_flops + sc->moe.fwd_flops +
 		       sc->moe.bwd_flops;
 	double busy_s = sc->dense.fwd_s + sc->dense.bwd_s + sc->moe.fwd_s + sc->moe.bwd_s;
-	if (!(g->power_capped_clock_hz > 0) || !(peak > 0) || !(busy_s > 0) || !(flops > 0))
-		return 0;
-	int narrow = c->dtype == LLMSIM_DT_FP8 || c->dtype == LLMSIM_DT_FP4 ||
-		     c->dtype == LLMSIM_DT_INT8;
-	double rho = (narrow ? g->eff[LLMSIM_EFF_NARROW_ENERGY] : 1) * flops / (busy_s * peak);
-	rho = ceil(rho * 64) / 64;
+	double rho = ceil(llmsim_tensor_rho(&ctx->gpu, c->dtype, flops, busy_s) * 64) / 64;
 	return rho < 1 ? rho : 1;
 }
 
