@@ -72,3 +72,11 @@ int json_parses(const char *text)
 	unlink(path);
 	return rc == 0;
 }
+
+struct llmsim_pred predict_ok(const struct llmsim_gpu *g, struct llmsim_op op)
+{
+	struct llmsim_pred p;
+	struct llmsim_err err = {0};
+	cr_assert_eq(llmsim_predict(g, &op, &p, &err), 0, "predict: %s", err.msg);
+	return p;
+}

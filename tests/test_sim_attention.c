@@ -23,14 +23,6 @@ static struct llmsim_op attn(enum llmsim_attn_impl impl, int64_t b, int64_t h, i
 	return op;
 }
 
-static struct llmsim_pred ok(const struct llmsim_gpu *g, struct llmsim_op op)
-{
-	struct llmsim_pred p;
-	struct llmsim_err err = {0};
-	cr_assert_eq(llmsim_predict(g, &op, &p, &err), 0, "predict: %s", err.msg);
-	return p;
-}
-
 static int fails(const struct llmsim_gpu *g, struct llmsim_op op, char *msg)
 {
 	struct llmsim_pred p;
@@ -47,12 +39,12 @@ Test(sim_attention, forward_flops)
 	/* 4 * B*H*S*L*D = 4 * 2*16*2048*2048*128 */
 	double full = 4.0 * 2 * 16 * 2048 * 2048 * 128;
 	for (int i = LLMSIM_ATTN_NAIVE; i <= LLMSIM_ATTN_FLASH3; i++)
-		expect_close(ok(&g, attn(i, 2, 16, 16, 2048, 128, 0, LLMSIM_PASS_FWD)).flops, full,
+		expect_close(predict_ok(&g, attn(i, 2, 16, 16, 2048, 128, 0, LLMSIM_PASS_FWD)).flops, full,
 			     1e-12);
 	/* causal: S(S+1)/2 of the S^2 (query, key) pairs */
-	expect_close(ok(&g, attn(LLMSIM_ATTN_FLASH2, 2, 16, 16, 2048, 128, 1, LLMSIM_PASS_FWD)).flops,
+	expect_close(predict_ok(&g, attn(LLMSIM_ATTN_FLASH2, 2, 16, 16, 2048, 128, 1, LLMSIM_PASS_FWD)).flops,
 		     full * 2049 / 4096, 1e-12);
-	expect_close(ok(&g, attn(LLMSIM_ATTN_NAIVE, 2, 16, 16, 2048, 128, 1, LLMSIM_PASS_FWD)).flops,
+	expect_close(predict_ok(&g, attn(LLMSIM_ATTN_NAIVE, 2, 16, 16, 2048, 128, 1, LLMSIM_PASS_FWD)).flops,
 		     full * 2049 / 4096, 1e-12);
 }
 
@@ -63,15 +55,15 @@ Test(sim_attention, backward_flops)
 	double fwd = 4.0 * 1 * 8 * 1024 * 1024 * 64;
 	/* flash recomputes P: 5 matmuls of the forward's 2 = 2.5x */
 	for (int i = LLMSIM_ATTN_FLASH1; i <= LLMSIM_ATTN_FLASH3; i++) {
-		expect_close(ok(&g, attn(i, 1, 8, 8, 1024, 64, 0, LLMSIM_PASS_BWD)).flops, 2.5 * fwd,
+		expect_close(predict_ok(&g, attn(i, 1, 8, 8, 1024, 64, 0, LLMSIM_PASS_BWD)).flops, 2.5 * fwd,
 			     1e-12);
-		expect_close(ok(&g, attn(i, 1, 8, 8, 1024, 64, 0, LLMSIM_PASS_FWDBWD)).flops,
+		expect_close(predict_ok(&g, attn(i, 1, 8, 8, 1024, 64, 0, LLMSIM_PASS_FWDBWD)).flops,
 			     3.5 * fwd, 1e-12);
 	}
 	/* naive reads the stored P: 4 matmuls = 2x */
-	expect_close(ok(&g, attn(LLMSIM_ATTN_NAIVE, 1, 8, 8, 1024, 64, 0, LLMSIM_PASS_BWD)).flops,
+	expect_close(predict_ok(&g, attn(LLMSIM_ATTN_NAIVE, 1, 8, 8, 1024, 64, 0, LLMSIM_PASS_BWD)).flops,
 		     2 * fwd, 1e-12);
-	cr_expect_eq(ok(&g, attn(LLMSIM_ATTN_NAIVE, 1, 8, 8, 1024, 64, 0, LLMSIM_PASS_BWD)).kernels,
+	cr_expect_eq(predict_ok(&g, attn(LLMSIM_ATTN_NAIVE, 1, 8, 8, 1024, 64, 0, LLMSIM_PASS_BWD)).kernels,
 		     5);
 }
 
@@ -85,19 +77,19 @@ Test(sim_attention, flash1_traffic_scales_as_n2_d2_over_m)
 {
 	struct llmsim_gpu g, g2;
 	test_gpu_h100(&g);
-	double b1 = ok(&g, attn(LLMSIM_ATTN_FLASH1, 1, 128, 128, 8192, 64, 0, LLMSIM_PASS_FWD)).hbm_bytes;
-	double b2 = ok(&g, attn(LLMSIM_ATTN_FLASH1, 1, 128, 128, 16384, 64, 0, LLMSIM_PASS_FWD)).hbm_bytes;
+	double b1 = predict_ok(&g, attn(LLMSIM_ATTN_FLASH1, 1, 128, 128, 8192, 64, 0, LLMSIM_PASS_FWD)).hbm_bytes;
+	double b2 = predict_ok(&g, attn(LLMSIM_ATTN_FLASH1, 1, 128, 128, 16384, 64, 0, LLMSIM_PASS_FWD)).hbm_bytes;
 	expect_close(b2 / b1, 4.0, 0.1);
 	g2 = g;
 	g2.smem_bytes_per_block_max *= 2;
 	g2.smem_bytes_per_sm *= 2;
-	double b3 = ok(&g2, attn(LLMSIM_ATTN_FLASH1, 1, 128, 128, 8192, 64, 0, LLMSIM_PASS_FWD)).hbm_bytes;
+	double b3 = predict_ok(&g2, attn(LLMSIM_ATTN_FLASH1, 1, 128, 128, 8192, 64, 0, LLMSIM_PASS_FWD)).hbm_bytes;
 	expect_close(b3 / b1, 0.5, 0.1);
 	/* doubling d at the same N: ~4x (d^2) */
-	double b4 = ok(&g, attn(LLMSIM_ATTN_FLASH1, 1, 128, 128, 8192, 128, 0, LLMSIM_PASS_FWD)).hbm_bytes;
+	double b4 = predict_ok(&g, attn(LLMSIM_ATTN_FLASH1, 1, 128, 128, 8192, 128, 0, LLMSIM_PASS_FWD)).hbm_bytes;
 	expect_close(b4 / b1, 4.0, 0.15);
 	/* parallel over batch*heads only */
-	cr_expect_eq(ok(&g, attn(LLMSIM_ATTN_FLASH1, 1, 128, 128, 8192, 64, 0, LLMSIM_PASS_FWD)).blocks,
+	cr_expect_eq(predict_ok(&g, attn(LLMSIM_ATTN_FLASH1, 1, 128, 128, 8192, 64, 0, LLMSIM_PASS_FWD)).blocks,
 		     128);
 }
 
@@ -107,8 +99,8 @@ Test(sim_attention, naive_traffic_scales_as_n2)
 {
 	struct llmsim_gpu g;
 	test_gpu_h100(&g);
-	struct llmsim_pred p1 = ok(&g, attn(LLMSIM_ATTN_NAIVE, 1, 16, 16, 4096, 128, 0, LLMSIM_PASS_FWD));
-	struct llmsim_pred p2 = ok(&g, attn(LLMSIM_ATTN_NAIVE, 1, 16, 16, 8192, 128, 0, LLMSIM_PASS_FWD));
+	struct llmsim_pred p1 = predict_ok(&g, attn(LLMSIM_ATTN_NAIVE, 1, 16, 16, 4096, 128, 0, LLMSIM_PASS_FWD));
+	struct llmsim_pred p2 = predict_ok(&g, attn(LLMSIM_ATTN_NAIVE, 1, 16, 16, 8192, 128, 0, LLMSIM_PASS_FWD));
 	expect_close(p2.hbm_bytes / p1.hbm_bytes, 4.0, 0.05);
 	/* and at least those 4 passes over the 16 * 4096^2 * 2 B matrix */
 	cr_expect(p1.hbm_bytes >= 4.0 * 16 * 4096 * 4096 * 2);
@@ -116,7 +108,7 @@ Test(sim_attention, naive_traffic_scales_as_n2)
 	expect_close(p1.workspace_bytes, 16.0 * 4096 * 4096 * 2, 1e-12);
 	cr_expect_eq(p1.kernels, 3);
 	/* flash2 moves far less */
-	cr_expect(ok(&g, attn(LLMSIM_ATTN_FLASH2, 1, 16, 16, 4096, 128, 0, LLMSIM_PASS_FWD)).hbm_bytes <
+	cr_expect(predict_ok(&g, attn(LLMSIM_ATTN_FLASH2, 1, 16, 16, 4096, 128, 0, LLMSIM_PASS_FWD)).hbm_bytes <
 		  p1.hbm_bytes / 10);
 }
 
@@ -126,8 +118,8 @@ Test(sim_attention, gqa_reads_kv_once_per_group)
 {
 	struct llmsim_gpu g;
 	test_gpu_h100(&g);
-	double mha = ok(&g, attn(LLMSIM_ATTN_FLASH2, 1, 32, 32, 4096, 128, 1, LLMSIM_PASS_FWD)).hbm_bytes;
-	double gqa = ok(&g, attn(LLMSIM_ATTN_FLASH2, 1, 32, 4, 4096, 128, 1, LLMSIM_PASS_FWD)).hbm_bytes;
+	double mha = predict_ok(&g, attn(LLMSIM_ATTN_FLASH2, 1, 32, 32, 4096, 128, 1, LLMSIM_PASS_FWD)).hbm_bytes;
+	double gqa = predict_ok(&g, attn(LLMSIM_ATTN_FLASH2, 1, 32, 4, 4096, 128, 1, LLMSIM_PASS_FWD)).hbm_bytes;
 	expect_close(mha - gqa, 28.0 * 4096 * 256 * 2, 1e-9);
 }
 
@@ -135,13 +127,13 @@ Test(sim_attention, causal_about_halves_the_time)
 {
 	struct llmsim_gpu g;
 	test_gpu_h100(&g);
-	double t = ok(&g, attn(LLMSIM_ATTN_FLASH2, 4, 32, 32, 8192, 128, 0, LLMSIM_PASS_FWD)).time_s;
-	double tc = ok(&g, attn(LLMSIM_ATTN_FLASH2, 4, 32, 32, 8192, 128, 1, LLMSIM_PASS_FWD)).time_s;
+	double t = predict_ok(&g, attn(LLMSIM_ATTN_FLASH2, 4, 32, 32, 8192, 128, 0, LLMSIM_PASS_FWD)).time_s;
+	double tc = predict_ok(&g, attn(LLMSIM_ATTN_FLASH2, 4, 32, 32, 8192, 128, 1, LLMSIM_PASS_FWD)).time_s;
 	cr_expect(tc / t > 0.45 && tc / t < 0.6, "ratio %g", tc / t);
 	/* FA3 overlaps softmax with the matmuls: faster than FA2 on Hopper */
-	double t3 = ok(&g, attn(LLMSIM_ATTN_FLASH3, 4, 32, 32, 8192, 128, 1, LLMSIM_PASS_FWD)).time_s;
+	double t3 = predict_ok(&g, attn(LLMSIM_ATTN_FLASH3, 4, 32, 32, 8192, 128, 1, LLMSIM_PASS_FWD)).time_s;
 	cr_expect(t3 < tc, "fa3 %g fa2 %g", t3, tc);
-	struct llmsim_pred p = ok(&g, attn(LLMSIM_ATTN_FLASH2, 4, 32, 32, 8192, 128, 1, LLMSIM_PASS_FWD));
+	struct llmsim_pred p = predict_ok(&g, attn(LLMSIM_ATTN_FLASH2, 4, 32, 32, 8192, 128, 1, LLMSIM_PASS_FWD));
 	cr_expect_eq(p.bound, LLMSIM_BOUND_TENSOR, "bound %s", llmsim_bound_name(p.bound));
 	/* FA2 grid: B*H*ceil(S/128) blocks */
 	cr_expect_eq(p.blocks, 4 * 32 * 64);
@@ -183,8 +175,8 @@ Test(sim_attention, flash1_wave_quantization)
 {
 	struct llmsim_gpu g;
 	test_gpu_h100(&g);
-	struct llmsim_pred a = ok(&g, attn(LLMSIM_ATTN_FLASH1, 1, 132, 132, 8192, 128, 0, LLMSIM_PASS_FWD));
-	struct llmsim_pred b = ok(&g, attn(LLMSIM_ATTN_FLASH1, 1, 133, 133, 8192, 128, 0, LLMSIM_PASS_FWD));
+	struct llmsim_pred a = predict_ok(&g, attn(LLMSIM_ATTN_FLASH1, 1, 132, 132, 8192, 128, 0, LLMSIM_PASS_FWD));
+	struct llmsim_pred b = predict_ok(&g, attn(LLMSIM_ATTN_FLASH1, 1, 133, 133, 8192, 128, 0, LLMSIM_PASS_FWD));
 	cr_expect_eq(a.blocks_per_sm, 1);
 	expect_close(a.waves, 1.0, 1e-12);
 	expect_close(b.compute_s, 2 * a.compute_s, 1e-9);
@@ -208,14 +200,14 @@ Test(sim_attention, flash3_causal_diagonal_tiles_run_unpipelined)
 	struct llmsim_gpu g;
 	test_gpu_h200(&g);
 	struct llmsim_pred p =
-		ok(&g, attn(LLMSIM_ATTN_FLASH3, 1, 1, 1, 512, 128, 1, LLMSIM_PASS_FWD));
+		predict_ok(&g, attn(LLMSIM_ATTN_FLASH3, 1, 1, 1, 512, 128, 1, LLMSIM_PASS_FWD));
 	double scores = 10.0 * 128 * 128, tail = 4.0 / 132;
 	double mm = scores * 2 * 256 / (989.4e12 * 0.75) / tail;
 	double vec = (5 * scores / (67e12 / 2 * 0.80) + scores / (132 * 1.98e9 * 16)) / tail;
 	cr_assert_eq(p.kernels, 1);
 	expect_close(p.compute_s, 1.6 * ((mm > vec ? mm : vec) + 0.4 * (mm < vec ? mm : vec)), 1e-9);
 	/* non-causal: no tile is cut, 16 pairs, overlapped */
-	p = ok(&g, attn(LLMSIM_ATTN_FLASH3, 1, 1, 1, 512, 128, 0, LLMSIM_PASS_FWD));
+	p = predict_ok(&g, attn(LLMSIM_ATTN_FLASH3, 1, 1, 1, 512, 128, 0, LLMSIM_PASS_FWD));
 	expect_close(p.compute_s, 1.6 * (mm > vec ? mm : vec), 1e-9);
 }
 
@@ -234,7 +226,7 @@ Test(sim_attention, flash2_backward_block_edges_are_exposed)
 	struct llmsim_gpu g;
 	test_gpu_h200(&g);
 	struct llmsim_pred p =
-		ok(&g, attn(LLMSIM_ATTN_FLASH2, 1, 1, 1, 4096, 128, 0, LLMSIM_PASS_BWD));
+		predict_ok(&g, attn(LLMSIM_ATTN_FLASH2, 1, 1, 1, 4096, 128, 0, LLMSIM_PASS_BWD));
 	cr_assert_eq(p.kernels, 4);
 	expect_close(p.overhead_s, 4 * 3.5e-6 + 2 * 5e-7 + 32 * 164352.0 / 4.32e12, 1e-9);
 }
@@ -284,16 +276,16 @@ Test(sim_attention, causal_grid_waits_for_its_longest_block)
 {
 	struct llmsim_gpu g;
 	test_gpu_h200(&g);
-	struct llmsim_pred c = ok(&g, attn(LLMSIM_ATTN_FLASH2, 1, 32, 8, 512, 128, 1, LLMSIM_PASS_FWD));
-	struct llmsim_pred n = ok(&g, attn(LLMSIM_ATTN_FLASH2, 1, 32, 8, 512, 128, 0, LLMSIM_PASS_FWD));
+	struct llmsim_pred c = predict_ok(&g, attn(LLMSIM_ATTN_FLASH2, 1, 32, 8, 512, 128, 1, LLMSIM_PASS_FWD));
+	struct llmsim_pred n = predict_ok(&g, attn(LLMSIM_ATTN_FLASH2, 1, 32, 8, 512, 128, 0, LLMSIM_PASS_FWD));
 	cr_assert_eq(c.blocks, 128);
 	expect_close(c.compute_s, n.compute_s, 1e-12);
 	/* 64 heads: 256 blocks, two rounds. Non-causal, the busiest SM runs
 	 * 2 blocks of 8 tiles: 16. Causal, the SMs share 256 * 5 = 1280
 	 * tiles, 1280 / 132 each on average, and the last to finish ends
 	 * half a longest block (8 / 2 tiles) after: (1280/132 + 4) / 16 */
-	c = ok(&g, attn(LLMSIM_ATTN_FLASH2, 1, 64, 8, 512, 128, 1, LLMSIM_PASS_FWD));
-	n = ok(&g, attn(LLMSIM_ATTN_FLASH2, 1, 64, 8, 512, 128, 0, LLMSIM_PASS_FWD));
+	c = predict_ok(&g, attn(LLMSIM_ATTN_FLASH2, 1, 64, 8, 512, 128, 1, LLMSIM_PASS_FWD));
+	n = predict_ok(&g, attn(LLMSIM_ATTN_FLASH2, 1, 64, 8, 512, 128, 0, LLMSIM_PASS_FWD));
 	expect_close(c.compute_s / n.compute_s, (1280.0 / 132 + 4) / 16, 1e-9);
 }
 
@@ -305,7 +297,7 @@ Test(sim_attention, backward_kernels)
 {
 	struct llmsim_gpu g;
 	test_gpu_h200(&g);
-	cr_assert_eq(ok(&g, attn(LLMSIM_ATTN_FLASH2, 4, 32, 32, 2048, 128, 1, LLMSIM_PASS_BWD)).kernels, 4);
-	cr_assert_eq(ok(&g, attn(LLMSIM_ATTN_FLASH2, 4, 32, 8, 2048, 128, 1, LLMSIM_PASS_BWD)).kernels, 5);
-	cr_assert_eq(ok(&g, attn(LLMSIM_ATTN_FLASH3, 4, 32, 32, 2048, 128, 1, LLMSIM_PASS_BWD)).kernels, 3);
+	cr_assert_eq(predict_ok(&g, attn(LLMSIM_ATTN_FLASH2, 4, 32, 32, 2048, 128, 1, LLMSIM_PASS_BWD)).kernels, 4);
+	cr_assert_eq(predict_ok(&g, attn(LLMSIM_ATTN_FLASH2, 4, 32, 8, 2048, 128, 1, LLMSIM_PASS_BWD)).kernels, 5);
+	cr_assert_eq(predict_ok(&g, attn(LLMSIM_ATTN_FLASH3, 4, 32, 32, 2048, 128, 1, LLMSIM_PASS_BWD)).kernels, 3);
 }

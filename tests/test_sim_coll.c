@@ -25,14 +25,6 @@ static struct llmsim_op coll(enum llmsim_coll_kind k, double bytes, int gpus, in
 	return op;
 }
 
-static struct llmsim_pred ok(const struct llmsim_gpu *g, struct llmsim_op op)
-{
-	struct llmsim_pred p;
-	struct llmsim_err err = {0};
-	cr_assert_eq(llmsim_predict(g, &op, &p, &err), 0, "predict: %s", err.msg);
-	return p;
-}
-
 static void gpu(struct llmsim_gpu *g)
 {
 	test_gpu_h100(g);
@@ -70,7 +62,7 @@ Test(sim_coll, ring_allreduce_simple)
 {
 	struct llmsim_gpu g;
 	gpu(&g);
-	struct llmsim_pred p = ok(&g, coll(LLMSIM_COLL_ALLREDUCE, 1e9, 8, 1, LLMSIM_ALGO_RING));
+	struct llmsim_pred p = predict_ok(&g, coll(LLMSIM_COLL_ALLREDUCE, 1e9, 8, 1, LLMSIM_ALGO_RING));
 	double t = FIXED + 14 * (HOP + STEP) + 1.75e9 / BW + 1.25e8 / LOCAL +
 		   lag(Z16, 1.75e9 / 16, BW / 16);
 	expect_close(p.link_bytes, 1.75e9, 1e-12);
@@ -78,10 +70,10 @@ Test(sim_coll, ring_allreduce_simple)
 	cr_expect_eq(p.bound, LLMSIM_BOUND_LINK);
 	/* tree: NCCL rates it 8.4 + 14 x 4 + 1e9 / (369 x 0.92 x 0.5 e3) =
 	 * 5956 us, slower than the ring's 4799: auto takes the ring */
-	expect_close(ok(&g, coll(LLMSIM_COLL_ALLREDUCE, 1e9, 8, 1, LLMSIM_ALGO_AUTO)).time_s, t,
+	expect_close(predict_ok(&g, coll(LLMSIM_COLL_ALLREDUCE, 1e9, 8, 1, LLMSIM_ALGO_AUTO)).time_s, t,
 		     1e-9);
 	/* forced tree, Simple: 2 log2 8 = 6 steps, 2 GB sent, no copy-out */
-	p = ok(&g, coll(LLMSIM_COLL_ALLREDUCE, 1e9, 8, 1, LLMSIM_ALGO_TREE));
+	p = predict_ok(&g, coll(LLMSIM_COLL_ALLREDUCE, 1e9, 8, 1, LLMSIM_ALGO_TREE));
 	expect_close(p.time_s, FIXED + 6 * (HOP + STEP) + 2e9 / BW + lag(Z16, 2e9 / 16, BW / 16),
 		     1e-9);
 }
@@ -96,10 +88,10 @@ Test(sim_coll, nccl_picks_the_protocol)
 {
 	struct llmsim_gpu g;
 	gpu(&g);
-	struct llmsim_pred p = ok(&g, coll(LLMSIM_COLL_ALLREDUCE, 1048576, 2, 1, LLMSIM_ALGO_AUTO));
+	struct llmsim_pred p = predict_ok(&g, coll(LLMSIM_COLL_ALLREDUCE, 1048576, 2, 1, LLMSIM_ALGO_AUTO));
 	expect_close(p.time_s, FIXED + 2 * (HOP + STEP_LL) + 1.5 * 1048576 / BW_LL, 1e-9);
 	double S = 4194304;
-	p = ok(&g, coll(LLMSIM_COLL_ALLREDUCE, S, 2, 1, LLMSIM_ALGO_AUTO));
+	p = predict_ok(&g, coll(LLMSIM_COLL_ALLREDUCE, S, 2, 1, LLMSIM_ALGO_AUTO));
 	expect_close(p.time_s,
 		     FIXED + 2 * (HOP + STEP) + S / BW + S / 2 / LOCAL + lag(Z16, S / 16, BW / 16),
 		     1e-9);
@@ -114,7 +106,7 @@ Test(sim_coll, ll128_for_mid_sizes_on_8_gpus)
 	struct llmsim_gpu g;
 	gpu(&g);
 	double S = 16777216;
-	struct llmsim_pred p = ok(&g, coll(LLMSIM_COLL_ALLREDUCE, S, 8, 1, LLMSIM_ALGO_AUTO));
+	struct llmsim_pred p = predict_ok(&g, coll(LLMSIM_COLL_ALLREDUCE, S, 8, 1, LLMSIM_ALGO_AUTO));
 	expect_close(p.time_s,
 		     FIXED + 14 * (HOP + STEP_128) + 1.75 * S / BW_128 + S / 8 / LOCAL +
 			 lag(Z16, 1.75 * S / 16, BW_128 / 16),
@@ -129,9 +121,9 @@ Test(sim_coll, ll_channels_ramp_with_size)
 {
 	struct llmsim_gpu g;
 	gpu(&g);
-	struct llmsim_pred p = ok(&g, coll(LLMSIM_COLL_ALLREDUCE, 65536, 2, 1, LLMSIM_ALGO_AUTO));
+	struct llmsim_pred p = predict_ok(&g, coll(LLMSIM_COLL_ALLREDUCE, 65536, 2, 1, LLMSIM_ALGO_AUTO));
 	expect_close(p.time_s, FIXED + 2 * (HOP + STEP_LL) + 1.5 * 65536 / (BW_LL * 8 / 16), 1e-9);
-	p = ok(&g, coll(LLMSIM_COLL_ALLGATHER, 65536, 2, 1, LLMSIM_ALGO_AUTO));
+	p = predict_ok(&g, coll(LLMSIM_COLL_ALLGATHER, 65536, 2, 1, LLMSIM_ALGO_AUTO));
 	expect_close(p.time_s, FIXED + (HOP + STEP_LL) + 65536 / BW_LL, 1e-9);
 }
 
@@ -143,10 +135,10 @@ Test(sim_coll, gather_scatter)
 	struct llmsim_gpu g;
 	gpu(&g);
 	double t = FIXED + 7 * (HOP + STEP) + 7e8 / BW + 1e8 / LOCAL + lag(Z16, 7e8 / 16, BW / 16);
-	struct llmsim_pred p = ok(&g, coll(LLMSIM_COLL_ALLGATHER, 8e8, 8, 1, LLMSIM_ALGO_AUTO));
+	struct llmsim_pred p = predict_ok(&g, coll(LLMSIM_COLL_ALLGATHER, 8e8, 8, 1, LLMSIM_ALGO_AUTO));
 	expect_close(p.link_bytes, 7e8, 1e-12);
 	expect_close(p.time_s, t, 1e-9);
-	p = ok(&g, coll(LLMSIM_COLL_REDUCESCATTER, 8e8, 8, 1, LLMSIM_ALGO_AUTO));
+	p = predict_ok(&g, coll(LLMSIM_COLL_REDUCESCATTER, 8e8, 8, 1, LLMSIM_ALGO_AUTO));
 	expect_close(p.time_s, t, 1e-9);
 }
 
@@ -160,22 +152,22 @@ Test(sim_coll, sendrecv_and_alltoall)
 {
 	struct llmsim_gpu g;
 	gpu(&g);
-	struct llmsim_pred p = ok(&g, coll(LLMSIM_COLL_SENDRECV, 16384, 2, 1, LLMSIM_ALGO_AUTO));
+	struct llmsim_pred p = predict_ok(&g, coll(LLMSIM_COLL_SENDRECV, 16384, 2, 1, LLMSIM_ALGO_AUTO));
 	expect_close(p.time_s, FIXED + HOP + STEP_LL + 16384 / (BW_LL * 4 / 16), 1e-9);
 	double cta = 544 * 64 / 0.6e-6, S = 1048576;
-	p = ok(&g, coll(LLMSIM_COLL_SENDRECV, S, 2, 1, LLMSIM_ALGO_AUTO));
+	p = predict_ok(&g, coll(LLMSIM_COLL_SENDRECV, S, 2, 1, LLMSIM_ALGO_AUTO));
 	expect_close(p.time_s, FIXED + HOP + STEP_LL + S / (2 * cta) + lag(1.177410023, S / 2, cta),
 		     1e-9);
-	p = ok(&g, coll(LLMSIM_COLL_SENDRECV, 1e8, 2, 1, LLMSIM_ALGO_AUTO));
+	p = predict_ok(&g, coll(LLMSIM_COLL_SENDRECV, 1e8, 2, 1, LLMSIM_ALGO_AUTO));
 	expect_close(p.time_s, FIXED + HOP + STEP_LL + 1e8 / BW + lag(Z16, 1e8 / 16, BW / 16),
 		     1e-9);
 	/* all-to-all of 800 MB on 8 ranks: 7 exchanges, 700 MB sent, each
 	 * peer's 100 MB on 16 channels */
-	p = ok(&g, coll(LLMSIM_COLL_ALLTOALL, 8e8, 8, 1, LLMSIM_ALGO_AUTO));
+	p = predict_ok(&g, coll(LLMSIM_COLL_ALLTOALL, 8e8, 8, 1, LLMSIM_ALGO_AUTO));
 	expect_close(p.time_s, FIXED + 7 * (HOP + STEP_LL) + 7e8 / BW + lag(Z16, 7e8 / 16, BW / 16),
 		     1e-9);
 	/* across nodes: the network, no per-block bound, 16 channels */
-	p = ok(&g, coll(LLMSIM_COLL_SENDRECV, 1e8, 2, 2, LLMSIM_ALGO_AUTO));
+	p = predict_ok(&g, coll(LLMSIM_COLL_SENDRECV, 1e8, 2, 2, LLMSIM_ALGO_AUTO));
 	expect_close(p.time_s,
 		     FIXED + 5e-6 + STEP_LL + 1e8 / (50e9 * 0.8) +
 			 lag(Z16, 1e8 / 16, 50e9 * 0.8 / 16),
@@ -192,7 +184,7 @@ Test(sim_coll, hierarchical_allreduce)
 	struct llmsim_gpu g;
 	gpu(&g);
 	g.eff[LLMSIM_EFF_COLL_STRAGGLE] = 1e-12; /* parameters must be positive */
-	struct llmsim_pred p = ok(&g, coll(LLMSIM_COLL_ALLREDUCE, 1.6e9, 16, 2, LLMSIM_ALGO_RING));
+	struct llmsim_pred p = predict_ok(&g, coll(LLMSIM_COLL_ALLREDUCE, 1.6e9, 16, 2, LLMSIM_ALGO_RING));
 	double bw = 2.8e9 / BW + 2e8 / (50e9 * 0.8) + 5e8 / LOCAL;
 	double lat = 14 * (HOP + STEP) + 2 * (5e-6 + STEP);
 	expect_close(p.time_s, bw + lat + FIXED, 1e-9);
@@ -206,7 +198,7 @@ Test(sim_coll, one_rank_is_a_copy)
 {
 	struct llmsim_gpu g;
 	gpu(&g);
-	struct llmsim_pred p = ok(&g, coll(LLMSIM_COLL_ALLREDUCE, 1e6, 1, 1, LLMSIM_ALGO_AUTO));
+	struct llmsim_pred p = predict_ok(&g, coll(LLMSIM_COLL_ALLREDUCE, 1e6, 1, 1, LLMSIM_ALGO_AUTO));
 	expect_close(p.time_s, 3e-6 + 2e6 / (3.35e12 * 0.9), 1e-9);
 	cr_expect_eq(p.link_bytes, 0);
 	cr_expect_eq(p.bound, LLMSIM_BOUND_LAUNCH);

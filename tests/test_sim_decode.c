@@ -23,19 +23,11 @@ static struct llmsim_op dec(enum llmsim_decode_impl impl, int64_t b, int64_t h, 
 	return op;
 }
 
-static struct llmsim_pred ok(const struct llmsim_gpu *g, struct llmsim_op op)
-{
-	struct llmsim_pred p;
-	struct llmsim_err err = {0};
-	cr_assert_eq(llmsim_predict(g, &op, &p, &err), 0, "predict: %s", err.msg);
-	return p;
-}
-
 Test(sim_decode, bytes_are_the_kv_cache_read)
 {
 	struct llmsim_gpu g;
 	test_gpu_h200(&g);
-	struct llmsim_pred p = ok(&g, dec(LLMSIM_DEC_FLASH2, 4, 32, 8, 4096, 128));
+	struct llmsim_pred p = predict_ok(&g, dec(LLMSIM_DEC_FLASH2, 4, 32, 8, 4096, 128));
 	/* cache 4 * 8 * 4096 * (128 K + 128 V) * 2 B = 67108864; Q 4*32*128*2 */
 	expect_close(p.hbm_read_bytes, 67108864.0 + 32768, 1e-12);
 	/* O 4*32*128*2 */
@@ -45,7 +37,7 @@ Test(sim_decode, bytes_are_the_kv_cache_read)
 	/* fp8 cache: half the cache bytes */
 	struct llmsim_op op = dec(LLMSIM_DEC_FLASH2, 4, 32, 8, 4096, 128);
 	op.u.dec.kv_dtype = LLMSIM_DT_FP8;
-	expect_close(ok(&g, op).hbm_read_bytes, 67108864.0 / 2 + 32768, 1e-12);
+	expect_close(predict_ok(&g, op).hbm_read_bytes, 67108864.0 / 2 + 32768, 1e-12);
 }
 
 Test(sim_decode, gqa_divides_the_cache)
@@ -53,8 +45,8 @@ Test(sim_decode, gqa_divides_the_cache)
 	struct llmsim_gpu g;
 	test_gpu_h200(&g);
 	double q = 4.0 * 32 * 128 * 2;
-	double mha = ok(&g, dec(LLMSIM_DEC_FLASH2, 4, 32, 32, 4096, 128)).hbm_read_bytes - q;
-	double gqa = ok(&g, dec(LLMSIM_DEC_FLASH2, 4, 32, 8, 4096, 128)).hbm_read_bytes - q;
+	double mha = predict_ok(&g, dec(LLMSIM_DEC_FLASH2, 4, 32, 32, 4096, 128)).hbm_read_bytes - q;
+	double gqa = predict_ok(&g, dec(LLMSIM_DEC_FLASH2, 4, 32, 8, 4096, 128)).hbm_read_bytes - q;
 	expect_close(mha / gqa, 4.0, 1e-12);
 }
 
@@ -65,12 +57,12 @@ Test(sim_decode, paged_reads_whole_pages_and_the_table)
 {
 	struct llmsim_gpu g;
 	test_gpu_h200(&g);
-	struct llmsim_pred p = ok(&g, dec(LLMSIM_DEC_PAGED, 1, 32, 8, 4097, 128));
+	struct llmsim_pred p = predict_ok(&g, dec(LLMSIM_DEC_PAGED, 1, 32, 8, 4097, 128));
 	expect_close(p.hbm_read_bytes, 16842752.0 + 1028 + 8192, 1e-12);
 	expect_close(p.hbm_write_bytes, 8192, 1e-12);
 	cr_expect_eq(p.kernels, 2); /* attention + partition reduction */
 	/* 4096 tokens fill their pages exactly: 256 pages, 2 fewer KB per head */
-	struct llmsim_pred q = ok(&g, dec(LLMSIM_DEC_PAGED, 1, 32, 8, 4096, 128));
+	struct llmsim_pred q = predict_ok(&g, dec(LLMSIM_DEC_PAGED, 1, 32, 8, 4096, 128));
 	expect_close(q.hbm_read_bytes, 1 * 8 * 256 * 16 * 256 * 2.0 + 1024 + 8192, 1e-12);
 }
 
@@ -84,7 +76,7 @@ Test(sim_decode, mla_reads_the_latent_cache)
 	struct llmsim_op op = dec(LLMSIM_DEC_FLASH2, 2, 128, 128, 1024, 128);
 	op.u.dec.kv_lora_rank = 512;
 	op.u.dec.rope_dim = 64;
-	struct llmsim_pred p = ok(&g, op);
+	struct llmsim_pred p = predict_ok(&g, op);
 	expect_close(p.hbm_read_bytes, 2359296.0 + 294912, 1e-12);
 	expect_close(p.hbm_write_bytes, 262144, 1e-12);
 	expect_close(p.flops, 2.0 * 2 * 128 * 1024 * (576 + 512), 1e-12);
@@ -93,7 +85,7 @@ Test(sim_decode, mla_reads_the_latent_cache)
 	/* materialized: the up-projection GEMM [B*L, R] x [R, H*2*D] plus
 	 * MHA attention with QK dim D+P=192 and V dim D=128 */
 	op.u.dec.mla_absorbed = 0;
-	struct llmsim_pred m = ok(&g, op);
+	struct llmsim_pred m = predict_ok(&g, op);
 	double gemm = 2.0 * 2048 * (128 * 256) * 512;
 	double att = 2.0 * 2 * 128 * 1024 * (192 + 128);
 	expect_close(m.flops, gemm + att, 1e-12);
@@ -105,8 +97,8 @@ Test(sim_decode, split_kv_fills_the_sms_at_small_batch)
 {
 	struct llmsim_gpu g;
 	test_gpu_h200(&g);
-	struct llmsim_pred f2 = ok(&g, dec(LLMSIM_DEC_FLASH2, 1, 32, 8, 32768, 128));
-	struct llmsim_pred fd = ok(&g, dec(LLMSIM_DEC_FLASHDECODING, 1, 32, 8, 32768, 128));
+	struct llmsim_pred f2 = predict_ok(&g, dec(LLMSIM_DEC_FLASH2, 1, 32, 8, 32768, 128));
+	struct llmsim_pred fd = predict_ok(&g, dec(LLMSIM_DEC_FLASHDECODING, 1, 32, 8, 32768, 128));
 	/* flash2: one block per (sequence, K/V head) = 8 blocks on 132 SMs */
 	cr_expect_eq(f2.blocks, 8);
 	cr_expect(f2.bound != LLMSIM_BOUND_HBM, "flash2 bound %s", llmsim_bound_name(f2.bound));
@@ -119,10 +111,10 @@ Test(sim_decode, split_kv_fills_the_sms_at_small_batch)
 	/* the same cache read */
 	expect_close(fd.hbm_read_bytes, f2.hbm_read_bytes, 1e-9);
 	/* large batch: both stream the cache near HBM speed */
-	struct llmsim_pred big = ok(&g, dec(LLMSIM_DEC_FLASH2, 128, 32, 8, 4096, 128));
+	struct llmsim_pred big = predict_ok(&g, dec(LLMSIM_DEC_FLASH2, 128, 32, 8, 4096, 128));
 	cr_expect_eq(big.bound, LLMSIM_BOUND_HBM, "bound %s", llmsim_bound_name(big.bound));
 	/* naive materializes the scores */
-	struct llmsim_pred nv = ok(&g, dec(LLMSIM_DEC_NAIVE, 1, 32, 8, 4096, 128));
+	struct llmsim_pred nv = predict_ok(&g, dec(LLMSIM_DEC_NAIVE, 1, 32, 8, 4096, 128));
 	expect_close(nv.workspace_bytes, 32.0 * 4096 * 2, 1e-12);
 	cr_expect(nv.kernels >= 3);
 }
@@ -132,9 +124,9 @@ Test(sim_decode, speculative_verify_multiplies_flops_not_bytes)
 	struct llmsim_gpu g;
 	test_gpu_h200(&g);
 	struct llmsim_op op = dec(LLMSIM_DEC_FLASHDECODING, 8, 32, 8, 4096, 128);
-	struct llmsim_pred p1 = ok(&g, op);
+	struct llmsim_pred p1 = predict_ok(&g, op);
 	op.u.dec.q_len = 4;
-	struct llmsim_pred p4 = ok(&g, op);
+	struct llmsim_pred p4 = predict_ok(&g, op);
 	expect_close(p4.flops, 4 * p1.flops, 1e-12);
 	/* the cache (8*8*4096*512 B = 134 MB) dominates; Q/O grow by 3 * 2 * 8*32*128*2 B */
 	cr_expect(p4.hbm_read_bytes < 1.01 * p1.hbm_read_bytes);
@@ -178,15 +170,15 @@ Test(sim_decode, flashdecoding_splits_as_flash_attention_2)
 {
 	struct llmsim_gpu g;
 	test_gpu_h200(&g);
-	struct llmsim_pred p = ok(&g, dec(LLMSIM_DEC_FLASHDECODING, 1, 32, 8, 32768, 128));
+	struct llmsim_pred p = predict_ok(&g, dec(LLMSIM_DEC_FLASHDECODING, 1, 32, 8, 32768, 128));
 	cr_expect_eq(p.split_k, 29);
 	cr_expect_eq(p.blocks, 232);
 	cr_expect_eq(p.kernels, 2); /* split kernel + combine */
 	cr_expect_eq(p.tile_m, 64);
-	p = ok(&g, dec(LLMSIM_DEC_FLASHDECODING, 4, 32, 8, 8192, 128));
+	p = predict_ok(&g, dec(LLMSIM_DEC_FLASHDECODING, 4, 32, 8, 8192, 128));
 	cr_expect_eq(p.split_k, 7);
 	cr_expect_eq(p.blocks, 224);
-	p = ok(&g, dec(LLMSIM_DEC_FLASHDECODING, 64, 32, 8, 8192, 128));
+	p = predict_ok(&g, dec(LLMSIM_DEC_FLASHDECODING, 64, 32, 8, 8192, 128));
 	cr_expect_eq(p.split_k, 1);
 	cr_expect_eq(p.kernels, 1);
 	cr_expect_eq(p.tile_m, 128);
@@ -207,7 +199,7 @@ Test(sim_decode, flashdecoding_combine_waits_one_l2_trip_per_split)
 	h = g;
 	h.eff[LLMSIM_EFF_L2_LATENCY] += 1e-7;
 	struct llmsim_op op = dec(LLMSIM_DEC_FLASHDECODING, 1, 32, 8, 2048, 128);
-	struct llmsim_pred a = ok(&g, op), b = ok(&h, op);
+	struct llmsim_pred a = predict_ok(&g, op), b = predict_ok(&h, op);
 	cr_assert_eq(a.split_k, 16);
 	cr_assert_eq(a.kernels, 2);
 	expect_close(b.kernel_time_s[0], a.kernel_time_s[0], 1e-12);
@@ -227,7 +219,7 @@ Test(sim_decode, flashdecoding_split_kernel_waits_three_dram_trips)
 	h = g;
 	h.hbm_latency_s += 1e-7;
 	struct llmsim_op op = dec(LLMSIM_DEC_FLASHDECODING, 1, 32, 8, 2048, 128);
-	struct llmsim_pred a = ok(&g, op), b = ok(&h, op);
+	struct llmsim_pred a = predict_ok(&g, op), b = predict_ok(&h, op);
 	cr_assert_eq(a.split_k, 16);
 	cr_assert_eq(a.blocks, 128);
 	expect_close(b.kernel_time_s[0] - a.kernel_time_s[0], 3e-7, 1e-6);

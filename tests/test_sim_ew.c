@@ -17,14 +17,6 @@ static struct llmsim_op ew(enum llmsim_ew_kind k, int64_t t, int64_t h, enum llm
 	return op;
 }
 
-static struct llmsim_pred ok(const struct llmsim_gpu *g, struct llmsim_op op)
-{
-	struct llmsim_pred p;
-	struct llmsim_err err = {0};
-	cr_assert_eq(llmsim_predict(g, &op, &p, &err), 0, "predict: %s", err.msg);
-	return p;
-}
-
 /* A copy of 8192 x 8192 bf16 reads and writes 134217728 B each. It is HBM
  * bound: 268435456 B at 4.8 TB/s * 0.90, plus the fixed 3 us per kernel
  * and one DRAM latency (0.5 us) of pipeline fill. */
@@ -32,7 +24,7 @@ Test(sim_ew, large_copy_is_hbm_bound)
 {
 	struct llmsim_gpu g;
 	test_gpu_h200(&g);
-	struct llmsim_pred p = ok(&g, ew(LLMSIM_EW_COPY, 8192, 8192, LLMSIM_PASS_FWD));
+	struct llmsim_pred p = predict_ok(&g, ew(LLMSIM_EW_COPY, 8192, 8192, LLMSIM_PASS_FWD));
 	expect_close(p.hbm_read_bytes, 134217728.0, 1e-12);
 	expect_close(p.hbm_write_bytes, 134217728.0, 1e-12);
 	cr_expect_eq(p.bound, LLMSIM_BOUND_HBM);
@@ -45,26 +37,26 @@ Test(sim_ew, bytes_per_element)
 	test_gpu_h200(&g);
 	double T = 4096, H = 8192, N = T * H;
 	/* rmsnorm fwd: x and the weight in; y and one fp32 rstd per row out */
-	struct llmsim_pred p = ok(&g, ew(LLMSIM_EW_RMSNORM, 4096, 8192, LLMSIM_PASS_FWD));
+	struct llmsim_pred p = predict_ok(&g, ew(LLMSIM_EW_RMSNORM, 4096, 8192, LLMSIM_PASS_FWD));
 	expect_close(p.hbm_read_bytes, N * 2 + H * 2, 1e-12);
 	expect_close(p.hbm_write_bytes, N * 2 + T * 4, 1e-12);
 	cr_expect_eq(p.blocks, 4096); /* one block per row */
 	/* mul bwd: dy, a, b in; da, db out */
-	p = ok(&g, ew(LLMSIM_EW_MUL, 4096, 8192, LLMSIM_PASS_BWD));
+	p = predict_ok(&g, ew(LLMSIM_EW_MUL, 4096, 8192, LLMSIM_PASS_BWD));
 	expect_close(p.hbm_read_bytes, 3 * N * 2, 1e-12);
 	expect_close(p.hbm_write_bytes, 2 * N * 2, 1e-12);
 	/* silu_mul fwd: gate and up in, one out */
-	p = ok(&g, ew(LLMSIM_EW_SILU_MUL, 4096, 8192, LLMSIM_PASS_FWD));
+	p = predict_ok(&g, ew(LLMSIM_EW_SILU_MUL, 4096, 8192, LLMSIM_PASS_FWD));
 	expect_close(p.hbm_bytes, 3 * N * 2, 1e-12);
 	/* fused cross-entropy reads the logits once: [4096, 128256] bf16 and
 	 * int64 targets; writes fp32 loss and lse per row */
-	p = ok(&g, ew(LLMSIM_EW_CROSS_ENTROPY, 4096, 128256, LLMSIM_PASS_FWD));
+	p = predict_ok(&g, ew(LLMSIM_EW_CROSS_ENTROPY, 4096, 128256, LLMSIM_PASS_FWD));
 	expect_close(p.hbm_read_bytes, 4096.0 * 128256 * 2 + 4096 * 8, 1e-12);
 	expect_close(p.hbm_write_bytes, 4096.0 * 8, 1e-12);
 	/* fwd + bwd = two kernels and the sum of their bytes */
-	double f = ok(&g, ew(LLMSIM_EW_LAYERNORM, 4096, 8192, LLMSIM_PASS_FWD)).hbm_bytes;
-	double b = ok(&g, ew(LLMSIM_EW_LAYERNORM, 4096, 8192, LLMSIM_PASS_BWD)).hbm_bytes;
-	p = ok(&g, ew(LLMSIM_EW_LAYERNORM, 4096, 8192, LLMSIM_PASS_FWDBWD));
+	double f = predict_ok(&g, ew(LLMSIM_EW_LAYERNORM, 4096, 8192, LLMSIM_PASS_FWD)).hbm_bytes;
+	double b = predict_ok(&g, ew(LLMSIM_EW_LAYERNORM, 4096, 8192, LLMSIM_PASS_BWD)).hbm_bytes;
+	p = predict_ok(&g, ew(LLMSIM_EW_LAYERNORM, 4096, 8192, LLMSIM_PASS_FWDBWD));
 	expect_close(p.hbm_bytes, f + b, 1e-12);
 	cr_expect_eq(p.kernels, 2);
 }
@@ -76,13 +68,13 @@ Test(sim_ew, adamw_bytes_per_param)
 {
 	struct llmsim_gpu g;
 	test_gpu_h200(&g);
-	struct llmsim_pred p = ok(&g, ew(LLMSIM_EW_ADAMW, 1, 1000000, LLMSIM_PASS_FWD));
+	struct llmsim_pred p = predict_ok(&g, ew(LLMSIM_EW_ADAMW, 1, 1000000, LLMSIM_PASS_FWD));
 	expect_close(p.hbm_read_bytes, 14e6, 1e-12);
 	expect_close(p.hbm_write_bytes, 14e6, 1e-12);
 	/* fp32 grads and weights: 32 B per parameter */
 	struct llmsim_op op = ew(LLMSIM_EW_ADAMW, 1, 1000000, LLMSIM_PASS_FWD);
 	op.dtype = LLMSIM_DT_FP32;
-	expect_close(ok(&g, op).hbm_bytes, 32e6, 1e-12);
+	expect_close(predict_ok(&g, op).hbm_bytes, 32e6, 1e-12);
 }
 
 Test(sim_ew, tiny_ops_are_launch_or_latency_bound)
@@ -90,7 +82,7 @@ Test(sim_ew, tiny_ops_are_launch_or_latency_bound)
 	struct llmsim_gpu g;
 	test_gpu_h200(&g);
 	/* one row of 4096: 16 KB in, far below a microsecond of bandwidth */
-	struct llmsim_pred p = ok(&g, ew(LLMSIM_EW_RMSNORM, 1, 4096, LLMSIM_PASS_FWD));
+	struct llmsim_pred p = predict_ok(&g, ew(LLMSIM_EW_RMSNORM, 1, 4096, LLMSIM_PASS_FWD));
 	cr_expect(p.bound == LLMSIM_BOUND_LAUNCH || p.bound == LLMSIM_BOUND_LATENCY, "bound %s",
 		  llmsim_bound_name(p.bound));
 	cr_expect(p.time_s >= 3e-6 && p.time_s < 10e-6, "time %g", p.time_s);
@@ -99,11 +91,11 @@ Test(sim_ew, tiny_ops_are_launch_or_latency_bound)
 	 * B in flight each: 512 KB per 0.5 us = 1 TB/s, below HBM's 4.3:
 	 * latency bound (the FP32 work, 4 ops per element on 8 of 132 SMs,
 	 * takes 2/3 of that) */
-	p = ok(&g, ew(LLMSIM_EW_RMSNORM, 8, 1 << 21, LLMSIM_PASS_FWD));
+	p = predict_ok(&g, ew(LLMSIM_EW_RMSNORM, 8, 1 << 21, LLMSIM_PASS_FWD));
 	cr_expect_eq(p.bound, LLMSIM_BOUND_LATENCY, "bound %s", llmsim_bound_name(p.bound));
 	/* the same rows' cross-entropy needs one exp per element on those 8
 	 * SMs' special-function units (16 per clock each): vector bound */
-	p = ok(&g, ew(LLMSIM_EW_CROSS_ENTROPY, 8, 1 << 21, LLMSIM_PASS_FWD));
+	p = predict_ok(&g, ew(LLMSIM_EW_CROSS_ENTROPY, 8, 1 << 21, LLMSIM_PASS_FWD));
 	cr_expect_eq(p.bound, LLMSIM_BOUND_VECTOR, "bound %s", llmsim_bound_name(p.bound));
 }
 
@@ -134,12 +126,12 @@ Test(sim_ew, long_softmax_rows_are_read_twice)
 	test_gpu_h200(&g);
 	g.registers_per_sm = 65536;
 	double T = 64, H = 128256, N = T * H;
-	struct llmsim_pred p = ok(&g, ew(LLMSIM_EW_SOFTMAX, 64, 128256, LLMSIM_PASS_FWD));
+	struct llmsim_pred p = predict_ok(&g, ew(LLMSIM_EW_SOFTMAX, 64, 128256, LLMSIM_PASS_FWD));
 	expect_close(p.hbm_read_bytes, 2 * N * 2, 1e-12);
 	expect_close(p.hbm_write_bytes, N * 2, 1e-12);
-	p = ok(&g, ew(LLMSIM_EW_SOFTMAX, 64, 4096, LLMSIM_PASS_FWD));
+	p = predict_ok(&g, ew(LLMSIM_EW_SOFTMAX, 64, 4096, LLMSIM_PASS_FWD));
 	expect_close(p.hbm_read_bytes, 64.0 * 4096 * 2, 1e-12);
-	p = ok(&g, ew(LLMSIM_EW_CROSS_ENTROPY, 64, 128256, LLMSIM_PASS_FWD));
+	p = predict_ok(&g, ew(LLMSIM_EW_CROSS_ENTROPY, 64, 128256, LLMSIM_PASS_FWD));
 	expect_close(p.hbm_read_bytes, N * 2 + T * 8, 1e-12);
 }
 
@@ -161,13 +153,13 @@ Test(sim_ew, streaming_math_adds_to_memory_time)
 	double N = 8192.0 * 8192, tail = 8192.0 / (132 * 63);
 	struct llmsim_op op = ew(LLMSIM_EW_GELU, 8192, 8192, LLMSIM_PASS_FWD);
 	op.u.ew.serial = 1;
-	struct llmsim_pred p = ok(&g, op);
+	struct llmsim_pred p = predict_ok(&g, op);
 	double mem = 2 * N * 2 / (4.8e12 * 0.90);
 	double math = 8 * N / (67e12 / 2 * 0.80) / tail;
 	cr_expect_eq(p.blocks, 8192);
 	expect_close(p.time_s, mem + math + 3e-6 + 5e-7, 1e-9);
 	cr_expect_eq(p.bound, LLMSIM_BOUND_HBM, "bound %s", llmsim_bound_name(p.bound));
-	p = ok(&g, ew(LLMSIM_EW_GELU, 8192, 8192, LLMSIM_PASS_FWD));
+	p = predict_ok(&g, ew(LLMSIM_EW_GELU, 8192, 8192, LLMSIM_PASS_FWD));
 	expect_close(p.time_s, mem + 3e-6 + 5e-7, 1e-9);
 }
 
@@ -183,9 +175,9 @@ Test(sim_ew, strided_views_pay_index_math)
 	struct llmsim_gpu g;
 	test_gpu_h200(&g);
 	struct llmsim_op op = ew(LLMSIM_EW_MUL, 8192, 8192, LLMSIM_PASS_FWD);
-	struct llmsim_pred v = ok(&g, op);
+	struct llmsim_pred v = predict_ok(&g, op);
 	op.u.ew.strided = 1;
-	struct llmsim_pred s = ok(&g, op);
+	struct llmsim_pred s = predict_ok(&g, op);
 	expect_close(s.hbm_bytes, v.hbm_bytes, 1e-12);
 	double idx_s = 67108864.0 * 48 / (g.vector_flops_per_s[LLMSIM_DT_FP32] / 2 *
 					   g.eff[LLMSIM_EFF_GEMM_VECTOR]);

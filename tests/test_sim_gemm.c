@@ -21,15 +21,6 @@ static struct llmsim_op gemm(int64_t m, int64_t n, int64_t k, enum llmsim_dtype 
 	return op;
 }
 
-static struct llmsim_pred predict_ok(const struct llmsim_gpu *g, struct llmsim_op op)
-{
-	struct llmsim_pred p;
-	struct llmsim_err err = {0};
-	int rc = llmsim_predict(g, &op, &p, &err);
-	cr_assert_eq(rc, 0, "predict failed: %s", err.msg);
-	return p;
-}
-
 Test(sim_gemm, flops_are_2mnk)
 {
 	struct llmsim_gpu g;

@@ -121,15 +121,7 @@ static double coll(struct bld *b, enum llmsim_coll_kind kind, double bytes, int 
 		return 0;
 	struct llmsim_op op;
 	double lb;
-	memset(&op, 0, sizeof op);
-	op.kind = LLMSIM_OP_COLLECTIVE;
-	op.dtype = LLMSIM_DT_BF16;
-	op.u.coll.kind = kind;
-	op.u.coll.bytes = bytes;
-	op.u.coll.gpus = gpus;
-	op.u.coll.nodes = nodes;
-	/* NCCL's tree spans nodes; inside one node it runs rings */
-	op.u.coll.algo = nodes > 1 ? LLMSIM_ALGO_AUTO : LLMSIM_ALGO_RING;
+	train_coll_op(&op, kind, bytes, gpus, nodes);
 	double t = price(b, &op, NULL, &lb);
 	if (sent)
 		*sent += lb;

@@ -42,15 +42,7 @@ static double coll(struct llmsim_train_ctx *ctx, enum llmsim_coll_kind kind, dou
 		return 0;
 	struct llmsim_op op;
 	struct price p;
-	memset(&op, 0, sizeof op);
-	op.kind = LLMSIM_OP_COLLECTIVE;
-	op.dtype = LLMSIM_DT_BF16;
-	op.u.coll.kind = kind;
-	op.u.coll.bytes = bytes;
-	op.u.coll.gpus = gpus;
-	op.u.coll.nodes = nodes;
-	/* NCCL's tree spans nodes; inside one node it runs rings */
-	op.u.coll.algo = nodes > 1 ? LLMSIM_ALGO_AUTO : LLMSIM_ALGO_RING;
+	train_coll_op(&op, kind, bytes, gpus, nodes);
 	*rc = train_price(ctx, &op, &p, err);
 	if (*rc)
 		return 0;

@@ -79,6 +79,10 @@ struct price {
 };
 int train_price(struct llmsim_train_ctx *ctx, const struct llmsim_op *op, struct price *out,
 		struct llmsim_err *err);
+/* A training collective of bytes per rank over gpus ranks on nodes nodes
+ * (NCCL's tree spans nodes; inside one node it runs rings). */
+void train_coll_op(struct llmsim_op *op, enum llmsim_coll_kind kind, double bytes, int gpus,
+		   int nodes);
 
 /* Nodes a group of `size` ranks, `stride` ranks apart, spans. */
 int train_group_nodes(int gpus_per_node, int size, int stride);
