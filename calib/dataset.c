@@ -248,10 +248,8 @@ int llmsim_calib_predict(const struct llmsim_gpu *gpu, const struct llmsim_calib
 		/* only l2_reuse_fraction of the L2 keeps a re-run's arrays: the
 		 * traffic beyond it comes from HBM (H200: a 2 x 16 MiB copy
 		 * re-run in its 60 MiB L2 is 13% slower than the L2 rate) */
-		double cap = gpu->l2_bytes * gpu->eff[LLMSIM_EFF_L2_REUSE];
-		double w = pt->bytes_declared;
-		if (cap > 0 && w > cap && gpu->hbm_bytes_per_s > 0 && bw > 0) {
-			double hit = cap / w;
+		double w = pt->bytes_declared, hit = llmsim_l2_resident_share(gpu, w);
+		if (hit < 1 && gpu->hbm_bytes_per_s > 0 && bw > 0) {
 			overhead += (1 - hit) * w / (gpu->hbm_bytes_per_s * gpu->eff[LLMSIM_EFF_HBM]);
 			p.time_s = overhead + hit * w / (bw * frac);
 			p.l2_bytes = hit * w;

@@ -47,6 +47,12 @@ double llmsim_tensor_rho(const struct llmsim_gpu *gpu, enum llmsim_dtype dt, dou
 	return w * flops / (busy_s * peak);
 }
 
+double llmsim_l2_resident_share(const struct llmsim_gpu *gpu, double bytes)
+{
+	double cap = gpu->l2_bytes * gpu->eff[LLMSIM_EFF_L2_REUSE];
+	return bytes > cap ? cap / bytes : 1;
+}
+
 double llmsim_power_load(const struct llmsim_gpu *gpu, double duty, double run_s)
 {
 	if (!(duty > 0))

@@ -224,6 +224,10 @@ int llmsim_op_format(const struct llmsim_op *op, char *buf, size_t size);
  * (sim/predict.c); callers average it over a load for op.load_rho. */
 double llmsim_op_rho(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
 		     const struct llmsim_pred *lone);
+/* The share of a working set of bytes that the L2 keeps between kernels:
+ * all of it up to l2_reuse_fraction of the L2, else that part. */
+double llmsim_l2_resident_share(const struct llmsim_gpu *gpu, double bytes);
+
 /* op.load_duty of a load that keeps the GPU busy duty of the time for
  * run_s: duty (at most 1), scaled by how much of the power controller's
  * window (gpu->power_window_s) the run has filled by its middle. */
