@@ -13,14 +13,16 @@
  * copies are partly served by L2 or dominated by the fixed overhead). */
 #define HBM_PLATEAU_L2_MULTIPLE 4.0
 
+/* Stored classes whose cases measure one parameter each: priced as the
+ * stream op of that kind (sim/stream.c). */
 static const struct {
 	const char *cls;
-	enum llmsim_calib_how how;
+	enum llmsim_stream_kind kind;
 } direct[] = {
-    {"launch", LLMSIM_CALIB_DIRECT_LAUNCH},
-    {"hbm", LLMSIM_CALIB_DIRECT_HBM},
-    {"l2", LLMSIM_CALIB_DIRECT_L2},
-    {"smem", LLMSIM_CALIB_DIRECT_SMEM},
+    {"launch", LLMSIM_STREAM_LAUNCH},
+    {"hbm", LLMSIM_STREAM_HBM},
+    {"l2", LLMSIM_STREAM_L2},
+    {"smem", LLMSIM_STREAM_SMEM},
 };
 
 /* The integer value of " key=" in a spec, or def when absent. */
@@ -99,7 +101,8 @@ int llmsim_calib_set_add(struct llmsim_calib_set *set, int64_t case_id, const st
 	for (size_t i = 0; i < sizeof direct / sizeof direct[0]; i++) {
 		if (strcmp(c->op_class, direct[i].cls))
 			continue;
-		if (direct[i].how != LLMSIM_CALIB_DIRECT_LAUNCH && !(c->bytes_declared > 0)) {
+		enum llmsim_stream_kind kind = direct[i].kind;
+		if (kind != LLMSIM_STREAM_LAUNCH && !(c->bytes_declared > 0)) {
 			snprintf(pt->why, sizeof pt->why, "%s case without declared bytes",
 				 direct[i].cls);
 			return 0;
@@ -107,7 +110,7 @@ int llmsim_calib_set_add(struct llmsim_calib_set *set, int64_t case_id, const st
 		/* Back-to-back launches time the host's launch rate (the GPU's
 		 * kernel_launch_s), not what one kernel costs on the GPU. */
 		long launches = spec_long(c->op_spec, "launches", 1);
-		if (direct[i].how == LLMSIM_CALIB_DIRECT_LAUNCH && launches != 1) {
+		if (kind == LLMSIM_STREAM_LAUNCH && launches != 1) {
 			snprintf(pt->why, sizeof pt->why,
 				 "%ld back-to-back launches time the host launch rate, not the"
 				 " per-kernel overhead",
@@ -115,14 +118,18 @@ int llmsim_calib_set_add(struct llmsim_calib_set *set, int64_t case_id, const st
 			return 0;
 		}
 		double l2 = isfinite(set->l2_bytes) ? set->l2_bytes : 0;
-		if (direct[i].how == LLMSIM_CALIB_DIRECT_HBM &&
-		    c->bytes_declared < HBM_PLATEAU_L2_MULTIPLE * l2) {
+		if (kind == LLMSIM_STREAM_HBM && c->bytes_declared < HBM_PLATEAU_L2_MULTIPLE * l2) {
 			snprintf(pt->why, sizeof pt->why,
 				 "copy below the HBM plateau (< %g x the L2 size)",
 				 HBM_PLATEAU_L2_MULTIPLE);
 			return 0;
 		}
-		pt->how = direct[i].how;
+		pt->how = LLMSIM_CALIB_SIM;
+		memset(&pt->op, 0, sizeof pt->op);
+		pt->op.kind = LLMSIM_OP_STREAM;
+		pt->op.dtype = LLMSIM_DT_FP32;
+		pt->op.u.stream.kind = kind;
+		pt->op.u.stream.bytes = kind == LLMSIM_STREAM_LAUNCH ? 0 : c->bytes_declared;
 		return 0;
 	}
 	snprintf(pt->why, sizeof pt->why, "%.*s", (int)sizeof pt->why - 1, perr.msg);
@@ -214,68 +221,21 @@ int llmsim_calib_predict(const struct llmsim_gpu *gpu, const struct llmsim_calib
 			 double *time_s, struct llmsim_pred *pred, struct llmsim_err *err)
 {
 	struct llmsim_pred p;
-	double overhead = gpu->eff[LLMSIM_EFF_KERNEL_OVERHEAD], bw = 0, frac = 1;
-	memset(&p, 0, sizeof p);
-	switch (pt->how) {
-	case LLMSIM_CALIB_SIM: {
-		/* Repetitions back to back are a sustained load once they fill
-		 * the power controller's window (sim/predict.c). */
-		struct llmsim_op op = pt->op;
-		if (gpu->power_window_s > 0 && pt->loop_s > 0)
-			op.load_duty = llmsim_power_load(gpu, 1, 2 * pt->loop_s);
-		int rc = llmsim_predict(gpu, &op, &p, err);
-		if (rc)
-			return rc;
-		if (pt->per_call && p.kernels > 1) /* each later kernel waits for
-						      * the one before it to drain */
-			p.time_s += (p.kernels - 1) * gpu->eff[LLMSIM_EFF_KERNEL_GAP];
-		break;
-	}
-	case LLMSIM_CALIB_DIRECT_LAUNCH:
-		p.time_s = overhead;
-		break;
-	case LLMSIM_CALIB_DIRECT_HBM:
-		bw = gpu->hbm_bytes_per_s;
-		frac = gpu->eff[LLMSIM_EFF_HBM];
-		p.hbm_bytes = pt->bytes_declared;
-		break;
-	case LLMSIM_CALIB_DIRECT_L2: {
-		bw = gpu->l2_bytes_per_s;
-		frac = gpu->eff[LLMSIM_EFF_L2];
-		/* a kernel small enough to stream from L2 is short enough for
-		 * its first round trip (the fill of sim_stream_kern) to show */
-		overhead += gpu->hbm_latency_s;
-		/* only l2_reuse_fraction of the L2 keeps a re-run's arrays: the
-		 * traffic beyond it comes from HBM (H200: a 2 x 16 MiB copy
-		 * re-run in its 60 MiB L2 is 13% slower than the L2 rate) */
-		double w = pt->bytes_declared, hit = llmsim_l2_resident_share(gpu, w);
-		if (hit < 1 && gpu->hbm_bytes_per_s > 0 && bw > 0) {
-			overhead += (1 - hit) * w / (gpu->hbm_bytes_per_s * gpu->eff[LLMSIM_EFF_HBM]);
-			p.time_s = overhead + hit * w / (bw * frac);
-			p.l2_bytes = hit * w;
-			p.hbm_bytes = (1 - hit) * w;
-			*time_s = p.time_s;
-			if (pred)
-				*pred = p;
-			return 0;
-		}
-		break;
-	}
-	case LLMSIM_CALIB_DIRECT_SMEM:
-		bw = gpu->sms * gpu->smem_bytes_per_s_per_sm;
-		frac = gpu->eff[LLMSIM_EFF_SMEM];
-		break;
-	case LLMSIM_CALIB_NOT_MODELLED:
+	if (pt->how == LLMSIM_CALIB_NOT_MODELLED)
 		return llmsim_err_set(err, LLMSIM_EUNSUPPORTED, "%s: not modelled: %s", pt->op_spec,
 				      pt->why);
-	}
-	if (pt->how != LLMSIM_CALIB_SIM && pt->how != LLMSIM_CALIB_DIRECT_LAUNCH) {
-		if (!(bw > 0))
-			return llmsim_err_set(err, LLMSIM_EUNSUPPORTED,
-					      "%s: gpu '%s' states no bandwidth for class %s",
-					      pt->op_spec, gpu->name, pt->op_class);
-		p.time_s = overhead + pt->bytes_declared / (bw * frac);
-	}
+	/* Repetitions back to back are a sustained load once they fill the
+	 * power controller's window (sim/predict.c). */
+	struct llmsim_op op = pt->op;
+	if (gpu->power_window_s > 0 && pt->loop_s > 0)
+		op.load_duty = llmsim_power_load(gpu, 1, 2 * pt->loop_s);
+	struct llmsim_err e = {0};
+	int rc = llmsim_predict(gpu, &op, &p, &e);
+	if (rc)
+		return llmsim_err_set(err, rc, "%s: %s", pt->op_spec, e.msg);
+	if (pt->per_call && p.kernels > 1) /* each later kernel waits for the one
+					    * before it to drain */
+		p.time_s += (p.kernels - 1) * gpu->eff[LLMSIM_EFF_KERNEL_GAP];
 	*time_s = p.time_s;
 	if (pred)
 		*pred = p;

@@ -10,12 +10,13 @@
  *    class the runner stored ("hbm" for STREAM copies written as
  *    `ew kind=copy ...`, so that they do not blur the element-wise
  *    figures), or the simulator's class of the op when none was stored;
- *  - it does not parse, but its stored class measures one parameter
- *    directly ("direct" cases): "launch" (one empty kernel; a spec with
- *    launches=N > 1 times the host launch rate and is not modelled) is
- *    kernel_overhead_s; "hbm" (a copy at the bandwidth plateau, at least
- *    4x the L2 size) is overhead + bytes / (hbm_bytes_per_s * hbm_fraction);
- *    "l2" and "smem" likewise with l2_fraction and smem_fraction;
+ *  - it does not parse (or is stored as "l2": a copy re-run over arrays
+ *    that stay in L2, which the op model would price from HBM), but its
+ *    stored class measures one parameter: llmsim_predict on the stream op
+ *    of that class (sim/stream.c) with the declared bytes: "launch" (one
+ *    empty kernel; a spec with launches=N > 1 times the host launch rate
+ *    and is not modelled), "hbm" (a copy at the bandwidth plateau, at
+ *    least 4x the L2 size), "l2", "smem";
  *  - otherwise it is not modelled (and says why).
  */
 #ifndef LLMSIM_CALIB_FIT_H
@@ -28,11 +29,7 @@
 #include "store.h"
 
 enum llmsim_calib_how {
-	LLMSIM_CALIB_SIM, /* llmsim_predict on the parsed op */
-	LLMSIM_CALIB_DIRECT_LAUNCH,
-	LLMSIM_CALIB_DIRECT_HBM,
-	LLMSIM_CALIB_DIRECT_L2,
-	LLMSIM_CALIB_DIRECT_SMEM,
+	LLMSIM_CALIB_SIM,          /* llmsim_predict on op */
 	LLMSIM_CALIB_NOT_MODELLED,
 };
 
@@ -52,7 +49,7 @@ struct llmsim_calib_point {
 			    * repetition started (reps / 2 x the median): the
 			    * load the power controller had seen */
 	enum llmsim_calib_how how;
-	struct llmsim_op op; /* LLMSIM_CALIB_SIM */
+	struct llmsim_op op; /* LLMSIM_CALIB_SIM: the parsed spec, or the stream op */
 	char why[160];	     /* LLMSIM_CALIB_NOT_MODELLED: the reason */
 };
 
@@ -81,7 +78,7 @@ int llmsim_calib_set_add(struct llmsim_calib_set *set, int64_t case_id, const st
 void llmsim_calib_set_release(struct llmsim_calib_set *set); /* zeroes it */
 
 /* Predicted time of a point on gpu, and the prediction when pred is
- * non-NULL (direct cases fill time_s and hbm_bytes only). Returns 0, or
+ * non-NULL. Returns 0, or
  * the error of llmsim_predict; LLMSIM_EUNSUPPORTED for a not-modelled
  * point. */
 int llmsim_calib_predict(const struct llmsim_gpu *gpu, const struct llmsim_calib_point *pt,

@@ -84,8 +84,8 @@ static void list_cases(const struct llmsim_calib_set *set, const struct scored *
  * above which the op is compute-bound. */
 static double ridge(const struct llmsim_gpu *gpu, const struct llmsim_calib_point *pt)
 {
-	if (pt->how != LLMSIM_CALIB_SIM)
-		return INFINITY; /* direct cases: copies, memory-bound by design */
+	if (pt->op.kind == LLMSIM_OP_STREAM)
+		return INFINITY; /* memory-bound by design */
 	return llmsim_gpu_peak_flops(gpu, pt->op.dtype) / gpu->hbm_bytes_per_s;
 }
 

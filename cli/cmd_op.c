@@ -37,7 +37,8 @@ static const char op_about[] =
 	"               [--kv-lora-rank R --rope-dim P [--mla-materialized]]\n"
 	"  elementwise  --kind KIND --tokens T --hidden H [--pass fwd|bwd]\n"
 	"  collective   --kind KIND --bytes N --gpus P [--nodes 1] [--algo auto]\n"
-	"  spec \"SPEC\"  any op from its spec line (\"gemm m=1 n=8192 k=8192\")\n\n"
+	"  spec \"SPEC\"  any op from its spec line (\"gemm m=1 n=8192 k=8192\"; the\n"
+	"               calibration streams: \"stream kind=l2 bytes=8388608\")\n\n"
 	"Every kind takes --dtype (bf16), --gpu (h200) and --json.";
 
 struct common {
@@ -82,7 +83,7 @@ static void print_human(const struct llmsim_gpu *g, const struct llmsim_op *op,
 		snprintf(buf, sizeof buf, "%.3g FLOP/B", p->intensity_flops_per_byte);
 		row(&t, "intensity", buf);
 	}
-	if (p->kernels > 0 && op->kind != LLMSIM_OP_COLLECTIVE) {
+	if (p->kernels > 0 && op->kind != LLMSIM_OP_COLLECTIVE && op->kind != LLMSIM_OP_STREAM) {
 		snprintf(buf, sizeof buf, "%d kernel%s; main: %lld blocks x %d threads, %d regs, %s smem",
 			 p->kernels, p->kernels > 1 ? "s" : "", (long long)p->blocks,
 			 p->threads_per_block, p->regs_per_thread,
@@ -101,7 +102,9 @@ static void print_human(const struct llmsim_gpu *g, const struct llmsim_op *op,
 		row(&t, "tile", buf);
 	}
 	row(&t, "compute", llmsim_fmt_time(a, p->compute_s));
-	row(&t, op->kind == LLMSIM_OP_COLLECTIVE ? "link transfer" : "memory (HBM)",
+	row(&t, op->kind == LLMSIM_OP_COLLECTIVE ? "link transfer"
+		: op->kind == LLMSIM_OP_STREAM	 ? "memory"
+						 : "memory (HBM)",
 	    llmsim_fmt_time(a, p->memory_s));
 	row(&t, "latency", llmsim_fmt_time(a, p->latency_s));
 	row(&t, "overhead", llmsim_fmt_time(a, p->overhead_s));

@@ -232,7 +232,7 @@ static void add_pass(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, int
 		 * x 4096 bf16 rows in L2 takes 1.3 us, launch and drain
 		 * included). A row kernel's two phases wait on its block
 		 * reduction as much as on its loads: its fill stays. */
-		double hit = llmsim_l2_resident_share(gpu, k.hbm_read_bytes + k.hbm_write_bytes);
+		double hit = sim_l2_resident_share(gpu, k.hbm_read_bytes + k.hbm_write_bytes);
 		k.l2_bytes += hit * k.hbm_read_bytes;
 		k.l2_store_bytes += hit * k.hbm_write_bytes;
 		k.hbm_read_bytes *= 1 - hit;

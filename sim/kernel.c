@@ -109,6 +109,12 @@ double sim_l2_reuse_bytes(const struct llmsim_gpu *gpu)
 	return gpu->l2_bytes * gpu->eff[LLMSIM_EFF_L2_REUSE];
 }
 
+double sim_l2_resident_share(const struct llmsim_gpu *gpu, double bytes)
+{
+	double cap = sim_l2_reuse_bytes(gpu);
+	return bytes > cap ? cap / bytes : 1;
+}
+
 double sim_l2_filter(const struct llmsim_gpu *gpu, double unique, double traffic,
 		     double working_set)
 {

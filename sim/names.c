@@ -12,6 +12,7 @@ static const char *const op_kind_names[] = {
 	[LLMSIM_OP_ATTENTION] = "attention",
 	[LLMSIM_OP_DECODE] = "decode",
 	[LLMSIM_OP_COLLECTIVE] = "collective",
+	[LLMSIM_OP_STREAM] = "stream",
 };
 _Static_assert(sizeof op_kind_names / sizeof op_kind_names[0] == LLMSIM_OP_COUNT, "op kinds");
 
@@ -109,6 +110,10 @@ const char *llmsim_op_class(const struct llmsim_op *op)
 	case LLMSIM_OP_ATTENTION: return "attention";
 	case LLMSIM_OP_DECODE: return "decode";
 	case LLMSIM_OP_COLLECTIVE: return "collective";
+	case LLMSIM_OP_STREAM: {
+		const char *n = llmsim_stream_kind_name(op->u.stream.kind);
+		return n ? n : "unknown";
+	}
 	default: return "unknown";
 	}
 }

@@ -47,12 +47,6 @@ double llmsim_tensor_rho(const struct llmsim_gpu *gpu, enum llmsim_dtype dt, dou
 	return w * flops / (busy_s * peak);
 }
 
-double llmsim_l2_resident_share(const struct llmsim_gpu *gpu, double bytes)
-{
-	double cap = gpu->l2_bytes * gpu->eff[LLMSIM_EFF_L2_REUSE];
-	return bytes > cap ? cap / bytes : 1;
-}
-
 double llmsim_power_load(const struct llmsim_gpu *gpu, double duty, double run_s)
 {
 	if (!(duty > 0))
@@ -149,6 +143,7 @@ int llmsim_predict(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
 	case LLMSIM_OP_ATTENTION: rc = sim_attention(gpu, op, &p, err); break;
 	case LLMSIM_OP_DECODE: rc = sim_decode(gpu, op, &p, err); break;
 	case LLMSIM_OP_COLLECTIVE: rc = sim_collective(gpu, op, &p, err); break;
+	case LLMSIM_OP_STREAM: rc = sim_stream(gpu, op, &p, err); break;
 	default:
 		return llmsim_err_set(err, LLMSIM_EINVAL, "unknown op kind %d", (int)op->kind);
 	}

@@ -26,6 +26,7 @@ enum llmsim_op_kind {
 	LLMSIM_OP_ATTENTION,   /* prefill / training attention */
 	LLMSIM_OP_DECODE,      /* few query tokens against a KV cache */
 	LLMSIM_OP_COLLECTIVE,  /* communication between GPUs */
+	LLMSIM_OP_STREAM,      /* a memory microbenchmark (calibration) */
 	LLMSIM_OP_COUNT
 };
 
@@ -64,6 +65,15 @@ enum llmsim_coll_kind {
 };
 
 enum llmsim_coll_algo { LLMSIM_ALGO_AUTO, LLMSIM_ALGO_RING, LLMSIM_ALGO_TREE };
+
+/* The microbenchmarks calibration measures one parameter with (sim/stream.c). */
+enum llmsim_stream_kind {
+	LLMSIM_STREAM_LAUNCH, /* an empty kernel */
+	LLMSIM_STREAM_HBM,    /* a copy at the HBM bandwidth plateau */
+	LLMSIM_STREAM_L2,     /* a copy re-run over arrays that stay in L2 */
+	LLMSIM_STREAM_SMEM,   /* shared-memory reads over every SM */
+	LLMSIM_STREAM_COUNT
+};
 
 enum llmsim_bound {
 	LLMSIM_BOUND_TENSOR,   /* tensor-core math */
@@ -128,6 +138,10 @@ struct llmsim_op {
 			int nodes;            /* nodes the group spans (1: one node) */
 			enum llmsim_coll_algo algo;
 		} coll;
+		struct {
+			enum llmsim_stream_kind kind;
+			double bytes;         /* read + written (launch: 0) */
+		} stream;
 	} u;
 	double load_duty;             /* 0: a lone kernel (the burst clock,
 				       * sustained_clock_hz); in (0, 1]: the op runs
@@ -193,11 +207,13 @@ const char *llmsim_decode_impl_name(enum llmsim_decode_impl k);
 const char *llmsim_coll_kind_name(enum llmsim_coll_kind k);
 const char *llmsim_bound_name(enum llmsim_bound b);
 const char *llmsim_pass_name(enum llmsim_pass p);
+const char *llmsim_stream_kind_name(enum llmsim_stream_kind k);
 int llmsim_ew_kind_parse(const char *s);
 int llmsim_attn_impl_parse(const char *s);
 int llmsim_decode_impl_parse(const char *s);
 int llmsim_coll_kind_parse(const char *s);
 int llmsim_pass_parse(const char *s);
+int llmsim_stream_kind_parse(const char *s);
 
 /* Op specs: one line of text naming an op, shared by calibration records,
  * traces, tests and the CLI:
@@ -210,6 +226,7 @@ int llmsim_pass_parse(const char *s);
  *          [q_len=1] [block_size=16] [kv_lora_rank=0 rope_dim=0 mla_absorbed=1]
  *          [dtype=bf16] [kv_dtype=dtype]
  *   collective kind=allreduce bytes=1e9 gpus=8 [nodes=1] [algo=auto] [dtype=bf16]
+ *   stream kind=l2 bytes=8388608 [dtype=fp32]
  * Keys are the struct field names; enum values use the *_name() strings.
  * llmsim_op_parse fills defaults, rejects unknown keys and bad values with a
  * one-line message; it does not check the op against a GPU (predict does). */
@@ -224,9 +241,6 @@ int llmsim_op_format(const struct llmsim_op *op, char *buf, size_t size);
  * (sim/predict.c); callers average it over a load for op.load_rho. */
 double llmsim_op_rho(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
 		     const struct llmsim_pred *lone);
-/* The share of a working set of bytes that the L2 keeps between kernels:
- * all of it up to l2_reuse_fraction of the L2, else that part. */
-double llmsim_l2_resident_share(const struct llmsim_gpu *gpu, double bytes);
 
 /* op.load_duty of a load that keeps the GPU busy duty of the time for
  * run_s: duty (at most 1), scaled by how much of the power controller's
@@ -236,7 +250,9 @@ double llmsim_power_load(const struct llmsim_gpu *gpu, double duty, double run_s
 double llmsim_tensor_rho(const struct llmsim_gpu *gpu, enum llmsim_dtype dt, double flops,
 			 double busy_s);
 
-/* The class an op's calibration and expected error belong to. */
+/* The class an op's calibration and expected error belong to: "gemm",
+ * "elementwise", "attention", "decode", "collective", and for a stream
+ * its kind ("launch", "hbm", "l2", "smem"). */
 const char *llmsim_op_class(const struct llmsim_op *op);
 
 #endif

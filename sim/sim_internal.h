@@ -5,7 +5,7 @@
  * overhead), and the accumulation of several kernels into one prediction.
  *
  * Every op kind (gemm.c, elementwise.c, attention.c, decode.c,
- * collective.c) turns its op into one or more struct kern; kernel.c prices
+ * collective.c, stream.c) turns its op into one or more struct kern; kernel.c prices
  * them. Nothing here allocates.
  */
 #ifndef LLMSIM_SIM_INTERNAL_H
@@ -85,6 +85,9 @@ double sim_l2_filter(const struct llmsim_gpu *gpu, double unique, double traffic
 
 /* Usable L2 capacity for re-reads. */
 double sim_l2_reuse_bytes(const struct llmsim_gpu *gpu);
+/* The share of a working set of bytes that the L2 keeps between kernels:
+ * all of it up to sim_l2_reuse_bytes, else that part. */
+double sim_l2_resident_share(const struct llmsim_gpu *gpu, double bytes);
 
 /* A prediction being built from several kernels: the time each bound
  * accounts for, so the op's bound is the one that costs the most. */
@@ -166,6 +169,8 @@ int sim_decode(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
 	       struct llmsim_pred *p, struct llmsim_err *err);
 int sim_collective(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
 		   struct llmsim_pred *p, struct llmsim_err *err);
+int sim_stream(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
+	       struct llmsim_pred *p, struct llmsim_err *err);
 
 /* GEMM building block for other ops (naive attention, MLA up-projection):
  * price one (batched) GEMM choosing tiles and split-K as the library would,

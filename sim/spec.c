@@ -16,7 +16,10 @@
 
 #include "sim_internal.h"
 
-enum ktype { K_I64, K_INT, K_BOOL, K_DBL, K_DTYPE, K_EW, K_ATTN, K_DEC, K_COLL, K_PASS, K_ALGO };
+enum ktype {
+	K_I64, K_INT, K_BOOL, K_DBL, K_DTYPE, K_EW, K_ATTN, K_DEC, K_COLL, K_PASS, K_ALGO,
+	K_STREAM
+};
 
 struct key {
 	const char *name;
@@ -63,6 +66,11 @@ static const struct key coll_keys[] = {
 	{"algo", K_ALGO, F(u.coll.algo), 0}, {"dtype", K_DTYPE, F(dtype), 0},
 };
 
+static const struct key stream_keys[] = {
+	{"kind", K_STREAM, F(u.stream.kind), 1}, {"bytes", K_DBL, F(u.stream.bytes), 0},
+	{"dtype", K_DTYPE, F(dtype), 0},
+};
+
 static const struct {
 	const struct key *keys;
 	int n;
@@ -72,6 +80,7 @@ static const struct {
 	[LLMSIM_OP_ATTENTION] = {attn_keys, sizeof attn_keys / sizeof attn_keys[0]},
 	[LLMSIM_OP_DECODE] = {dec_keys, sizeof dec_keys / sizeof dec_keys[0]},
 	[LLMSIM_OP_COLLECTIVE] = {coll_keys, sizeof coll_keys / sizeof coll_keys[0]},
+	[LLMSIM_OP_STREAM] = {stream_keys, sizeof stream_keys / sizeof stream_keys[0]},
 };
 _Static_assert(sizeof kinds / sizeof kinds[0] == LLMSIM_OP_COUNT, "spec kinds");
 
@@ -86,6 +95,7 @@ static int parse_enum(enum ktype t, const char *v)
 	case K_DEC: return llmsim_decode_impl_parse(v);
 	case K_COLL: return llmsim_coll_kind_parse(v);
 	case K_PASS: return llmsim_pass_parse(v);
+	case K_STREAM: return llmsim_stream_kind_parse(v);
 	case K_ALGO:
 		for (int i = 0; i < 3; i++)
 			if (!strcmp(v, algo_names[i]))
@@ -175,7 +185,7 @@ int llmsim_op_parse(const char *spec, struct llmsim_op *op, struct llmsim_err *e
 	if (kind < 0)
 		return llmsim_err_set(err, LLMSIM_EINVAL,
 				      "op spec: unknown op kind '%s' (gemm, ew, attention, "
-				      "decode, collective)", tok);
+				      "decode, collective, stream)", tok);
 	struct llmsim_op o;
 	memset(&o, 0, sizeof o);
 	o.kind = kind;
@@ -242,6 +252,10 @@ int llmsim_op_parse(const char *spec, struct llmsim_op *op, struct llmsim_err *e
 	case LLMSIM_OP_COLLECTIVE:
 		if (!SEEN("nodes"))
 			o.u.coll.nodes = 1;
+		break;
+	case LLMSIM_OP_STREAM:
+		if (!SEEN("dtype"))
+			o.dtype = LLMSIM_DT_FP32;
 		break;
 	default:
 		break;
@@ -310,6 +324,10 @@ int llmsim_op_format(const struct llmsim_op *op, char *buf, size_t size)
 				c->nodes ? c->nodes : 1,
 				(unsigned)c->algo < 3 ? algo_names[c->algo] : "?", dt);
 	}
+	case LLMSIM_OP_STREAM:
+		return snprintf(buf, size, "stream kind=%s bytes=%.17g dtype=%s",
+				NM(llmsim_stream_kind_name(op->u.stream.kind)), op->u.stream.bytes,
+				dt);
 	default:
 		return snprintf(buf, size, "unknown");
 	}

@@ -211,19 +211,20 @@ Test(calib_fit, classifies_cases)
 		double bytes, t;
 		enum llmsim_calib_how how;
 		const char *scored_as;
+		int stream; /* the stream op it is priced as (sim/stream.c), or -1 */
 	} cases[] = {
-	    {"gemm m=64 n=64 k=64", "gemm", 0, 1e-5, LLMSIM_CALIB_SIM, "gemm"},
+	    {"gemm m=64 n=64 k=64", "gemm", 0, 1e-5, LLMSIM_CALIB_SIM, "gemm", -1},
 	    /* a simulator op stored as "hbm" (a STREAM copy): scored as stored */
-	    {"ew kind=copy tokens=1024 hidden=1024", "hbm", 4e6, 1e-5, LLMSIM_CALIB_SIM, "hbm"},
+	    {"ew kind=copy tokens=1024 hidden=1024", "hbm", 4e6, 1e-5, LLMSIM_CALIB_SIM, "hbm", -1},
 	    /* no class stored: the simulator's */
-	    {"ew kind=add tokens=64 hidden=64", "", 0, 1e-5, LLMSIM_CALIB_SIM, "elementwise"},
-	    {"copy 1GB", "hbm", 1e9, 3e-4, LLMSIM_CALIB_DIRECT_HBM, "hbm"},
-	    {"copy 100MB", "hbm", 1e8, 3e-5, LLMSIM_CALIB_NOT_MODELLED, "hbm"}, /* < 4 x L2 */
-	    {"empty", "launch", 0, 2e-6, LLMSIM_CALIB_DIRECT_LAUNCH, "launch"},
-	    {"smem stream", "smem", 1e9, 1e-4, LLMSIM_CALIB_DIRECT_SMEM, "smem"},
-	    {"smem nobytes", "smem", 0, 1e-4, LLMSIM_CALIB_NOT_MODELLED, "smem"},
-	    {"warp shuffle", "other", 0, 1e-4, LLMSIM_CALIB_NOT_MODELLED, "other"},
-	    {"gemm m=64 n=64 k=64", "gemm", 0, 0, LLMSIM_CALIB_NOT_MODELLED, "gemm"},
+	    {"ew kind=add tokens=64 hidden=64", "", 0, 1e-5, LLMSIM_CALIB_SIM, "elementwise", -1},
+	    {"copy 1GB", "hbm", 1e9, 3e-4, LLMSIM_CALIB_SIM, "hbm", LLMSIM_STREAM_HBM},
+	    {"copy 100MB", "hbm", 1e8, 3e-5, LLMSIM_CALIB_NOT_MODELLED, "hbm", -1}, /* < 4 x L2 */
+	    {"empty", "launch", 0, 2e-6, LLMSIM_CALIB_SIM, "launch", LLMSIM_STREAM_LAUNCH},
+	    {"smem stream", "smem", 1e9, 1e-4, LLMSIM_CALIB_SIM, "smem", LLMSIM_STREAM_SMEM},
+	    {"smem nobytes", "smem", 0, 1e-4, LLMSIM_CALIB_NOT_MODELLED, "smem", -1},
+	    {"warp shuffle", "other", 0, 1e-4, LLMSIM_CALIB_NOT_MODELLED, "other", -1},
+	    {"gemm m=64 n=64 k=64", "gemm", 0, 0, LLMSIM_CALIB_NOT_MODELLED, "gemm", -1},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct llmsim_case c = {.time_median_s = cases[i].t,
@@ -235,6 +236,11 @@ Test(calib_fit, classifies_cases)
 		cr_expect_eq(set.p[i].how, cases[i].how, "case %zu (%s): how %d, expected %d", i,
 			     cases[i].spec, set.p[i].how, cases[i].how);
 		cr_expect_str_eq(set.p[i].op_class, cases[i].scored_as, "case %zu", i);
+		if (cases[i].stream >= 0)
+			cr_expect(set.p[i].op.kind == LLMSIM_OP_STREAM &&
+					  (int)set.p[i].op.u.stream.kind == cases[i].stream,
+				  "case %zu (%s) is priced as the stream op of its class", i,
+				  cases[i].spec);
 		if (cases[i].how == LLMSIM_CALIB_NOT_MODELLED)
 			cr_expect(set.p[i].why[0], "case %zu says why", i);
 	}

@@ -193,3 +193,45 @@ Test(sim_ew, strided_views_pay_index_math)
 	cr_assert_eq(llmsim_op_parse(spec, &back, NULL), 0);
 	cr_expect_eq(back.u.ew.strided, 1);
 }
+
+/* The calibration streams (sim/stream.c), by hand on the test H100 (50 MB
+ * L2, l2_reuse_fraction 0.5: 25 MB keep a re-run's arrays): a 100 MB
+ * working set re-run "in L2" finds a quarter of it there; the first DRAM
+ * round trip, the other 75 MB from HBM at hbm_fraction and the 25 MB at
+ * the L2's rate x l2_fraction add to the kernel overhead. A launch is the
+ * overhead alone; shared memory streams over all SMs. */
+Test(sim_stream, microbenchmarks_by_hand)
+{
+	struct llmsim_gpu g;
+	test_gpu_h100(&g);
+	const double *e = g.eff;
+	struct llmsim_op op = {.kind = LLMSIM_OP_STREAM, .dtype = LLMSIM_DT_FP32};
+	op.u.stream.kind = LLMSIM_STREAM_L2;
+	op.u.stream.bytes = 100e6;
+	struct llmsim_pred p = predict_ok(&g, op);
+	double want = e[LLMSIM_EFF_KERNEL_OVERHEAD] + g.hbm_latency_s +
+		      75e6 / (g.hbm_bytes_per_s * e[LLMSIM_EFF_HBM]) +
+		      25e6 / (g.l2_bytes_per_s * e[LLMSIM_EFF_L2]);
+	expect_close(p.time_s, want, 1e-12);
+	expect_close(p.hbm_bytes, 75e6, 1e-12);
+	expect_close(p.l2_bytes, 25e6, 1e-12);
+	cr_expect_str_eq(p.op_class, "l2");
+	op.u.stream.kind = LLMSIM_STREAM_LAUNCH;
+	p = predict_ok(&g, op);
+	expect_close(p.time_s, e[LLMSIM_EFF_KERNEL_OVERHEAD], 1e-12);
+	cr_expect_str_eq(p.op_class, "launch");
+	op.u.stream.kind = LLMSIM_STREAM_SMEM;
+	op.u.stream.bytes = 1e9;
+	p = predict_ok(&g, op);
+	expect_close(p.time_s, e[LLMSIM_EFF_KERNEL_OVERHEAD] +
+				       1e9 / (g.sms * g.smem_bytes_per_s_per_sm * e[LLMSIM_EFF_SMEM]),
+		     1e-12);
+	/* its spec reads back */
+	char spec[128];
+	llmsim_op_format(&op, spec, sizeof spec);
+	cr_expect_str_eq(spec, "stream kind=smem bytes=1000000000 dtype=fp32");
+	struct llmsim_op back;
+	cr_assert_eq(llmsim_op_parse(spec, &back, NULL), 0);
+	cr_expect(back.kind == LLMSIM_OP_STREAM && back.u.stream.kind == LLMSIM_STREAM_SMEM &&
+		  back.u.stream.bytes == 1e9);
+}

@@ -73,6 +73,10 @@ static void random_op(struct llmsim_op *op)
 			op->u.dec.mla_absorbed = next() % 2;
 		}
 		break;
+	case LLMSIM_OP_STREAM:
+		op->u.stream.kind = next() % LLMSIM_STREAM_COUNT;
+		op->u.stream.bytes = (double)dim(34);
+		break;
 	default:
 		op->u.coll.kind = next() % LLMSIM_COLL_COUNT;
 		op->u.coll.bytes = (double)dim(34);
@@ -162,6 +166,9 @@ Test(sim_props, monotone_in_work)
 			break;
 		case LLMSIM_OP_DECODE:
 			*(w == 0 ? &b.u.dec.batch : &b.u.dec.kv_len) *= 2;
+			break;
+		case LLMSIM_OP_STREAM:
+			b.u.stream.bytes *= 2;
 			break;
 		default:
 			b.u.coll.bytes *= 2;
