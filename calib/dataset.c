@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/stats.h"
 #include "fit.h"
 
 /* A copy must be this many L2 sizes to be at the HBM plateau (smaller
@@ -150,12 +151,6 @@ struct load_ctx {
 	size_t nclocks;
 };
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 static int load_case(const struct llmsim_store_case_row *row, void *ctx)
 {
 	struct load_ctx *lc = ctx;
@@ -202,11 +197,7 @@ int llmsim_calib_set_load(struct llmsim_store *s, const char *hw_name, struct ll
 	if (!rc)
 		rc = llmsim_store_cases(s, &f, load_case, &lc, err);
 	if (!rc && lc.nclocks) {
-		qsort(lc.clocks, lc.nclocks, sizeof *lc.clocks, cmp_double);
-		set->sm_clock_hz =
-		    lc.nclocks % 2
-			? lc.clocks[lc.nclocks / 2]
-			: 0.5 * (lc.clocks[lc.nclocks / 2 - 1] + lc.clocks[lc.nclocks / 2]);
+		set->sm_clock_hz = llmsim_quantile(lc.clocks, lc.nclocks, 0.5);
 	}
 	free(lc.clocks);
 	if (!rc && !set->n)

@@ -9,24 +9,6 @@
 
 #include "validate.h"
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-double llmsim_quantile(double *v, size_t n, double q)
-{
-	if (!n)
-		return NAN;
-	qsort(v, n, sizeof *v, cmp_double);
-	double r = q * (double)(n - 1);
-	size_t i = (size_t)floor(r);
-	if (i + 1 >= n)
-		return v[n - 1];
-	return v[i] + (r - (double)i) * (v[i + 1] - v[i]);
-}
-
 void llmsim_err_stats_compute(const double *pct, size_t n, struct llmsim_err_stats *out)
 {
 	double *a = malloc((n ? n : 1) * sizeof *a), *s = malloc((n ? n : 1) * sizeof *s);

@@ -3,15 +3,14 @@
  * the worst cases, and predicted HBM bytes against the DRAM counters; and
  * the calibration profile written from a fit and its held-out errors.
  *
- * Errors are signed percentages, 100 * (predicted - measured) / measured.
- * Percentiles interpolate linearly between order statistics (the value at
- * rank q * (n - 1) of the sorted list, as numpy's default): the median of
- * an even count is the mean of the two middle values.
+ * Errors are signed percentages, 100 * (predicted - measured) / measured;
+ * their medians and percentiles are base/stats.h's.
  */
 #ifndef LLMSIM_CALIB_VALIDATE_H
 #define LLMSIM_CALIB_VALIDATE_H
 
 #include <stddef.h>
+#include "../base/stats.h"
 #include "fit.h"
 
 /* The issue's targets, per class: median and 90th percentile of the
@@ -19,8 +18,6 @@
 #define LLMSIM_CALIB_TARGET_MEDIAN_PCT 5.0
 #define LLMSIM_CALIB_TARGET_P90_PCT    15.0
 
-/* The q-quantile (0 <= q <= 1) of v[0..n); sorts v in place. NaN if n == 0. */
-double llmsim_quantile(double *v, size_t n, double q);
 
 struct llmsim_err_stats {
 	char name[32];

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../base/paths.h"
+#include "../base/stats.h"
 #include "../calib/store.h"
 #include "../sim/sim.h"
 
@@ -47,22 +48,6 @@ static int on_case(const struct llmsim_store_case_row *row, void *ctx)
 	return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* Percentile q of sorted v[0..n) by linear interpolation. */
-static double percentile(const double *v, int n, double q)
-{
-	double pos = q * (n - 1);
-	int i = (int)floor(pos);
-	if (i + 1 >= n)
-		return v[n - 1];
-	return v[i] + (pos - i) * (v[i + 1] - v[i]);
-}
-
 static void class_errors(struct llmsim_measured *m)
 {
 	double *e = malloc(sizeof *e * (size_t)(m->n ? m->n : 1));
@@ -79,12 +64,12 @@ static void class_errors(struct llmsim_measured *m)
 			if (!strcmp(m->pts[j].op_class, name))
 				e[k++] = 100 * fabs(m->pts[j].predicted_s - m->pts[j].measured_s) /
 					 m->pts[j].measured_s;
-		qsort(e, (size_t)k, sizeof *e, cmp_double);
+		llmsim_sort_doubles(e, (size_t)k);
 		struct llmsim_measured_class *c = &m->cls[m->ncls++];
 		snprintf(c->name, sizeof c->name, "%s", name);
 		c->n = k;
-		c->median_abs_pct = percentile(e, k, 0.5);
-		c->p90_abs_pct = percentile(e, k, 0.9);
+		c->median_abs_pct = llmsim_quantile_sorted(e, (size_t)k, 0.5);
+		c->p90_abs_pct = llmsim_quantile_sorted(e, (size_t)k, 0.9);
 	}
 	free(e);
 }

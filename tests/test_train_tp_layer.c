@@ -1,7 +1,7 @@
 /*
  * test_train_tp_layer.c - the training model against a real tensor-parallel
  * step: one Llama 3.1 70B layer, forward and backward, 4096 tokens, on 1 and
- * 2 H200s (kernels/nccl/tp_layer.py --compile; calib/data/multi_gpu/
+ * 2 H200s (calib/nccl/tp_layer.py --compile; calib/data/multi_gpu/
  * tp_layer_tp*_compiled.json), priced by `llmsim train` on the same layer
  * (calib/data/multi_gpu/llama70b-1layer.yaml: TP without sequence
  * parallelism, flash2, no recomputation, one micro-batch of one sequence).

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "../../base/stats.h"
 #include "runner.h"
 
 #define PROG "llmsim-calib-runner"
@@ -69,30 +70,6 @@ static double now_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* quantile of sorted v[n] by linear interpolation */
-static double quantile(const double *v, int n, double q)
-{
-	if (n <= 0)
-		return 0;
-	double pos = q * (n - 1);
-	int i = (int)pos;
-	if (i >= n - 1)
-		return v[n - 1];
-	return v[i] + (pos - i) * (v[i + 1] - v[i]);
-}
-
-static double median_of(double *v, int n)
-{
-	qsort(v, n, sizeof *v, cmp_double);
-	return quantile(v, n, 0.5);
 }
 
 static void demangle(const char *name, char *out, size_t size)
@@ -185,12 +162,12 @@ static int summarize(struct case_result *res, const struct llmsim_kbench *b,
 		free(rep_of);
 		return snprintf(err, errsz, "no timings recorded"), -1;
 	}
-	qsort(t, nt, sizeof *t, cmp_double);
+	llmsim_sort_doubles(t, (size_t)nt);
 	res->c.reps = nt;
-	res->c.time_median_s = quantile(t, nt, 0.5);
+	res->c.time_median_s = llmsim_quantile_sorted(t, (size_t)nt, 0.5);
 	res->c.time_min_s = t[0];
-	res->c.time_p10_s = quantile(t, nt, 0.1);
-	res->c.time_p90_s = quantile(t, nt, 0.9);
+	res->c.time_p10_s = llmsim_quantile_sorted(t, (size_t)nt, 0.1);
+	res->c.time_p90_s = llmsim_quantile_sorted(t, (size_t)nt, 0.9);
 
 	/* kernels by name, in first-launch order */
 	res->k = calloc(n ? n : 1, sizeof *res->k);
@@ -219,7 +196,7 @@ static int summarize(struct case_result *res, const struct llmsim_kbench *b,
 		k->regs_per_thread = r[i].regs;
 		k->static_smem_bytes = r[i].static_smem;
 		k->dynamic_smem_bytes = r[i].dynamic_smem;
-		k->duration_median_s = median_of(d, nd);
+		k->duration_median_s = llmsim_quantile(d, (size_t)nd, 0.5);
 		k->launches_per_rep = reps_with ? (nd + reps_with - 1) / reps_with : nd;
 	}
 	free(d), free(done), free(rep_of);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../base/stats.h"
 #include "../store.h"
 
 #define MAX_K 8
@@ -57,19 +58,6 @@ static int cmp_inst(const void *a, const void *b)
 	return strcmp(x->spec, y->spec);
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* Nearest-rank quantile of sorted v[0..n). */
-static double quantile(const double *v, size_t n, double q)
-{
-	size_t i = (size_t)(q * (double)(n - 1) + 0.5);
-	return v[i < n ? i : n - 1];
-}
-
 static int add_group(struct llmsim_store *store, int64_t run_id, const struct llmsim_trace *t,
 		     const struct inst *g, size_t n, const char *split, double *tmp,
 		     struct llmsim_err *err)
@@ -86,11 +74,11 @@ static int add_group(struct llmsim_store *store, int64_t run_id, const struct ll
 	cs.reps = (int)n;
 	for (size_t i = 0; i < n; i++)
 		tmp[i] = g[i].s;
-	qsort(tmp, n, sizeof *tmp, cmp_dbl);
-	cs.time_median_s = quantile(tmp, n, 0.5);
+	llmsim_sort_doubles(tmp, n);
+	cs.time_median_s = llmsim_quantile_sorted(tmp, n, 0.5);
 	cs.time_min_s = tmp[0];
-	cs.time_p10_s = quantile(tmp, n, 0.1);
-	cs.time_p90_s = quantile(tmp, n, 0.9);
+	cs.time_p10_s = llmsim_quantile_sorted(tmp, n, 0.1);
+	cs.time_p90_s = llmsim_quantile_sorted(tmp, n, 0.9);
 	cs.check_rel_err = -1;
 	int64_t case_id;
 	int rc = llmsim_store_add_case(store, run_id, &cs, &case_id, err);
@@ -112,8 +100,7 @@ static int add_group(struct llmsim_store *store, int64_t run_id, const struct ll
 			const struct llmsim_trace_kernel *ki = &t->kernels[g[i].k[j]];
 			tmp[m++] = (double)(ki->end_ns - ki->start_ns) * 1e-9;
 		}
-		qsort(tmp, m, sizeof *tmp, cmp_dbl);
-		kr.duration_median_s = quantile(tmp, m, 0.5);
+		kr.duration_median_s = llmsim_quantile(tmp, m, 0.5);
 		kr.launches_per_rep = 1;
 		rc = llmsim_store_add_kernel(store, case_id, &kr, err);
 	}

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../../base/stats.h"
+
 #define MAX_SPECS 8
 
 void llmsim_trace_cmp_release(struct llmsim_trace_cmp *c)
@@ -423,12 +425,6 @@ static int do_by_order(struct ctx *c, const struct llmsim_model *m, int ph_ri, c
 	return 0;
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 struct pair {
 	int op_ri, k;
 };
@@ -613,9 +609,7 @@ static int run_pass(const struct llmsim_trace *t, const struct llmsim_gpu *gpu,
 			if (last[i] > first[i] && !strcmp(t->ranges[i].name, out->phases[p].name))
 				spans[ns++] = (double)(last[i] - first[i]) * 1e-9;
 		if (ns) {
-			qsort(spans, ns, sizeof *spans, cmp_dbl);
-			out->phases[p].span_s = ns % 2 ? spans[ns / 2]
-						       : 0.5 * (spans[ns / 2 - 1] + spans[ns / 2]);
+			out->phases[p].span_s = llmsim_quantile(spans, ns, 0.5);
 		}
 	}
 	free(spans);

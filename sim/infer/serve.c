@@ -16,6 +16,8 @@
  */
 #include "serve.h"
 
+#include "../../base/stats.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,34 +217,19 @@ void llmsim_serve_cfg_init(struct llmsim_serve_cfg *cfg, const struct llmsim_mod
 	cfg->seed = 1;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double pct(const double *v, int64_t n, double q)
-{
-	double pos = q * (double)(n - 1);
-	int64_t i = (int64_t)floor(pos);
-	if (i >= n - 1)
-		return v[n - 1];
-	return v[i] + (v[i + 1] - v[i]) * (pos - (double)i);
-}
-
 void llmsim_pcts_compute(double *v, int64_t n, struct llmsim_pcts *o)
 {
 	memset(o, 0, sizeof *o);
 	if (n <= 0)
 		return;
-	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	llmsim_sort_doubles(v, (size_t)n);
 	double sum = 0;
 	for (int64_t i = 0; i < n; i++)
 		sum += v[i];
 	o->mean = sum / (double)n;
-	o->p50 = pct(v, n, 0.50);
-	o->p90 = pct(v, n, 0.90);
-	o->p99 = pct(v, n, 0.99);
+	o->p50 = llmsim_quantile_sorted(v, (size_t)n, 0.50);
+	o->p90 = llmsim_quantile_sorted(v, (size_t)n, 0.90);
+	o->p99 = llmsim_quantile_sorted(v, (size_t)n, 0.99);
 	o->max = v[n - 1];
 }
 

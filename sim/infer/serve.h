@@ -80,8 +80,8 @@ int llmsim_serve_run(const struct llmsim_serve_cfg *cfg, struct llmsim_serve_res
 const char *llmsim_sched_name(enum llmsim_sched s);
 int llmsim_sched_parse(const char *s);
 
-/* Percentiles by linear interpolation between order statistics (the
- * array is sorted in place); all zero when n is 0. */
+/* Mean and percentiles (base/stats.h; the array is sorted in place); all
+ * zero when n is 0. */
 void llmsim_pcts_compute(double *v, int64_t n, struct llmsim_pcts *out);
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../base/stats.h"
 #include "../../base/yaml.h"
 #include "infer.h"
 
@@ -26,12 +27,6 @@ static int get_num(const struct llmsim_ynode *map, const char *key, const char *
 		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, v->line, v->col,
 					 "'%s' must be positive", key);
 	return 0;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
 }
 
 static int compare(const struct llmsim_ynode *root, const char *path,
@@ -124,9 +119,7 @@ static int compare(const struct llmsim_ynode *root, const char *path,
 	}
 	if (!out->n)
 		return llmsim_err_set(err, LLMSIM_EPARSE, "%s: no phases", path);
-	qsort(errs, (size_t)out->n, sizeof errs[0], cmp_d);
-	out->median_abs_err_pct = out->n % 2 ? errs[out->n / 2]
-					     : (errs[out->n / 2 - 1] + errs[out->n / 2]) / 2;
+	out->median_abs_err_pct = llmsim_quantile(errs, (size_t)out->n, 0.5);
 	return 0;
 }
 

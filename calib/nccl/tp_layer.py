@@ -2,7 +2,7 @@
 backward, timed on the GPUs of one host, so that llmsim's training model
 (compute + exposed TP communication) can be checked against a real step.
 
-Run:  NCCL_NVLS_ENABLE=0 torchrun --nproc_per_node=N kernels/nccl/tp_layer.py --out FILE.json
+Run:  NCCL_NVLS_ENABLE=0 torchrun --nproc_per_node=N calib/nccl/tp_layer.py --out FILE.json
       (N = 1 runs the same layer without communication.)
 
 The layer: RMSNorm, QKV (column parallel), RoPE-free causal flash attention

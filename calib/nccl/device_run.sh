@@ -8,7 +8,7 @@ set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 OUT=${OUT:?set OUT}
 BUILD=${BUILD:-build-lead}
-bench=$BUILD/kernels/nccl/llmsim-nccl-bench
+bench=$BUILD/calib/nccl/llmsim-nccl-bench
 log=$OUT/nccl_run.log
 exec > >(tee -a "$log") 2>&1
 nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm,clocks.sm,memory.total --format=csv
@@ -28,7 +28,7 @@ cat "$OUT"/nccl_debug.* 2>/dev/null | grep -E "Algo|algorithm|protocol" | sort |
 rm -f "$OUT"/nccl_debug.*
 for n in 1 2 4 8; do
 	[ "$n" -le "$ngpu" ] || continue
-	timeout 240 torchrun --standalone --nproc_per_node="$n" kernels/nccl/tp_layer.py \
+	timeout 240 torchrun --standalone --nproc_per_node="$n" calib/nccl/tp_layer.py \
 		--out "$OUT/tp_layer_tp$n.json" || echo "tp layer on $n GPUs failed: $?"
 done
 echo "done"

@@ -6,7 +6,7 @@
  * store (one run, device_count = GPUs, op class "collective").
  *
  * Build: part of the CMake build when CUDA and NCCL are found
- *   (kernels/nccl/CMakeLists.txt); it links the CUDA runtime statically so
+ *   (calib/nccl/CMakeLists.txt); it links the CUDA runtime statically so
  *   it starts, and says "no CUDA GPU found", on a machine with no driver.
  * Run:   llmsim-nccl-bench --gpus 2 --db calib.db --tsv out.tsv
  *        llmsim-nccl-bench --self-test         (one GPU: correctness + a few sizes)

@@ -1,8 +1,9 @@
 /* nccl_stats.c - op names, bus-bandwidth factors and order statistics. */
 #include "nccl_stats.h"
 
-#include <stdlib.h>
 #include <string.h>
+
+#include "../../base/stats.h"
 
 static const char *const names[NB_OP_COUNT] = {
 	[NB_ALLREDUCE] = "allreduce", [NB_ALLGATHER] = "allgather",
@@ -36,20 +37,14 @@ double nccl_busbw_factor(enum nccl_op op, int n)
 	return 1.0;
 }
 
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 void nccl_stats(double *v, size_t n, double *median, double *p10, double *p90)
 {
 	if (!n) {
 		*median = *p10 = *p90 = 0;
 		return;
 	}
-	qsort(v, n, sizeof *v, cmp);
-	*median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-	*p10 = v[(size_t)(0.1 * (double)(n - 1) + 0.5)];
-	*p90 = v[(size_t)(0.9 * (double)(n - 1) + 0.5)];
+	llmsim_sort_doubles(v, n);
+	*median = llmsim_quantile_sorted(v, n, 0.5);
+	*p10 = llmsim_quantile_sorted(v, n, 0.1);
+	*p90 = llmsim_quantile_sorted(v, n, 0.9);
 }

@@ -19,7 +19,7 @@ int nccl_op_parse(const char *s);
  * the input; all-to-all: the send buffer; send/recv: the message). */
 double nccl_busbw_factor(enum nccl_op op, int nranks);
 
-/* Median, and p10/p90 by nearest rank, of n values (sorted in place). */
+/* Median, p10 and p90 of n values (base/stats.h; sorted in place). */
 void nccl_stats(double *v, size_t n, double *median, double *p10, double *p90);
 
 #endif
