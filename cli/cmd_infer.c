@@ -9,7 +9,7 @@
 #include "../base/fmt.h"
 #include "../base/json.h"
 #include "../sim/infer/infer.h"
-#include "../sim/infer/torch_cmp.h"
+#include "../calib/validate/steps.h"
 #include "args.h"
 #include "commands.h"
 #include "common.h"

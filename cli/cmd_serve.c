@@ -10,7 +10,7 @@
 #include "../base/fmt.h"
 #include "../base/json.h"
 #include "../base/paths.h"
-#include "../sim/infer/serve_runs.h"
+#include "../calib/validate/serve_runs.h"
 #include "args.h"
 #include "commands.h"
 #include "common.h"

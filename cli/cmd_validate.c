@@ -11,9 +11,7 @@
 #include "../base/fmt.h"
 #include "../base/json.h"
 #include "../base/paths.h"
-#include "../hw/gpu.h"
-#include "../models/model.h"
-#include "../sim/train/train.h"
+#include "../calib/validate/train_runs.h"
 #include "args.h"
 #include "commands.h"
 #include "train_out.h"
@@ -25,14 +23,13 @@ static const char about[] =
 	"% error of each and the mean absolute error per metric. Nothing is fitted\n"
 	"to these figures.";
 
-enum { M_STEP, M_MFU, M_MEM, M_COUNT };
-static const char *const metric_names[M_COUNT] = {"step_time", "mfu", "model_state_memory"};
+enum { M_STEP = LLMSIM_RUN_STEP_TIME, M_MFU = LLMSIM_RUN_MFU, M_MEM = LLMSIM_RUN_STATE_MEMORY,
+       M_COUNT = LLMSIM_RUN_METRIC_COUNT };
 
 struct outcome {
 	int ok;
 	char error[LLMSIM_ERR_MSG_MAX];
-	struct llmsim_train_result r;
-	double pred[M_COUNT], pub[M_COUNT];
+	struct llmsim_run_outcome o;
 };
 
 static double err_pct(double pred, double pub)
@@ -43,32 +40,13 @@ static double err_pct(double pred, double pub)
 static int run_one(const struct llmsim_run_entry *e, struct outcome *o)
 {
 	struct llmsim_err err = {0};
-	struct llmsim_model m;
-	struct llmsim_gpu gpu;
-	struct llmsim_train_ctx *ctx = NULL;
 	memset(o, 0, sizeof *o);
-	if (e->has_inline)
-		m = e->inline_model;
-	else if (llmsim_model_load(e->model, &m, &err))
-		goto fail;
-	if (llmsim_gpu_load(e->gpu, &gpu, &err))
-		goto fail;
-	if (llmsim_train_ctx_new(&m, &gpu, &ctx, &err) ||
-	    llmsim_train_simulate(ctx, &e->cfg, &o->r, &err))
-		goto fail;
-	llmsim_train_ctx_free(ctx);
+	if (llmsim_run_predict(e, &o->o, &err)) {
+		snprintf(o->error, sizeof o->error, "%s", err.msg);
+		return -1;
+	}
 	o->ok = 1;
-	o->pred[M_STEP] = o->r.time.step_s;
-	o->pred[M_MFU] = o->r.mfu;
-	o->pred[M_MEM] = o->r.mem.weights + o->r.mem.grads + o->r.mem.optimizer;
-	o->pub[M_STEP] = e->published_step_s;
-	o->pub[M_MFU] = e->published_mfu;
-	o->pub[M_MEM] = e->published_mem_bytes;
 	return 0;
-fail:
-	llmsim_train_ctx_free(ctx);
-	snprintf(o->error, sizeof o->error, "%s", err.msg);
-	return -1;
 }
 
 static void fmt_metric(char *buf, int k, double v)
@@ -126,8 +104,8 @@ int cmd_validate(int argc, char **argv)
 			continue;
 		}
 		for (int k = 0; k < M_COUNT; k++)
-			if (out[i].pub[k] > 0) {
-				double e = err_pct(out[i].pred[k], out[i].pub[k]);
+			if (out[i].o.published[k] > 0) {
+				double e = err_pct(out[i].o.predicted[k], out[i].o.published[k]);
 				sum[k] += fabs(e);
 				sum_signed[k] += e;
 				cnt[k]++;
@@ -153,16 +131,16 @@ int cmd_validate(int argc, char **argv)
 				continue;
 			}
 			for (int k = 0; k < M_COUNT; k++) {
-				if (out[i].pub[k] <= 0)
+				if (out[i].o.published[k] <= 0)
 					continue;
-				llmsim_json_obj_begin(&j, metric_names[k]);
-				llmsim_json_num(&j, k == M_STEP ? "predicted_s" : k == M_MEM ? "predicted_bytes" : "predicted", out[i].pred[k]);
-				llmsim_json_num(&j, k == M_STEP ? "published_s" : k == M_MEM ? "published_bytes" : "published", out[i].pub[k]);
-				llmsim_json_num(&j, "error_pct", err_pct(out[i].pred[k], out[i].pub[k]));
+				llmsim_json_obj_begin(&j, llmsim_run_metric_name(k));
+				llmsim_json_num(&j, k == M_STEP ? "predicted_s" : k == M_MEM ? "predicted_bytes" : "predicted", out[i].o.predicted[k]);
+				llmsim_json_num(&j, k == M_STEP ? "published_s" : k == M_MEM ? "published_bytes" : "published", out[i].o.published[k]);
+				llmsim_json_num(&j, "error_pct", err_pct(out[i].o.predicted[k], out[i].o.published[k]));
 				llmsim_json_obj_end(&j);
 			}
 			llmsim_json_obj_begin(&j, "train");
-			train_json_result(&j, &out[i].r);
+			train_json_result(&j, &out[i].o.r);
 			llmsim_json_obj_end(&j);
 			llmsim_json_obj_end(&j);
 		}
@@ -170,12 +148,12 @@ int cmd_validate(int argc, char **argv)
 		llmsim_json_obj_begin(&j, "mean_abs_error_pct");
 		for (int k = 0; k < M_COUNT; k++)
 			if (cnt[k])
-				llmsim_json_num(&j, metric_names[k], sum[k] / cnt[k]);
+				llmsim_json_num(&j, llmsim_run_metric_name(k), sum[k] / cnt[k]);
 		llmsim_json_obj_end(&j);
 		llmsim_json_obj_begin(&j, "mean_error_pct");
 		for (int k = 0; k < M_COUNT; k++)
 			if (cnt[k])
-				llmsim_json_num(&j, metric_names[k], sum_signed[k] / cnt[k]);
+				llmsim_json_num(&j, llmsim_run_metric_name(k), sum_signed[k] / cnt[k]);
 		llmsim_json_obj_end(&j);
 		llmsim_json_int(&j, "failed", failed);
 		llmsim_json_obj_end(&j);
@@ -196,15 +174,15 @@ int cmd_validate(int argc, char **argv)
 			train_cfg_line(line, sizeof line, &runs[i].cfg);
 			int first = 1;
 			for (int k = 0; k < M_COUNT; k++) {
-				if (out[i].pub[k] <= 0)
+				if (out[i].o.published[k] <= 0)
 					continue;
 				char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX];
-				fmt_metric(a, k, out[i].pred[k]);
-				fmt_metric(b, k, out[i].pub[k]);
+				fmt_metric(a, k, out[i].o.predicted[k]);
+				fmt_metric(b, k, out[i].o.published[k]);
 				llmsim_table_rowf(&t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%+.1f%%",
 						  first ? runs[i].name : "", first ? runs[i].gpu : "",
-						  first ? gpus : "", first ? line : "", metric_names[k], a, b,
-						  err_pct(out[i].pred[k], out[i].pub[k]));
+						  first ? gpus : "", first ? line : "", llmsim_run_metric_name(k), a, b,
+						  err_pct(out[i].o.predicted[k], out[i].o.published[k]));
 				first = 0;
 			}
 		}
@@ -214,7 +192,7 @@ int cmd_validate(int argc, char **argv)
 		for (int k = 0; k < M_COUNT; k++)
 			if (cnt[k])
 				printf("%-19s mean absolute error %5.1f%% (mean signed %+.1f%%) over %d runs\n",
-				       metric_names[k], sum[k] / cnt[k], sum_signed[k] / cnt[k], cnt[k]);
+				       llmsim_run_metric_name(k), sum[k] / cnt[k], sum_signed[k] / cnt[k], cnt[k]);
 		if (failed)
 			printf("%d run(s) could not be simulated\n", failed);
 	}

@@ -15,7 +15,7 @@
 #include "../sim/infer/infer.h"
 #include "../sim/infer/plan_serve.h"
 #include "../sim/infer/spec.h"
-#include "../sim/infer/torch_cmp.h"
+#include "../calib/validate/steps.h"
 #include "support.h"
 
 static struct llmsim_gpu h200;

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "../sim/infer/serve.h"
-#include "../sim/infer/serve_runs.h"
+#include "../calib/validate/serve_runs.h"
 #include "support.h"
 
 static struct llmsim_model m8b;

@@ -275,22 +275,4 @@ int llmsim_plan_run(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *
 		    struct llmsim_plan_out *out, struct llmsim_err *err);
 void llmsim_plan_out_release(struct llmsim_plan_out *out);
 
-/* ---- the published-runs suite (models/runs/train_published.yaml) ---- */
-struct llmsim_run_entry {
-	char name[64];
-	char source[256];
-	char model[64];               /* a model name, or "" when inline */
-	struct llmsim_model inline_model;
-	int has_inline;
-	char gpu[32];
-	struct llmsim_train_cfg cfg;
-	double published_step_s;      /* 0: not published */
-	double published_mfu;         /* 0: not published */
-	double published_mem_bytes;   /* 0: not published */
-};
-
-/* Load the suite; *out is malloc'd (free()). */
-int llmsim_runs_load(const char *path, struct llmsim_run_entry **out, int *n,
-		     struct llmsim_err *err);
-
 #endif

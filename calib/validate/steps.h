@@ -1,5 +1,5 @@
 /*
- * torch_cmp.h - compare the inference model's per-layer step predictions
+ * steps.h - compare the inference model's per-layer step predictions
  * with PyTorch measurements of a few Llama-shaped layers on a real GPU
  * (calib/data/torch_steps.json, written by the lead's device run):
  *   {"gpu": "h200", "model": {"hidden":.., "heads":.., "kv_heads":..,
@@ -11,8 +11,8 @@
  * (PyTorch launches each kernel), FlashAttention-2 prefill and decode over
  * a contiguous cache (what SDPA runs).
  */
-#ifndef LLMSIM_TORCH_CMP_H
-#define LLMSIM_TORCH_CMP_H
+#ifndef LLMSIM_VALIDATE_STEPS_H
+#define LLMSIM_VALIDATE_STEPS_H
 
 #include <stdint.h>
 #include "../../base/err.h"

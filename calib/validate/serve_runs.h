@@ -2,12 +2,14 @@
  * serve_runs.h - published serving results (models/runs/serve_published.yaml)
  * and their predictions: each entry is one `llmsim serve` (many requests)
  * or `llmsim infer` (one batch) configuration with the figure its source
- * measured: output tokens/s (all GPUs or per GPU) or the KV waste fraction.
+ * measured: output tokens/s (all GPUs or per GPU) or the KV waste fraction,
+ * predicted by those commands' code paths (llmsim_serve_run,
+ * llmsim_infer_run).
  */
-#ifndef LLMSIM_SERVE_RUNS_H
-#define LLMSIM_SERVE_RUNS_H
+#ifndef LLMSIM_VALIDATE_SERVE_RUNS_H
+#define LLMSIM_VALIDATE_SERVE_RUNS_H
 
-#include "serve.h"
+#include "../../sim/infer/serve.h"
 
 enum llmsim_pub_metric {
 	LLMSIM_PUB_TOKENS_PER_S,         /* output tokens/s of all the GPUs */

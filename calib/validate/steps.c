@@ -1,8 +1,8 @@
 /*
- * torch_cmp.c - per-layer step predictions against PyTorch measurements
- * (see torch_cmp.h). The file is JSON, which the YAML loader reads.
+ * steps.c - per-layer step predictions against PyTorch measurements
+ * (see steps.h). The file is JSON, which the YAML loader reads.
  */
-#include "torch_cmp.h"
+#include "steps.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -12,7 +12,7 @@
 
 #include "../../base/stats.h"
 #include "../../base/yaml.h"
-#include "infer.h"
+#include "../../sim/infer/infer.h"
 
 static int get_num(const struct llmsim_ynode *map, const char *key, const char *path,
 		   double *out, struct llmsim_err *err)

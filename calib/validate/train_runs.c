@@ -1,7 +1,7 @@
 /*
- * runs.c - the published-runs suite (models/runs/train_published.yaml):
+ * train_runs.c - the published-runs suite (models/runs/train_published.yaml):
  * each entry a training run from a paper, its configuration, and what the
- * paper measured (iteration time, MFU, memory).
+ * paper measured (iteration time, MFU, memory); and its predictions.
  *
  *   runs:
  *     - name: korthikanti-175b-selective
@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "../../base/yaml.h"
-#include "train.h"
+#include "train_runs.h"
 
 static const char *const styles[] = {"gpt", "llama", NULL};
 static const char *const attn_names[] = {"naive", "flash2", "flash3", NULL};
@@ -250,4 +250,46 @@ int llmsim_runs_load(const char *path, struct llmsim_run_entry **out, int *n,
 out:
 	llmsim_ynode_free(root);
 	return rc;
+}
+
+static const char *const run_metric_names[LLMSIM_RUN_METRIC_COUNT] = {
+	[LLMSIM_RUN_STEP_TIME] = "step_time",
+	[LLMSIM_RUN_MFU] = "mfu",
+	[LLMSIM_RUN_STATE_MEMORY] = "model_state_memory",
+};
+
+const char *llmsim_run_metric_name(enum llmsim_run_metric m)
+{
+	return (unsigned)m < LLMSIM_RUN_METRIC_COUNT ? run_metric_names[m] : "?";
+}
+
+int llmsim_run_predict(const struct llmsim_run_entry *e, struct llmsim_run_outcome *o,
+		       struct llmsim_err *err)
+{
+	static struct llmsim_model m;
+	static struct llmsim_gpu gpu;
+	struct llmsim_train_ctx *ctx = NULL;
+	memset(o, 0, sizeof *o);
+	int rc = 0;
+	if (e->has_inline)
+		m = e->inline_model;
+	else
+		rc = llmsim_model_load(e->model, &m, err);
+	if (!rc)
+		rc = llmsim_gpu_load(e->gpu, &gpu, err);
+	if (!rc)
+		rc = llmsim_train_ctx_new(&m, &gpu, &ctx, err);
+	if (!rc)
+		rc = llmsim_train_simulate(ctx, &e->cfg, &o->r, err);
+	llmsim_train_ctx_free(ctx);
+	if (rc)
+		return rc;
+	o->predicted[LLMSIM_RUN_STEP_TIME] = o->r.time.step_s;
+	o->predicted[LLMSIM_RUN_MFU] = o->r.mfu;
+	o->predicted[LLMSIM_RUN_STATE_MEMORY] = o->r.mem.weights + o->r.mem.grads +
+						o->r.mem.optimizer;
+	o->published[LLMSIM_RUN_STEP_TIME] = e->published_step_s;
+	o->published[LLMSIM_RUN_MFU] = e->published_mfu;
+	o->published[LLMSIM_RUN_STATE_MEMORY] = e->published_mem_bytes;
+	return 0;
 }
