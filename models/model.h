@@ -81,6 +81,15 @@ int llmsim_model_list(void (*fn)(const char *path, void *ctx), void *ctx,
 
 const char *llmsim_attn_kind_name(enum llmsim_attn_kind k); /* "gqa" */
 
+/* Whether layer l (0-based) is a mixture-of-experts layer: the model has a
+ * moe section, l >= dense_layers and l % layer_freq == 0 (the rule of the
+ * DeepSeek and Hugging Face MoE configs: first_k_dense_replace,
+ * moe_layer_freq). Every part of llmsim counts MoE layers by this rule. */
+int llmsim_model_is_moe_layer(const struct llmsim_model *m, int l);
+
+/* MoE layers among layers [first, first + n). */
+int llmsim_model_moe_layers(const struct llmsim_model *m, int first, int n);
+
 /* Parameter counts (weights, excluding MTP modules unless stated). */
 struct llmsim_params {
 	double embedding;       /* token (+ learned position) embeddings */

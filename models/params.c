@@ -3,9 +3,8 @@
  * part, KV-cache bytes per token, forward FLOPs per token.
  *
  * Counts are exact for the architectures the struct expresses: every weight
- * matrix, bias and norm vector. Layer i is an MoE layer when the model has
- * a moe section, i >= dense_layers and i % layer_freq == 0 (the rule of the
- * DeepSeek and Hugging Face MoE configs).
+ * matrix, bias and norm vector. Which layers are MoE layers is
+ * llmsim_model_is_moe_layer's rule (model.h).
  */
 #include "model.h"
 
@@ -52,9 +51,18 @@ static void mlp(const struct llmsim_model *m, double i, double *mat, double *oth
 	*other = m->linear_bias ? (gated ? 2 * i : i) + h : 0;
 }
 
-static int is_moe_layer(const struct llmsim_model *m, int l)
+int llmsim_model_is_moe_layer(const struct llmsim_model *m, int l)
 {
-	return m->has_moe && l >= m->moe.dense_layers && l % m->moe.layer_freq == 0;
+	int freq = m->moe.layer_freq > 0 ? m->moe.layer_freq : 1;
+	return m->has_moe && m->moe.experts > 0 && l >= m->moe.dense_layers && l % freq == 0;
+}
+
+int llmsim_model_moe_layers(const struct llmsim_model *m, int first, int n)
+{
+	int c = 0;
+	for (int l = first; l < first + n; l++)
+		c += llmsim_model_is_moe_layer(m, l);
+	return c;
 }
 
 static double norm_params(const struct llmsim_model *m)
@@ -78,9 +86,7 @@ static void count(const struct llmsim_model *m, struct llmsim_params *p, double 
 	p->attention = m->layers * (am + ao);
 
 	mlp(m, m->intermediate, &dm, &dom);
-	double nmoe = 0;
-	for (int l = 0; l < m->layers; l++)
-		nmoe += is_moe_layer(m, l);
+	double nmoe = llmsim_model_moe_layers(m, 0, m->layers);
 	double ndense = m->layers - nmoe;
 	p->mlp_dense = ndense * (dm + dom);
 

@@ -203,8 +203,9 @@ static void ffn(struct builder *b, const struct llmsim_model *m, const char *pre
 	linear(b, nm, tokens, m->hidden, (gated ? 2 : 1) * width, batch);
 	snprintf(nm, sizeof nm, "%sact", prefix);
 	enum llmsim_ew_kind act = gated ? LLMSIM_EW_SILU_MUL
-				 : m->activation == LLMSIM_ACT_GELU ? LLMSIM_EW_GELU
-								    : LLMSIM_EW_MUL;
+				 : m->activation == LLMSIM_ACT_SILU ? LLMSIM_EW_SILU
+				 : m->activation == LLMSIM_ACT_RELU ? LLMSIM_EW_RELU
+								    : LLMSIM_EW_GELU;
 	ew(b, nm, act, tokens * batch, width);
 	snprintf(nm, sizeof nm, "%sdown", prefix);
 	linear(b, nm, tokens, width, m->hidden, batch);

@@ -64,6 +64,13 @@ static void cost(enum llmsim_ew_kind kind, int bwd, double T, double H, double e
 		else
 			c->read = 2 * N * e, c->write = N * e, c->vec = 8 * N, c->sfu = 2 * N;
 		break;
+	case LLMSIM_EW_RELU:
+		/* max(x, 0): one op; bwd: dy where x > 0, from x */
+		if (!bwd)
+			c->read = N * e, c->write = N * e, c->vec = N;
+		else
+			c->read = 2 * N * e, c->write = N * e, c->vec = N;
+		break;
 	case LLMSIM_EW_GELU:
 		if (!bwd) /* tanh approximation: ~8 ops and one tanh */
 			c->read = N * e, c->write = N * e, c->vec = 8 * N, c->sfu = N;

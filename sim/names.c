@@ -30,6 +30,7 @@ static const char *const ew_names[] = {
 	[LLMSIM_EW_COPY] = "copy",
 	[LLMSIM_EW_ADAMW] = "adamw",
 	[LLMSIM_EW_SILU] = "silu",
+	[LLMSIM_EW_RELU] = "relu",
 };
 _Static_assert(sizeof ew_names / sizeof ew_names[0] == LLMSIM_EW_COUNT, "ew kinds");
 

@@ -38,6 +38,7 @@ enum llmsim_ew_kind {
 	LLMSIM_EW_COPY,          /* plain copy (hidden elements per token) */
 	LLMSIM_EW_ADAMW,         /* optimizer update over `hidden` params (tokens=1) */
 	LLMSIM_EW_SILU,          /* x * sigmoid(x) alone (an unfused SwiGLU's first half) */
+	LLMSIM_EW_RELU,          /* max(x, 0) (OPT's MLP) */
 	LLMSIM_EW_COUNT
 };
 

@@ -250,7 +250,10 @@ static void ffn(struct acc *a, enum section sec, int64_t tokens, int64_t width, 
 	const struct llmsim_model *m = a->cfg->model;
 	int gated = m->mlp == LLMSIM_MLP_GATED;
 	gemm(a, sec, tokens, (gated ? 2 : 1) * width, m->hidden, batch, 1);
-	enum llmsim_ew_kind act = gated ? LLMSIM_EW_SILU_MUL : LLMSIM_EW_GELU;
+	enum llmsim_ew_kind act = gated ? LLMSIM_EW_SILU_MUL
+				 : m->activation == LLMSIM_ACT_SILU ? LLMSIM_EW_SILU
+				 : m->activation == LLMSIM_ACT_RELU ? LLMSIM_EW_RELU
+								    : LLMSIM_EW_GELU;
 	ew(a, sec, act, tokens * batch, width, LLMSIM_BYTES_ACT);
 	gemm(a, sec, tokens, m->hidden, width, batch, 1);
 }
@@ -294,17 +297,6 @@ static void mlp_block(struct acc *a, enum section sec, int64_t n)
 	}
 	coll(a, sec, LLMSIM_COLL_ALLREDUCE, (double)n * m->hidden * ab, tp);
 	ew(a, sec, LLMSIM_EW_ADD, n, m->hidden, LLMSIM_BYTES_ACT);
-}
-
-static int moe_layer_count(const struct llmsim_model *m, int layers)
-{
-	if (!m->has_moe)
-		return 0;
-	int freq = m->moe.layer_freq > 0 ? m->moe.layer_freq : 1, c = 0;
-	for (int i = m->moe.dense_layers; i < layers; i++)
-		if ((i - m->moe.dense_layers) % freq == 0)
-			c++;
-	return c;
 }
 
 /* Wall time of the kernel sequence. Graph: kernels back to back with a
@@ -353,7 +345,7 @@ int llmsim_infer_step(const struct llmsim_infer_cfg *cfg, const struct llmsim_st
 	a->cur = LLMSIM_PART_BODY;
 	llmsim_infer_gemm_dtypes(cfg, &a->math, &a->wdt);
 	int layers = s->layers > 0 ? s->layers : m->layers;
-	int moe = moe_layer_count(m, layers);
+	int moe = llmsim_model_moe_layers(m, 0, layers);
 	a->mult[SEC_DENSE] = layers - moe;
 	a->mult[SEC_MOE] = moe;
 	a->mult[SEC_PRE] = a->mult[SEC_POST] = s->layers > 0 ? 0 : 1;

@@ -249,8 +249,9 @@ static void mlp(struct bld *b, int64_t T, int64_t f)
 		ew(b, LLMSIM_EW_SILU_MUL, T, f / t);
 	} else {
 		linear(b, T, f / t, h, 0);
-		ew(b, m->activation == LLMSIM_ACT_SILU ? LLMSIM_EW_SILU_MUL : LLMSIM_EW_GELU, T,
-		   f / t);
+		ew(b, m->activation == LLMSIM_ACT_SILU ? LLMSIM_EW_SILU
+		      : m->activation == LLMSIM_ACT_RELU ? LLMSIM_EW_RELU : LLMSIM_EW_GELU,
+		   T, f / t);
 	}
 	linear(b, T, h, f / t, 0);
 }
@@ -281,7 +282,10 @@ static void experts(struct bld *b, int64_t T)
 	}
 	fwd_bwd_gemm(b, tb, up, h, 1, lr);
 	fwd_bwd_gemm(b, tb, h, fe / t, 1, lr);
-	ew(b, gated ? LLMSIM_EW_SILU_MUL : LLMSIM_EW_GELU, (eloc - 1) * te + tb, fe / t);
+	ew(b, gated ? LLMSIM_EW_SILU_MUL
+	      : m->activation == LLMSIM_ACT_SILU ? LLMSIM_EW_SILU
+	      : m->activation == LLMSIM_ACT_RELU ? LLMSIM_EW_RELU : LLMSIM_EW_GELU,
+	   (eloc - 1) * te + tb, fe / t);
 	b->flscale = saved;
 }
 

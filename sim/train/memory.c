@@ -33,13 +33,7 @@ void train_geom_init(const struct llmsim_model *m, struct train_geom *g)
 	llmsim_model_params(m, &p);
 	memset(g, 0, sizeof *g);
 	g->layers = m->layers;
-	if (m->has_moe && m->moe.experts > 0) {
-		int freq = m->moe.layer_freq > 0 ? m->moe.layer_freq : 1;
-		int dense = m->moe.dense_layers;
-		for (int i = dense; i < m->layers; i++)
-			if (i % freq == 0) /* the rule of models/params.c */
-				g->moe_layers++;
-	}
+	g->moe_layers = llmsim_model_moe_layers(m, 0, m->layers);
 	g->dense_layers = m->layers - g->moe_layers;
 	g->attn_per_layer = p.attention / m->layers;
 	g->mlp_per_dense_layer = g->dense_layers ? p.mlp_dense / g->dense_layers : 0;
