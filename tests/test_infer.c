@@ -230,12 +230,12 @@ Test(infer, experts_touched)
 {
 	/* 8 experts, top 2: one token touches exactly 2; two tokens miss a
 	 * given expert with probability (6/8)^2, so 8 (1 - 0.5625) = 3.5 */
-	expect_close(llmsim_infer_experts_touched(1, 2, 8, 8), 2.0, 1e-12);
-	expect_close(llmsim_infer_experts_touched(2, 2, 8, 8), 3.5, 1e-12);
-	expect_close(llmsim_infer_experts_touched(1000, 2, 8, 8), 8.0, 1e-9);
+	expect_close(llmsim_graph_experts_touched(1, 2, 8, 8), 2.0, 1e-12);
+	expect_close(llmsim_graph_experts_touched(2, 2, 8, 8), 3.5, 1e-12);
+	expect_close(llmsim_graph_experts_touched(1000, 2, 8, 8), 8.0, 1e-9);
 	/* DeepSeek-V3, 256 experts, top 8, 32 per rank (ep 8), batch 16:
 	 * 32 (1 - (248/256)^16) = 32 x 0.3982 = 12.74 */
-	expect_close(llmsim_infer_experts_touched(16, 8, 256, 32), 12.743, 1e-3);
+	expect_close(llmsim_graph_experts_touched(16, 8, 256, 32), 12.743, 1e-3);
 }
 
 Test(infer, moe_and_mla_steps_price)

@@ -25,6 +25,7 @@
 #include "../../base/err.h"
 #include "../../hw/gpu.h"
 #include "../../models/model.h"
+#include "../graph.h"
 #include "../sim.h"
 
 enum llmsim_runtime {
@@ -62,6 +63,8 @@ struct llmsim_infer_cfg {
 	enum llmsim_attn_choice attn;
 	int64_t block_size;            /* paged KV tokens per block */
 	enum llmsim_runtime runtime;
+	struct llmsim_lowering lower;  /* kernels (sim/graph.h): an engine's fused ones
+					* (default), or plain PyTorch eager's */
 	int64_t max_step_tokens;       /* 0: params.max_step_tokens */
 	double load_duty;              /* the GPU's busy share while it serves
 					* (op.load_duty: the power limit's clock);
@@ -111,12 +114,6 @@ int64_t llmsim_infer_kv_tokens(const struct llmsim_infer_cfg *cfg, int64_t len);
 
 /* ---- one engine step ---- */
 
-/* A prefill chunk: `tokens` new prompt tokens of one sequence whose first
- * `context` tokens are already cached; `count` identical sequences. */
-struct llmsim_prefill_chunk {
-	int64_t tokens, context, count;
-};
-
 struct llmsim_step {
 	int64_t decode_seqs;       /* sequences decoding this step */
 	int64_t q_len;             /* query tokens per decoding sequence (1; k+1 verifies) */
@@ -124,25 +121,12 @@ struct llmsim_step {
 	const struct llmsim_prefill_chunk *prefill;
 	int nprefill;
 	int64_t logits;            /* rows through the LM head and sampler */
-	int layers;                /* 0: all of the model's; else price this many layers only
-				    * (no embedding, LM head or pipeline sends) */
-	unsigned parts;            /* LLMSIM_PART_* to price; 0: all */
-};
-
-/* The parts of a step, which add up (with the graph runtime) to the whole;
- * the serving simulation caches each by the few numbers it depends on. */
-enum {
-	LLMSIM_PART_BODY = 1u,     /* per-token work: linear layers, norms, collectives, sends */
-	LLMSIM_PART_ATTN = 2u,     /* attention and decode kernels, MLA's per-context GEMMs */
-	LLMSIM_PART_HEAD = 4u,     /* LM head, logits gather and sampler */
-	LLMSIM_PART_ALL = 7u,
-};
-
-enum llmsim_byte_cat {
-	LLMSIM_BYTES_WEIGHTS,      /* GEMM operands: weights and their activations */
-	LLMSIM_BYTES_KV,           /* attention and decode kernels: the KV cache */
-	LLMSIM_BYTES_ACT,          /* elementwise ops: activations */
-	LLMSIM_BYTES_CAT_COUNT
+	int layers;                /* 0: all of the model's; else price the first this many
+				    * layers only */
+	int ends;                  /* with layers > 0: also the embedding, the final norm and
+				    * the LM head (and the pipeline sends); without layers
+				    * they are always in */
+	unsigned parts;            /* LLMSIM_PART_* (sim/graph.h) to price; 0: all */
 };
 
 struct llmsim_step_cost {
@@ -158,13 +142,19 @@ struct llmsim_step_cost {
 	int64_t tokens;            /* new tokens processed */
 };
 
-/* Price one step on one replica through llmsim_predict. */
+/* Price one step on one replica: its graph (sim/graph.h) walked, every op
+ * through llmsim_predict at cfg's load. */
 int llmsim_infer_step(const struct llmsim_infer_cfg *cfg, const struct llmsim_step *step,
 		      struct llmsim_step_cost *cost, struct llmsim_err *err);
 
-/* Expected distinct experts, of `local` held by one rank, that n tokens
- * touch when each routes to top_k of `experts` uniformly at random. */
-double llmsim_infer_experts_touched(int64_t n, int top_k, int experts, int local);
+/* The same, keeping what it walked: the graph (g), each node's prediction
+ * (pred[i] of g->node[i]) and how often each section ran (mult). For
+ * listings and the comparisons that must show the very ops `infer` prices;
+ * pred has room for LLMSIM_GRAPH_MAX. */
+int llmsim_infer_step_ops(const struct llmsim_infer_cfg *cfg, const struct llmsim_step *step,
+			  struct llmsim_graph *g, struct llmsim_pred *pred,
+			  double mult[LLMSIM_SEC_COUNT], struct llmsim_step_cost *cost,
+			  struct llmsim_err *err);
 
 /* The bound that takes most of the step's kernel time, and its share. */
 enum llmsim_bound llmsim_step_bound(const struct llmsim_step_cost *c, double *share);
@@ -226,6 +216,5 @@ double llmsim_infer_rho(const struct llmsim_infer_cfg *cfg, double flops, double
 const char *llmsim_runtime_name(enum llmsim_runtime r);
 const char *llmsim_attn_choice_name(enum llmsim_attn_choice a);
 int llmsim_attn_choice_parse(const char *s);
-const char *llmsim_byte_cat_name(enum llmsim_byte_cat c);
 
 #endif

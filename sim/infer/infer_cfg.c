@@ -45,12 +45,6 @@ static const char *const attn_names[LLMSIM_AC_COUNT] = {
 };
 _Static_assert(sizeof attn_names / sizeof attn_names[0] == LLMSIM_AC_COUNT, "attention");
 
-static const char *const cat_names[LLMSIM_BYTES_CAT_COUNT] = {
-	[LLMSIM_BYTES_WEIGHTS] = "weights",
-	[LLMSIM_BYTES_KV] = "kv",
-	[LLMSIM_BYTES_ACT] = "activations",
-};
-_Static_assert(sizeof cat_names / sizeof cat_names[0] == LLMSIM_BYTES_CAT_COUNT, "byte cats");
 
 const char *llmsim_runtime_name(enum llmsim_runtime r)
 {
@@ -70,10 +64,6 @@ int llmsim_attn_choice_parse(const char *s)
 	return -1;
 }
 
-const char *llmsim_byte_cat_name(enum llmsim_byte_cat c)
-{
-	return (unsigned)c < LLMSIM_BYTES_CAT_COUNT ? cat_names[c] : "?";
-}
 
 void llmsim_infer_cfg_init(struct llmsim_infer_cfg *cfg, const struct llmsim_model *model,
 			   const struct llmsim_gpu *gpu)

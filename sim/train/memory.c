@@ -54,7 +54,7 @@ void train_geom_init(const struct llmsim_model *m, struct train_geom *g)
 		kvdim = (double)m->kv_heads * m->head_dim;
 	}
 	g->lora_per_layer = (m->hidden + qdim) + 2 * (m->hidden + kvdim) + (qdim + m->hidden);
-	g->dropout = m->linear_bias || m->norm == LLMSIM_NORM_LAYER;
+	g->dropout = llmsim_graph_dropout(m);
 }
 
 void train_params_per_gpu(const struct train_geom *g, const struct llmsim_model *m,

@@ -119,30 +119,3 @@ int train_price(struct llmsim_train_ctx *ctx, const struct llmsim_op *in, struct
 	out->link_bytes = pr.link_bytes;
 	return 0;
 }
-
-void train_coll_op(struct llmsim_op *op, enum llmsim_coll_kind kind, double bytes, int gpus,
-		   int nodes)
-{
-	memset(op, 0, sizeof *op);
-	op->kind = LLMSIM_OP_COLLECTIVE;
-	op->dtype = LLMSIM_DT_BF16;
-	op->u.coll.kind = kind;
-	op->u.coll.bytes = bytes;
-	op->u.coll.gpus = gpus;
-	op->u.coll.nodes = nodes;
-	op->u.coll.algo = nodes > 1 ? LLMSIM_ALGO_AUTO : LLMSIM_ALGO_RING;
-}
-
-int train_group_nodes(int gpus_per_node, int size, int stride)
-{
-	if (size <= 1)
-		return 1;
-	if (gpus_per_node < 1)
-		gpus_per_node = 1;
-	int64_t span = (int64_t)size * stride;
-	if (span <= gpus_per_node)
-		return 1;
-	if (stride >= gpus_per_node)
-		return size;
-	return (int)(span / gpus_per_node);
-}

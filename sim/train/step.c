@@ -42,7 +42,7 @@ static double coll(struct llmsim_train_ctx *ctx, enum llmsim_coll_kind kind, dou
 		return 0;
 	struct llmsim_op op;
 	struct price p;
-	train_coll_op(&op, kind, bytes, gpus, nodes);
+	llmsim_graph_coll_op(&op, kind, bytes, gpus, nodes, LLMSIM_DT_BF16);
 	*rc = train_price(ctx, &op, &p, err);
 	if (*rc)
 		return 0;
@@ -68,8 +68,8 @@ int train_dp_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c
 	train_params_per_gpu(&ctx->geom, &ctx->model, c, &p);
 	int gpn = ctx->gpu.gpus_per_node;
 	int D = c->dp * c->cp, De = D / (c->ep > 0 ? c->ep : 1);
-	int nd = train_group_nodes(gpn, D, c->tp);
-	int ne = train_group_nodes(gpn, De, c->tp * c->ep);
+	int nd = llmsim_group_nodes(gpn, D, c->tp);
+	int ne = llmsim_group_nodes(gpn, De, c->tp * c->ep);
 	double gb = grad_elem_bytes(c->recipe);
 	double wb = c->recipe == LLMSIM_RECIPE_AMP ? 4 : 2;
 	double trained = p.trained_dense + p.trained_expert;

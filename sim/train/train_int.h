@@ -7,6 +7,7 @@
 #define LLMSIM_TRAIN_INT_H
 
 #include "train.h"
+#include "../graph.h"
 
 /* Fixed allowances, stated once (see memory.c). */
 #define TRAIN_CONTEXT_BYTES 1.0e9      /* CUDA context, cuBLAS/NCCL workspaces */
@@ -53,6 +54,11 @@ void train_memory(const struct train_geom *g, const struct llmsim_model *m,
 		  const struct llmsim_gpu *gpu, const struct llmsim_train_cfg *c,
 		  int64_t microbatches, struct llmsim_train_mem *mem);
 
+/* A graph node priced: its time, model FLOPs and link bytes, its count in. */
+struct train_priced {
+	double t, flops, link_bytes;
+};
+
 /* Op price cache entry. */
 struct price_slot {
 	struct llmsim_op op;
@@ -71,6 +77,9 @@ struct llmsim_train_ctx {
 	 * the step is priced at the burst clock, else the step's tensor
 	 * intensity (op.load_rho), busy throughout (load_duty 1) */
 	double load_rho;
+	/* the graph being walked (walk.c) and its nodes' prices */
+	struct llmsim_graph graph;
+	struct train_priced priced[LLMSIM_GRAPH_MAX];
 };
 
 /* Price an op through llmsim_predict, once per distinct op. */
@@ -79,16 +88,10 @@ struct price {
 };
 int train_price(struct llmsim_train_ctx *ctx, const struct llmsim_op *op, struct price *out,
 		struct llmsim_err *err);
-/* A training collective of bytes per rank over gpus ranks on nodes nodes
- * (NCCL's tree spans nodes; inside one node it runs rings). */
-void train_coll_op(struct llmsim_op *op, enum llmsim_coll_kind kind, double bytes, int gpus,
-		   int nodes);
 
-/* Nodes a group of `size` ranks, `stride` ranks apart, spans. */
-int train_group_nodes(int gpus_per_node, int size, int stride);
-
-/* Costs of one layer for one micro-batch on one GPU (depends on tp, cp,
- * ep, micro-batch, seq, attention impl, dtype, lora, sp, imbalance). */
+/* Costs of one section of the graph (a layer, the embedding, the head) for
+ * one micro-batch on one GPU (depends on tp, cp, ep, micro-batch, seq,
+ * attention impl, dtype, lora, sp, imbalance), summed by walk.c. */
 struct layer_cost {
 	double fwd_s, bwd_s;          /* kernels (bwd without recompute) */
 	double attn_core_fwd_s;       /* selective recompute re-runs this */

@@ -1,0 +1,831 @@
+/*
+ * graph.c - the op graph of one model step (see graph.h).
+ *
+ * Shapes, with T the tokens of the step on this rank (training:
+ * micro_batch * seq / cp; inference: every new token), t = tp, h hidden,
+ * a = heads / t, kv = KV heads / t (1 each when there are fewer than t:
+ * they are replicated), d head_dim, f the MLP width:
+ *   QKV   gemm m=T n=(a + 2 kv) d k=h          (column-parallel)
+ *   O     gemm m=T n=h k=a d                   (row-parallel)
+ *   MLP   gemm m=T n=2f/t (gated) or f/t k=h; down m=T n=h k=f/t
+ * A linear layer Y = X W trains as three GEMMs: forward (T, out, in), the
+ * data gradient dX = dY W^T (T, in, out) and the weight gradient dW = X^T dY
+ * (in, out, T); LoRA drops the frozen base's weight gradient and adds the
+ * adapters' A (in -> r) and B (r -> out). Norms and residuals run on the
+ * T/t tokens of a rank under sequence parallelism. Training attention is
+ * over whole sequences, 1/cp of it on each CP rank (the load-balanced
+ * ring); inference runs one attention kernel per prefill chunk shape and
+ * one decode kernel over the decoding sequences.
+ *
+ * MLA (DeepSeek-V2/V3): the query down-projection q_a (h -> q_lora) with
+ * its norm and up-projection q_b, the KV down-projection kv_a (h ->
+ * kv_lora + rope) with its norm; training and prefill up-project the
+ * latent for every key (kv_b), decode absorbs W_UK into the query and W_UV
+ * into the output (batched per-head GEMMs) and attends over the latent.
+ *
+ * MoE: the router and its softmax, the all-to-all dispatch and combine
+ * around the routed experts of this rank (a grouped GEMM over the experts
+ * the tokens touch, each with its mean share of the slots; with an
+ * imbalance above 1 the busiest expert apart at that many times the mean),
+ * then the shared experts.
+ */
+#include "graph.h"
+
+#include <math.h>
+#include <string.h>
+
+void llmsim_graph_cfg_init(struct llmsim_graph_cfg *c)
+{
+	memset(c, 0, sizeof *c);
+	c->work = LLMSIM_WORK_INFER;
+	c->tp = c->cp = c->ep = 1;
+	c->tp_nodes = c->ep_nodes = c->cp_nodes = c->pp_nodes = 1;
+	c->math = c->weights = c->act = c->kv = LLMSIM_DT_BF16;
+	c->attn = LLMSIM_ATTN_FLASH2;
+	c->decode = LLMSIM_DEC_PAGED;
+	c->block_size = 16;
+	c->micro_batch = 1;
+	c->seq = 4096;
+	c->moe_imbalance = 1;
+	c->q_len = 1;
+}
+
+enum llmsim_dtype llmsim_graph_act_dtype(enum llmsim_dtype dt)
+{
+	switch (dt) {
+	case LLMSIM_DT_FP8:
+	case LLMSIM_DT_INT8:
+	case LLMSIM_DT_FP4:
+	case LLMSIM_DT_INT4:
+		return LLMSIM_DT_BF16;
+	default:
+		return dt;
+	}
+}
+
+void llmsim_graph_coll_op(struct llmsim_op *op, enum llmsim_coll_kind kind, double bytes,
+			  int gpus, int nodes, enum llmsim_dtype dt)
+{
+	memset(op, 0, sizeof *op);
+	op->kind = LLMSIM_OP_COLLECTIVE;
+	op->dtype = dt;
+	op->u.coll.kind = kind;
+	op->u.coll.bytes = bytes;
+	op->u.coll.gpus = gpus;
+	op->u.coll.nodes = nodes > 0 ? nodes : 1;
+	op->u.coll.algo = LLMSIM_ALGO_AUTO;
+}
+
+int llmsim_group_nodes(int gpus_per_node, int size, int stride)
+{
+	if (size <= 1)
+		return 1;
+	if (gpus_per_node < 1)
+		gpus_per_node = 1;
+	int64_t span = (int64_t)size * stride;
+	if (span <= gpus_per_node)
+		return 1;
+	if (stride >= gpus_per_node)
+		return size;
+	return (int)(span / gpus_per_node);
+}
+
+int llmsim_graph_dropout(const struct llmsim_model *m)
+{
+	return m->linear_bias || m->norm == LLMSIM_NORM_LAYER;
+}
+
+double llmsim_graph_experts_touched(int64_t n, int top_k, int experts, int local)
+{
+	if (n <= 0 || experts <= 0)
+		return 0;
+	/* a given expert is missed by one token with probability 1 - k/E */
+	double miss = 1.0 - (double)top_k / experts;
+	return local * (1.0 - pow(miss, (double)n));
+}
+
+int64_t llmsim_graph_tokens(const struct llmsim_graph_cfg *c)
+{
+	if (c->work == LLMSIM_WORK_TRAIN)
+		return c->cp > 0 ? c->micro_batch * c->seq / c->cp : 0;
+	int64_t n = c->decode_seqs * (c->q_len > 0 ? c->q_len : 1);
+	for (int i = 0; i < c->nprefill; i++)
+		n += c->prefill[i].tokens * c->prefill[i].count;
+	return n;
+}
+
+static const char *const sec_names[LLMSIM_SEC_COUNT] = {
+	[LLMSIM_SEC_PRE] = "pre", [LLMSIM_SEC_DENSE] = "dense", [LLMSIM_SEC_MOE] = "moe",
+	[LLMSIM_SEC_POST] = "post", [LLMSIM_SEC_P2P] = "p2p",
+};
+static const char *const phase_names[LLMSIM_PH_COUNT] = {
+	[LLMSIM_PH_FWD] = "fwd", [LLMSIM_PH_BWD] = "bwd", [LLMSIM_PH_RECOMPUTE] = "recompute",
+};
+static const char *const cat_names[LLMSIM_BYTES_CAT_COUNT] = {
+	[LLMSIM_BYTES_WEIGHTS] = "weights", [LLMSIM_BYTES_KV] = "kv",
+	[LLMSIM_BYTES_ACT] = "activations",
+};
+
+const char *llmsim_gsec_name(enum llmsim_gsec s)
+{
+	return (unsigned)s < LLMSIM_SEC_COUNT ? sec_names[s] : "?";
+}
+
+const char *llmsim_gphase_name(enum llmsim_gphase p)
+{
+	return (unsigned)p < LLMSIM_PH_COUNT ? phase_names[p] : "?";
+}
+
+const char *llmsim_byte_cat_name(enum llmsim_byte_cat c)
+{
+	return (unsigned)c < LLMSIM_BYTES_CAT_COUNT ? cat_names[c] : "?";
+}
+
+int llmsim_graph_price(const struct llmsim_gpu *gpu, const struct llmsim_gnode *n,
+		       double load_duty, double load_rho, struct llmsim_pred *p,
+		       struct llmsim_err *err)
+{
+	struct llmsim_op op = n->op;
+	op.load_duty = load_duty;
+	op.load_rho = load_rho;
+	return llmsim_predict(gpu, &op, p, err);
+}
+
+/* ---- the builder ---- */
+
+struct bld {
+	const struct llmsim_model *m;
+	const struct llmsim_graph_cfg *c;
+	struct llmsim_graph *g;
+	int train;
+	enum llmsim_gsec sec;
+	unsigned part;              /* of the nodes being added */
+	int64_t T, Tsp;             /* tokens of the step; of norms and residuals */
+	double flops_scale;
+	enum llmsim_ew_kind norm;
+	int pending[4], npending;   /* a column point's backward collectives, waiting for
+				     * the first weight gradient after the point */
+	char prefix[24];            /* of the names of the FFN being added */
+};
+
+/* dst = a b c, cut to size (names are built on the planners' hot path:
+ * no printf) */
+static void cat3(char *dst, size_t size, const char *a, const char *b, const char *c)
+{
+	size_t n = 0;
+	for (const char *s[3] = {a, b, c}, **p = s; p < s + 3; p++)
+		for (const char *q = *p; q && *q && n + 1 < size; q++)
+			dst[n++] = *q;
+	dst[n] = 0;
+}
+
+/* A node of the current section and part, or NULL when the config leaves
+ * them out. */
+static struct llmsim_gnode *add(struct bld *b, const char *name, enum llmsim_gphase ph,
+				enum llmsim_op_kind kind, enum llmsim_byte_cat cat, unsigned role)
+{
+	const struct llmsim_graph_cfg *c = b->c;
+	if ((c->sections && !(c->sections & (1u << b->sec))) || (c->parts && !(c->parts & b->part)))
+		return NULL;
+	struct llmsim_graph *g = b->g;
+	LLMSIM_ASSERT(g->n < LLMSIM_GRAPH_MAX);
+	struct llmsim_gnode *n = &g->node[g->n++];
+	/* every field set: the op zeroed whole (it is a price-cache key,
+	 * compared and hashed as bytes), the rest assigned */
+	cat3(n->name, sizeof n->name, b->prefix, name, NULL);
+	n->sec = b->sec;
+	n->phase = ph;
+	n->chunk = LLMSIM_CHUNK_ALL;
+	n->cat = cat;
+	n->part = b->part;
+	n->role = role;
+	n->tp = LLMSIM_TP_NONE;
+	n->hides = -1;
+	n->count = 1;
+	n->flops_scale = b->flops_scale;
+	memset(&n->op, 0, sizeof n->op);
+	n->op.kind = kind;
+	n->op.dtype = c->act;
+	return n;
+}
+
+static int idx(const struct bld *b, const struct llmsim_gnode *n)
+{
+	return (int)(n - b->g->node);
+}
+
+/* One GEMM node (m, n, k, batch); quantized: in the linear layers' math and
+ * weight types, else the activation type. */
+static struct llmsim_gnode *gemm(struct bld *b, const char *name, enum llmsim_gphase ph,
+				 int64_t m, int64_t n, int64_t k, int64_t batch, int quantized,
+				 unsigned role)
+{
+	if (m < 1 || n < 1 || k < 1 || batch < 1)
+		return NULL;
+	struct llmsim_gnode *x = add(b, name, ph, LLMSIM_OP_GEMM, LLMSIM_BYTES_WEIGHTS, role);
+	if (!x)
+		return NULL;
+	x->op.dtype = quantized ? b->c->math : b->c->act;
+	x->op.u.gemm.b_dtype = quantized ? b->c->weights : b->c->act;
+	x->op.u.gemm.m = m, x->op.u.gemm.n = n, x->op.u.gemm.k = k;
+	x->op.u.gemm.batch = batch;
+	if ((role & LLMSIM_GN_WGRAD) && b->npending) {
+		/* the column point's backward collectives overlap the first
+		 * weight gradient after it (Megatron's async TP all-reduce) */
+		for (int i = 0; i < b->npending; i++)
+			b->g->node[b->pending[i]].hides = idx(b, x);
+		b->npending = 0;
+	}
+	return x;
+}
+
+/* A GEMM of a linear layer and, in training, its data gradient and (when
+ * trained) its weight gradient. */
+static void gemm_fb(struct bld *b, const char *name, int64_t T, int64_t out, int64_t in,
+		    int64_t batch, int quantized, int trained, unsigned role)
+{
+	char nm[48];
+	gemm(b, name, LLMSIM_PH_FWD, T, out, in, batch, quantized, role);
+	if (!b->train)
+		return;
+	cat3(nm, sizeof nm, name, ".dgrad", NULL);
+	gemm(b, nm, LLMSIM_PH_BWD, T, in, out, batch, quantized, role);
+	if (trained) {
+		cat3(nm, sizeof nm, name, ".wgrad", NULL);
+		gemm(b, nm, LLMSIM_PH_BWD, in, out, T, batch, quantized,
+		     (role & ~LLMSIM_GN_LINEAR) | LLMSIM_GN_WGRAD);
+	}
+}
+
+/* A linear layer of the model (out x in on T tokens), with its LoRA
+ * adapter when `lora` and the config trains adapters. */
+static void linear(struct bld *b, const char *name, int64_t T, int64_t out, int64_t in,
+		   int lora)
+{
+	int lr = b->train ? b->c->lora_rank : 0;
+	char nm[48];
+	gemm_fb(b, name, T, out, in, 1, 1, lr == 0, LLMSIM_GN_LINEAR);
+	if (lr > 0 && lora) {
+		cat3(nm, sizeof nm, name, ".lora_a", NULL);
+		gemm_fb(b, nm, T, lr, in, 1, 1, 1, LLMSIM_GN_LINEAR | LLMSIM_GN_LORA);
+		cat3(nm, sizeof nm, name, ".lora_b", NULL);
+		gemm_fb(b, nm, T, out, lr, 1, 1, 1, LLMSIM_GN_LINEAR | LLMSIM_GN_LORA);
+	}
+}
+
+static struct llmsim_gnode *ew1(struct bld *b, const char *name, enum llmsim_gphase ph,
+				enum llmsim_ew_kind kind, int64_t tokens, int64_t hidden,
+				enum llmsim_byte_cat cat, int strided, unsigned role)
+{
+	if (tokens < 1 || hidden < 1)
+		return NULL;
+	struct llmsim_gnode *x = add(b, name, ph, LLMSIM_OP_ELEMENTWISE, cat, role);
+	if (!x)
+		return NULL;
+	x->op.u.ew.kind = kind;
+	x->op.u.ew.tokens = tokens;
+	x->op.u.ew.hidden = hidden;
+	x->op.u.ew.pass = ph == LLMSIM_PH_BWD ? LLMSIM_PASS_BWD : LLMSIM_PASS_FWD;
+	x->op.u.ew.strided = strided;
+	return x;
+}
+
+/* An element-wise op, and its backward in training. */
+static void ew(struct bld *b, const char *name, enum llmsim_ew_kind kind, int64_t tokens,
+	       int64_t hidden, enum llmsim_byte_cat cat, int strided, unsigned role)
+{
+	ew1(b, name, LLMSIM_PH_FWD, kind, tokens, hidden, cat, strided, role);
+	if (b->train)
+		ew1(b, name, LLMSIM_PH_BWD, kind, tokens, hidden, cat, strided, role);
+}
+
+static struct llmsim_gnode *coll(struct bld *b, const char *name, enum llmsim_gphase ph,
+				 enum llmsim_coll_kind kind, double bytes, int gpus, int nodes,
+				 unsigned role)
+{
+	if (gpus <= 1 || !(bytes > 0))
+		return NULL;
+	struct llmsim_gnode *x = add(b, name, ph, LLMSIM_OP_COLLECTIVE, LLMSIM_BYTES_ACT, role);
+	if (x)
+		llmsim_graph_coll_op(&x->op, kind, bytes, gpus, nodes, b->c->act);
+	return x;
+}
+
+/* A TP point over `bytes` of activations (see graph.h). A column point's
+ * backward collective is hidden by the next weight gradient. */
+static void tp_point(struct bld *b, double bytes, enum llmsim_tp_point pt)
+{
+	const struct llmsim_graph_cfg *c = b->c;
+	b->npending = 0;
+	if (c->tp <= 1)
+		return;
+	static const char *const names[LLMSIM_COLL_COUNT] = {
+		[LLMSIM_COLL_ALLREDUCE] = "tp_allreduce", [LLMSIM_COLL_ALLGATHER] = "tp_allgather",
+		[LLMSIM_COLL_REDUCESCATTER] = "tp_reducescatter",
+	};
+	int sp = b->train && c->sp;
+	enum llmsim_coll_kind fwd = LLMSIM_COLL_COUNT, bwd = LLMSIM_COLL_COUNT;
+	if (pt == LLMSIM_TP_COL) {
+		fwd = sp ? LLMSIM_COLL_ALLGATHER : LLMSIM_COLL_COUNT;
+		bwd = sp ? LLMSIM_COLL_REDUCESCATTER : LLMSIM_COLL_ALLREDUCE;
+	} else {
+		fwd = sp ? LLMSIM_COLL_REDUCESCATTER : LLMSIM_COLL_ALLREDUCE;
+		bwd = sp ? LLMSIM_COLL_ALLGATHER : LLMSIM_COLL_COUNT;
+	}
+	struct llmsim_gnode *x;
+	if (fwd != LLMSIM_COLL_COUNT &&
+	    (x = coll(b, names[fwd], LLMSIM_PH_FWD, fwd, bytes, c->tp, c->tp_nodes, LLMSIM_GN_TP)))
+		x->tp = pt;
+	if (b->train && bwd != LLMSIM_COLL_COUNT &&
+	    (x = coll(b, names[bwd], LLMSIM_PH_BWD, bwd, bytes, c->tp, c->tp_nodes, LLMSIM_GN_TP))) {
+		x->tp = pt;
+		if (pt == LLMSIM_TP_COL)
+			b->pending[b->npending++] = idx(b, x);
+	}
+}
+
+static int wide(enum llmsim_dtype dt)
+{
+	return dt == LLMSIM_DT_FP32 || dt == LLMSIM_DT_TF32 || dt == LLMSIM_DT_FP64;
+}
+
+/* The attention core: training's over whole sequences (fwd and bwd, 1/cp
+ * of it here, the CP ring beside it), or inference's per prefill chunk
+ * and over the decoding sequences. qk/v: head dims; kvh: KV heads here. */
+static void attention(struct bld *b, int64_t a, int64_t kvh, int64_t qk, int64_t v)
+{
+	const struct llmsim_model *m = b->m;
+	const struct llmsim_graph_cfg *c = b->c;
+	/* FlashAttention has no kernels for wide types: they run unfused */
+	enum llmsim_attn_impl impl = wide(c->act) ? LLMSIM_ATTN_NAIVE : c->attn;
+	unsigned save = b->part;
+	b->part = LLMSIM_PART_ATTN;
+	if (b->train) {
+		struct llmsim_gnode *f = NULL, *k = NULL;
+		for (int p = 0; p < 2; p++) {
+			struct llmsim_gnode *x = add(b, "attention", p ? LLMSIM_PH_BWD : LLMSIM_PH_FWD,
+						     LLMSIM_OP_ATTENTION, LLMSIM_BYTES_KV,
+						     LLMSIM_GN_ATTN);
+			if (!x)
+				continue;
+			x->op.u.attn.impl = impl;
+			x->op.u.attn.batch = c->micro_batch;
+			x->op.u.attn.heads = a;
+			x->op.u.attn.kv_heads = kvh;
+			x->op.u.attn.seq = x->op.u.attn.kv_seq = c->seq;
+			x->op.u.attn.head_dim = qk;
+			x->op.u.attn.v_head_dim = v;
+			x->op.u.attn.causal = 1;
+			x->op.u.attn.pass = p ? LLMSIM_PASS_BWD : LLMSIM_PASS_FWD;
+			x->count = 1.0 / c->cp;
+			*(p ? &k : &f) = x;
+		}
+		/* unfused attention with dropout: a dropout kernel over the a x
+		 * s x s probabilities (Megatron's fused scale-mask-softmax
+		 * leaves it out); selective recomputation re-runs it */
+		if (impl == LLMSIM_ATTN_NAIVE && llmsim_graph_dropout(m))
+			ew(b, "attn_dropout", LLMSIM_EW_MUL, c->micro_batch * a * c->seq / c->cp,
+			   c->seq, LLMSIM_BYTES_ACT, 0, LLMSIM_GN_ATTN);
+		if (c->cp > 1) {
+			/* ring: cp - 1 KV blocks each way, beside the attention:
+			 * K and V forward, with their gradients backward */
+			double kv_dim = m->has_mla ? (double)a * (qk + v) : 2.0 * kvh * qk;
+			double blk = (double)c->micro_batch * (c->seq / c->cp) * kv_dim *
+				     llmsim_dtype_bytes(c->act);
+			struct llmsim_gnode *x;
+			if ((x = coll(b, "cp_ring", LLMSIM_PH_FWD, LLMSIM_COLL_SENDRECV, blk, 2,
+				      c->cp_nodes, LLMSIM_GN_CP))) {
+				x->count = c->cp - 1;
+				x->hides = f ? idx(b, f) : -1;
+			}
+			if ((x = coll(b, "cp_ring", LLMSIM_PH_BWD, LLMSIM_COLL_SENDRECV, 2 * blk, 2,
+				      c->cp_nodes, LLMSIM_GN_CP))) {
+				x->count = c->cp - 1;
+				x->hides = k ? idx(b, k) : -1;
+			}
+		}
+		b->part = save;
+		return;
+	}
+	for (int i = 0; i < c->nprefill; i++) {
+		const struct llmsim_prefill_chunk *ch = &c->prefill[i];
+		if (ch->tokens <= 0 || ch->count <= 0)
+			continue;
+		struct llmsim_gnode *x = add(b, "attention", LLMSIM_PH_FWD, LLMSIM_OP_ATTENTION,
+					     LLMSIM_BYTES_KV, LLMSIM_GN_ATTN);
+		if (!x)
+			continue;
+		x->chunk = i;
+		x->op.u.attn.impl = impl;
+		x->op.u.attn.batch = ch->count;
+		x->op.u.attn.heads = a;
+		x->op.u.attn.kv_heads = kvh;
+		x->op.u.attn.seq = ch->tokens;
+		x->op.u.attn.kv_seq = ch->context + ch->tokens;
+		x->op.u.attn.head_dim = qk;
+		x->op.u.attn.v_head_dim = v;
+		x->op.u.attn.causal = 1;
+		x->op.u.attn.pass = LLMSIM_PASS_FWD;
+	}
+	struct llmsim_gnode *x = c->decode_seqs > 0 ? add(b, "attention", LLMSIM_PH_FWD,
+							  LLMSIM_OP_DECODE, LLMSIM_BYTES_KV,
+							  LLMSIM_GN_ATTN)
+						    : NULL;
+	if (x) {
+		enum llmsim_decode_impl di = wide(c->act) ? LLMSIM_DEC_NAIVE : c->decode;
+		x->chunk = LLMSIM_CHUNK_DECODE;
+		x->op.u.dec.impl = di;
+		x->op.u.dec.batch = c->decode_seqs;
+		x->op.u.dec.heads = a;
+		x->op.u.dec.kv_heads = kvh;
+		x->op.u.dec.kv_len = (int64_t)llround(fmax(1.0, c->decode_kv_len));
+		x->op.u.dec.head_dim = qk;
+		x->op.u.dec.q_len = c->q_len > 0 ? c->q_len : 1;
+		x->op.u.dec.block_size = di == LLMSIM_DEC_PAGED ? c->block_size : 0;
+		x->op.u.dec.kv_dtype = c->kv;
+		x->op.u.dec.mla_absorbed = 1; /* the spec's default; MLA only */
+		if (m->has_mla) {
+			/* the decode op's MLA form: one latent "head", head_dim
+			 * the no-rope part of the absorbed query */
+			x->op.u.dec.kv_heads = 1;
+			x->op.u.dec.head_dim = m->mla.qk_nope_head_dim;
+			x->op.u.dec.kv_lora_rank = m->mla.kv_lora_rank;
+			x->op.u.dec.rope_dim = m->mla.qk_rope_head_dim;
+		}
+	}
+	b->part = save;
+}
+
+/* Keys of the step's prefill chunks (their context and new tokens). */
+static int64_t prefill_keys(const struct llmsim_graph_cfg *c)
+{
+	int64_t t = 0;
+	for (int i = 0; i < c->nprefill; i++)
+		t += c->prefill[i].count * (c->prefill[i].context + c->prefill[i].tokens);
+	return t;
+}
+
+/* RoPE over `width` (q and k heads of T tokens): one kernel, or plain
+ * PyTorch's seven (see struct llmsim_lowering). */
+static void rope(struct bld *b, int64_t width)
+{
+	if (b->m->position != LLMSIM_POS_ROPE)
+		return;
+	if (!b->c->lower.torch || width % 2) {
+		ew(b, "rope", LLMSIM_EW_ROPE, b->T, width, LLMSIM_BYTES_ACT, 0, 0);
+		return;
+	}
+	/* x1*cos, x2*sin (strided halves), x1*cos - x2*sin; x2*cos, x1*sin,
+	 * their sum; the concatenation. A broadcast multiply by a cos/sin
+	 * table reads one tensor and writes one: a copy's traffic. */
+	static const struct {
+		enum llmsim_ew_kind kind;
+		int half, strided;
+	} k[7] = {{LLMSIM_EW_COPY, 1, 1}, {LLMSIM_EW_COPY, 1, 1}, {LLMSIM_EW_ADD, 1, 0},
+		  {LLMSIM_EW_COPY, 1, 1}, {LLMSIM_EW_COPY, 1, 1}, {LLMSIM_EW_ADD, 1, 0},
+		  {LLMSIM_EW_COPY, 0, 0}};
+	for (int i = 0; i < 7; i++)
+		ew(b, "rope", k[i].kind, b->T, k[i].half ? width / 2 : width, LLMSIM_BYTES_ACT,
+		   k[i].strided, 0);
+}
+
+/* The step's K and V (`width` per token) into the cache: one kernel
+ * (vLLM's reshape_and_cache), or two copies of strided views. */
+static void kv_write(struct bld *b, int64_t width, int separate)
+{
+	if (b->train)
+		return;
+	if (b->c->lower.torch && separate) {
+		ew(b, "kv_write", LLMSIM_EW_COPY, b->T, width / 2, LLMSIM_BYTES_KV, 1,
+		   LLMSIM_GN_KV_WRITE);
+		ew(b, "kv_write", LLMSIM_EW_COPY, b->T, width / 2, LLMSIM_BYTES_KV, 1,
+		   LLMSIM_GN_KV_WRITE);
+		return;
+	}
+	ew(b, "kv_write", LLMSIM_EW_COPY, b->T, width, LLMSIM_BYTES_KV, 0, LLMSIM_GN_KV_WRITE);
+}
+
+static void attn_gqa(struct bld *b)
+{
+	const struct llmsim_model *m = b->m;
+	const struct llmsim_graph_cfg *c = b->c;
+	int64_t t = c->tp, h = m->hidden, d = m->head_dim, T = b->T;
+	int64_t a = m->heads / t, kv = m->kv_heads >= t ? m->kv_heads / t : 1;
+	if (c->lower.split_qkv) {
+		linear(b, "q_proj", T, a * d, h, 1);
+		linear(b, "k_proj", T, kv * d, h, 1);
+		linear(b, "v_proj", T, kv * d, h, 1);
+	} else {
+		linear(b, "qkv_proj", T, (a + 2 * kv) * d, h, 1);
+	}
+	b->npending = 0;
+	rope(b, (a + kv) * d);
+	kv_write(b, 2 * kv * d, 1);
+	if (c->lower.gqa_expand && kv < a && !b->train) {
+		ew(b, "kv_expand", LLMSIM_EW_COPY, T, a * d, LLMSIM_BYTES_ACT, 0, 0);
+		ew(b, "kv_expand", LLMSIM_EW_COPY, T, a * d, LLMSIM_BYTES_ACT, 0, 0);
+	}
+	attention(b, a, kv, d, 0);
+	linear(b, "o_proj", T, h, a * d, 1);
+}
+
+static void attn_mla(struct bld *b)
+{
+	const struct llmsim_model *m = b->m;
+	const struct llmsim_graph_cfg *c = b->c;
+	const struct llmsim_mla *x = &m->mla;
+	int64_t t = c->tp, h = m->hidden, T = b->T, a = m->heads / t;
+	int64_t dn = x->qk_nope_head_dim, dr = x->qk_rope_head_dim, dq = dn + dr;
+	int64_t dv = x->v_head_dim, r = x->kv_lora_rank, qr = x->q_lora_rank;
+	if (b->train) {
+		/* Megatron: q and kv down-projections as two linears */
+		if (qr > 0) {
+			linear(b, "q_a_proj", T, qr, h, 1);
+			ew(b, "q_norm", b->norm, T, qr, LLMSIM_BYTES_ACT, 0, 0);
+			linear(b, "q_b_proj", T, a * dq, qr, 0);
+		} else {
+			linear(b, "q_proj", T, a * dq, h, 1);
+		}
+		linear(b, "kv_a_proj", T, r + dr, h, 1);
+		ew(b, "kv_norm", b->norm, T, r, LLMSIM_BYTES_ACT, 0, 0);
+		linear(b, "kv_b_proj", T, a * (dn + dv), r, 0);
+		b->npending = 0;
+		rope(b, (a + 1) * dr);
+		attention(b, a, a, dq, dv);
+		linear(b, "o_proj", T, h, a * dv, 1);
+		return;
+	}
+	/* serving: the two down-projections in one GEMM (vLLM's
+	 * fused_qkv_a_proj), unless plain PyTorch runs them */
+	int fuse = !c->lower.torch;
+	if (qr > 0) {
+		if (fuse) {
+			linear(b, "qkv_a_proj", T, qr + r + dr, h, 0);
+		} else {
+			linear(b, "q_a_proj", T, qr, h, 0);
+			linear(b, "kv_a_proj", T, r + dr, h, 0);
+		}
+		ew(b, "q_norm", b->norm, T, qr, LLMSIM_BYTES_ACT, 0, 0);
+		linear(b, "q_b_proj", T, a * dq, qr, 0);
+	} else if (fuse) {
+		linear(b, "qkv_a_proj", T, a * dq + r + dr, h, 0);
+	} else {
+		linear(b, "q_proj", T, a * dq, h, 0);
+		linear(b, "kv_a_proj", T, r + dr, h, 0);
+	}
+	ew(b, "kv_norm", b->norm, T, r, LLMSIM_BYTES_ACT, 0, 0);
+	rope(b, (a + 1) * dr);
+	kv_write(b, r + dr, 0);
+	/* per context: prefill up-projects every key's latent; decode
+	 * absorbs the up-projections into the query and the output */
+	unsigned save = b->part;
+	b->part = LLMSIM_PART_ATTN;
+	int64_t keys = prefill_keys(c), nd = c->decode_seqs * (c->q_len > 0 ? c->q_len : 1);
+	if (keys > 0)
+		linear(b, "kv_b_proj", keys, a * (dn + dv), r, 0);
+	if (nd > 0)
+		gemm(b, "q_absorb", LLMSIM_PH_FWD, nd, r, dn, a, 0, 0);
+	attention(b, a, a, dq, dv);
+	b->part = LLMSIM_PART_ATTN;
+	if (nd > 0)
+		gemm(b, "o_absorb", LLMSIM_PH_FWD, nd, dv, r, a, 0, 0);
+	b->part = save;
+	linear(b, "o_proj", T, h, a * dv, 0);
+}
+
+/* An MLP of width w (already this rank's) on T tokens, over `batch`
+ * experts when batch > 1; `trained`: weight gradients. */
+static void ffn(struct bld *b, int64_t T, int64_t w, int64_t batch, unsigned role)
+{
+	const struct llmsim_model *m = b->m;
+	int64_t h = m->hidden;
+	int trained = b->train && b->c->lora_rank == 0;
+	int gated = m->mlp == LLMSIM_MLP_GATED;
+	int torch = b->c->lower.torch;
+	if (gated && b->c->lower.split_gate_up) {
+		gemm_fb(b, "gate_proj", T, w, h, batch, 1, trained, role);
+		gemm_fb(b, "up_proj", T, w, h, batch, 1, trained, role);
+	} else {
+		gemm_fb(b, gated ? "gate_up_proj" : "up_proj", T, (gated ? 2 : 1) * w, h, batch, 1,
+			trained, role);
+	}
+	if (gated && torch) {
+		/* SiLU, then the product, on the strided halves of gate_up */
+		ew(b, "silu_mul", LLMSIM_EW_SILU, T * batch, w, LLMSIM_BYTES_ACT,
+		   !b->c->lower.split_gate_up, role & ~LLMSIM_GN_LINEAR);
+		ew(b, "silu_mul", LLMSIM_EW_MUL, T * batch, w, LLMSIM_BYTES_ACT,
+		   !b->c->lower.split_gate_up, role & ~LLMSIM_GN_LINEAR);
+	} else {
+		/* a gated MLP's activation and product in one kernel (priced as
+		 * SwiGLU's whatever the activation); a plain one's activation */
+		enum llmsim_ew_kind act = gated ? LLMSIM_EW_SILU_MUL
+					 : m->activation == LLMSIM_ACT_SILU ? LLMSIM_EW_SILU
+					 : m->activation == LLMSIM_ACT_RELU ? LLMSIM_EW_RELU
+									    : LLMSIM_EW_GELU;
+		ew(b, llmsim_ew_kind_name(act), act, T * batch, w, LLMSIM_BYTES_ACT, 0,
+		   role & ~LLMSIM_GN_LINEAR);
+	}
+	gemm_fb(b, "down_proj", T, h, w, batch, 1, trained, role);
+}
+
+/* The routed experts of this rank (see the file comment). */
+static void experts(struct bld *b)
+{
+	const struct llmsim_model *m = b->m;
+	const struct llmsim_graph_cfg *c = b->c;
+	const struct llmsim_moe *x = &m->moe;
+	int64_t T = b->T;
+	int ep = c->ep, local = x->experts / ep;
+	/* tokens the EP group routes, and the slots of this rank's experts */
+	double group = c->ep_in_tp ? (double)T : (double)T * ep;
+	double slots = group * x->top_k / ep;
+	int64_t w = c->ep_in_tp ? (int64_t)x->expert_intermediate * ep / c->tp
+				: x->expert_intermediate / c->tp;
+	int64_t touched = (int64_t)llround(
+		fmax(1.0, llmsim_graph_experts_touched((int64_t)group, x->top_k, x->experts, local)));
+	double mean = slots / touched;
+	int64_t per = (int64_t)ceil(mean);
+	int64_t busiest = (int64_t)ceil(mean * (c->moe_imbalance > 1 ? c->moe_imbalance : 1));
+	if (per < 1)
+		per = 1;
+	if (busiest < per)
+		busiest = per;
+	double save = b->flops_scale;
+	cat3(b->prefix, sizeof b->prefix, "experts.", NULL, NULL);
+	if (busiest == per || touched == 1) {
+		b->flops_scale = mean / per;
+		if (touched == 1)
+			per = busiest, b->flops_scale = mean / busiest;
+		ffn(b, per, w, touched, LLMSIM_GN_EXPERT | LLMSIM_GN_LINEAR);
+	} else {
+		/* the busiest expert apart, at imbalance x the mean */
+		b->flops_scale = touched * mean / ((double)(touched - 1) * per + busiest);
+		ffn(b, per, w, touched - 1, LLMSIM_GN_EXPERT | LLMSIM_GN_LINEAR);
+		cat3(b->prefix, sizeof b->prefix, "experts.busiest.", NULL, NULL);
+		ffn(b, busiest, w, 1, LLMSIM_GN_EXPERT | LLMSIM_GN_LINEAR);
+	}
+	b->prefix[0] = 0;
+	b->flops_scale = save;
+}
+
+static void moe(struct bld *b)
+{
+	const struct llmsim_model *m = b->m;
+	const struct llmsim_graph_cfg *c = b->c;
+	const struct llmsim_moe *x = &m->moe;
+	int64_t T = b->T, h = m->hidden;
+	int trained = b->train && c->lora_rank == 0;
+	double ab = llmsim_dtype_bytes(c->act);
+	gemm_fb(b, "router", T, x->experts, h, 1, 0, trained, 0);
+	ew(b, "router_softmax", LLMSIM_EW_SOFTMAX, T, x->experts, LLMSIM_BYTES_ACT, 0, 0);
+	/* each rank dispatches its tokens' slots: in training its own tokens
+	 * (1/tp of them under SP), in serving 1/ep of the tokens all hold */
+	double disp = c->ep_in_tp ? (double)T * x->top_k / c->ep
+				  : (double)T * x->top_k / (c->sp && c->tp > 1 ? c->tp : 1);
+	double bytes = disp * h * ab;
+	coll(b, "ep_dispatch", LLMSIM_PH_FWD, LLMSIM_COLL_ALLTOALL, bytes, c->ep, c->ep_nodes,
+	     LLMSIM_GN_EP);
+	experts(b);
+	coll(b, "ep_combine", LLMSIM_PH_FWD, LLMSIM_COLL_ALLTOALL, bytes, c->ep, c->ep_nodes,
+	     LLMSIM_GN_EP);
+	if (b->train) {
+		coll(b, "ep_combine", LLMSIM_PH_BWD, LLMSIM_COLL_ALLTOALL, bytes, c->ep,
+		     c->ep_nodes, LLMSIM_GN_EP);
+		coll(b, "ep_dispatch", LLMSIM_PH_BWD, LLMSIM_COLL_ALLTOALL, bytes, c->ep,
+		     c->ep_nodes, LLMSIM_GN_EP);
+	}
+	if (x->shared_experts > 0) {
+		cat3(b->prefix, sizeof b->prefix, "shared.", NULL, NULL);
+		ffn(b, T, (int64_t)x->shared_experts * x->expert_intermediate / c->tp, 1,
+		    LLMSIM_GN_LINEAR);
+		b->prefix[0] = 0;
+	}
+}
+
+static void layer(struct bld *b, enum llmsim_gsec sec)
+{
+	const struct llmsim_model *m = b->m;
+	const struct llmsim_graph_cfg *c = b->c;
+	double act_bytes = (double)b->T * m->hidden * llmsim_dtype_bytes(c->act);
+	b->sec = sec;
+	b->part = LLMSIM_PART_BODY;
+	ew(b, "attn_norm", b->norm, b->Tsp, m->hidden, LLMSIM_BYTES_ACT, 0, 0);
+	tp_point(b, act_bytes, LLMSIM_TP_COL);
+	if (m->has_mla)
+		attn_mla(b);
+	else
+		attn_gqa(b);
+	tp_point(b, act_bytes, LLMSIM_TP_ROW);
+	ew(b, "residual", LLMSIM_EW_ADD, b->Tsp, m->hidden, LLMSIM_BYTES_ACT, 0, 0);
+
+	ew(b, "mlp_norm", b->norm, b->Tsp, m->hidden, LLMSIM_BYTES_ACT, 0, 0);
+	tp_point(b, act_bytes, LLMSIM_TP_COL);
+	if (sec == LLMSIM_SEC_MOE)
+		moe(b);
+	else
+		ffn(b, b->T, m->intermediate / c->tp, 1, LLMSIM_GN_LINEAR);
+	tp_point(b, act_bytes, LLMSIM_TP_ROW);
+	ew(b, "residual", LLMSIM_EW_ADD, b->Tsp, m->hidden, LLMSIM_BYTES_ACT, 0, 0);
+}
+
+static void pre(struct bld *b)
+{
+	const struct llmsim_model *m = b->m;
+	b->sec = LLMSIM_SEC_PRE;
+	b->part = LLMSIM_PART_BODY;
+	ew(b, "embedding", LLMSIM_EW_EMBEDDING, b->T, m->hidden, LLMSIM_BYTES_ACT, 0, 0);
+	/* the vocab-parallel embedding sums its ranks' rows: a row point */
+	tp_point(b, (double)b->T * m->hidden * llmsim_dtype_bytes(b->c->act), LLMSIM_TP_ROW);
+}
+
+static void post(struct bld *b)
+{
+	const struct llmsim_model *m = b->m;
+	const struct llmsim_graph_cfg *c = b->c;
+	int64_t t = c->tp, h = m->hidden, V = m->vocab;
+	double ab = llmsim_dtype_bytes(c->act);
+	b->sec = LLMSIM_SEC_POST;
+	b->part = LLMSIM_PART_BODY;
+	if (b->train) {
+		ew(b, "final_norm", b->norm, b->Tsp, h, LLMSIM_BYTES_ACT, 0, 0);
+		b->part = LLMSIM_PART_HEAD;
+		tp_point(b, (double)b->T * h * ab, LLMSIM_TP_COL);
+		gemm_fb(b, "lm_head", b->T, V / t, h, 1, 0, c->lora_rank == 0, LLMSIM_GN_LINEAR);
+		b->npending = 0;
+		ew(b, "cross_entropy", LLMSIM_EW_CROSS_ENTROPY, b->T, V / t, LLMSIM_BYTES_ACT, 0, 0);
+		/* vocab-parallel loss: max, sum of exps, target logit (fp32) */
+		struct llmsim_gnode *x = coll(b, "loss_allreduce", LLMSIM_PH_FWD,
+					      LLMSIM_COLL_ALLREDUCE, 3.0 * b->T * 4, c->tp,
+					      c->tp_nodes, LLMSIM_GN_TP);
+		if (x)
+			x->tp = LLMSIM_TP_ROW;
+		return;
+	}
+	int64_t rows = c->logits > 0 ? c->logits : 0;
+	ew(b, "final_norm", b->norm, c->lower.torch ? rows : b->T, h, LLMSIM_BYTES_ACT, 0, 0);
+	b->part = LLMSIM_PART_HEAD;
+	gemm(b, "lm_head", LLMSIM_PH_FWD, rows, V / t, h, 1, 0, LLMSIM_GN_LINEAR);
+	/* the sampler needs each row's whole vocabulary: gather the fp32 logits */
+	coll(b, "logits_allgather", LLMSIM_PH_FWD, LLMSIM_COLL_ALLGATHER,
+	     (double)rows * (V / t) * 4.0, c->tp, c->tp_nodes, LLMSIM_GN_TP);
+	ew(b, "sampler", LLMSIM_EW_SOFTMAX, rows, V, LLMSIM_BYTES_ACT, 0, 0);
+}
+
+static void p2p(struct bld *b)
+{
+	const struct llmsim_graph_cfg *c = b->c;
+	b->sec = LLMSIM_SEC_P2P;
+	b->part = LLMSIM_PART_BODY;
+	/* one activation from stage to stage (1/tp of it under SP) */
+	double bytes = (double)b->T * b->m->hidden * llmsim_dtype_bytes(c->act) /
+		       (b->train && c->sp && c->tp > 1 ? c->tp : 1);
+	coll(b, "pp_send", LLMSIM_PH_FWD, LLMSIM_COLL_SENDRECV, bytes, 2, c->pp_nodes,
+	     LLMSIM_GN_PP);
+}
+
+static int check(const struct llmsim_model *m, const struct llmsim_graph_cfg *c,
+		 struct llmsim_err *err)
+{
+	if (m->layers < 1 || m->hidden < 1 || m->heads < 1)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "model '%s' has no layers", m->name);
+	if (c->tp < 1 || c->cp < 1 || c->ep < 1)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "tp, cp and ep must be at least 1");
+	if (m->heads % c->tp)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "%d heads are not divisible by tp %d",
+				      m->heads, c->tp);
+	if (m->has_moe && m->moe.experts % c->ep)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "ep %d does not divide the %d experts",
+				      c->ep, m->moe.experts);
+	if (c->work == LLMSIM_WORK_TRAIN && (c->micro_batch < 1 || c->seq < 1))
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "a micro-batch needs at least one sequence of one token");
+	int64_t T = llmsim_graph_tokens(c);
+	if (T > (int64_t)1 << 40)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "%lld tokens are too many for one step",
+				      (long long)T);
+	return 0;
+}
+
+int llmsim_graph_build(const struct llmsim_model *m, const struct llmsim_graph_cfg *c,
+		       struct llmsim_graph *g, struct llmsim_err *err)
+{
+	g->n = 0;
+	int rc = check(m, c, err);
+	if (rc)
+		return rc;
+	struct bld b = {.m = m, .c = c, .g = g, .train = c->work == LLMSIM_WORK_TRAIN,
+			.flops_scale = 1};
+	b.T = llmsim_graph_tokens(c);
+	b.Tsp = b.train && c->sp && c->tp > 1 ? b.T / c->tp : b.T;
+	b.norm = m->norm == LLMSIM_NORM_RMS ? LLMSIM_EW_RMSNORM : LLMSIM_EW_LAYERNORM;
+	if (b.T <= 0)
+		return 0;
+	pre(&b);
+	if (llmsim_model_moe_layers(m, 0, m->layers) < m->layers)
+		layer(&b, LLMSIM_SEC_DENSE);
+	if (m->has_moe && llmsim_model_moe_layers(m, 0, m->layers) > 0)
+		layer(&b, LLMSIM_SEC_MOE);
+	post(&b);
+	p2p(&b);
+	return 0;
+}

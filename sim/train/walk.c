@@ -1,0 +1,198 @@
+/*
+ * walk.c - training's walk of the op graph (sim/graph.h): one micro-batch
+ * on one GPU, every op priced by llmsim_predict (once per distinct op,
+ * through the context's cache), summed per section into the costs the
+ * step combines (step.c), under training's policies:
+ *  - TP forward collectives are exposed; a column point's backward
+ *    collective overlaps the weight-gradient GEMM the graph pairs it with
+ *    (Megatron's asynchronous TP all-reduce), what exceeds it is exposed;
+ *    a row point's backward collective is exposed (no TP-comm overlap);
+ *  - EP all-to-alls are exposed;
+ *  - a CP ring step overlaps the attention it feeds (the load-balanced
+ *    ring), what exceeds it is exposed;
+ *  - the attention core (and its dropout) is what selective
+ *    recomputation re-runs (step.c adds it, or the whole forward for
+ *    full recomputation);
+ *  - model FLOPs count routed experts at their balanced load.
+ * The layers of one step run at the one clock the power limit allows
+ * their load: priced at the burst clock, their load measured, priced
+ * again in it (sim/predict.c).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "train_int.h"
+
+/* The graph's view of a configuration on the context's GPU. */
+static void graph_cfg(const struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+		      unsigned sections, struct llmsim_graph_cfg *g)
+{
+	int gpn = ctx->gpu.gpus_per_node;
+	llmsim_graph_cfg_init(g);
+	g->work = LLMSIM_WORK_TRAIN;
+	g->tp = c->tp;
+	g->sp = c->sequence_parallel && c->tp > 1;
+	g->cp = c->cp;
+	g->ep = c->ep;
+	g->ep_in_tp = 0; /* EP over the data-parallel ranks */
+	g->tp_nodes = llmsim_group_nodes(gpn, c->tp, 1);
+	g->ep_nodes = llmsim_group_nodes(gpn, c->ep, c->tp);
+	/* ring neighbours sit tp ranks apart */
+	g->cp_nodes = llmsim_group_nodes(gpn, 2, c->tp) > 1 ? 2 : 1;
+	/* consecutive stages sit tp * cp * dp ranks apart */
+	g->pp_nodes = c->tp * c->cp * c->dp >= gpn ? 2 : 1;
+	g->math = g->weights = c->dtype;
+	g->act = llmsim_graph_act_dtype(c->dtype);
+	g->attn = c->attn;
+	g->micro_batch = c->micro_batch;
+	g->seq = c->seq;
+	g->lora_rank = c->lora_rank;
+	g->moe_imbalance = c->moe_imbalance;
+	g->sections = sections;
+}
+
+/* Every node's time (count included), model FLOPs and link bytes. */
+static int price_all(struct llmsim_train_ctx *ctx, const struct llmsim_graph *g,
+		     struct train_priced *pr, struct llmsim_err *err)
+{
+	for (int i = 0; i < g->n; i++) {
+		const struct llmsim_gnode *n = &g->node[i];
+		struct price p;
+		int rc = train_price(ctx, &n->op, &p, err);
+		if (rc)
+			return rc;
+		pr[i].t = p.time_s * n->count;
+		pr[i].flops = p.flops * n->count * n->flops_scale;
+		pr[i].link_bytes = p.link_bytes * n->count;
+	}
+	return 0;
+}
+
+static struct layer_cost *cost_of(struct shape_cost *sc, enum llmsim_gsec s)
+{
+	switch (s) {
+	case LLMSIM_SEC_PRE: return &sc->emb;
+	case LLMSIM_SEC_DENSE: return &sc->dense;
+	case LLMSIM_SEC_MOE: return &sc->moe;
+	case LLMSIM_SEC_POST: return &sc->head;
+	default: return NULL;
+	}
+}
+
+/* Sum one priced graph into the section costs. */
+static void accumulate(const struct llmsim_graph *g, const struct train_priced *pr,
+		       struct shape_cost *sc)
+{
+	for (int i = 0; i < g->n; i++) {
+		const struct llmsim_gnode *n = &g->node[i];
+		struct layer_cost *lc = cost_of(sc, n->sec);
+		if (!lc)
+			continue;
+		int fwd = n->phase == LLMSIM_PH_FWD;
+		double t = pr[i].t, hidden = n->hides >= 0 ? pr[n->hides].t : 0;
+		if (n->role & LLMSIM_GN_TP) {
+			lc->tp_bytes += pr[i].link_bytes;
+			if (fwd)
+				lc->tp_fwd_s += t;
+			else
+				lc->tp_bwd_s += fmax(0, t - hidden);
+		} else if (n->role & LLMSIM_GN_EP) {
+			lc->ep_bytes += pr[i].link_bytes;
+			*(fwd ? &lc->ep_fwd_s : &lc->ep_bwd_s) += t;
+		} else if (n->role & LLMSIM_GN_CP) {
+			lc->cp_bytes += n->op.u.coll.bytes * n->count;
+			*(fwd ? &lc->cp_fwd_exposed_s : &lc->cp_bwd_exposed_s) += fmax(0, t - hidden);
+		} else if (fwd) {
+			lc->fwd_s += t;
+			lc->fwd_flops += pr[i].flops;
+			if (n->role & LLMSIM_GN_ATTN) {
+				lc->attn_core_fwd_s += t;
+				lc->attn_core_fwd_flops += pr[i].flops;
+			}
+		} else {
+			lc->bwd_s += t;
+			lc->bwd_flops += pr[i].flops;
+		}
+	}
+}
+
+static int build(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+		 unsigned sections, struct llmsim_err *err)
+{
+	struct llmsim_graph_cfg gc;
+	graph_cfg(ctx, c, sections, &gc);
+	return llmsim_graph_build(&ctx->model, &gc, &ctx->graph, err);
+}
+
+/* The built graph priced at the context's load, into sc. */
+static int shape_cost_at(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+			 struct shape_cost *sc, struct llmsim_err *err)
+{
+	memset(sc, 0, sizeof *sc);
+	int rc = price_all(ctx, &ctx->graph, ctx->priced, err);
+	if (rc)
+		return rc;
+	accumulate(&ctx->graph, ctx->priced, sc);
+	int64_t T = (int64_t)c->micro_batch * c->seq / c->cp;
+	sc->tp_msg_bytes = (double)T * ctx->model.hidden * 2;
+	return 0;
+}
+
+int train_p2p_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+		   struct shape_cost *sc, struct llmsim_err *err)
+{
+	sc->p2p_s = sc->p2p_bytes = 0;
+	if (c->pp <= 1)
+		return 0;
+	const struct llmsim_graph *g = &ctx->graph;
+	int rc = build(ctx, c, 1u << LLMSIM_SEC_P2P, err);
+	if (!rc)
+		rc = price_all(ctx, g, ctx->priced, err);
+	for (int i = 0; !rc && i < g->n; i++) {
+		sc->p2p_s += ctx->priced[i].t;
+		sc->p2p_bytes += g->node[i].op.u.coll.bytes;
+	}
+	return rc;
+}
+
+/* The tensor intensity of the layers' load (op.load_rho): their FLOP rate
+ * per GPU over the 16-bit tensor peak at the sustained clock, 8-bit FLOPs
+ * weighted by their energy, rounded up to 1/64 so that op prices stay
+ * cached across configurations; 0 without a power-capped clock. */
+static double layers_rho(const struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+			 const struct shape_cost *sc)
+{
+	if (!(ctx->gpu.power_capped_clock_hz > 0))
+		return 0;
+	double flops = sc->dense.fwd_flops + sc->dense.bwd_flops + sc->moe.fwd_flops +
+		       sc->moe.bwd_flops;
+	double busy_s = sc->dense.fwd_s + sc->dense.bwd_s + sc->moe.fwd_s + sc->moe.bwd_s;
+	double rho = ceil(llmsim_tensor_rho(&ctx->gpu, c->dtype, flops, busy_s) * 64) / 64;
+	return rho < 1 ? rho : 1;
+}
+
+/* A training step keeps the GPU busy for seconds: its ops run at the one
+ * clock the power limit allows its load (sim/predict.c). The layers are
+ * priced at the burst clock, their load measured, and priced again in it. */
+int train_shape_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+		     struct shape_cost *sc, struct llmsim_err *err)
+{
+	ctx->load_rho = 0;
+	int rc = build(ctx, c,
+		       1u << LLMSIM_SEC_PRE | 1u << LLMSIM_SEC_DENSE | 1u << LLMSIM_SEC_MOE |
+			       1u << LLMSIM_SEC_POST,
+		       err);
+	if (!rc)
+		rc = shape_cost_at(ctx, c, sc, err);
+	double rho = rc ? 0 : layers_rho(ctx, c, sc);
+	if (rho > 0) {
+		ctx->load_rho = rho;
+		rc = shape_cost_at(ctx, c, sc, err);
+		sc->load_rho = rho;
+	}
+	/* the sends of the step, in its load */
+	if (!rc)
+		rc = train_p2p_cost(ctx, c, sc, err);
+	ctx->load_rho = 0;
+	return rc;
+}
