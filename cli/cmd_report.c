@@ -12,7 +12,7 @@
 #include "../base/json.h"
 #include "../hw/gpu.h"
 #include "../models/model.h"
-#include "../reports/report.h"
+#include "report_gather.h"
 #include "args.h"
 #include "commands.h"
 
@@ -169,7 +169,7 @@ int cmd_report(int argc, char **argv)
 		return 2;
 	/* The KV cache follows an FP8 model; other narrow types keep BF16. */
 	cfg.kv_dtype = cfg.layer.dtype == LLMSIM_DT_FP8 ? LLMSIM_DT_FP8
-						       : llmsim_layer_act_dtype(cfg.layer.dtype);
+						       : llmsim_graph_act_dtype(cfg.layer.dtype);
 	if (kvdtype && parse_dtype(cmd, kvdtype, &cfg.kv_dtype))
 		return 2;
 	int train = workload == 1;
@@ -190,7 +190,6 @@ int cmd_report(int argc, char **argv)
 	}
 	if (train) {
 		t->attn = attn ? t->attn : LLMSIM_ATTN_FLASH2;
-		cfg.layer.attn_impl = t->attn;
 		t->tp = cfg.tp;
 		t->pp = cfg.pp;
 		t->ep = cfg.ep;
@@ -222,8 +221,20 @@ int cmd_report(int argc, char **argv)
 	static struct llmsim_model model;
 	static struct llmsim_gpu gpu;
 	static struct llmsim_report_result res;
-	if (llmsim_model_load(model_name, &model, &err) || llmsim_gpu_load(gpu_name, &gpu, &err) ||
-	    llmsim_report_write(&gpu, &model, &cfg, &res, &err)) {
+	static struct llmsim_report_data data; /* large: every op's prediction */
+	if (cfg.prompt <= 0)
+		cfg.prompt = cfg.layer.seq;
+	cfg.layer.attn = cfg.attn;
+	cfg.layer.train_attn = t->attn;
+	data.cfg = &cfg;
+	data.gpu = &gpu;
+	data.model = &model;
+	/* what can refuse without computing comes first */
+	rc = llmsim_model_load(model_name, &model, &err) || llmsim_gpu_load(gpu_name, &gpu, &err) ||
+	     llmsim_report_check(&cfg, &err) || cli_report_gather(&data, &err) ||
+	     llmsim_report_write(&data, &res, &err);
+	cli_report_data_release(&data);
+	if (rc) {
 		fprintf(stderr, "%s: %s\n", cmd, err.msg);
 		return 1;
 	}

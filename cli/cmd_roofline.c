@@ -12,11 +12,11 @@
 #include "../base/json.h"
 #include "../hw/gpu.h"
 #include "../models/model.h"
-#include "../reports/layer_ops.h"
 #include "../reports/roofline.h"
 #include "../sim/sim.h"
 #include "args.h"
 #include "commands.h"
+#include "layer_ops.h"
 
 static const char *const workload_choices[] = {"serve", "train", NULL};
 
@@ -100,8 +100,9 @@ static void print_ops(const struct llmsim_model *m, const struct llmsim_layer_cf
 	llmsim_table_print(&t, stdout);
 	llmsim_table_release(&t);
 	printf("\nattainable = min(roof, intensity x HBM bandwidth) at datasheet peaks; "
-	       "achieved = FLOPs / predicted time.\nThe op list is built from the model's "
-	       "shapes (reports/layer_ops.c); every FLOP and byte is llmsim_predict's.\n");
+	       "achieved = FLOPs / predicted time.\nThe ops are those `llmsim %s` prices "
+	       "(the op graph, sim/graph.c), as lone kernels; communication is left out.\n",
+	       c->workload == LLMSIM_WORKLOAD_TRAIN ? "train" : "infer");
 }
 
 static void json_out(const struct llmsim_gpu *g, const struct llmsim_roofline *r,
@@ -194,7 +195,7 @@ int cmd_roofline(int argc, char **argv)
 	/* The KV cache follows an FP8 model; other narrow types keep BF16. */
 	int kdt = kv_dtype ? llmsim_dtype_parse(kv_dtype)
 			   : dt == LLMSIM_DT_FP8 ? dt
-						 : (int)llmsim_layer_act_dtype((enum llmsim_dtype)dt);
+						 : (int)llmsim_graph_act_dtype((enum llmsim_dtype)dt);
 	if (kdt < 0)
 		return llmsim_args_error(cmd, "unknown data type '%s'", kv_dtype);
 	c.dtype = (enum llmsim_dtype)dt;
@@ -210,17 +211,12 @@ int cmd_roofline(int argc, char **argv)
 	int n = 0;
 	if (llmsim_gpu_load(gpu_name, &gpu, &err) || llmsim_roofline_init(&gpu, &r, &err) ||
 	    (model_name && (llmsim_model_load(model_name, &model, &err) ||
-			    llmsim_layer_ops(&model, &c, ops, &n, &err)))) {
+			    cli_layer_ops(&model, &gpu, &c, ops, &n, &err)))) {
 		fprintf(stderr, "%s: %s\n", cmd, err.msg);
 		return 1;
 	}
-	for (int k = 0; k < n; k++) {
-		if (llmsim_roofline_place(&gpu, &r, &ops[k].op, &pts[k], &err)) {
-			fprintf(stderr, "%s: %s op '%s': %s\n", cmd,
-				llmsim_phase_name(c.workload, ops[k].phase), ops[k].name, err.msg);
-			return 1;
-		}
-	}
+	for (int k = 0; k < n; k++)
+		llmsim_roofline_point(&r, &ops[k].op, &ops[k].pred, &pts[k]);
 	if (json) {
 		json_out(&gpu, &r, model_name ? &model : NULL, &c, ops, pts, n);
 		return 0;

@@ -1,4 +1,4 @@
-/* report.c - `llmsim report`: gather, draw, write, then move into place. */
+/* report.c - `llmsim report`: draw, write, then move into place. */
 #include "report_int.h"
 
 #include <math.h>
@@ -33,66 +33,73 @@ static void add_file(struct llmsim_report_result *res, const char *name)
 static void fill_result(const struct report_data *d, const struct report_pics *pics,
 			struct llmsim_report_result *res)
 {
-	res->ops = d->nops;
-	for (int i = 0; i < d->nops; i++) {
-		res->phase_time_s[d->ops[i].phase] += d->pts[i].pred.time_s;
-		res->phase_flops[d->ops[i].phase] += d->pts[i].pred.flops;
+	res->ops = d->in->nops;
+	for (int i = 0; i < d->in->nops; i++) {
+		res->phase_time_s[d->in->ops[i].phase] += d->in->ops[i].pred.time_s;
+		res->phase_flops[d->in->ops[i].phase] += d->in->ops[i].pred.flops;
 	}
-	res->measured_points = d->meas.n;
+	res->measured_points = d->in->meas.n;
 	res->step_s = res->tokens_per_s = res->mfu = res->mem_per_gpu_bytes = NAN;
 	res->ttft_s = res->tpot_s = res->serve_tokens_per_s = NAN;
-	if (d->have_train) {
-		res->step_s = d->chosen.time.step_s;
-		res->tokens_per_s = d->chosen.tokens_per_s;
-		res->mfu = d->chosen.mfu;
-		res->mem_per_gpu_bytes = d->chosen.mem.total;
-		report_train_name(&d->chosen.cfg, res->train_config, sizeof res->train_config);
+	if (d->in->have_train) {
+		res->step_s = d->in->chosen.time.step_s;
+		res->tokens_per_s = d->in->chosen.tokens_per_s;
+		res->mfu = d->in->chosen.mfu;
+		res->mem_per_gpu_bytes = d->in->chosen.mem.total;
+		llmsim_report_train_name(&d->in->chosen.cfg, res->train_config,
+					 sizeof res->train_config);
 	}
-	if (d->have_serve) {
-		res->ttft_s = d->req.ttft_s;
-		res->tpot_s = d->req.tpot_s;
-		res->serve_tokens_per_s = d->req.tokens_per_s;
-		res->max_batch = d->req.max_batch;
+	if (d->in->have_serve) {
+		res->ttft_s = d->in->req.ttft_s;
+		res->tpot_s = d->in->req.tpot_s;
+		res->serve_tokens_per_s = d->in->req.tokens_per_s;
+		res->max_batch = d->in->req.max_batch;
 	}
 	add_file(res, "index.html");
 	for (int i = 0; i < PIC_COUNT; i++)
 		if (pics->path[i][0])
 			add_file(res, pics->name[i]);
-	if (d->cfg->layer.workload == LLMSIM_WORKLOAD_TRAIN && !d->have_train)
+	if (d->in->cfg->layer.workload == LLMSIM_WORKLOAD_TRAIN && !d->in->have_train)
 		snprintf(res->unavailable, sizeof res->unavailable, "training: %.200s",
-			 d->train_note);
-	if (d->cfg->layer.workload == LLMSIM_WORKLOAD_SERVE && !d->have_serve)
+			 d->in->train_note);
+	if (d->in->cfg->layer.workload == LLMSIM_WORKLOAD_SERVE && !d->in->have_serve)
 		snprintf(res->unavailable, sizeof res->unavailable, "serving: %.200s",
-			 d->serve_note);
+			 d->in->serve_note);
 }
 
-int llmsim_report_write(const struct llmsim_gpu *gpu, const struct llmsim_model *model,
-			const struct llmsim_report_cfg *cfg_in, struct llmsim_report_result *res,
+int llmsim_report_check(const struct llmsim_report_cfg *cfg, struct llmsim_err *err)
+{
+	struct llmsim_gnuplot gp;
+	struct llmsim_outdir out;
+	if (cfg->width < 320 || cfg->height < 240 || cfg->width > 8000 || cfg->height > 8000)
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "picture size %dx%d is out of range (320x240 to 8000x8000)",
+				      cfg->width, cfg->height);
+	int rc = llmsim_gnuplot_open(&gp, err);
+	if (!rc && !(rc = llmsim_outdir_begin(&out, cfg->out_dir, cfg->force, err)))
+		llmsim_outdir_abort(&out);
+	return rc;
+}
+
+int llmsim_report_write(const struct llmsim_report_data *in, struct llmsim_report_result *res,
 			struct llmsim_err *err)
 {
 	struct llmsim_gnuplot gp;
 	struct llmsim_outdir out;
-	struct llmsim_report_cfg cfg = *cfg_in;
+	const struct llmsim_report_cfg *cfg = in->cfg;
 	struct report_data *d;
 	struct report_pics *pics;
 	char work[4096], index[4096];
 	int rc;
 
 	memset(res, 0, sizeof *res);
-	d = NULL;
-	pics = NULL;
-	if (cfg.prompt <= 0)
-		cfg.prompt = cfg.layer.seq;
-	if (cfg.width < 320 || cfg.height < 240 || cfg.width > 8000 || cfg.height > 8000)
-		return llmsim_err_set(err, LLMSIM_EINVAL,
-				      "picture size %dx%d is out of range (320x240 to 8000x8000)",
-				      cfg.width, cfg.height);
-
+	if ((rc = llmsim_report_check(cfg, err)))
+		return rc;
 	/* Everything that can refuse without writing comes first. */
 	rc = llmsim_gnuplot_open(&gp, err);
 	if (rc)
 		return rc;
-	rc = llmsim_outdir_begin(&out, cfg.out_dir, cfg.force, err);
+	rc = llmsim_outdir_begin(&out, cfg->out_dir, cfg->force, err);
 	if (rc)
 		return rc;
 	const char *tmpdir = getenv("TMPDIR");
@@ -111,10 +118,10 @@ int llmsim_report_write(const struct llmsim_gpu *gpu, const struct llmsim_model 
 		rc = llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
 		goto out;
 	}
-	d->gpu = gpu;
-	d->model = model;
-	d->cfg = &cfg;
-	rc = report_gather(d, work, err);
+	d->in = in;
+	rc = llmsim_roofline_init(in->gpu, &d->roof, err);
+	for (int i = 0; !rc && i < in->nops; i++)
+		llmsim_roofline_point(&d->roof, &in->ops[i].op, &in->ops[i].pred, &d->pts[i]);
 	if (!rc)
 		rc = report_draw(d, &gp, work, out.tmp, pics, err);
 	if (!rc && llmsim_outdir_path(&out, "index.html", index, sizeof index))
@@ -127,7 +134,6 @@ int llmsim_report_write(const struct llmsim_gpu *gpu, const struct llmsim_model 
 	}
 	if (!rc)
 		snprintf(res->dir, sizeof res->dir, "%s", out.dir);
-	report_data_release(d);
 out:
 	if (rc)
 		llmsim_outdir_abort(&out);

@@ -5,10 +5,12 @@
  * memory per GPU, time per step, the best configurations, and for serving
  * the latency-throughput curve.
  *
- * Nothing is written unless everything succeeds: the pictures (drawn by
- * gnuplot) and the page are made in DIR.tmp-XXXXXX, checked, and renamed
- * to DIR. Reports read results (llmsim_predict, the training and inference
- * libraries, the calibration store) and compute no cost of their own.
+ * Reports draw results; they simulate nothing. The caller (cli/
+ * report_gather.c) runs the walkers and the calibration scoring and hands
+ * their results over in struct llmsim_report_data; this module turns them
+ * into pictures (gnuplot) and a page. Nothing is written unless everything
+ * succeeds: the pictures and the page are made in DIR.tmp-XXXXXX, checked,
+ * and renamed to DIR.
  */
 #ifndef LLMSIM_REPORT_H
 #define LLMSIM_REPORT_H
@@ -17,9 +19,11 @@
 #include "../base/err.h"
 #include "../hw/gpu.h"
 #include "../models/model.h"
+#include "../calib/measured.h"
+#include "../sim/infer/plan_serve.h"
 #include "../sim/infer/infer.h"
 #include "../sim/train/train.h"
-#include "layer_ops.h"
+#include "roofline.h"
 
 struct llmsim_report_cfg {
 	const char *out_dir;
@@ -42,7 +46,8 @@ struct llmsim_report_cfg {
 };
 
 /* Defaults: serve, bf16, batch 1, seq 4096, 1280x800 pictures, plan over
- * 8 GPUs, top 5, tp=pp=ep=1, paged attention, output 256 tokens. */
+ * 8 GPUs, top 5, tp=pp=ep=1, paged attention, output 256 tokens (prompt 0:
+ * the layer's seq). */
 void llmsim_report_cfg_init(struct llmsim_report_cfg *c);
 
 /* Size of every picture but the roofline (which cfg->width/height set). */
@@ -69,12 +74,67 @@ struct llmsim_report_result {
 	char unavailable[256];          /* sections left out, "" if none */
 };
 
-/* Write the report for model on gpu into cfg->out_dir. Returns 0, or an
- * error with one line in err (gnuplot missing: LLMSIM_ENOENT with
- * LLMSIM_GNUPLOT_MISSING; folder refused: LLMSIM_EINVAL; ...), in which
- * case nothing was created or changed. */
-int llmsim_report_write(const struct llmsim_gpu *gpu, const struct llmsim_model *model,
-			const struct llmsim_report_cfg *cfg, struct llmsim_report_result *res,
+#define LLMSIM_REPORT_TOP_MAX 8
+#define LLMSIM_REPORT_CURVE_MAX 16
+
+/* One point of the serving curve: a batch and its request's result. */
+struct llmsim_report_serve_pt {
+	int64_t batch;
+	struct llmsim_infer_result r;
+};
+
+/* Everything the report shows, gathered by the caller. */
+struct llmsim_report_data {
+	const struct llmsim_gpu *gpu;
+	const struct llmsim_model *model;
+	const struct llmsim_report_cfg *cfg;
+	struct llmsim_params params;
+
+	/* the roofline: one layer's ops of the layout shown, and the measured
+	 * calibration cases of the GPU */
+	struct llmsim_layer_cfg layer;          /* cfg->layer with the layout's tp */
+	struct llmsim_layer_op ops[LLMSIM_LAYER_OPS_MAX];
+	int nops;
+	struct llmsim_measured meas;
+
+	/* training */
+	int have_train;
+	char train_note[LLMSIM_ERR_MSG_MAX];    /* why not, when not */
+	struct llmsim_train_result chosen;
+	int chosen_given;
+	struct llmsim_train_result top[LLMSIM_REPORT_TOP_MAX];
+	int ntop;
+	int64_t plan_evaluated, plan_feasible;
+	double plan_elapsed_s;
+
+	/* serving */
+	int have_serve;
+	char serve_note[LLMSIM_ERR_MSG_MAX];
+	struct llmsim_infer_cfg icfg;
+	struct llmsim_infer_result req;         /* the requested batch */
+	struct llmsim_report_serve_pt curve[LLMSIM_REPORT_CURVE_MAX];
+	int ncurve;
+	struct llmsim_plan_serve_row splan[LLMSIM_REPORT_TOP_MAX]; /* the serving plan's best */
+	int nsplan;
+	int64_t splan_evaluated, splan_feasible;
+	char splan_note[LLMSIM_ERR_MSG_MAX];    /* why no plan, when none */
+};
+
+/* Check what can refuse before anything is computed or written: the
+ * picture size, gnuplot, the output folder (absent, empty, or --force).
+ * Returns 0, or the error llmsim_report_write would give. */
+int llmsim_report_check(const struct llmsim_report_cfg *cfg, struct llmsim_err *err);
+
+/* Write the report of d (its cfg, gpu and model set) into d->cfg->out_dir.
+ * Returns 0, or an error with one line in err (gnuplot missing:
+ * LLMSIM_ENOENT with LLMSIM_GNUPLOT_MISSING; folder refused: LLMSIM_EINVAL;
+ * ...), in which case nothing was created or changed. */
+int llmsim_report_write(const struct llmsim_report_data *d, struct llmsim_report_result *res,
 			struct llmsim_err *err);
+
+/* Short names of a training configuration ("tp2 pp1 dp4 z1 mb2 sel") and
+ * a serving one ("8x tp1 fp8/bf16 b512"). */
+void llmsim_report_train_name(const struct llmsim_train_cfg *c, char *buf, size_t size);
+void llmsim_report_serve_name(const struct llmsim_plan_serve_row *r, char *buf, size_t size);
 
 #endif

@@ -53,20 +53,20 @@ static void roofs_shown(const struct report_data *d, int *show)
 {
 	for (int i = 0; i < d->roof.n; i++) {
 		const struct llmsim_ceiling *c = &d->roof.ceil[i];
-		enum llmsim_dtype dt = d->cfg->layer.dtype;
+		enum llmsim_dtype dt = d->in->cfg->layer.dtype;
 		show[i] = c->kind != LLMSIM_CEIL_TENSOR || c->dtype == dt ||
-			  c->dtype == llmsim_layer_act_dtype(dt) || c->dtype == LLMSIM_DT_FP8;
+			  c->dtype == llmsim_graph_act_dtype(dt) || c->dtype == LLMSIM_DT_FP8;
 	}
 }
 
 static const char *model_name(const struct report_data *d)
 {
-	return d->model->full_name[0] ? d->model->full_name : d->model->name;
+	return d->in->model->full_name[0] ? d->in->model->full_name : d->in->model->name;
 }
 
 static const char *gpu_name(const struct report_data *d)
 {
-	return d->gpu->full_name[0] ? d->gpu->full_name : d->gpu->name;
+	return d->in->gpu->full_name[0] ? d->in->gpu->full_name : d->in->gpu->name;
 }
 
 static int draw_roofline(const struct report_data *d, const struct llmsim_plot_target *t,
@@ -76,64 +76,64 @@ static int draw_roofline(const struct report_data *d, const struct llmsim_plot_t
 	static const char *lab[2][LLMSIM_LAYER_OPS_MAX];
 	static double mx[LLMSIM_MEASURED_MAX], my[LLMSIM_MEASURED_MAX], py[LLMSIM_MEASURED_MAX];
 	int n[2] = {0, 0}, show[LLMSIM_ROOF_MAX];
-	enum llmsim_workload w = d->cfg->layer.workload;
+	enum llmsim_workload w = d->in->cfg->layer.workload;
 	char t0[64], t1[64], tm[64];
 
-	for (int i = 0; i < d->nops; i++) {
-		int ph = d->ops[i].phase;
+	for (int i = 0; i < d->in->nops; i++) {
+		int ph = d->in->ops[i].phase;
 		x[ph][n[ph]] = d->pts[i].pred.intensity_flops_per_byte;
 		y[ph][n[ph]] = d->pts[i].achieved_flops_per_s;
-		lab[ph][n[ph]++] = d->ops[i].name;
+		lab[ph][n[ph]++] = d->in->ops[i].name;
 	}
-	for (int i = 0; i < d->meas.n; i++) {
-		mx[i] = d->meas.pts[i].intensity_flops_per_byte;
-		my[i] = d->meas.pts[i].measured_flops_per_s;
-		py[i] = d->meas.pts[i].predicted_flops_per_s;
+	for (int i = 0; i < d->in->meas.n; i++) {
+		mx[i] = d->in->meas.pts[i].intensity_flops_per_byte;
+		my[i] = d->in->meas.pts[i].measured_flops_per_s;
+		py[i] = d->in->meas.pts[i].predicted_flops_per_s;
 	}
 	snprintf(t0, sizeof t0, "%s ops (predicted)", llmsim_phase_name(w, 0));
 	snprintf(t1, sizeof t1, "%s ops (predicted)", llmsim_phase_name(w, 1));
-	snprintf(tm, sizeof tm, "calibration: measured (%d kernels)", d->meas.n);
+	snprintf(tm, sizeof tm, "calibration: measured (%d kernels)", d->in->meas.n);
 	struct llmsim_plot_series s[4] = {
 		{t0, LLMSIM_MARK_PREFILL, x[0], y[0], lab[0], n[0]},
 		{t1, LLMSIM_MARK_DECODE, x[1], y[1], lab[1], n[1]},
-		{tm, LLMSIM_MARK_MEASURED, mx, my, NULL, d->meas.n},
-		{"calibration: predicted", LLMSIM_MARK_PREDICTED, mx, py, NULL, d->meas.n},
+		{tm, LLMSIM_MARK_MEASURED, mx, my, NULL, d->in->meas.n},
+		{"calibration: predicted", LLMSIM_MARK_PREDICTED, mx, py, NULL, d->in->meas.n},
 	};
 	roofs_shown(d, show);
-	return llmsim_plot_roofline(t, &d->roof, show, s, d->meas.n ? 4 : 2, err);
+	return llmsim_plot_roofline(t, &d->roof, show, s, d->in->meas.n ? 4 : 2, err);
 }
 
 static int draw_train(const struct report_data *d, const struct llmsim_gnuplot *gp,
 		      const char *work, const char *stage, struct report_pics *pics,
 		      struct llmsim_err *err)
 {
-	static char names[REPORT_TOP_MAX + 1][64];
-	const char *bn[REPORT_TOP_MAX + 1];
-	const struct llmsim_train_result *r[REPORT_TOP_MAX + 1];
-	double mem[(REPORT_TOP_MAX + 1) * 5], tim[(REPORT_TOP_MAX + 1) * 4];
-	double tps[REPORT_TOP_MAX + 1];
+	static char names[LLMSIM_REPORT_TOP_MAX + 1][64];
+	const char *bn[LLMSIM_REPORT_TOP_MAX + 1];
+	const struct llmsim_train_result *r[LLMSIM_REPORT_TOP_MAX + 1];
+	double mem[(LLMSIM_REPORT_TOP_MAX + 1) * 5], tim[(LLMSIM_REPORT_TOP_MAX + 1) * 4];
+	double tps[LLMSIM_REPORT_TOP_MAX + 1];
 	int nb = 0, rc;
 	char title[400];
 
 	/* The chosen configuration first, then the plan's best (no repeats). */
-	if (d->chosen_given)
-		r[nb++] = &d->chosen;
-	for (int i = 0; i < d->ntop; i++) {
+	if (d->in->chosen_given)
+		r[nb++] = &d->in->chosen;
+	for (int i = 0; i < d->in->ntop; i++) {
 		char a[64], b[64];
-		report_train_name(&d->top[i].cfg, a, sizeof a);
+		llmsim_report_train_name(&d->in->top[i].cfg, a, sizeof a);
 		int dup = 0;
 		for (int j = 0; j < nb; j++) {
-			report_train_name(&r[j]->cfg, b, sizeof b);
+			llmsim_report_train_name(&r[j]->cfg, b, sizeof b);
 			dup |= !strcmp(a, b);
 		}
 		if (!dup)
-			r[nb++] = &d->top[i];
+			r[nb++] = &d->in->top[i];
 	}
 	if (!nb)
 		return 0;
 	for (int i = 0; i < nb; i++) {
-		report_train_name(&r[i]->cfg, names[i], sizeof names[i]);
-		if (i == 0 && d->chosen_given)
+		llmsim_report_train_name(&r[i]->cfg, names[i], sizeof names[i]);
+		if (i == 0 && d->in->chosen_given)
 			strncat(names[i], " (given)", sizeof names[i] - strlen(names[i]) - 1);
 		bn[i] = names[i];
 		const struct llmsim_train_mem *m = &r[i]->mem;
@@ -153,9 +153,9 @@ static int draw_train(const struct report_data *d, const struct llmsim_gnuplot *
 	snprintf(title, sizeof title, "Memory per GPU - %s, %d GPUs", model_name(d),
 		 r[0]->cfg.gpus);
 	char cap[64], v[LLMSIM_FMT_MAX];
-	snprintf(cap, sizeof cap, "HBM capacity %s", llmsim_fmt_bytes(v, d->gpu->hbm_bytes));
+	snprintf(cap, sizeof cap, "HBM capacity %s", llmsim_fmt_bytes(v, d->in->gpu->hbm_bytes));
 	struct llmsim_plot_bars mb = {bn, nb, mparts, 5, mem, "B", "Memory per GPU",
-				      d->gpu->hbm_bytes, cap};
+				      d->in->gpu->hbm_bytes, cap};
 	rc = bars(gp, work, stage, pics, PIC_MEMORY, title, &mb, err);
 	if (rc)
 		return rc;
@@ -194,22 +194,22 @@ static int draw_serve(const struct report_data *d, const struct llmsim_gnuplot *
 		      const char *work, const char *stage, struct report_pics *pics,
 		      struct llmsim_err *err)
 {
-	static char names[REPORT_CURVE_MAX][32], lnames[REPORT_TOP_MAX][48];
-	const char *bn[REPORT_CURVE_MAX], *ln[REPORT_TOP_MAX];
-	const char *lab[REPORT_CURVE_MAX];
-	double mem[REPORT_CURVE_MAX * 3], x[REPORT_CURVE_MAX], y[REPORT_CURVE_MAX];
-	double tim[REPORT_CURVE_MAX * (LLMSIM_BOUND_COUNT + 1)], lt[REPORT_TOP_MAX];
+	static char names[LLMSIM_REPORT_CURVE_MAX][32], lnames[LLMSIM_REPORT_TOP_MAX][48];
+	const char *bn[LLMSIM_REPORT_CURVE_MAX], *ln[LLMSIM_REPORT_TOP_MAX];
+	const char *lab[LLMSIM_REPORT_CURVE_MAX];
+	double mem[LLMSIM_REPORT_CURVE_MAX * 3], x[LLMSIM_REPORT_CURVE_MAX], y[LLMSIM_REPORT_CURVE_MAX];
+	double tim[LLMSIM_REPORT_CURVE_MAX * (LLMSIM_BOUND_COUNT + 1)], lt[LLMSIM_REPORT_TOP_MAX];
 	const char *tparts[LLMSIM_BOUND_COUNT + 1];
 	int nb = 0, rc, cols[LLMSIM_BOUND_COUNT], ncols = 0;
 	struct llmsim_plot_target t;
 	char title[400];
 
 	/* Bars for a few batch sizes: 1, 8, 64, 512 and the largest that fits. */
-	const struct report_serve_pt *sel[REPORT_CURVE_MAX];
-	for (int i = 0; i < d->ncurve; i++) {
-		int64_t b = d->curve[i].batch;
-		if (b == 1 || b == 8 || b == 64 || b == 512 || i == d->ncurve - 1)
-			sel[nb++] = &d->curve[i];
+	const struct llmsim_report_serve_pt *sel[LLMSIM_REPORT_CURVE_MAX];
+	for (int i = 0; i < d->in->ncurve; i++) {
+		int64_t b = d->in->curve[i].batch;
+		if (b == 1 || b == 8 || b == 64 || b == 512 || i == d->in->ncurve - 1)
+			sel[nb++] = &d->in->curve[i];
 	}
 	for (int k = 0; k < LLMSIM_BOUND_COUNT; k++) {
 		int used = 0;
@@ -238,12 +238,12 @@ static int draw_serve(const struct report_data *d, const struct llmsim_gnuplot *
 	if (nb) {
 		snprintf(title, sizeof title,
 			 "Memory per GPU - %s, prompt %lld + output %lld tokens", model_name(d),
-			 (long long)d->cfg->prompt, (long long)d->cfg->output);
+			 (long long)d->in->cfg->prompt, (long long)d->in->cfg->output);
 		char cap[64], v[LLMSIM_FMT_MAX];
 		snprintf(cap, sizeof cap, "HBM capacity %s",
-			 llmsim_fmt_bytes(v, d->gpu->hbm_bytes));
+			 llmsim_fmt_bytes(v, d->in->gpu->hbm_bytes));
 		struct llmsim_plot_bars mb = {bn, nb, mparts, 3, mem, "B", "Memory per GPU",
-					      d->gpu->hbm_bytes, cap};
+					      d->in->gpu->hbm_bytes, cap};
 		rc = bars(gp, work, stage, pics, PIC_MEMORY, title, &mb, err);
 		if (rc)
 			return rc;
@@ -254,33 +254,33 @@ static int draw_serve(const struct report_data *d, const struct llmsim_gnuplot *
 		if (rc)
 			return rc;
 	}
-	if (d->nsplan) {
-		for (int i = 0; i < d->nsplan; i++) {
-			const struct llmsim_plan_serve_row *w = &d->splan[i];
-			report_serve_name(w, lnames[i], sizeof lnames[i]);
+	if (d->in->nsplan) {
+		for (int i = 0; i < d->in->nsplan; i++) {
+			const struct llmsim_plan_serve_row *w = &d->in->splan[i];
+			llmsim_report_serve_name(w, lnames[i], sizeof lnames[i]);
 			ln[i] = lnames[i];
 			lt[i] = w->tokens_per_s_per_gpu;
 		}
 		static const char *const cparts[] = {"output tokens/s per GPU"};
 		snprintf(title, sizeof title, "Serving plan on %d GPUs - best configurations",
-			 d->cfg->plan_gpus);
-		struct llmsim_plot_bars cb = {ln, d->nsplan, cparts, 1, lt, "tokens/s",
+			 d->in->cfg->plan_gpus);
+		struct llmsim_plot_bars cb = {ln, d->in->nsplan, cparts, 1, lt, "tokens/s",
 					      "Throughput per GPU", 0, NULL};
 		rc = bars(gp, work, stage, pics, PIC_CONFIGS, title, &cb, err);
 		if (rc)
 			return rc;
 	}
-	if (!d->ncurve)
+	if (!d->in->ncurve)
 		return 0;
-	for (int i = 0; i < d->ncurve; i++) {
-		snprintf(names[i], sizeof names[i], "%lld", (long long)d->curve[i].batch);
+	for (int i = 0; i < d->in->ncurve; i++) {
+		snprintf(names[i], sizeof names[i], "%lld", (long long)d->in->curve[i].batch);
 		lab[i] = names[i];
-		x[i] = d->curve[i].r.tokens_per_s;
-		y[i] = d->curve[i].r.tpot_s;
+		x[i] = d->in->curve[i].r.tokens_per_s;
+		y[i] = d->in->curve[i].r.tpot_s;
 	}
 	snprintf(title, sizeof title, "Latency against throughput - %s on %s", model_name(d),
 		 gpu_name(d));
-	struct llmsim_plot_curve c = {x, y, lab, d->ncurve, "Throughput", "output tokens/s",
+	struct llmsim_plot_curve c = {x, y, lab, d->in->ncurve, "Throughput", "output tokens/s",
 				      "Time per output token", "s",
 				      "batch size (label) from 1, doubling"};
 	if (target(&t, gp, work, stage, pics, PIC_SERVE, BAR_W, BAR_H, title))
@@ -297,19 +297,19 @@ int report_draw(const struct report_data *d, const struct llmsim_gnuplot *gp,
 	int rc;
 	memset(pics, 0, sizeof *pics);
 	char tp[24] = "";
-	if (d->layer.tp > 1)
-		snprintf(tp, sizeof tp, ", 1 of tp %d", d->layer.tp);
+	if (d->in->layer.tp > 1)
+		snprintf(tp, sizeof tp, ", 1 of tp %d", d->in->layer.tp);
 	snprintf(title, sizeof title, "Roofline - %s, %s %s, batch %lld, seq %lld%s",
-		 gpu_name(d), model_name(d), llmsim_dtype_name(d->layer.dtype),
-		 (long long)d->layer.batch, (long long)d->layer.seq, tp);
-	if (target(&t, gp, work, stage, pics, PIC_ROOFLINE, d->cfg->width, d->cfg->height, title))
+		 gpu_name(d), model_name(d), llmsim_dtype_name(d->in->layer.dtype),
+		 (long long)d->in->layer.batch, (long long)d->in->layer.seq, tp);
+	if (target(&t, gp, work, stage, pics, PIC_ROOFLINE, d->in->cfg->width, d->in->cfg->height, title))
 		return llmsim_err_set(err, LLMSIM_EINVAL, "output path too long");
 	rc = draw_roofline(d, &t, err);
 	if (rc)
 		return rc;
-	if (d->have_train)
+	if (d->in->have_train)
 		return draw_train(d, gp, work, stage, pics, err);
-	if (d->cfg->layer.workload == LLMSIM_WORKLOAD_SERVE)
+	if (d->in->cfg->layer.workload == LLMSIM_WORKLOAD_SERVE)
 		return draw_serve(d, gp, work, stage, pics, err);
 	return 0;
 }

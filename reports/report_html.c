@@ -103,32 +103,32 @@ static int picture(FILE *f, const struct report_pics *p, enum report_pic which,
 
 static void summary(FILE *f, const struct report_data *d)
 {
-	const struct llmsim_gpu *g = d->gpu;
-	const struct llmsim_model *m = d->model;
+	const struct llmsim_gpu *g = d->in->gpu;
+	const struct llmsim_model *m = d->in->model;
 	char a[LLMSIM_FMT_MAX], b[256];
 
 	fputs("<section id=\"summary\"><h2>Summary</h2>\n<div class=\"cards\">\n", f);
 	double t0 = 0, t1 = 0;
-	for (int i = 0; i < d->nops; i++)
-		*(d->ops[i].phase ? &t1 : &t0) += d->pts[i].pred.time_s;
-	enum llmsim_workload w = d->cfg->layer.workload;
+	for (int i = 0; i < d->in->nops; i++)
+		*(d->in->ops[i].phase ? &t1 : &t0) += d->pts[i].pred.time_s;
+	enum llmsim_workload w = d->in->cfg->layer.workload;
 	snprintf(b, sizeof b, "one layer, %s", llmsim_phase_name(w, 0));
 	card(f, b, llmsim_fmt_time(a, t0));
 	snprintf(b, sizeof b, "one layer, %s", llmsim_phase_name(w, 1));
 	card(f, b, llmsim_fmt_time(a, t1));
-	if (d->have_train) {
-		card(f, "time per step", llmsim_fmt_time(a, d->chosen.time.step_s));
-		snprintf(b, sizeof b, "%.0f", d->chosen.tokens_per_s);
+	if (d->in->have_train) {
+		card(f, "time per step", llmsim_fmt_time(a, d->in->chosen.time.step_s));
+		snprintf(b, sizeof b, "%.0f", d->in->chosen.tokens_per_s);
 		card(f, "tokens/s", b);
-		card(f, "MFU", llmsim_fmt_pct(a, d->chosen.mfu));
-		card(f, "memory per GPU", llmsim_fmt_bytes(a, d->chosen.mem.total));
+		card(f, "MFU", llmsim_fmt_pct(a, d->in->chosen.mfu));
+		card(f, "memory per GPU", llmsim_fmt_bytes(a, d->in->chosen.mem.total));
 	}
-	if (d->have_serve) {
-		card(f, "time to first token", llmsim_fmt_time(a, d->req.ttft_s));
-		card(f, "time per output token", llmsim_fmt_time(a, d->req.tpot_s));
-		snprintf(b, sizeof b, "%.0f", d->req.tokens_per_s);
+	if (d->in->have_serve) {
+		card(f, "time to first token", llmsim_fmt_time(a, d->in->req.ttft_s));
+		card(f, "time per output token", llmsim_fmt_time(a, d->in->req.tpot_s));
+		snprintf(b, sizeof b, "%.0f", d->in->req.tokens_per_s);
 		card(f, "output tokens/s", b);
-		snprintf(b, sizeof b, "%lld", (long long)d->req.max_batch);
+		snprintf(b, sizeof b, "%lld", (long long)d->in->req.max_batch);
 		card(f, "largest batch that fits", b);
 	}
 	fputs("</div>\n<div class=\"two\">\n<div><h3>GPU</h3><table>\n", f);
@@ -161,32 +161,32 @@ static void summary(FILE *f, const struct report_data *d)
 			 m->moe.top_k, m->moe.shared_experts, m->moe.expert_intermediate);
 		kv(f, "mixture of experts", b);
 	}
-	kv(f, "parameters", llmsim_fmt_count(a, d->params.total));
-	if (d->params.active != d->params.total)
-		kv(f, "active parameters", llmsim_fmt_count(a, d->params.active));
+	kv(f, "parameters", llmsim_fmt_count(a, d->in->params.total));
+	if (d->in->params.active != d->in->params.total)
+		kv(f, "active parameters", llmsim_fmt_count(a, d->in->params.active));
 	snprintf(b, sizeof b, "%s per token (%s)",
-		 llmsim_fmt_bytes(a, llmsim_model_kv_bytes_per_token(m, d->cfg->kv_dtype)),
-		 llmsim_dtype_name(d->cfg->kv_dtype));
+		 llmsim_fmt_bytes(a, llmsim_model_kv_bytes_per_token(m, d->in->cfg->kv_dtype)),
+		 llmsim_dtype_name(d->in->cfg->kv_dtype));
 	kv(f, "KV cache", b);
 	kv(f, "model file", m->path);
 	fputs("</table></div>\n<div><h3>Workload</h3><table>\n", f);
-	const struct llmsim_report_cfg *c = d->cfg;
+	const struct llmsim_report_cfg *c = d->in->cfg;
 	kv(f, "workload", w == LLMSIM_WORKLOAD_TRAIN ? "training" : "serving");
 	kv(f, "data type", llmsim_dtype_name(c->layer.dtype));
 	snprintf(b, sizeof b, "%lld", (long long)c->layer.batch);
 	kv(f, "batch (sequences)", b);
 	snprintf(b, sizeof b, "%lld", (long long)c->layer.seq);
 	kv(f, w == LLMSIM_WORKLOAD_TRAIN ? "sequence length" : "prompt / KV length", b);
-	if (d->have_train) {
+	if (d->in->have_train) {
 		char nm[96];
-		report_train_name(&d->chosen.cfg, nm, sizeof nm);
-		kv(f, d->chosen_given ? "configuration (given)" : "configuration (plan's best)",
+		llmsim_report_train_name(&d->in->chosen.cfg, nm, sizeof nm);
+		kv(f, d->in->chosen_given ? "configuration (given)" : "configuration (plan's best)",
 		   nm);
-		snprintf(b, sizeof b, "%d", d->chosen.cfg.gpus);
+		snprintf(b, sizeof b, "%d", d->in->chosen.cfg.gpus);
 		kv(f, "GPUs", b);
-		snprintf(b, sizeof b, "%lld", (long long)d->chosen.cfg.global_batch);
+		snprintf(b, sizeof b, "%lld", (long long)d->in->chosen.cfg.global_batch);
 		kv(f, "global batch (sequences)", b);
-		kv(f, "optimizer recipe", llmsim_recipe_name(d->chosen.cfg.recipe));
+		kv(f, "optimizer recipe", llmsim_recipe_name(d->in->chosen.cfg.recipe));
 	}
 	if (w == LLMSIM_WORKLOAD_SERVE) {
 		snprintf(b, sizeof b, "tp=%d pp=%d ep=%d", c->tp, c->pp, c->ep);
@@ -233,22 +233,22 @@ static void op_table(FILE *f, const struct report_data *d)
 					"attainable", "predicted time", "measured", "achieved",
 					"of roof", "<bound", "<spec"};
 	char a[LLMSIM_FMT_MAX], spec[512];
-	enum llmsim_workload w = d->cfg->layer.workload;
+	enum llmsim_workload w = d->in->cfg->layer.workload;
 	fputs("<section id=\"ops\"><h2>Ops of one layer</h2>\n<div class=\"scroll\"><table>\n",
 	      f);
 	head_row(f, h, 12);
 	for (int ph = 0; ph < 2; ph++) {
 		double fl = 0, by = 0, t = 0;
-		for (int i = 0; i < d->nops; i++) {
+		for (int i = 0; i < d->in->nops; i++) {
 			const struct llmsim_roof_point *p = &d->pts[i];
-			if (d->ops[i].phase != ph)
+			if (d->in->ops[i].phase != ph)
 				continue;
 			fl += p->pred.flops;
 			by += p->pred.hbm_bytes;
 			t += p->pred.time_s;
 			fputs("<tr>", f);
 			cell(f, "td", 1, llmsim_phase_name(w, ph));
-			cell(f, "td", 1, d->ops[i].name);
+			cell(f, "td", 1, d->in->ops[i].name);
 			cell(f, "td", 0, llmsim_fmt_flops(a, p->pred.flops));
 			cell(f, "td", 0, llmsim_fmt_bytes(a, p->pred.hbm_bytes));
 			snprintf(a, sizeof a, "%.2f", p->pred.intensity_flops_per_byte);
@@ -257,7 +257,7 @@ static void op_table(FILE *f, const struct report_data *d)
 			cell(f, "td", 0, llmsim_fmt_time(a, p->pred.time_s));
 			/* A calibration case of exactly this op, if one was run. */
 			llmsim_op_format(&p->op, spec, sizeof spec);
-			const struct llmsim_measured_pt *mp = llmsim_measured_find(&d->meas, spec);
+			const struct llmsim_measured_pt *mp = llmsim_measured_find(&d->in->meas, spec);
 			cell(f, "td", 0, mp ? llmsim_fmt_time(a, mp->measured_s) : "-");
 			cell(f, "td", 0, llmsim_fmt_flops_rate(a, p->achieved_flops_per_s));
 			cell(f, "td", 0, llmsim_fmt_pct(a, p->attainable_flops_per_s > 0
@@ -295,8 +295,8 @@ static int train_sections(FILE *f, const struct report_data *d, const struct rep
 	char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], c[LLMSIM_FMT_MAX], nm[96];
 	int rc;
 	fputs("<section id=\"memory\"><h2>Memory per GPU</h2>\n", f);
-	if (!d->have_train) {
-		not_available(f, d->train_note[0] ? d->train_note : "no training result");
+	if (!d->in->have_train) {
+		not_available(f, d->in->train_note[0] ? d->in->train_note : "no training result");
 		fputs("</section>\n", f);
 		return 0;
 	}
@@ -320,11 +320,11 @@ static int train_sections(FILE *f, const struct report_data *d, const struct rep
 					"memory per GPU", "compute", "exposed comm", "bubble"};
 	fputs("<div class=\"scroll\"><table>\n", f);
 	head_row(f, h, 9);
-	for (int i = -1; i < d->ntop; i++) {
-		const struct llmsim_train_result *r = i < 0 ? &d->chosen : &d->top[i];
-		if (i < 0 && !d->chosen_given)
+	for (int i = -1; i < d->in->ntop; i++) {
+		const struct llmsim_train_result *r = i < 0 ? &d->in->chosen : &d->in->top[i];
+		if (i < 0 && !d->in->chosen_given)
 			continue;
-		report_train_name(&r->cfg, nm, sizeof nm);
+		llmsim_report_train_name(&r->cfg, nm, sizeof nm);
 		if (i < 0)
 			strncat(nm, " (given)", sizeof nm - strlen(nm) - 1);
 		char tps[32], gp[16];
@@ -341,13 +341,13 @@ static int train_sections(FILE *f, const struct report_data *d, const struct rep
 		fputs("</tr>\n", f);
 	}
 	fputs("</table></div>\n", f);
-	if (d->plan_evaluated)
+	if (d->in->plan_evaluated)
 		fprintf(f, "<p>The plan evaluated %lld configurations, %lld valid and fitting, "
 			   "in %.2f s.</p>\n",
-			(long long)d->plan_evaluated, (long long)d->plan_feasible,
-			d->plan_elapsed_s);
-	if (d->train_note[0])
-		not_available(f, d->train_note);
+			(long long)d->in->plan_evaluated, (long long)d->in->plan_feasible,
+			d->in->plan_elapsed_s);
+	if (d->in->train_note[0])
+		not_available(f, d->in->train_note);
 	fputs("</section>\n", f);
 	return 0;
 }
@@ -357,8 +357,8 @@ static int serve_plan(FILE *f, const struct report_data *d, const struct report_
 		      struct llmsim_err *err)
 {
 	char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], nm[64], n1[32], n2[32], n3[32];
-	if (!d->nsplan) {
-		not_available(f, d->splan_note[0] ? d->splan_note
+	if (!d->in->nsplan) {
+		not_available(f, d->in->splan_note[0] ? d->in->splan_note
 						  : "the serving plan found no configuration "
 						    "that fits");
 		return 0;
@@ -373,10 +373,10 @@ static int serve_plan(FILE *f, const struct report_data *d, const struct report_
 					"TTFT", "TPOT", "tokens/s", "tokens/s per GPU"};
 	fputs("<table>\n", f);
 	head_row(f, h, 9);
-	for (int i = 0; i < d->nsplan; i++) {
-		const struct llmsim_plan_serve_row *w = &d->splan[i];
+	for (int i = 0; i < d->in->nsplan; i++) {
+		const struct llmsim_plan_serve_row *w = &d->in->splan[i];
 		char rp[16], tp[16], pp[16], bs[24];
-		report_serve_name(w, nm, sizeof nm);
+		llmsim_report_serve_name(w, nm, sizeof nm);
 		snprintf(rp, sizeof rp, "%d", w->replicas);
 		snprintf(tp, sizeof tp, "%d", w->tp);
 		snprintf(pp, sizeof pp, "%d", w->pp);
@@ -391,11 +391,11 @@ static int serve_plan(FILE *f, const struct report_data *d, const struct report_
 		fputs("</tr>\n", f);
 	}
 	fputs("</table>\n", f);
-	snprintf(n3, sizeof n3, "%d", d->cfg->plan_gpus);
+	snprintf(n3, sizeof n3, "%d", d->in->cfg->plan_gpus);
 	fprintf(f, "<p>The plan tried %lld configurations of %s GPUs for requests of %lld + "
 		   "%lld tokens, with no latency targets.</p>\n",
-		(long long)d->splan_evaluated, n3, (long long)d->cfg->prompt,
-		(long long)d->cfg->output);
+		(long long)d->in->splan_evaluated, n3, (long long)d->in->cfg->prompt,
+		(long long)d->in->cfg->output);
 	return 0;
 }
 
@@ -403,8 +403,8 @@ static int serve_sections(FILE *f, const struct report_data *d, const struct rep
 			  struct llmsim_err *err)
 {
 	char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], c[LLMSIM_FMT_MAX];
-	const char *why = d->serve_note[0] ? d->serve_note : "no serving result";
-	int curve = d->have_serve && d->ncurve, rc = 0;
+	const char *why = d->in->serve_note[0] ? d->in->serve_note : "no serving result";
+	int curve = d->in->have_serve && d->in->ncurve, rc = 0;
 	fputs("<section id=\"memory\"><h2>Memory per GPU</h2>\n", f);
 	if (curve)
 		rc = picture(f, p, PIC_MEMORY, "memory per GPU by batch size, stacked",
@@ -438,10 +438,10 @@ static int serve_sections(FILE *f, const struct report_data *d, const struct rep
 					"KV cache per GPU", "decode bound"};
 	fputs("<table>\n", f);
 	head_row(f, h, 6);
-	for (int i = 0; i < d->ncurve; i++) {
-		const struct llmsim_infer_result *r = &d->curve[i].r;
+	for (int i = 0; i < d->in->ncurve; i++) {
+		const struct llmsim_infer_result *r = &d->in->curve[i].r;
 		char bs[24], tps[32];
-		snprintf(bs, sizeof bs, "%lld", (long long)d->curve[i].batch);
+		snprintf(bs, sizeof bs, "%lld", (long long)d->in->curve[i].batch);
 		snprintf(tps, sizeof tps, "%.0f", r->tokens_per_s);
 		const char *row[] = {bs, llmsim_fmt_time(a, r->ttft_s), llmsim_fmt_time(b, r->tpot_s),
 				     tps, llmsim_fmt_bytes(c, r->kv_bytes),
@@ -458,7 +458,7 @@ static int serve_sections(FILE *f, const struct report_data *d, const struct rep
 
 static void calibration(FILE *f, const struct report_data *d)
 {
-	const struct llmsim_gpu *g = d->gpu;
+	const struct llmsim_gpu *g = d->in->gpu;
 	char b[64];
 	fputs("<section id=\"calibration\"><h2>Calibration</h2>\n<table>\n", f);
 	kv(f, "profile", g->profile_path[0] ? g->profile_path
@@ -487,24 +487,24 @@ static void calibration(FILE *f, const struct report_data *d)
 				 "so predictions carry the hardware file's efficiencies only.");
 	}
 	fputs("<h3>Measurements on this GPU</h3>\n<p>", f);
-	if (d->meas.n) {
+	if (d->in->meas.n) {
 		llmsim_html_textf(f, "%d kernels measured on %s (of %d cases stored; %d skipped) "
 				     "are drawn on the roofline beside their predictions. Source: %s.",
-				  d->meas.n, g->name, d->meas.cases, d->meas.skipped,
-				  d->meas.source);
+				  d->in->meas.n, g->name, d->in->meas.cases, d->in->meas.skipped,
+				  d->in->meas.source);
 	} else {
 		llmsim_html_textf(f, "No calibration measurements of %s were found (%s).", g->name,
-				  d->meas.source[0] ? d->meas.source
+				  d->in->meas.source[0] ? d->in->meas.source
 						    : "no --db and no dumps in calib/data");
 	}
 	fputs("</p>\n", f);
-	if (d->meas.ncls) {
+	if (d->in->meas.all.nclasses) {
 		static const char *const h[] = {"<op class", "kernels", "median |error|",
 						"p90 |error|"};
 		fputs("<table>\n", f);
 		head_row(f, h, 4);
-		for (int i = 0; i < d->meas.ncls; i++) {
-			const struct llmsim_measured_class *c = &d->meas.cls[i];
+		for (int i = 0; i < d->in->meas.all.nclasses; i++) {
+			const struct llmsim_err_stats *c = &d->in->meas.all.classes[i];
 			fputs("<tr>", f);
 			cell(f, "td", 1, c->name);
 			snprintf(b, sizeof b, "%d", c->n);
@@ -516,16 +516,17 @@ static void calibration(FILE *f, const struct report_data *d)
 			fputs("</tr>\n", f);
 		}
 		fputs("</table>\n<p>Error of the predicted time against the measured median, over "
-		      "all measured cases of this GPU (fit and held-out).</p>\n", f);
+		      "all measured cases of this GPU (fit and held-out), as <code>llmsim calib "
+		      "validate --all</code> scores them.</p>\n", f);
 	}
-	if (d->meas.note[0])
-		not_available(f, d->meas.note);
+	if (d->in->meas.note[0])
+		not_available(f, d->in->meas.note);
 	fputs("</section>\n", f);
 }
 
 static void assumptions(FILE *f, const struct report_data *d)
 {
-	const struct llmsim_layer_cfg *l = &d->layer;
+	const struct llmsim_layer_cfg *l = &d->in->layer;
 	fputs("<section id=\"assumptions\"><h2>Assumptions</h2>\n<ul>\n", f);
 	fputs("<li>Ceilings are the hardware file's datasheet peaks (dense); predicted points "
 	      "include the GPU model's efficiencies, launch and latency floors.</li>\n", f);
@@ -533,22 +534,26 @@ static void assumptions(FILE *f, const struct report_data *d)
 	      "are drawn for reference against the same axis.</li>\n", f);
 	fputs("<li>GEMM, attention and decode sit under the tensor roof of their data type; "
 	      "element-wise ops under the CUDA-core FP32 roof.</li>\n", f);
-	fputs("<li>The op list of one layer is built from the model's shapes in the report "
-	      "(reports/layer_ops.c): norm, QKV, RoPE, attention, O, residual, norm, MLP "
+	fputs("<li>The ops of one layer are those the simulator walks for this workload "
+	      "(the op graph, sim/graph.c, as <code>llmsim ", f);
+	fputs(l->workload == LLMSIM_WORKLOAD_SERVE ? "infer" : "train", f);
+	fputs("</code> prices it): norm, QKV, RoPE, attention, O, residual, norm, MLP "
 	      "up/gate, activation, down, residual", f);
-	if (d->model->has_moe)
-		fputs("; a MoE layer spreads tokens evenly over the experts (batched GEMM)", f);
-	if (d->model->has_mla)
-		fputs("; MLA uses the low-rank projections, and absorbed MLA decode", f);
-	fputs(". Every FLOP and byte comes from the simulator (llmsim_predict).</li>\n<li>", f);
 	if (l->workload == LLMSIM_WORKLOAD_SERVE)
-		llmsim_html_textf(f, "Prefill runs %lld x %lld tokens with %s attention; decode "
-				     "runs %lld tokens against a %s KV cache of %lld tokens "
-				     "(%s decode, block 16).",
-				  (long long)l->batch, (long long)l->seq,
-				  llmsim_attn_impl_name(l->attn_impl), (long long)l->batch,
+		fputs(", and the step's K and V written into the cache", f);
+	if (d->in->model->has_moe)
+		fputs("; a MoE layer's router and its softmax, and the experts the tokens touch "
+		      "as one grouped GEMM", f);
+	if (d->in->model->has_mla)
+		fputs("; MLA's low-rank projections and latent norms, and absorbed MLA decode", f);
+	fputs(". Communication is left out; every FLOP and byte comes from the simulator "
+	      "(llmsim_predict), lone kernels at the burst clock.</li>\n<li>", f);
+	if (l->workload == LLMSIM_WORKLOAD_SERVE)
+		llmsim_html_textf(f, "Prefill runs %lld x %lld tokens; decode runs %lld tokens "
+				     "against a %s KV cache of %lld tokens (%s attention).",
+				  (long long)l->batch, (long long)l->seq, (long long)l->batch,
 				  llmsim_dtype_name(l->kv_dtype), (long long)l->seq,
-				  llmsim_decode_impl_name(l->decode_impl));
+				  llmsim_attn_choice_name(l->attn));
 	else
 		llmsim_html_textf(f, "Forward and backward of %lld x %lld tokens (the batch and "
 				     "sequence given, not the micro-batch or a context-parallel "
@@ -585,9 +590,9 @@ int report_html(const struct report_data *d, const struct report_pics *pics, con
 	if (!f)
 		return llmsim_err_set(err, LLMSIM_EIO, "cannot write '%s': %s", path,
 				      strerror(errno));
-	const char *gname = d->gpu->full_name[0] ? d->gpu->full_name : d->gpu->name;
-	const char *mname = d->model->full_name[0] ? d->model->full_name : d->model->name;
-	int train = d->cfg->layer.workload == LLMSIM_WORKLOAD_TRAIN;
+	const char *gname = d->in->gpu->full_name[0] ? d->in->gpu->full_name : d->in->gpu->name;
+	const char *mname = d->in->model->full_name[0] ? d->in->model->full_name : d->in->model->name;
+	int train = d->in->cfg->layer.workload == LLMSIM_WORKLOAD_TRAIN;
 	char when[64] = "";
 	time_t now = time(NULL);
 	struct tm tm;
@@ -602,7 +607,7 @@ int report_html(const struct report_data *d, const struct report_pics *pics, con
 	llmsim_html_textf(f, "%s on %s", mname, gname);
 	fputs("</h1><p>", f);
 	llmsim_html_textf(f, "%s, %s - llmsim %s (git %s), %s", train ? "training" : "serving",
-			  llmsim_dtype_name(d->cfg->layer.dtype), llmsim_version(),
+			  llmsim_dtype_name(d->in->cfg->layer.dtype), llmsim_version(),
 			  llmsim_git_revision(), when);
 	fputs("</p></header>\n<nav><a href=\"#summary\">Summary</a><a href=\"#roofline\">"
 	      "Roofline</a><a href=\"#ops\">Ops</a><a href=\"#memory\">Memory</a>"

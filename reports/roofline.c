@@ -1,4 +1,4 @@
-/* roofline.c - ceilings, ridge points and op placement. */
+/* roofline.c - ceilings, ridge points, op placement, the layer workload. */
 #include "roofline.h"
 
 #include <math.h>
@@ -91,20 +91,36 @@ static const struct llmsim_ceiling *roof_of(const struct llmsim_roofline *r,
 	return c;
 }
 
-int llmsim_roofline_place(const struct llmsim_gpu *gpu, const struct llmsim_roofline *r,
-			  const struct llmsim_op *op, struct llmsim_roof_point *pt,
-			  struct llmsim_err *err)
+void llmsim_roofline_point(const struct llmsim_roofline *r, const struct llmsim_op *op,
+			   const struct llmsim_pred *pred, struct llmsim_roof_point *pt)
 {
 	memset(pt, 0, sizeof *pt);
 	pt->op = *op;
-	int rc = llmsim_predict(gpu, op, &pt->pred, err);
-	if (rc)
-		return rc;
+	pt->pred = *pred;
 	pt->roof = roof_of(r, op);
 	double mem = pt->pred.intensity_flops_per_byte * r->hbm_bytes_per_s;
 	if (!(pt->pred.hbm_bytes > 0))
 		mem = INFINITY;
 	pt->attainable_flops_per_s = pt->roof ? fmin(pt->roof->flops_per_s, mem) : mem;
 	pt->achieved_flops_per_s = pt->pred.time_s > 0 ? pt->pred.flops / pt->pred.time_s : 0;
-	return 0;
+}
+
+const char *llmsim_phase_name(enum llmsim_workload w, int phase)
+{
+	if (w == LLMSIM_WORKLOAD_TRAIN)
+		return phase ? "backward" : "forward";
+	return phase ? "decode" : "prefill";
+}
+
+void llmsim_layer_cfg_init(struct llmsim_layer_cfg *c)
+{
+	memset(c, 0, sizeof *c);
+	c->workload = LLMSIM_WORKLOAD_SERVE;
+	c->dtype = LLMSIM_DT_BF16;
+	c->kv_dtype = LLMSIM_DT_BF16;
+	c->batch = 1;
+	c->seq = 4096;
+	c->attn = LLMSIM_AC_PAGED;
+	c->train_attn = LLMSIM_ATTN_FLASH2;
+	c->tp = 1;
 }

@@ -4,14 +4,22 @@
  * FP32), their ridge points, and ops placed on it.
  *
  * Ceilings are the datasheet peaks of the hardware file (the classic
- * roofline); an op's placement uses llmsim_predict's FLOPs, HBM bytes and
- * time, so the point sits at its predicted achieved rate, under the roof.
+ * roofline); an op is placed from its prediction (llmsim_predict's FLOPs,
+ * HBM bytes and time, made by the caller: reports price nothing), so the
+ * point sits at its predicted achieved rate, under the roof.
+ *
+ * The ops of one layer placed on it are those of the op graph
+ * (sim/graph.h) that `llmsim infer` (serving: a prefill step and a decode
+ * step) or `llmsim train` (a micro-batch's forward and backward) walks,
+ * one GPU of the layout, lone kernels (the burst clock); communication is
+ * not on the roofline (links bound it, not HBM).
  */
 #ifndef LLMSIM_REPORT_ROOFLINE_H
 #define LLMSIM_REPORT_ROOFLINE_H
 
 #include "../base/err.h"
 #include "../hw/gpu.h"
+#include "../sim/infer/infer.h"
 #include "../sim/sim.h"
 
 enum llmsim_ceil_kind {
@@ -57,12 +65,44 @@ struct llmsim_roof_point {
 	double achieved_flops_per_s;       /* predicted flops / predicted time */
 };
 
-/* Predict op and place it: GEMM, attention and decode under the tensor roof
- * of their data type (vector if the GPU has no tensor rate for it),
- * element-wise ops under the CUDA-core FP32 roof. Returns llmsim_predict's
- * status. */
-int llmsim_roofline_place(const struct llmsim_gpu *gpu, const struct llmsim_roofline *r,
-			  const struct llmsim_op *op, struct llmsim_roof_point *pt,
-			  struct llmsim_err *err);
+/* Place op with its prediction: GEMM, attention and decode under the
+ * tensor roof of their data type (vector if the GPU has no tensor rate for
+ * it), element-wise ops under the CUDA-core FP32 roof. */
+void llmsim_roofline_point(const struct llmsim_roofline *r, const struct llmsim_op *op,
+			   const struct llmsim_pred *pred, struct llmsim_roof_point *pt);
+
+/* ---- the ops of one layer on it ---- */
+
+enum llmsim_workload { LLMSIM_WORKLOAD_SERVE, LLMSIM_WORKLOAD_TRAIN };
+
+/* Two phases per workload: 0 prefill/forward, 1 decode/backward. */
+const char *llmsim_phase_name(enum llmsim_workload w, int phase);
+
+/* The workload whose layer is drawn. */
+struct llmsim_layer_cfg {
+	enum llmsim_workload workload;
+	enum llmsim_dtype dtype;      /* linear layers' math and weights; activations in
+				       * llmsim_graph_act_dtype of it */
+	enum llmsim_dtype kv_dtype;   /* decode KV cache */
+	int64_t batch;                /* sequences */
+	int64_t seq;                  /* prompt length; decode: KV cache length */
+	enum llmsim_attn_choice attn; /* serving: prefill and decode kernels */
+	enum llmsim_attn_impl train_attn; /* training attention */
+	int tp;                       /* tensor parallel: the ops of one of tp GPUs */
+};
+
+/* Defaults: serve, bf16, batch 1, seq 4096, paged (FlashAttention-2
+ * prefill, PagedAttention decode), flash2 training, tp 1. */
+void llmsim_layer_cfg_init(struct llmsim_layer_cfg *c);
+
+#define LLMSIM_LAYER_OPS_MAX 128
+
+/* One op of the layer, as its walker priced it. */
+struct llmsim_layer_op {
+	char name[48];                /* the graph node's: "qkv_proj", "down_proj.wgrad" */
+	int phase;                    /* 0 prefill/forward, 1 decode/backward */
+	struct llmsim_op op;
+	struct llmsim_pred pred;
+};
 
 #endif

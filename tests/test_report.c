@@ -16,7 +16,6 @@
 #include "../models/model.h"
 #include "../reports/gnuplot.h"
 #include "../reports/html.h"
-#include "../reports/layer_ops.h"
 #include "../reports/outdir.h"
 #include "../reports/png.h"
 #include "../reports/roofline.h"
@@ -179,8 +178,10 @@ Test(report_roofline, places_a_gemm_under_its_roof)
 	struct llmsim_roof_point p;
 	cr_assert_eq(llmsim_gpu_load("h200", &g, NULL), 0);
 	cr_assert_eq(llmsim_roofline_init(&g, &r, NULL), 0);
+	struct llmsim_pred pred;
 	cr_assert_eq(llmsim_op_parse("gemm m=4096 n=4096 k=4096", &op, NULL), 0);
-	cr_assert_eq(llmsim_roofline_place(&g, &r, &op, &p, NULL), 0);
+	cr_assert_eq(llmsim_predict(&g, &op, &pred, NULL), 0);
+	llmsim_roofline_point(&r, &op, &pred, &p);
 	expect_close(p.pred.flops, 2.0 * 4096 * 4096 * 4096, 1e-12); /* 2mnk */
 	cr_expect_eq(p.roof, llmsim_roofline_find(&r, LLMSIM_CEIL_TENSOR, LLMSIM_DT_BF16));
 	/* attainable = min(roof, I x HBM): I = 2*4096^3 / bytes >= 206 here. */
@@ -191,166 +192,9 @@ Test(report_roofline, places_a_gemm_under_its_roof)
 
 	/* Element-wise ops sit under the CUDA-core FP32 roof. */
 	cr_assert_eq(llmsim_op_parse("ew kind=rmsnorm tokens=4096 hidden=4096", &op, NULL), 0);
-	cr_assert_eq(llmsim_roofline_place(&g, &r, &op, &p, NULL), 0);
+	cr_assert_eq(llmsim_predict(&g, &op, &pred, NULL), 0);
+	llmsim_roofline_point(&r, &op, &pred, &p);
 	cr_expect_eq(p.roof, llmsim_roofline_find(&r, LLMSIM_CEIL_VECTOR, LLMSIM_DT_FP32));
-}
-
-/* ---- the ops of one layer ------------------------------------------------ */
-
-static const struct llmsim_layer_op *find_op(const struct llmsim_layer_op *ops, int n,
-					     int phase, const char *name)
-{
-	for (int i = 0; i < n; i++)
-		if (ops[i].phase == phase && !strcmp(ops[i].name, name))
-			return &ops[i];
-	return NULL;
-}
-
-#define EXPECT_GEMM(o, M, N, K, B)                                                  \
-	do {                                                                        \
-		cr_assert((o) != NULL);                                             \
-		cr_expect_eq((o)->op.kind, LLMSIM_OP_GEMM);                         \
-		cr_expect_eq((o)->op.u.gemm.m, (M), "m = %lld", (long long)(o)->op.u.gemm.m); \
-		cr_expect_eq((o)->op.u.gemm.n, (N), "n = %lld", (long long)(o)->op.u.gemm.n); \
-		cr_expect_eq((o)->op.u.gemm.k, (K), "k = %lld", (long long)(o)->op.u.gemm.k); \
-		cr_expect_eq((o)->op.u.gemm.batch, (B));                            \
-	} while (0)
-
-/* Llama 3.1 8B (Meta's config.json): hidden 4096, 32 heads, 8 KV heads,
- * head dim 128, FFN 14336, SwiGLU, RMSNorm, RoPE. */
-Test(report_layer_ops, llama_8b_serving)
-{
-	struct llmsim_model m;
-	struct llmsim_layer_cfg c;
-	struct llmsim_layer_op ops[LLMSIM_LAYER_OPS_MAX];
-	int n;
-	cr_assert_eq(llmsim_model_load("8b", &m, NULL), 0);
-	llmsim_layer_cfg_init(&c);
-	c.batch = 2;
-	c.seq = 1024;
-	cr_assert_eq(llmsim_layer_ops(&m, &c, ops, &n, NULL), 0);
-	/* norm, qkv, rope, attention, o, add, norm, up_gate, act, down, add: x2 */
-	cr_expect_eq(n, 22);
-	/* prefill: T = 2 x 1024 tokens; QKV width (32 + 2 x 8) x 128 = 6144 */
-	EXPECT_GEMM(find_op(ops, n, 0, "qkv"), 2048, 6144, 4096, 1);
-	EXPECT_GEMM(find_op(ops, n, 0, "o_proj"), 2048, 4096, 4096, 1);
-	EXPECT_GEMM(find_op(ops, n, 0, "up_gate"), 2048, 2 * 14336, 4096, 1);
-	EXPECT_GEMM(find_op(ops, n, 0, "down"), 2048, 4096, 14336, 1);
-	const struct llmsim_layer_op *a = find_op(ops, n, 0, "attention");
-	cr_assert(a);
-	cr_expect_eq(a->op.kind, LLMSIM_OP_ATTENTION);
-	cr_expect_eq(a->op.u.attn.batch, 2);
-	cr_expect_eq(a->op.u.attn.heads, 32);
-	cr_expect_eq(a->op.u.attn.kv_heads, 8);
-	cr_expect_eq(a->op.u.attn.seq, 1024);
-	cr_expect_eq(a->op.u.attn.causal, 1);
-	/* decode: one token per sequence against a 1024-token cache */
-	EXPECT_GEMM(find_op(ops, n, 1, "qkv"), 2, 6144, 4096, 1);
-	a = find_op(ops, n, 1, "attention");
-	cr_assert(a);
-	cr_expect_eq(a->op.kind, LLMSIM_OP_DECODE);
-	cr_expect_eq(a->op.u.dec.kv_len, 1024);
-	cr_expect_eq(a->op.u.dec.batch, 2);
-	cr_expect_eq(a->op.u.dec.q_len, 1);
-	const struct llmsim_layer_op *e = find_op(ops, n, 1, "act");
-	cr_assert(e);
-	cr_expect_eq(e->op.u.ew.kind, LLMSIM_EW_SILU_MUL);
-	cr_expect_eq(e->op.u.ew.tokens, 2);
-	cr_expect_eq(e->op.u.ew.hidden, 14336);
-}
-
-Test(report_layer_ops, llama_8b_training_gradients)
-{
-	struct llmsim_model m;
-	struct llmsim_layer_cfg c;
-	struct llmsim_layer_op ops[LLMSIM_LAYER_OPS_MAX];
-	int n;
-	cr_assert_eq(llmsim_model_load("8b", &m, NULL), 0);
-	llmsim_layer_cfg_init(&c);
-	c.workload = LLMSIM_WORKLOAD_TRAIN;
-	c.seq = 2048;
-	cr_assert_eq(llmsim_layer_ops(&m, &c, ops, &n, NULL), 0);
-	/* forward 11; backward: 4 linears x (dgrad, wgrad) + 7 others = 15 */
-	cr_expect_eq(n, 26);
-	/* dX = dY W^T: m=T, n=in, k=out; dW = X^T dY: m=in, n=out, k=T */
-	EXPECT_GEMM(find_op(ops, n, 1, "qkv.dgrad"), 2048, 4096, 6144, 1);
-	EXPECT_GEMM(find_op(ops, n, 1, "qkv.wgrad"), 4096, 6144, 2048, 1);
-	EXPECT_GEMM(find_op(ops, n, 1, "down.wgrad"), 14336, 4096, 2048, 1);
-	const struct llmsim_layer_op *a = find_op(ops, n, 1, "attention");
-	cr_assert(a);
-	cr_expect_eq(a->op.kind, LLMSIM_OP_ATTENTION);
-	cr_expect_eq(a->op.u.attn.pass, LLMSIM_PASS_BWD);
-	cr_expect_null(find_op(ops, n, 0, "qkv.dgrad"));
-}
-
-/* Mixtral 8x7B (Mistral's config.json): 8 experts, top-2, expert FFN 14336. */
-Test(report_layer_ops, mixtral_experts_as_batched_gemm)
-{
-	struct llmsim_model m;
-	struct llmsim_layer_cfg c;
-	struct llmsim_layer_op ops[LLMSIM_LAYER_OPS_MAX];
-	int n;
-	cr_assert_eq(llmsim_model_load("mixtral-8x7b", &m, NULL), 0);
-	llmsim_layer_cfg_init(&c);
-	c.seq = 4096;
-	cr_assert_eq(llmsim_layer_ops(&m, &c, ops, &n, NULL), 0);
-	/* 4096 tokens x top-2 spread over 8 experts: 1024 tokens each */
-	EXPECT_GEMM(find_op(ops, n, 0, "exp.up_gate"), 1024, 2 * 14336, 4096, 8);
-	EXPECT_GEMM(find_op(ops, n, 0, "router"), 4096, 8, 4096, 1);
-	/* decode, 1 token: ceil(1 x 2 / 8) = 1 row per expert */
-	EXPECT_GEMM(find_op(ops, n, 1, "exp.down"), 1, 4096, 14336, 8);
-}
-
-/* Llama 3.1 70B (Meta's config.json): hidden 8192, 64 heads, 8 KV heads,
- * head dim 128, FFN 28672. */
-Test(report_layer_ops, tensor_parallel_shards)
-{
-	struct llmsim_model m;
-	struct llmsim_layer_cfg c;
-	struct llmsim_layer_op ops[LLMSIM_LAYER_OPS_MAX];
-	int n;
-	cr_assert_eq(llmsim_model_load("70b", &m, NULL), 0);
-	llmsim_layer_cfg_init(&c);
-	c.seq = 1024;
-	c.tp = 8;
-	cr_assert_eq(llmsim_layer_ops(&m, &c, ops, &n, NULL), 0);
-	/* 64/8 = 8 query heads and 8/8 = 1 KV head per GPU: (8 + 2) x 128 */
-	EXPECT_GEMM(find_op(ops, n, 0, "qkv"), 1024, 1280, 8192, 1);
-	EXPECT_GEMM(find_op(ops, n, 0, "o_proj"), 1024, 8192, 1024, 1);
-	EXPECT_GEMM(find_op(ops, n, 0, "up_gate"), 1024, 2 * 28672 / 8, 8192, 1);
-	const struct llmsim_layer_op *a = find_op(ops, n, 1, "attention");
-	cr_expect_eq(a->op.u.dec.heads, 8);
-	cr_expect_eq(a->op.u.dec.kv_heads, 1);
-	/* Serving replicates norms over TP: all 1024 tokens on every GPU. */
-	cr_expect_eq(find_op(ops, n, 0, "attn_norm")->op.u.ew.tokens, 1024);
-
-	/* tp 16 > 8 KV heads: each GPU keeps one (replicated); 4 query heads. */
-	c.tp = 16;
-	cr_assert_eq(llmsim_layer_ops(&m, &c, ops, &n, NULL), 0);
-	EXPECT_GEMM(find_op(ops, n, 0, "qkv"), 1024, (4 + 2) * 128, 8192, 1);
-
-	/* Training with sequence parallelism: norms see 1024 / 2 tokens. */
-	c.tp = 2;
-	c.workload = LLMSIM_WORKLOAD_TRAIN;
-	cr_assert_eq(llmsim_layer_ops(&m, &c, ops, &n, NULL), 0);
-	cr_expect_eq(find_op(ops, n, 0, "attn_norm")->op.u.ew.tokens, 512);
-	cr_expect_eq(find_op(ops, n, 1, "residual2")->op.u.ew.tokens, 512);
-
-	c.tp = 3; /* 64 heads do not split 3 ways */
-	cr_expect_eq(llmsim_layer_ops(&m, &c, ops, &n, NULL), LLMSIM_EINVAL);
-}
-
-Test(report_layer_ops, rejects_empty_shapes)
-{
-	struct llmsim_model m;
-	struct llmsim_layer_cfg c;
-	struct llmsim_layer_op ops[LLMSIM_LAYER_OPS_MAX];
-	int n = -1;
-	cr_assert_eq(llmsim_model_load("8b", &m, NULL), 0);
-	llmsim_layer_cfg_init(&c);
-	c.batch = 0;
-	cr_expect_eq(llmsim_layer_ops(&m, &c, ops, &n, NULL), LLMSIM_EINVAL);
-	cr_expect_eq(n, 0);
 }
 
 /* ---- staged output folder ------------------------------------------------- */

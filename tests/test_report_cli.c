@@ -292,7 +292,7 @@ Test(report_cli, training_report, .init = make_root, .fini = drop_root, .timeout
 	cr_expect_eq(check_pictures(html, dir), 4);
 	cr_expect(strstr(html, ">forward<"));
 	cr_expect(strstr(html, ">backward<"));
-	cr_expect(strstr(html, "qkv.wgrad"));
+	cr_expect(strstr(html, "qkv_proj.wgrad"));
 	free(html);
 }
 
@@ -516,12 +516,12 @@ Test(report_cli, op_table_agrees_with_llmsim_op, .init = make_root, .fini = drop
 	char *html = slurp(path, NULL);
 	cr_assert(html);
 	double f = 0;
-	row_agrees(html, "prefill", "qkv", &f);
+	row_agrees(html, "prefill", "qkv_proj", &f);
 	/* Llama 3.1 8B QKV over 4096 tokens: 2 x 4096 x 6144 x 4096 FLOPs. */
 	expect_close(f, 2.0 * 4096 * 6144 * 4096, 1e-9);
 	row_agrees(html, "prefill", "attention", NULL);
 	row_agrees(html, "decode", "attention", NULL);
-	row_agrees(html, "decode", "down", &f);
+	row_agrees(html, "decode", "down_proj", &f);
 	expect_close(f, 2.0 * 1 * 4096 * 14336, 1e-9); /* one token through down */
 	row_agrees(html, "prefill", "attn_norm", NULL);
 	free(html);
@@ -538,7 +538,7 @@ Test(report_cli, roofline_json_agrees_with_llmsim_op)
 	const char *bf = strstr(out, "\"name\": \"BF16 tensor\"");
 	cr_assert(bf);
 	expect_close(json_num(bf, "ridge_flops_per_byte"), 989.4 / 4.8, 1e-3);
-	const char *qkv = strstr(out, "\"name\": \"qkv\"");
+	const char *qkv = strstr(out, "\"name\": \"qkv_proj\"");
 	cr_assert(qkv, "%s", out);
 	rc = llmsim("op gemm --m 4096 --n 6144 --k 4096 --gpu h200 --json", op, sizeof op, err,
 		    sizeof err);
@@ -635,7 +635,7 @@ Test(report_cli, measured_points_from_a_database, .init = make_root, .fini = dro
 	cr_assert_eq(llmsim_predict(&g, &op, &p, NULL), 0);
 	td(row, 7, meas, sizeof meas);
 	cr_expect_str_eq(meas, llmsim_fmt_time(want, 1.25 * p.time_s));
-	row = strstr(html, "<td class=\"l\">prefill</td><td class=\"l\">qkv</td>");
+	row = strstr(html, "<td class=\"l\">prefill</td><td class=\"l\">qkv_proj</td>");
 	cr_assert(row);
 	td(row, 7, meas, sizeof meas);
 	cr_expect_str_eq(meas, "-", "no calibration case of the QKV GEMM");

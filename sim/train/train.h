@@ -23,6 +23,7 @@
 #include "../../base/err.h"
 #include "../../hw/gpu.h"
 #include "../../models/model.h"
+#include "../graph.h"
 #include "../sim.h"
 
 enum llmsim_recompute { LLMSIM_RECOMP_NONE, LLMSIM_RECOMP_SELECTIVE, LLMSIM_RECOMP_FULL,
@@ -237,6 +238,15 @@ void llmsim_train_ctx_free(struct llmsim_train_ctx *ctx); /* NULL: no-op */
  * configuration is invalid, or an error from llmsim_predict. */
 int llmsim_train_simulate(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 			  struct llmsim_train_result *r, struct llmsim_err *err);
+
+/* The op graph of one micro-batch of c (sim/graph.h) as training walks it,
+ * each node predicted (pred[i] of g->node[i], room for LLMSIM_GRAPH_MAX) at
+ * load_rho (the step's tensor intensity, r->load_rho: the clock its load
+ * allows; 0: lone kernels at the burst clock). For listings and the
+ * comparisons that must show the very ops `train` prices. */
+int llmsim_train_step_ops(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+			  double load_rho, struct llmsim_graph *g, struct llmsim_pred *pred,
+			  struct llmsim_err *err);
 
 /* ---- plan: the search ---- */
 struct llmsim_plan_req {

@@ -196,3 +196,16 @@ int train_shape_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg
 	ctx->load_rho = 0;
 	return rc;
 }
+
+int llmsim_train_step_ops(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+			  double load_rho, struct llmsim_graph *g, struct llmsim_pred *pred,
+			  struct llmsim_err *err)
+{
+	struct llmsim_graph_cfg gc;
+	graph_cfg(ctx, c, 0, &gc);
+	int rc = llmsim_graph_build(&ctx->model, &gc, g, err);
+	for (int i = 0; !rc && i < g->n; i++)
+		rc = llmsim_graph_price(&ctx->gpu, &g->node[i], load_rho > 0 ? 1 : 0, load_rho,
+					&pred[i], err);
+	return rc;
+}

@@ -1,59 +1,20 @@
-/* report_gather.c - predictions and results the report shows. */
-#include "report_int.h"
+/*
+ * report_gather.c - everything `llmsim report` shows, computed by the
+ * simulators and the calibration scoring for reports/ to draw: one
+ * layer's ops as the walkers price them (layer_ops.h), the GPU's measured
+ * cases as `calib validate` scores them, the training configuration and
+ * plan, or the serving request, curve and plan.
+ */
+#include "report_gather.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void report_train_name(const struct llmsim_train_cfg *c, char *buf, size_t size)
-{
-	static const char *const rc[] = {"", " sel", " full"};
-	char ep[16] = "", cp[16] = "", chunks[16] = "";
-	if (c->ep > 1)
-		snprintf(ep, sizeof ep, " ep%d", c->ep);
-	if (c->cp > 1)
-		snprintf(cp, sizeof cp, " cp%d", c->cp);
-	if (c->schedule == LLMSIM_SCHED_INTERLEAVED)
-		snprintf(chunks, sizeof chunks, " v%d", c->chunks);
-	snprintf(buf, size, "tp%d pp%d dp%d%s%s z%d mb%d%s%s", c->tp, c->pp, c->dp, cp, ep,
-		 c->zero, c->micro_batch, chunks,
-		 (unsigned)c->recompute < 3 ? rc[c->recompute] : "");
-}
+#include "layer_ops.h"
 
-void report_serve_name(const struct llmsim_plan_serve_row *r, char *buf, size_t size)
-{
-	char pp[16] = "", ep[16] = "";
-	if (r->pp > 1)
-		snprintf(pp, sizeof pp, " pp%d", r->pp);
-	if (r->ep > 1)
-		snprintf(ep, sizeof ep, " ep%d", r->ep);
-	snprintf(buf, size, "%dx tp%d%s%s %s/%s b%lld", r->replicas, r->tp, pp, ep,
-		 llmsim_dtype_name(r->weight_dtype), llmsim_dtype_name(r->kv_dtype),
-		 (long long)r->batch);
-}
-
-static int gather_roofline(struct report_data *d, struct llmsim_err *err)
-{
-	const struct llmsim_report_cfg *cfg = d->cfg;
-	int rc = llmsim_roofline_init(d->gpu, &d->roof, err);
-	if (rc)
-		return rc;
-	rc = llmsim_layer_ops(d->model, &d->layer, d->ops, &d->nops, err);
-	if (rc)
-		return rc;
-	for (int i = 0; i < d->nops; i++) {
-		struct llmsim_err e = {0};
-		rc = llmsim_roofline_place(d->gpu, &d->roof, &d->ops[i].op, &d->pts[i], &e);
-		if (rc)
-			return llmsim_err_set(err, rc, "%s op '%s': %s",
-					      llmsim_phase_name(cfg->layer.workload, d->ops[i].phase),
-					      d->ops[i].name, e.msg);
-	}
-	return 0;
-}
-
-static int gather_train(struct report_data *d, struct llmsim_err *err)
+static int gather_train(struct llmsim_report_data *d, struct llmsim_err *err)
 {
 	const struct llmsim_report_cfg *cfg = d->cfg;
 	struct llmsim_train_ctx *ctx = NULL;
@@ -77,7 +38,7 @@ static int gather_train(struct report_data *d, struct llmsim_err *err)
 		.recipe = cfg->train.recipe,
 		.lora_rank = cfg->train.lora_rank,
 		.moe_imbalance = cfg->train.moe_imbalance,
-		.top = cfg->top < REPORT_TOP_MAX ? cfg->top : REPORT_TOP_MAX,
+		.top = cfg->top < LLMSIM_REPORT_TOP_MAX ? cfg->top : LLMSIM_REPORT_TOP_MAX,
 	};
 	memset(&out, 0, sizeof out);
 	rc = llmsim_plan_run(ctx, &req, &out, &e);
@@ -85,7 +46,7 @@ static int gather_train(struct report_data *d, struct llmsim_err *err)
 		snprintf(d->train_note, sizeof d->train_note, "plan failed: %.900s", e.msg);
 		rc = 0;
 	} else {
-		for (int i = 0; i < out.nresults && d->ntop < REPORT_TOP_MAX; i++)
+		for (int i = 0; i < out.nresults && d->ntop < LLMSIM_REPORT_TOP_MAX; i++)
 			d->top[d->ntop++] = out.results[i];
 		d->plan_evaluated = out.evaluated;
 		d->plan_feasible = out.feasible;
@@ -104,7 +65,7 @@ done:
 	return rc;
 }
 
-static int gather_serve(struct report_data *d, struct llmsim_err *err)
+static int gather_serve(struct llmsim_report_data *d, struct llmsim_err *err)
 {
 	const struct llmsim_report_cfg *cfg = d->cfg;
 	struct llmsim_infer_cfg *ic = &d->icfg;
@@ -113,7 +74,7 @@ static int gather_serve(struct report_data *d, struct llmsim_err *err)
 	ic->tp = cfg->tp;
 	ic->pp = cfg->pp;
 	ic->ep = cfg->ep;
-	ic->act_dtype = llmsim_layer_act_dtype(cfg->layer.dtype);
+	ic->act_dtype = llmsim_graph_act_dtype(cfg->layer.dtype);
 	ic->weight_dtype = cfg->weight_dtype;
 	ic->kv_dtype = cfg->kv_dtype;
 	ic->attn = cfg->attn;
@@ -130,9 +91,9 @@ static int gather_serve(struct report_data *d, struct llmsim_err *err)
 	d->have_serve = rc == 0;
 
 	/* Batch sizes 1, 2, 4, ... while the batch's cache fits. */
-	for (int64_t b = 1; d->have_serve && d->ncurve < REPORT_CURVE_MAX; b *= 2) {
+	for (int64_t b = 1; d->have_serve && d->ncurve < LLMSIM_REPORT_CURVE_MAX; b *= 2) {
 		struct llmsim_infer_req r = {b, cfg->prompt, cfg->output};
-		struct report_serve_pt *p = &d->curve[d->ncurve];
+		struct llmsim_report_serve_pt *p = &d->curve[d->ncurve];
 		rc = llmsim_infer_run(ic, &r, &p->r, &e);
 		if (rc == LLMSIM_ENOFIT)
 			break;
@@ -151,7 +112,7 @@ static int gather_serve(struct report_data *d, struct llmsim_err *err)
 	int64_t nrows = 0;
 	if (llmsim_plan_serve(&pc, &rows, &nrows, &d->splan_evaluated, &d->splan_feasible,
 			      &e) == 0) {
-		int top = cfg->top < REPORT_TOP_MAX ? cfg->top : REPORT_TOP_MAX;
+		int top = cfg->top < LLMSIM_REPORT_TOP_MAX ? cfg->top : LLMSIM_REPORT_TOP_MAX;
 		for (int64_t i = 0; i < nrows && d->nsplan < top; i++)
 			d->splan[d->nsplan++] = rows[i];
 	} else {
@@ -166,10 +127,10 @@ static int gather_serve(struct report_data *d, struct llmsim_err *err)
 	return 0;
 }
 
-int report_gather(struct report_data *d, const char *work, struct llmsim_err *err)
+int cli_report_gather(struct llmsim_report_data *d, struct llmsim_err *err)
 {
 	llmsim_model_params(d->model, &d->params);
-	int rc = llmsim_measured_load(d->gpu, d->cfg->db_path, work, &d->meas, err);
+	int rc = llmsim_measured_load(d->gpu, d->cfg->db_path, &d->meas, err);
 	if (rc)
 		return rc;
 	/* The workload first: the roofline shows one GPU of the layout it
@@ -182,12 +143,12 @@ int report_gather(struct report_data *d, const char *work, struct llmsim_err *er
 		rc = gather_serve(d, err);
 		d->layer.tp = d->cfg->tp;
 	}
-	if (rc)
-		return rc;
-	return gather_roofline(d, err);
+	if (!rc)
+		rc = cli_layer_ops(d->model, d->gpu, &d->layer, d->ops, &d->nops, err);
+	return rc;
 }
 
-void report_data_release(struct report_data *d)
+void cli_report_data_release(struct llmsim_report_data *d)
 {
 	llmsim_measured_release(&d->meas);
 }
