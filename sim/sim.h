@@ -234,6 +234,10 @@ int llmsim_stream_kind_parse(const char *s);
 int llmsim_op_parse(const char *spec, struct llmsim_op *op, struct llmsim_err *err);
 /* Write the canonical spec of op into buf (all keys); returns chars needed. */
 int llmsim_op_format(const struct llmsim_op *op, char *buf, size_t size);
+/* The same without the keys whose value the parser would fill anyway (a
+ * spec for people: "gemm m=8192 n=6144 k=4096"); it parses back to the
+ * same canonical spec. Returns chars written (cut to size). */
+int llmsim_op_format_short(const struct llmsim_op *op, char *buf, size_t size);
 
 /* How much of the GPU's 16-bit tensor peak (at its sustained clock) the
  * op keeps busy, by its lone prediction: its FLOP rate over that peak,

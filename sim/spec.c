@@ -332,3 +332,29 @@ int llmsim_op_format(const struct llmsim_op *op, char *buf, size_t size)
 		return snprintf(buf, size, "unknown");
 	}
 }
+
+int llmsim_op_format_short(const struct llmsim_op *op, char *buf, size_t size)
+{
+	/* drop each key in turn whose absence parses to the same op */
+	char full[1024], cand[1024], want[1024], got[1024];
+	struct llmsim_op back;
+	if (!size)
+		return 0;
+	llmsim_op_format(op, want, sizeof want);
+	snprintf(full, sizeof full, "%s", want);
+	char *p = strchr(full, ' ');
+	while (p && *p) {
+		char *tok = p + 1, *end = strchr(tok, ' ');
+		size_t keep = (size_t)(p - full), tail = end ? strlen(end) : 0;
+		snprintf(cand, sizeof cand, "%.*s%s", (int)keep, full, end ? end : "");
+		if (!llmsim_op_parse(cand, &back, NULL)) {
+			llmsim_op_format(&back, got, sizeof got);
+			if (!strcmp(got, want)) {
+				memmove(p, p + (strlen(p) - tail), tail + 1);
+				continue; /* the next key now starts at p */
+			}
+		}
+		p = end;
+	}
+	return snprintf(buf, size, "%s", full);
+}

@@ -125,8 +125,14 @@ Test(sim_props, random_ops_predict_sanely)
 		char spec[512];
 		random_op(&op);
 		llmsim_op_format(&op, spec, sizeof spec);
-		/* every op round-trips through its spec */
+		/* every op round-trips through its spec, and its short spec */
 		cr_assert_eq(llmsim_op_parse(spec, &back, &err), 0, "%s: %s", spec, err.msg);
+		char shrt[512], again[512];
+		llmsim_op_format_short(&op, shrt, sizeof shrt);
+		cr_assert(strlen(shrt) <= strlen(spec), "%s", shrt);
+		cr_assert_eq(llmsim_op_parse(shrt, &back, &err), 0, "%s: %s", shrt, err.msg);
+		llmsim_op_format(&back, again, sizeof again);
+		cr_assert_str_eq(again, spec, "short spec %s", shrt);
 		int rc = llmsim_predict(&gpus[i % 2], &op, &p, &err);
 		if (rc) {
 			cr_assert(rc == LLMSIM_EINVAL || rc == LLMSIM_EUNSUPPORTED, "%s: rc %d", spec, rc);

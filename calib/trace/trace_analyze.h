@@ -5,14 +5,16 @@
  * measured kernel times, and the same program replayed on another GPU.
  *
  * Shape recovery: a kernel belongs to the innermost NVTX range open when it
- * was launched. Walking up from there, the first range whose name is a
- * known op ("qkv_proj", "attention", "silu_mul", ... see trace_recipe.c) is
- * its op range, and the first range named like a step ("prefill b=4
- * s=2048", "decode b=8 ctx=2048") its phase. The model (--model) gives the
- * dimensions; the recipe of the op turns phase and model into op specs
- * (sim/sim.h grammar). When the op range holds exactly as many kernels as
- * the recipe has ops, each kernel is compared with its op; otherwise the
- * range is compared as a whole (sum of its kernels against its ops).
+ * was launched. Walking up from there, the first range whose name is an op
+ * of the model's graph ("qkv_proj", "attention", "silu_mul", ... the names
+ * of sim/graph.h) is its op range, and the first range named like a step
+ * ("prefill b=4 s=2048", "decode b=8 ctx=2048") its phase. The ops are the
+ * graph's nodes of that name for that step, the graph `llmsim infer` walks
+ * (trace_ops.c: fused kernels or plain PyTorch's, by the kernel count).
+ * When the op range holds exactly as many kernels as the graph has ops of
+ * its name, each kernel is compared with its op (an element-wise op's
+ * strided path taken from its kernel's name); otherwise the range is
+ * compared as a whole (sum of its kernels against its ops).
  * A step range whose kernels lie in no op range at all (a program that
  * marks only its steps) is recovered by order: its GEMMs are QKV, O,
  * gate/up and down of each layer (fused projections), then the LM head when
@@ -27,6 +29,7 @@
 #include "trace.h"
 #include "../../hw/gpu.h"
 #include "../../models/model.h"
+#include "../../sim/graph.h"
 #include "../../sim/sim.h"
 
 enum llmsim_trace_class {
@@ -185,28 +188,30 @@ double llmsim_trace_replay_ratio(enum llmsim_trace_class c, const char *dir,
 				 const struct llmsim_gpu *gpu, const struct llmsim_gpu *target,
 				 const char **rule);
 
-/* ---- recipes (trace_recipe.c) -------------------------------------- */
+/* ---- the ops of an op range (trace_ops.c) -------------------------- */
 
-/* Variables an op template may use, from the model and the phase. */
-struct llmsim_trace_vars {
-	int64_t T;                /* new tokens in the step: batch x new_tokens */
-	int64_t B, S, CTX;        /* sequences, new tokens each, keys attended */
-	int64_t H, NH, NKV, HD, I, V;
-	const char *attn_impl;    /* "flash2", "flash3" from the kernel names */
-	const char *dec_impl;     /* "flash2", "flashdecoding" */
-};
+/* The graphs of model m for one phase, rebuilt when the phase changes
+ * (m must outlive it). 0 or LLMSIM_ENOMEM. */
+struct llmsim_trace_graphs;
+int llmsim_trace_graphs_new(const struct llmsim_model *m, struct llmsim_trace_graphs **out);
+void llmsim_trace_graphs_free(struct llmsim_trace_graphs *tg); /* NULL: no-op */
 
-/* Whether name is an op range we know. */
-int llmsim_trace_recipe_known(const char *range_name);
+/* Whether name is an op of the model's graph (an op range we recover). */
+int llmsim_trace_op_known(const struct llmsim_trace_graphs *tg, const char *range_name);
 
-/* The op specs of an op range holding nkernels kernels: fills specs[] (up
- * to max, each LLMSIM_TRACE_SPEC_MAX bytes) and returns their count, with
+/* The graph nodes of op range `name` holding nkernels kernels in the step
+ * that phase range `phase_name` (parsed: ph) names, fa/fd the attention
+ * kernels its kernels show ("flash2", "flash3"; "flash2",
+ * "flashdecoding"): fills ops[] (up to max) and returns their count, with
  * *per_kernel = 1 when they pair one-to-one with the kernels; -1 when the
- * name is unknown for this phase. */
-#define LLMSIM_TRACE_SPEC_MAX 256
-int llmsim_trace_recipe(const char *range_name, const struct llmsim_trace_phase *ph,
-			const struct llmsim_trace_vars *v, int nkernels,
-			char (*specs)[LLMSIM_TRACE_SPEC_MAX], int max, int *per_kernel);
+ * graph has no such op (or cannot be built: err says why). The nodes live
+ * in tg until its next call. */
+#define LLMSIM_TRACE_OPS_MAX 8
+#define LLMSIM_TRACE_SPEC_MAX 256 /* an op spec of a row (llmsim_op_format_short) */
+int llmsim_trace_ops(struct llmsim_trace_graphs *tg, const char *phase_name,
+		     const struct llmsim_trace_phase *ph, const char *fa, const char *fd,
+		     const char *name, int nkernels, const struct llmsim_gnode **ops, int max,
+		     int *per_kernel, struct llmsim_err *err);
 
 /* ---- calibration cases (trace_calib.c) ------------------------------ */
 

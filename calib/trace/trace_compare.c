@@ -66,6 +66,7 @@ struct ctx {
 	const double *rho_of;     /* per phase range index: its load's rho (2nd pass) */
 	double *rho_t, *busy_t;   /* per phase range index: sum rho*t, t (1st pass) */
 	int phases_only;
+	struct llmsim_trace_graphs *tg; /* the model's graphs (NULL: no model) */
 	int (*fn)(const struct llmsim_trace_instance *in, void *ctx);
 	void *fnctx;
 };
@@ -218,18 +219,17 @@ static const char *dec_impl_of(const struct llmsim_trace *t, const int *idx, int
 	return "flash2";
 }
 
-/* Predict spec on gpu (and target); 0 or an error with a message. */
-static int price(struct ctx *c, const char *spec, struct llmsim_op *op,
-		 struct llmsim_pred *p, double *dst_s, struct llmsim_err *e)
+/* Predict op on gpu (and target) at the current phase's load; 0 or an
+ * error with a message. */
+static int price(struct ctx *c, struct llmsim_op *op, struct llmsim_pred *p, double *dst_s,
+		 struct llmsim_err *e)
 {
-	int rc = llmsim_op_parse(spec, op, e);
 	/* the first pass prices lone kernels to learn each phase's load; the
 	 * second prices every op of a phase at the one clock of that load */
 	int ph = c->cur_ph;
 	op->load_duty = c->rho_of ? c->load : 0;
 	op->load_rho = c->rho_of && ph >= 0 ? c->rho_of[ph] : 0;
-	if (!rc)
-		rc = llmsim_predict(c->gpu, op, p, e);
+	int rc = llmsim_predict(c->gpu, op, p, e);
 	if (rc)
 		return rc;
 	if (c->rho_t && ph >= 0) {
@@ -262,43 +262,40 @@ static int instance(struct ctx *c, const struct llmsim_trace_row *r, const char 
 	return c->fn(&in, c->fnctx);
 }
 
-/* One op invocation: kernels idx[0..n) of op `op` (a recipe name) in the
- * step range ph_ri; `label` names it in the rows (the op range's name, or
- * how it was recovered). */
-static int do_group(struct ctx *c, const struct llmsim_model *m, const char *op, int ph_ri,
-		    const char *label, const int *idx, int n)
+/* One op invocation: kernels idx[0..n) of op range `op` (a graph node
+ * name) in the step range ph_ri; `label` names it in the rows (the op
+ * range's name, or how it was recovered). */
+static int do_group(struct ctx *c, const char *op, int ph_ri, const char *label,
+		    const int *idx, int n)
 {
 	const struct llmsim_trace *t = c->t;
 	struct llmsim_trace_phase ph;
 	llmsim_trace_phase_parse(t->ranges[ph_ri].name, &ph);
 	c->load = c->load_of ? c->load_of[ph_ri] : 0;
 	c->cur_ph = ph_ri;
-	struct llmsim_trace_vars v = {
-		.T = ph.batch * ph.new_tokens, .B = ph.batch, .S = ph.new_tokens, .CTX = ph.context,
-		.H = m->hidden, .NH = m->heads, .NKV = m->kv_heads, .HD = m->head_dim,
-		.I = m->intermediate, .V = m->vocab,
-		.attn_impl = attn_impl_of(t, idx, n), .dec_impl = dec_impl_of(t, idx, n),
-	};
+	const struct llmsim_gnode *nodes[MAX_SPECS];
 	char specs[MAX_SPECS][LLMSIM_TRACE_SPEC_MAX];
 	int per_kernel = 0;
-	int ns = llmsim_trace_recipe(op, &ph, &v, n, specs, MAX_SPECS, &per_kernel);
+	struct llmsim_err e = {0};
+	int ns = llmsim_trace_ops(c->tg, t->ranges[ph_ri].name, &ph, attn_impl_of(t, idx, n),
+				  dec_impl_of(t, idx, n), op, n, nodes, MAX_SPECS, &per_kernel, &e);
 	double src[MAX_SPECS], dst[MAX_SPECS];
 	enum llmsim_trace_class cls[MAX_SPECS];
 	struct llmsim_op ops[MAX_SPECS];
 	struct llmsim_pred preds[MAX_SPECS];
-	struct llmsim_err e = {0};
 	int bad = ns <= 0;
-	if (bad)
-		snprintf(e.msg, sizeof e.msg, "no recipe for this phase");
+	if (bad && !e.msg[0])
+		snprintf(e.msg, sizeof e.msg, "no such op in this phase's graph");
 	for (int i = 0; i < ns && !bad; i++) {
+		ops[i] = nodes[i]->op;
 		/* a kernel on PyTorch's non-vectorized path runs the op on
-		 * strided views: price that path (sim/elementwise.c) */
-		if (per_kernel && i < n && !strncmp(specs[i], "ew ", 3) &&
-		    llmsim_trace_nonvectorized(t->kernels[idx[i]].name) &&
-		    strlen(specs[i]) + 10 < sizeof specs[i])
-			strcat(specs[i], " strided=1");
-		bad = price(c, specs[i], &ops[i], &preds[i], &dst[i], &e) != 0;
+		 * strided views, a vectorized one on contiguous tensors: its
+		 * name says which path to price (sim/elementwise.c) */
+		if (per_kernel && ops[i].kind == LLMSIM_OP_ELEMENTWISE)
+			ops[i].u.ew.strided = llmsim_trace_nonvectorized(t->kernels[idx[i]].name);
+		bad = price(c, &ops[i], &preds[i], &dst[i], &e) != 0;
 		if (!bad) {
+			llmsim_op_format_short(&ops[i], specs[i], sizeof specs[i]);
 			cls[i] = llmsim_trace_op_class(&ops[i]);
 			src[i] = preds[i].time_s;
 		}
@@ -384,8 +381,7 @@ static int is_reduce(const char *name)
  * their count leaves one over; a split-K reduction joins the GEMM before
  * it; consecutive attention kernels are one attention. The rest stays
  * unmatched. */
-static int do_by_order(struct ctx *c, const struct llmsim_model *m, int ph_ri, const int *idx,
-		       int n)
+static int do_by_order(struct ctx *c, int ph_ri, const int *idx, int n)
 {
 	static const char *const roles[4] = {"qkv_proj", "o_proj", "gate_up_proj", "down_proj"};
 	const struct llmsim_trace *t = c->t;
@@ -405,13 +401,13 @@ static int do_by_order(struct ctx *c, const struct llmsim_model *m, int ph_ri, c
 				j++;
 			const char *role = lm && gi == g - 1 ? "lm_head" : roles[gi % 4];
 			snprintf(label, sizeof label, "%s (by order)", role);
-			rc = do_group(c, m, role, ph_ri, label, idx + i, j - i);
+			rc = do_group(c, role, ph_ri, label, idx + i, j - i);
 			gi++;
 		} else if (cls == LLMSIM_TC_ATTENTION) {
 			while (j < n && llmsim_trace_classify(t->kernels[idx[j]].name) ==
 						LLMSIM_TC_ATTENTION)
 				j++;
-			rc = do_group(c, m, "attention", ph_ri, "attention (by order)", idx + i, j - i);
+			rc = do_group(c, "attention", ph_ri, "attention (by order)", idx + i, j - i);
 		} else {
 			rc = unmatched_kernel(c, &t->kernels[idx[i]],
 					      cls == LLMSIM_TC_GEMM
@@ -482,150 +478,224 @@ static void phase_loads(struct ctx *c, const uint64_t *first, const uint64_t *la
 	}
 }
 
-static int run_pass(const struct llmsim_trace *t, const struct llmsim_gpu *gpu,
-		    const struct llmsim_model *m, const struct llmsim_gpu *target, unsigned flags,
-		    int (*fn)(const struct llmsim_trace_instance *in, void *ctx), void *fnctx,
-		    struct llmsim_trace_cmp *out, const double *rho_of, double *rho_t,
-		    double *busy_t, struct llmsim_err *err)
+/* What a comparison is asked for, the same in both of its passes. */
+struct request {
+	const struct llmsim_trace *t;
+	const struct llmsim_gpu *gpu, *target; /* target: replay there (NULL: no) */
+	const struct llmsim_model *m;          /* NULL: nothing is recovered */
+	struct llmsim_trace_graphs *tg;        /* m's graphs */
+	unsigned flags;
+	int (*fn)(const struct llmsim_trace_instance *in, void *ctx);
+	void *fnctx;
+};
+
+/* The power limit's load in a pass (see run): the first learns each
+ * phase's rho (rho_t and busy_t accumulate rho x time and time), the
+ * second prices at it (rho_of); both NULL without a power-capped clock. */
+struct pass_load {
+	const double *rho_of;
+	double *rho_t, *busy_t;
+};
+
+/* Per range and per kernel: what a pass works on. */
+struct pass_arrays {
+	struct pair *pairs, *ppairs;   /* (op range, kernel), (step range, kernel) */
+	size_t np, nq;
+	int *idx;                      /* one group's kernels */
+	char *has_ops;                 /* per step range: some kernel in an op range */
+	uint64_t *first, *last;        /* per step range: its kernels' first start, last end */
+	double *busy;                  /* per step range: its kernels' time */
+};
+
+static int pass_alloc(struct ctx *c, struct pass_arrays *a)
 {
-	memset(out, 0, sizeof *out);
-	struct ctx c = {.t = t, .gpu = gpu, .target = target, .out = out,
-			.phases_only = (flags & LLMSIM_TRACE_PHASES_ONLY) != 0,
-			.fn = fn, .fnctx = fnctx, .cur_ph = -1, .rho_of = rho_of,
-			.rho_t = rho_t, .busy_t = busy_t};
-	out->replay = target != NULL;
-	snprintf(out->gpu, sizeof out->gpu, "%s", gpu->name);
-	if (target) {
-		snprintf(out->target, sizeof out->target, "%s", target->name);
-		for (int k = 0; k < LLMSIM_TC_COUNT; k++)
-			out->unmatched_ratio[k] = llmsim_trace_replay_ratio(k, NULL, gpu, target,
-									    &out->rule[k]);
-	}
-	if (m)
-		snprintf(out->model, sizeof out->model, "%s", m->name);
-	size_t nr = t->nranges ? t->nranges : 1;
-	c.op_of = malloc(nr * sizeof *c.op_of);
-	c.phase_of = malloc(nr * sizeof *c.phase_of);
-	struct pair *pairs = malloc((t->nkernels ? t->nkernels : 1) * sizeof *pairs);
-	struct pair *ppairs = malloc((t->nkernels ? t->nkernels : 1) * sizeof *ppairs);
-	int *idx = malloc((t->nkernels ? t->nkernels : 1) * sizeof *idx);
-	char *has_ops = calloc(nr, 1);
-	uint64_t *first = calloc(nr, sizeof *first), *last = calloc(nr, sizeof *last);
-	double *busy = calloc(nr, sizeof *busy);
-	c.load_of = calloc(nr, sizeof *c.load_of);
-	int rc = 0;
-	if (!c.op_of || !c.phase_of || !pairs || !ppairs || !idx || !has_ops || !first || !last ||
-	    !busy || !c.load_of) {
-		rc = llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
-		goto done;
-	}
-	/* Ranges are sorted by id and a parent is older than its children. */
+	const struct llmsim_trace *t = c->t;
+	size_t nr = t->nranges ? t->nranges : 1, nk = t->nkernels ? t->nkernels : 1;
+	memset(a, 0, sizeof *a);
+	c->op_of = malloc(nr * sizeof *c->op_of);
+	c->phase_of = malloc(nr * sizeof *c->phase_of);
+	c->load_of = calloc(nr, sizeof *c->load_of);
+	a->pairs = malloc(nk * sizeof *a->pairs);
+	a->ppairs = malloc(nk * sizeof *a->ppairs);
+	a->idx = malloc(nk * sizeof *a->idx);
+	a->has_ops = calloc(nr, 1);
+	a->first = calloc(nr, sizeof *a->first);
+	a->last = calloc(nr, sizeof *a->last);
+	a->busy = calloc(nr, sizeof *a->busy);
+	return c->op_of && c->phase_of && c->load_of && a->pairs && a->ppairs && a->idx &&
+		       a->has_ops && a->first && a->last && a->busy
+		       ? 0
+		       : LLMSIM_ENOMEM;
+}
+
+static void pass_free(struct ctx *c, struct pass_arrays *a)
+{
+	free(c->op_of);
+	free(c->phase_of);
+	free(c->load_of);
+	free(a->pairs);
+	free(a->ppairs);
+	free(a->idx);
+	free(a->has_ops);
+	free(a->first);
+	free(a->last);
+	free(a->busy);
+}
+
+/* Each range's op range and step range (ranges are sorted by id and a
+ * parent is older than its children), and each step name's instances. */
+static int index_ranges(struct ctx *c)
+{
+	const struct llmsim_trace *t = c->t;
 	for (size_t i = 0; i < t->nranges; i++) {
 		const struct llmsim_trace_range *r = &t->ranges[i];
 		int p = range_index(t, r->parent_id);
 		if (p >= (int)i)
 			p = -1; /* malformed: parent must come first */
 		struct llmsim_trace_phase ph;
-		c.op_of[i] = llmsim_trace_recipe_known(r->name) ? (int)i : p >= 0 ? c.op_of[p] : -1;
-		c.phase_of[i] = !llmsim_trace_phase_parse(r->name, &ph) ? (int)i
-				: p >= 0 ? c.phase_of[p] : -1;
-		if (c.phase_of[i] == (int)i) {
-			struct llmsim_trace_phase_sum *ps = phase_sum(out, r->name);
-			if (!ps) {
-				rc = llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
-				goto done;
-			}
+		c->op_of[i] = llmsim_trace_op_known(c->tg, r->name) ? (int)i
+			      : p >= 0				  ? c->op_of[p]
+								  : -1;
+		c->phase_of[i] = !llmsim_trace_phase_parse(r->name, &ph) ? (int)i
+				 : p >= 0				 ? c->phase_of[p]
+									 : -1;
+		if (c->phase_of[i] == (int)i) {
+			struct llmsim_trace_phase_sum *ps = phase_sum(c->out, r->name);
+			if (!ps)
+				return LLMSIM_ENOMEM;
 			ps->instances++;
 		}
 	}
-	/* Step ranges whose kernels all lie outside op ranges are recovered
-	 * by order (do_by_order). */
+	return 0;
+}
+
+/* Sort the kernels out: into their op ranges (pairs), into step ranges
+ * without op ranges (ppairs, recovered by order), or unmatched; and each
+ * step range's span and busy time. */
+static int sort_kernels(struct ctx *c, const struct llmsim_model *m, struct pass_arrays *a)
+{
+	const struct llmsim_trace *t = c->t;
 	for (size_t i = 0; i < t->nkernels; i++) {
 		int ri = range_index(t, t->kernels[i].range_id);
-		int op = ri >= 0 ? c.op_of[ri] : -1;
-		if (op >= 0 && c.phase_of[op] >= 0)
-			has_ops[c.phase_of[op]] = 1;
+		int op = ri >= 0 ? c->op_of[ri] : -1;
+		if (op >= 0 && c->phase_of[op] >= 0)
+			a->has_ops[c->phase_of[op]] = 1;
 	}
-	size_t np = 0, nq = 0;
-	for (size_t i = 0; i < t->nkernels && !rc; i++) {
+	for (size_t i = 0; i < t->nkernels; i++) {
 		const struct llmsim_trace_kernel *k = &t->kernels[i];
-		if (excluded(&c, k->range_id, (double)(k->end_ns - k->start_ns) * 1e-9))
+		if (excluded(c, k->range_id, (double)(k->end_ns - k->start_ns) * 1e-9))
 			continue;
-		int ri = range_index(t, t->kernels[i].range_id);
-		int op = ri >= 0 ? c.op_of[ri] : -1, ph = ri >= 0 ? c.phase_of[ri] : -1;
+		int ri = range_index(t, k->range_id);
+		int op = ri >= 0 ? c->op_of[ri] : -1, ph = ri >= 0 ? c->phase_of[ri] : -1;
 		if (ph >= 0) {
-			if (!first[ph] || k->start_ns < first[ph])
-				first[ph] = k->start_ns;
-			if (k->end_ns > last[ph])
-				last[ph] = k->end_ns;
-			busy[ph] += (double)(k->end_ns - k->start_ns) * 1e-9;
+			if (!a->first[ph] || k->start_ns < a->first[ph])
+				a->first[ph] = k->start_ns;
+			if (k->end_ns > a->last[ph])
+				a->last[ph] = k->end_ns;
+			a->busy[ph] += (double)(k->end_ns - k->start_ns) * 1e-9;
 		}
-		if (m && op >= 0 && c.phase_of[op] >= 0)
-			pairs[np++] = (struct pair){op, (int)i};
-		else if (m && op < 0 && ph >= 0 && !has_ops[ph])
-			ppairs[nq++] = (struct pair){ph, (int)i};
+		int rc = 0;
+		if (m && op >= 0 && c->phase_of[op] >= 0)
+			a->pairs[a->np++] = (struct pair){op, (int)i};
+		else if (m && op < 0 && ph >= 0 && !a->has_ops[ph])
+			a->ppairs[a->nq++] = (struct pair){ph, (int)i};
 		else
-			rc = unmatched_kernel(&c, &t->kernels[i],
+			rc = unmatched_kernel(c, k,
 					      !m ? "no model given (--model)"
 					      : !t->run.nvtx && !t->nranges ? "no NVTX ranges in the trace"
 					      : op < 0 ? "not inside a known op range"
 					      : "op range outside a prefill/decode range");
+		if (rc)
+			return rc;
 	}
-	if (rc) {
-		llmsim_err_set(err, rc, "out of memory");
-		goto done;
-	}
-	phase_loads(&c, first, last, busy);
-	qsort(pairs, np, sizeof *pairs, cmp_pair);
-	for (size_t i = 0; i < np && !rc;) {
+	return 0;
+}
+
+/* Compare each group of pairs (kernels of one range) with its ops. */
+static int compare_groups(struct ctx *c, struct pass_arrays *a)
+{
+	const struct llmsim_trace *t = c->t;
+	int rc = 0;
+	qsort(a->pairs, a->np, sizeof *a->pairs, cmp_pair);
+	for (size_t i = 0; i < a->np && !rc;) {
 		size_t j = i;
-		int n = 0;
-		while (j < np && pairs[j].op_ri == pairs[i].op_ri)
-			idx[n++] = pairs[j++].k;
-		int op_ri = pairs[i].op_ri;
-		rc = do_group(&c, m, t->ranges[op_ri].name, c.phase_of[op_ri],
-			      t->ranges[op_ri].name, idx, n);
+		int n = 0, op_ri = a->pairs[i].op_ri;
+		while (j < a->np && a->pairs[j].op_ri == op_ri)
+			a->idx[n++] = a->pairs[j++].k;
+		rc = do_group(c, t->ranges[op_ri].name, c->phase_of[op_ri], t->ranges[op_ri].name,
+			      a->idx, n);
 		i = j;
 	}
-	qsort(ppairs, nq, sizeof *ppairs, cmp_pair);
-	for (size_t i = 0; i < nq && !rc;) {
+	qsort(a->ppairs, a->nq, sizeof *a->ppairs, cmp_pair);
+	for (size_t i = 0; i < a->nq && !rc;) {
 		size_t j = i;
 		int n = 0;
-		while (j < nq && ppairs[j].op_ri == ppairs[i].op_ri)
-			idx[n++] = ppairs[j++].k;
-		rc = do_by_order(&c, m, ppairs[i].op_ri, idx, n);
+		while (j < a->nq && a->ppairs[j].op_ri == a->ppairs[i].op_ri)
+			a->idx[n++] = a->ppairs[j++].k;
+		rc = do_by_order(c, a->ppairs[i].op_ri, a->idx, n);
 		i = j;
+	}
+	return rc;
+}
+
+/* The median span of each phase's instances (the first instances of a
+ * program pay its warm-up: module loading, library heuristics). */
+static int phase_spans(struct ctx *c, const struct pass_arrays *a)
+{
+	const struct llmsim_trace *t = c->t;
+	double *spans = malloc((t->nranges ? t->nranges : 1) * sizeof *spans);
+	if (!spans)
+		return LLMSIM_ENOMEM;
+	for (size_t p = 0; p < c->out->nphases; p++) {
+		size_t ns = 0;
+		for (size_t i = 0; i < t->nranges; i++)
+			if (a->last[i] > a->first[i] && !strcmp(t->ranges[i].name, c->out->phases[p].name))
+				spans[ns++] = (double)(a->last[i] - a->first[i]) * 1e-9;
+		if (ns)
+			c->out->phases[p].span_s = llmsim_quantile(spans, ns, 0.5);
+	}
+	free(spans);
+	return 0;
+}
+
+/* One pass over the trace into out. */
+static int run_pass(const struct request *q, const struct pass_load *ld,
+		    struct llmsim_trace_cmp *out, struct llmsim_err *err)
+{
+	memset(out, 0, sizeof *out);
+	struct ctx c = {.t = q->t, .gpu = q->gpu, .target = q->target, .out = out,
+			.phases_only = (q->flags & LLMSIM_TRACE_PHASES_ONLY) != 0, .tg = q->tg,
+			.fn = q->fn, .fnctx = q->fnctx, .cur_ph = -1, .rho_of = ld->rho_of,
+			.rho_t = ld->rho_t, .busy_t = ld->busy_t};
+	out->replay = q->target != NULL;
+	snprintf(out->gpu, sizeof out->gpu, "%s", q->gpu->name);
+	if (q->target) {
+		snprintf(out->target, sizeof out->target, "%s", q->target->name);
+		for (int k = 0; k < LLMSIM_TC_COUNT; k++)
+			out->unmatched_ratio[k] =
+				llmsim_trace_replay_ratio(k, NULL, q->gpu, q->target, &out->rule[k]);
+	}
+	if (q->m)
+		snprintf(out->model, sizeof out->model, "%s", q->m->name);
+	struct pass_arrays a;
+	int rc = pass_alloc(&c, &a);
+	if (!rc)
+		rc = index_ranges(&c);
+	if (!rc)
+		rc = sort_kernels(&c, q->m, &a);
+	if (!rc) {
+		phase_loads(&c, a.first, a.last, a.busy);
+		rc = compare_groups(&c, &a);
 	}
 	if (!rc)
 		rc = copies(&c);
-	/* median span of each phase's instances (the first instances of a
-	 * program pay its warm-up: module loading, library heuristics) */
-	double *spans = rc ? NULL : malloc(nr * sizeof *spans);
-	if (!rc && !spans)
-		rc = LLMSIM_ENOMEM;
-	for (size_t p = 0; p < out->nphases && !rc; p++) {
-		size_t ns = 0;
-		for (size_t i = 0; i < t->nranges; i++)
-			if (last[i] > first[i] && !strcmp(t->ranges[i].name, out->phases[p].name))
-				spans[ns++] = (double)(last[i] - first[i]) * 1e-9;
-		if (ns) {
-			out->phases[p].span_s = llmsim_quantile(spans, ns, 0.5);
-		}
-	}
-	free(spans);
+	if (!rc)
+		rc = phase_spans(&c, &a);
 	if (rc == LLMSIM_ENOMEM)
 		llmsim_err_set(err, rc, "out of memory");
-done:
-	free(c.op_of);
-	free(c.phase_of);
-	free(pairs);
-	free(ppairs);
-	free(idx);
-	free(has_ops);
-	free(first);
-	free(last);
-	free(busy);
-	free(c.load_of);
+	else if (rc && err && !err->msg[0])
+		llmsim_err_set(err, rc, "trace comparison failed");
+	pass_free(&c, &a);
 	if (rc)
 		llmsim_trace_cmp_release(out);
 	return rc;
@@ -633,26 +703,38 @@ done:
 
 /* Two passes: lone kernels to learn each phase's tensor intensity, then
  * every op of a phase at the one clock its load allows (sim/predict.c). */
-static int run(const struct llmsim_trace *t, const struct llmsim_gpu *gpu,
-	       const struct llmsim_model *m, const struct llmsim_gpu *target, unsigned flags,
-	       int (*fn)(const struct llmsim_trace_instance *in, void *ctx), void *fnctx,
-	       struct llmsim_trace_cmp *out, struct llmsim_err *err)
+static int run(struct request *q, struct llmsim_trace_cmp *out, struct llmsim_err *err)
 {
-	if (!(gpu->power_capped_clock_hz > 0))
-		return run_pass(t, gpu, m, target, flags, fn, fnctx, out, NULL, NULL, NULL, err);
+	struct pass_load ld = {0};
+	int rc = q->m ? llmsim_trace_graphs_new(q->m, &q->tg) : 0;
+	if (rc)
+		return llmsim_err_set(err, rc, "out of memory");
+	if (!(q->gpu->power_capped_clock_hz > 0)) {
+		rc = run_pass(q, &ld, out, err);
+		llmsim_trace_graphs_free(q->tg);
+		return rc;
+	}
+	const struct llmsim_trace *t = q->t;
 	size_t nr = t->nranges ? t->nranges : 1;
 	double *acc = calloc(3 * nr, sizeof *acc);
-	if (!acc)
+	if (!acc) {
+		llmsim_trace_graphs_free(q->tg);
 		return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
-	double *rho_t = acc, *busy_t = acc + nr, *rho_of = acc + 2 * nr;
-	int rc = run_pass(t, gpu, m, NULL, flags, NULL, NULL, out, NULL, rho_t, busy_t, err);
+	}
+	double *rho_of = acc + 2 * nr;
+	struct request first = *q;
+	first.target = NULL, first.fn = NULL, first.fnctx = NULL;
+	ld.rho_t = acc, ld.busy_t = acc + nr;
+	rc = run_pass(&first, &ld, out, err);
 	if (!rc) {
 		llmsim_trace_cmp_release(out);
 		for (size_t i = 0; i < nr; i++)
-			rho_of[i] = busy_t[i] > 0 ? fmin(1, rho_t[i] / busy_t[i]) : 0;
-		rc = run_pass(t, gpu, m, target, flags, fn, fnctx, out, rho_of, NULL, NULL, err);
+			rho_of[i] = ld.busy_t[i] > 0 ? fmin(1, ld.rho_t[i] / ld.busy_t[i]) : 0;
+		struct pass_load second = {.rho_of = rho_of};
+		rc = run_pass(q, &second, out, err);
 	}
 	free(acc);
+	llmsim_trace_graphs_free(q->tg);
 	return rc;
 }
 
@@ -660,7 +742,8 @@ int llmsim_trace_compare(const struct llmsim_trace *t, const struct llmsim_gpu *
 			 const struct llmsim_model *m, const struct llmsim_gpu *target,
 			 unsigned flags, struct llmsim_trace_cmp *out, struct llmsim_err *err)
 {
-	return run(t, gpu, m, target, flags, NULL, NULL, out, err);
+	struct request q = {.t = t, .gpu = gpu, .target = target, .m = m, .flags = flags};
+	return run(&q, out, err);
 }
 
 int llmsim_trace_instances(const struct llmsim_trace *t, const struct llmsim_gpu *gpu,
@@ -669,7 +752,8 @@ int llmsim_trace_instances(const struct llmsim_trace *t, const struct llmsim_gpu
 			   struct llmsim_err *err)
 {
 	struct llmsim_trace_cmp c;
-	int rc = run(t, gpu, m, NULL, flags, fn, ctx, &c, err);
+	struct request q = {.t = t, .gpu = gpu, .m = m, .flags = flags, .fn = fn, .fnctx = ctx};
+	int rc = run(&q, &c, err);
 	llmsim_trace_cmp_release(&c);
 	return rc;
 }
