@@ -14,7 +14,7 @@
 #include "commands.h"
 #include "common.h"
 
-static const char *const attn_names[] = {"naive", "flash2", "flash3", "paged", NULL};
+static const char *const attn_names[] = {"naive", "flash2", "flash3", "paged", "sdpa", NULL};
 static const char *const rt_names[] = {"graph", "eager", NULL};
 
 static void byte_shares(const struct llmsim_step_cost *c, char *buf, size_t size)
@@ -51,12 +51,15 @@ static void phase_line(const char *name, const struct llmsim_phase *ph)
 	       llmsim_fmt_pct(p3, ph->flops_peak_fraction));
 }
 
-/* `infer --torch-steps FILE`: per-layer predictions against PyTorch. */
-static int torch_steps(const char *cmd, const char *path, int json)
+/* `infer --torch-steps FILE`: measured PyTorch steps against infer's walk
+ * of them (calib/validate/steps.h). */
+static int torch_steps(const char *cmd, const char *path, const struct llmsim_model *m,
+		       const struct llmsim_gpu *g, int json)
 {
-	struct llmsim_torch_cmp c;
+	static struct llmsim_steps_file f;
+	static struct llmsim_steps_cmp c;
 	struct llmsim_err err = {0};
-	if (llmsim_torch_compare(path, &c, &err)) {
+	if (llmsim_steps_load(path, &f, &err) || llmsim_steps_compare(&f, m, g, &c, &err)) {
 		fprintf(stderr, "%s: %s\n", cmd, err.msg);
 		return 1;
 	}
@@ -64,17 +67,23 @@ static int torch_steps(const char *cmd, const char *path, int json)
 		struct llmsim_json j;
 		llmsim_json_init(&j, stdout);
 		llmsim_json_obj_begin(&j, NULL);
-		llmsim_json_str(&j, "gpu", c.gpu);
-		llmsim_json_int(&j, "layers", c.layers);
+		llmsim_json_str(&j, "gpu", f.gpu);
+		llmsim_json_str(&j, "model", m->name);
+		llmsim_json_int(&j, "layers", f.layers);
+		llmsim_json_bool(&j, "ends", f.ends);
 		llmsim_json_arr_begin(&j, "phases");
 		for (int i = 0; i < c.n; i++) {
+			const struct llmsim_step_pred *p = &c.pt[i];
 			llmsim_json_obj_begin(&j, NULL);
-			llmsim_json_str(&j, "phase", c.pt[i].decode ? "decode" : "prefill");
-			llmsim_json_int(&j, "batch", c.pt[i].batch);
-			llmsim_json_int(&j, c.pt[i].decode ? "context" : "prompt", c.pt[i].tokens);
-			llmsim_json_num(&j, "measured_s", c.pt[i].measured_s);
-			llmsim_json_num(&j, "predicted_s", c.pt[i].predicted_s);
-			llmsim_json_num(&j, "error_pct", c.pt[i].err_pct);
+			llmsim_json_str(&j, "phase", p->meas.decode ? "decode" : "prefill");
+			llmsim_json_int(&j, "batch", p->meas.batch);
+			llmsim_json_int(&j, p->meas.decode ? "context" : "prompt", p->meas.tokens);
+			llmsim_json_num(&j, "measured_s", p->meas.measured_s);
+			llmsim_json_num(&j, "predicted_s", p->predicted_s);
+			llmsim_json_num(&j, "kernel_time_s", p->kernel_s);
+			llmsim_json_num(&j, "load_duty", p->load_duty);
+			llmsim_json_num(&j, "load_rho", p->load_rho);
+			llmsim_json_num(&j, "error_pct", p->err_pct);
 			llmsim_json_obj_end(&j);
 		}
 		llmsim_json_arr_end(&j);
@@ -83,20 +92,24 @@ static int torch_steps(const char *cmd, const char *path, int json)
 		llmsim_json_finish(&j);
 		return 0;
 	}
-	printf("%d layers on %s, eager PyTorch: predicted against measured\n\n", c.layers, c.gpu);
+	printf("%d layers of %s%s on %s, plain PyTorch (eager, SDPA): predicted against measured\n\n",
+	       f.layers, m->name, f.ends ? " with embedding and LM head" : "", f.gpu);
 	struct llmsim_table t;
-	const char *head[] = {"<phase", "batch", "tokens", "measured", "llmsim", "error"};
-	llmsim_table_init(&t, 6, head);
+	const char *head[] = {"<phase", "batch", "tokens", "measured", "llmsim", "kernels", "error"};
+	llmsim_table_init(&t, 7, head);
 	for (int i = 0; i < c.n; i++) {
-		char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX];
-		llmsim_table_rowf(&t, "%s\t%lld\t%lld\t%s\t%s\t%+.1f%%",
-				  c.pt[i].decode ? "decode" : "prefill", (long long)c.pt[i].batch,
-				  (long long)c.pt[i].tokens, llmsim_fmt_time(a, c.pt[i].measured_s),
-				  llmsim_fmt_time(b, c.pt[i].predicted_s), c.pt[i].err_pct);
+		const struct llmsim_step_pred *p = &c.pt[i];
+		char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], k[LLMSIM_FMT_MAX];
+		llmsim_table_rowf(&t, "%s\t%lld\t%lld\t%s\t%s\t%s\t%+.1f%%",
+				  p->meas.decode ? "decode" : "prefill", (long long)p->meas.batch,
+				  (long long)p->meas.tokens, llmsim_fmt_time(a, p->meas.measured_s),
+				  llmsim_fmt_time(b, p->predicted_s), llmsim_fmt_time(k, p->kernel_s),
+				  p->err_pct);
 	}
 	llmsim_table_print(&t, stdout);
 	llmsim_table_release(&t);
-	printf("\nmedian |error| %.1f%%\n", c.median_abs_err_pct);
+	printf("\nllmsim: the step's wall time, its launches paced by the host; kernels: their sum.\n"
+	       "median |error| %.1f%%\n", c.median_abs_err_pct);
 	return 0;
 }
 
@@ -145,28 +158,27 @@ int cmd_infer(int argc, char **argv)
 		{"prompt", LLMSIM_ARG_I64, &prompt, "P", "prompt tokens (default 1024)", 0, NULL, NULL},
 		{"output", LLMSIM_ARG_I64, &output, "O", "output tokens (default 256)", 0, NULL, NULL},
 		CLI_DTYPE_OPTS(pl),
-		{"attention", LLMSIM_ARG_CHOICE, &attn, NULL, "attention kernels (default paged)", 0, attn_names, NULL},
+		{"attention", LLMSIM_ARG_CHOICE, &attn, NULL, "attention kernels: paged (vLLM), flash2, flash3, naive, sdpa (PyTorch) (default paged)", 0, attn_names, NULL},
 		{"block-size", LLMSIM_ARG_I64, &block, "N", "paged KV block, tokens (default 16)", 1, NULL, NULL},
 		{"runtime", LLMSIM_ARG_CHOICE, &rt, NULL, "CUDA graph or eager launches (default graph)", 0, rt_names, NULL},
 		{"max-tokens", LLMSIM_ARG_I64, &max_tokens, "T", "per-step token budget for prefill (default 8192)", 1, NULL, NULL},
 		{"mem-util", LLMSIM_ARG_DOUBLE, &util, "F", "fraction of HBM the engine uses (default 0.9)", 0.01, NULL, NULL},
-		{"torch-steps", LLMSIM_ARG_STRING, &torch, "FILE", "compare per-layer steps with PyTorch measurements (calib/data/torch_steps.json)", 0, NULL, NULL},
+		{"torch-steps", LLMSIM_ARG_STRING, &torch, "FILE", "compare with measured PyTorch steps (calib/data/torch_steps.json)", 0, NULL, NULL},
 		{"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON on stdout", 0, NULL, NULL},
 	};
 	int r = llmsim_args_parse(cmd, "--model M [--gpu G] [--gpus N --tp T --pp P --ep E] --batch B --prompt P --output O [options]",
 				  "Predict one request shape: prefill (TTFT: until every sequence of the batch\n"
 				  "has its first token, in steps of at most --max-tokens tokens), decode (TPOT:\n"
 				  "mean step over the growing cache), throughput, memory per GPU and the\n"
-				  "largest batch that fits. --torch-steps FILE compares per-layer steps with\n"
-				  "PyTorch measurements instead.",
+				  "largest batch that fits. --torch-steps FILE instead predicts the steps a\n"
+				  "PyTorch program ran with this model and measured, as infer walks them in\n"
+				  "its kernels (plain PyTorch eager, SDPA), and compares.",
 				  argc - 1, argv + 1, opts, (int)(sizeof opts / sizeof opts[0]),
 				  NULL, 0, NULL);
 	if (r == LLMSIM_ARGS_HELP)
 		return 0;
 	if (r)
 		return 2;
-	if (torch)
-		return torch_steps(cmd, torch, json);
 	if (!pl.model)
 		return llmsim_args_error(cmd, "--model is required (try '%s --help')", cmd);
 	if (util > 1)
@@ -177,6 +189,8 @@ int cmd_infer(int argc, char **argv)
 	static struct llmsim_gpu g;
 	if (cli_load_model_gpu(cmd, pl.model, pl.gpu, &m, &g))
 		return 1;
+	if (torch)
+		return torch_steps(cmd, torch, &m, &g, json);
 	struct llmsim_infer_cfg cfg;
 	llmsim_infer_cfg_init(&cfg, &m, &g);
 	cfg.weight_dtype = cli_wdt_vals[pl.wdt];

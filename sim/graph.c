@@ -768,7 +768,9 @@ static void post(struct bld *b)
 	/* the sampler needs each row's whole vocabulary: gather the fp32 logits */
 	coll(b, "logits_allgather", LLMSIM_PH_FWD, LLMSIM_COLL_ALLGATHER,
 	     (double)rows * (V / t) * 4.0, c->tp, c->tp_nodes, LLMSIM_GN_TP);
-	ew(b, "sampler", LLMSIM_EW_SOFTMAX, rows, V, LLMSIM_BYTES_ACT, 0, 0);
+	/* an engine samples the next tokens; a plain forward returns logits */
+	if (!c->lower.torch)
+		ew(b, "sampler", LLMSIM_EW_SOFTMAX, rows, V, LLMSIM_BYTES_ACT, 0, 0);
 }
 
 static void p2p(struct bld *b)

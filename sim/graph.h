@@ -143,7 +143,7 @@ enum llmsim_work { LLMSIM_WORK_INFER, LLMSIM_WORK_TRAIN };
  * the concatenation), SiLU then the multiply (on the strided halves of the
  * fused gate/up output), K and V copied into a static cache one by one
  * (strided views of the QKV output), the final norm and the LM head on
- * each sequence's last position only. */
+ * each sequence's last position only, logits returned (no sampler). */
 struct llmsim_lowering {
 	int torch;
 	int split_qkv;             /* q_proj, k_proj, v_proj as three GEMMs */

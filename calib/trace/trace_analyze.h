@@ -169,6 +169,8 @@ struct llmsim_trace_instance {
 	const int *kernels;               /* indexes into the trace's kernels */
 	int nkernels;
 	double measured_s;                /* sum of their durations */
+	int op_range;                     /* index of its op range in the trace's ranges
+					   * (-1: recovered by order in a step range) */
 };
 
 /* Call fn for every recovered op invocation with a single op (as

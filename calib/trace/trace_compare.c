@@ -69,6 +69,7 @@ struct ctx {
 	struct llmsim_trace_graphs *tg; /* the model's graphs (NULL: no model) */
 	int (*fn)(const struct llmsim_trace_instance *in, void *ctx);
 	void *fnctx;
+	int cur_range;            /* the op range of the ops being compared (-1: by order) */
 };
 
 /* Whether a record launched in range id is left out (PHASES_ONLY). */
@@ -257,7 +258,7 @@ static int instance(struct ctx *c, const struct llmsim_trace_row *r, const char 
 		.phase = r->phase,
 		.range = r->range,
 		.op_spec = spec, .op = op, .pred = p, .kernels = idx, .nkernels = n,
-		.measured_s = measured_s,
+		.measured_s = measured_s, .op_range = c->cur_range,
 	};
 	return c->fn(&in, c->fnctx);
 }
@@ -622,6 +623,7 @@ static int compare_groups(struct ctx *c, struct pass_arrays *a)
 		int n = 0, op_ri = a->pairs[i].op_ri;
 		while (j < a->np && a->pairs[j].op_ri == op_ri)
 			a->idx[n++] = a->pairs[j++].k;
+		c->cur_range = op_ri;
 		rc = do_group(c, t->ranges[op_ri].name, c->phase_of[op_ri], t->ranges[op_ri].name,
 			      a->idx, n);
 		i = j;
@@ -632,6 +634,7 @@ static int compare_groups(struct ctx *c, struct pass_arrays *a)
 		int n = 0;
 		while (j < a->nq && a->ppairs[j].op_ri == a->ppairs[i].op_ri)
 			a->idx[n++] = a->ppairs[j++].k;
+		c->cur_range = -1;
 		rc = do_by_order(c, a->ppairs[i].op_ri, a->idx, n);
 		i = j;
 	}

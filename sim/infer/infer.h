@@ -40,6 +40,9 @@ enum llmsim_attn_choice {
 	LLMSIM_AC_FLASH2, /* FlashAttention-2 prefill and decode (no KV split) */
 	LLMSIM_AC_FLASH3, /* FlashAttention-3 prefill, flash-decoding */
 	LLMSIM_AC_PAGED,  /* FlashAttention-2 prefill, PagedAttention decode */
+	LLMSIM_AC_SDPA,   /* PyTorch's scaled_dot_product_attention: FlashAttention-2
+			   * prefill, and its split-KV decode (flash_fwd_splitkv and
+			   * combine, as flashdecoding) over a contiguous cache */
 	LLMSIM_AC_COUNT
 };
 

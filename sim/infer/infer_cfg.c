@@ -42,6 +42,7 @@ static const char *const attn_names[LLMSIM_AC_COUNT] = {
 	[LLMSIM_AC_FLASH2] = "flash2",
 	[LLMSIM_AC_FLASH3] = "flash3",
 	[LLMSIM_AC_PAGED] = "paged",
+	[LLMSIM_AC_SDPA] = "sdpa",
 };
 _Static_assert(sizeof attn_names / sizeof attn_names[0] == LLMSIM_AC_COUNT, "attention");
 

@@ -40,6 +40,9 @@ static void graph_cfg(const struct llmsim_infer_cfg *cfg, const struct llmsim_st
 	case LLMSIM_AC_FLASH3:
 		g->attn = LLMSIM_ATTN_FLASH3, g->decode = LLMSIM_DEC_FLASHDECODING;
 		break;
+	case LLMSIM_AC_SDPA:
+		g->attn = LLMSIM_ATTN_FLASH2, g->decode = LLMSIM_DEC_FLASHDECODING;
+		break;
 	default:
 		g->attn = LLMSIM_ATTN_FLASH2, g->decode = LLMSIM_DEC_PAGED;
 		break;
