@@ -191,9 +191,11 @@ int llmsim_infer_run(const struct llmsim_infer_cfg *cfg, const struct llmsim_inf
 		return 0;
 	struct llmsim_infer_cfg loaded = *cfg;
 	loaded.load_duty = load;
-	/* one clock for the run: its prefill and decode alike */
-	double flops = res->prefill.cost.flops +
-		       (double)(req->output - 1) * res->decode.cost.flops;
+	/* one clock for the run: its prefill and decode alike, the FLOPs of
+	 * one GPU (the steps walk every pipeline stage in turn: each GPU does
+	 * 1/pp of their work) */
+	double flops = (res->prefill.cost.flops +
+			(double)(req->output - 1) * res->decode.cost.flops) / cfg->pp;
 	loaded.load_rho = llmsim_infer_rho(cfg, flops, res->e2e_s);
 	if (!(loaded.load_rho > 0))
 		return 0;

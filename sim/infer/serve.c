@@ -22,15 +22,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- price cache: open addressing, (tag, a, b, c) -> seconds ---- */
+/* ---- price cache: open addressing, (tag, a, b, c) -> seconds, FLOPs ---- */
 
 struct pkey {
 	int64_t tag, a, b, c;
 };
 
+/* A step part's price: its wall time and the FLOPs its kernels do. */
+struct pval {
+	double time_s, flops;
+};
+
 struct pcache {
 	struct pkey *keys;
-	double *vals;
+	struct pval *vals;
 	unsigned char *used;
 	size_t cap, n;
 };
@@ -47,7 +52,7 @@ static size_t pc_slot(const struct pcache *c, const struct pkey *k)
 	return i;
 }
 
-static double *pc_find(struct pcache *c, const struct pkey *k)
+static struct pval *pc_find(struct pcache *c, const struct pkey *k)
 {
 	if (!c->cap)
 		return NULL;
@@ -55,7 +60,7 @@ static double *pc_find(struct pcache *c, const struct pkey *k)
 	return c->used[i] ? &c->vals[i] : NULL;
 }
 
-static int pc_put(struct pcache *c, const struct pkey *k, double v)
+static int pc_put(struct pcache *c, const struct pkey *k, struct pval v)
 {
 	if (2 * (c->n + 1) > c->cap) {
 		struct pcache g = {.cap = c->cap ? 2 * c->cap : 1024};
@@ -105,12 +110,13 @@ struct sim {
 /* The price of one part of a step, cached: body (a tokens), head (a logit
  * rows), decode attention (a sequences at mean context b), prefill
  * attention (c sequences of a new tokens after b cached ones). */
-static double part(struct sim *s, int tag, int64_t a, int64_t b, int64_t c)
+static struct pval part(struct sim *s, int tag, int64_t a, int64_t b, int64_t c)
 {
+	struct pval none = {0, 0};
 	if (s->rc)
-		return 0;
+		return none;
 	struct pkey k = {.tag = tag, .a = a, .b = b, .c = c};
-	double *v = pc_find(&s->pc, &k);
+	struct pval *v = pc_find(&s->pc, &k);
 	if (v)
 		return *v;
 	struct llmsim_prefill_chunk ch = {.tokens = a, .context = b, .count = c};
@@ -123,16 +129,17 @@ static double part(struct sim *s, int tag, int64_t a, int64_t b, int64_t c)
 	}
 	struct llmsim_step_cost cost;
 	int rc = llmsim_infer_step(&s->icfg, &st, &cost, s->err);
+	struct pval p = {cost.time_s, cost.flops};
 	if (!rc)
-		rc = pc_put(&s->pc, &k, cost.time_s);
+		rc = pc_put(&s->pc, &k, p);
 	if (rc) {
 		if (rc == LLMSIM_ENOMEM)
 			llmsim_err_set(s->err, rc, "out of memory for the step-price cache");
 		s->rc = rc;
-		return 0;
+		return none;
 	}
 	s->priced++;
-	return cost.time_s;
+	return p;
 }
 
 /* Grid spacing for contexts: exact up to 64, then 8 points per octave. */
@@ -147,7 +154,7 @@ static int64_t grid(int64_t x)
 }
 
 /* A part at context `ctx`, linear between grid points. */
-static double part_ctx(struct sim *s, int tag, int64_t a, double ctx, int64_t c)
+static struct pval part_ctx(struct sim *s, int tag, int64_t a, double ctx, int64_t c)
 {
 	int64_t x = (int64_t)llround(ctx);
 	if (tag == TAG_DEC && x < 1)
@@ -155,8 +162,17 @@ static double part_ctx(struct sim *s, int tag, int64_t a, double ctx, int64_t c)
 	int64_t w = grid(x), x0 = x / w * w;
 	if (x0 == x)
 		return part(s, tag, a, x, c);
-	double f0 = part(s, tag, a, x0, c), f1 = part(s, tag, a, x0 + w, c);
-	return f0 + (f1 - f0) * (double)(x - x0) / (double)w;
+	struct pval f0 = part(s, tag, a, x0, c), f1 = part(s, tag, a, x0 + w, c);
+	double u = (double)(x - x0) / (double)w;
+	return (struct pval){f0.time_s + (f1.time_s - f0.time_s) * u,
+			     f0.flops + (f1.flops - f0.flops) * u};
+}
+
+/* Add a part's price to a step's. */
+static void add(struct pval *sum, struct pval p)
+{
+	sum->time_s += p.time_s;
+	sum->flops += p.flops;
 }
 
 /* ---- the engine ---- */
@@ -380,11 +396,12 @@ static int cmp_chunk(const void *x, const void *y)
 
 /* Price the scheduled step: prefill chunks of one shape run as one
  * attention call (as a varlen kernel batches them). */
-static double price_step(struct engine *e)
+static struct pval price_step(struct engine *e)
 {
 	struct sim *s = &e->sim;
 	int64_t n = 0, dec = 0, logits = 0, np = 0;
-	double kv = 0, t = 0;
+	double kv = 0;
+	struct pval t = {0, 0};
 	for (int64_t i = 0; i < e->nrun; i++) {
 		const struct req *q = &e->r[e->run[i]];
 		if (!q->chunk)
@@ -407,14 +424,15 @@ static double price_step(struct engine *e)
 		int64_t j = i + 1;
 		while (j < np && !cmp_chunk(&e->chunks[i], &e->chunks[j]))
 			j++;
-		t += part_ctx(s, TAG_PRE, e->chunks[i].tokens, (double)e->chunks[i].context, j - i);
+		add(&t, part_ctx(s, TAG_PRE, e->chunks[i].tokens, (double)e->chunks[i].context,
+				 j - i));
 		i = j;
 	}
 	if (dec)
-		t += part_ctx(s, TAG_DEC, dec, kv / (double)dec, 0);
-	t += part(s, TAG_BODY, n, 0, 0);
+		add(&t, part_ctx(s, TAG_DEC, dec, kv / (double)dec, 0));
+	add(&t, part(s, TAG_BODY, n, 0, 0));
 	if (logits)
-		t += part(s, TAG_HEAD, logits, 0, 0);
+		add(&t, part(s, TAG_HEAD, logits, 0, 0));
 	return t;
 }
 
@@ -581,9 +599,11 @@ static int serve_once(const struct llmsim_serve_cfg *cfg, struct llmsim_serve_re
 					    (long long)e.wait.n, (long long)e.nrun);
 			break;
 		}
-		double t = price_step(&e);
+		struct pval step = price_step(&e);
+		double t = step.time_s;
 		if ((rc = e.sim.rc))
 			break;
+		res->flops += step.flops;
 		res->steps++;
 		batch_sum += (double)e.nrun;
 		if (e.nrun > res->max_concurrent)
@@ -618,17 +638,11 @@ int llmsim_serve_run(const struct llmsim_serve_cfg *cfg, struct llmsim_serve_res
 		return 0;
 	struct llmsim_serve_cfg loaded = *cfg;
 	loaded.infer.load_duty = load;
-	/* one clock for the run: its FLOP rate per GPU, every token a forward
-	 * pass at the run's mean context */
-	const struct llmsim_infer_cfg *ic = &cfg->infer;
-	double tokens = (double)(res->prompt_tokens + res->generated_tokens);
-	double ctx = tokens > 0 && res->requests_done > 0
-			     ? ((double)res->prompt_tokens + 0.5 * (double)res->generated_tokens) /
-				       (double)res->requests_done
-			     : 0;
-	double flops = tokens * llmsim_model_flops_per_token(ic->model, (int64_t)ctx) /
-		       (double)(ic->tp * ic->pp);
-	loaded.infer.load_rho = llmsim_infer_rho(ic, flops, res->busy_s);
+	/* one clock for the run: the FLOP rate of the steps it priced, one GPU
+	 * (the steps walk every stage of a pipeline in turn: each GPU does 1/pp
+	 * of their work) */
+	loaded.infer.load_rho =
+		llmsim_infer_rho(&cfg->infer, res->flops / cfg->infer.pp, res->busy_s);
 	if (!(loaded.infer.load_rho > 0))
 		return 0;
 	if ((rc = serve_once(&loaded, res, err)))

@@ -61,6 +61,7 @@ struct llmsim_serve_result {
 	int64_t kv_capacity_tokens;
 	int64_t reserve_tokens;       /* contiguous: the largest reservation of a sequence */
 	double busy_s;                /* time spent in steps */
+	double flops;                 /* FLOPs of the steps (one TP rank, every pipeline stage) */
 	double load_duty;             /* the load the steps were priced in (the
 				       * power limit's clock, sim/predict.c):
 				       * busy share of the run, see below */
