@@ -49,7 +49,6 @@ enum llmsim_attn_choice {
 /* Constants of the inference model that are not GPU efficiencies. Each is
  * an assumption with its reason in infer_params.c; callers may override. */
 struct llmsim_infer_params {
-	double graph_gap_s;       /* GPU idle between kernels inside a CUDA graph */
 	double eager_host_s;      /* host time to launch one kernel from PyTorch eager */
 	double mem_utilization;   /* fraction of HBM the engine may use (vLLM 0.9) */
 	int64_t max_step_tokens;  /* default per-step token budget (activations) */

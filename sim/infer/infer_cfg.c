@@ -11,9 +11,9 @@
 
 /*
  * Assumptions, not GPU efficiencies (those live in hw/eff_params.h):
- * - graph_gap_s: a kernel node of a replayed CUDA graph starts about 1 us
- *   after its predecessor ends (the brief's "~1-2 us per kernel or less";
- *   graphs exist to remove the host from the launch path).
+ * (The GPU idles between two dependent kernels, in a CUDA graph or not:
+ * that gap is the GPU's, graph_kernel_gap_s of its hardware file and
+ * calibration profile.)
  * - eager_host_s: 8 us of host time per kernel launched from PyTorch eager
  *   mode: Python, the ATen dispatcher and cudaLaunchKernel add up to
  *   "~5-25 us of CPU-side work per op" (jiahuanglin.xyz, GPU kernel serving
@@ -25,7 +25,6 @@
  *   online serving with chunked prefill; activations are sized for it.
  */
 const struct llmsim_infer_params llmsim_infer_params_default = {
-	.graph_gap_s = 1.0e-6,
 	.eager_host_s = 8.0e-6,
 	.mem_utilization = 0.90,
 	.max_step_tokens = 8192,

@@ -51,7 +51,8 @@ static int extra_gemm(const struct llmsim_infer_cfg *cfg, int64_t m, int64_t n, 
 	struct llmsim_pred p;
 	int rc = llmsim_predict(cfg->gpu, &op, &p, err);
 	if (!rc)
-		*t += p.time_s + (cfg->runtime == LLMSIM_RT_GRAPH ? cfg->params.graph_gap_s : 0);
+		*t += p.time_s +
+		      (cfg->runtime == LLMSIM_RT_GRAPH ? cfg->gpu->eff[LLMSIM_EFF_KERNEL_GAP] : 0);
 	return rc;
 }
 

@@ -60,18 +60,20 @@ static void graph_cfg(const struct llmsim_infer_cfg *cfg, const struct llmsim_st
 		g->sections = 1u << LLMSIM_SEC_DENSE | 1u << LLMSIM_SEC_MOE;
 }
 
-/* Wall time of the kernel sequence. Graph: kernels back to back with a
- * small gap. Eager: the same gap, and the host issues kernels one by one
- * (eager_host_s each); the GPU starts a kernel when both it and its launch
- * are ready, so a run of small kernels is paced by the host, while a long
- * kernel lets the host run ahead. */
+/* Wall time of the kernel sequence. Graph: kernels back to back, each
+ * dependent one starting the GPU's kernel gap after the one before
+ * (graph_kernel_gap_s). Eager: the same gap, and the host issues kernels
+ * one by one (eager_host_s each); the GPU starts a kernel when both it and
+ * its launch are ready, so a run of small kernels is paced by the host,
+ * while a long kernel lets the host run ahead. */
 static double wall_time(const struct llmsim_infer_cfg *cfg, const struct llmsim_graph *g,
 			const double *mult, const struct llmsim_pred *p,
 			const struct llmsim_step_cost *cost)
 {
 	const struct llmsim_infer_params *pp = &cfg->params;
+	double gap = cfg->gpu->eff[LLMSIM_EFF_KERNEL_GAP];
 	if (cfg->runtime == LLMSIM_RT_GRAPH)
-		return cost->gpu_s + (double)cost->kernels * pp->graph_gap_s;
+		return cost->gpu_s + (double)cost->kernels * gap;
 	double cpu = 0, gpu = 0;
 	for (int s = 0; s < LLMSIM_SEC_COUNT; s++)
 		for (int64_t r = 0; r < (int64_t)mult[s]; r++)
@@ -82,7 +84,7 @@ static double wall_time(const struct llmsim_infer_cfg *cfg, const struct llmsim_
 				double per = p[i].time_s / kernels;
 				for (int k = 0; k < kernels; k++) {
 					cpu += pp->eager_host_s;
-					gpu = fmax(gpu + pp->graph_gap_s, cpu) + per;
+					gpu = fmax(gpu + gap, cpu) + per;
 				}
 			}
 	return gpu;
