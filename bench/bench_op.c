@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "../hw/gpu.h"
-#include "../sim/sim.h"
+#include "hw/gpu.h"
+#include "sim/sim.h"
 
 static const char *const specs[] = {
 	"gemm m=8192 n=8192 k=8192",

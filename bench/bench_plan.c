@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "../hw/gpu.h"
-#include "../models/model.h"
-#include "../sim/train/train.h"
+#include "hw/gpu.h"
+#include "models/model.h"
+#include "sim/train/train.h"
 
 static double now_s(void)
 {

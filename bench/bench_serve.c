@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "../sim/infer/serve.h"
+#include "sim/infer/serve.h"
 
 static double now_s(void)
 {

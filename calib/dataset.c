@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../base/stats.h"
+#include "base/stats.h"
 #include "fit.h"
 
 /* A copy must be this many L2 sizes to be at the HBM plateau (smaller

@@ -24,8 +24,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "../hw/gpu.h"
-#include "../sim/sim.h"
+#include "hw/gpu.h"
+#include "sim/sim.h"
 #include "store.h"
 
 enum llmsim_calib_how {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../base/paths.h"
+#include "base/paths.h"
 #include "fit.h"
 
 static void note(struct llmsim_measured *m, const char *msg)

@@ -12,8 +12,8 @@
 #ifndef LLMSIM_CALIB_MEASURED_H
 #define LLMSIM_CALIB_MEASURED_H
 
-#include "../base/err.h"
-#include "../hw/gpu.h"
+#include "base/err.h"
+#include "hw/gpu.h"
 #include "validate.h"
 
 /* One scored case with math: a point of the roofline. */

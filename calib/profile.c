@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../base/paths.h"
+#include "base/paths.h"
 #include "validate.h"
 
 /* A YAML double-quoted scalar. */

@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include "../base/err.h"
+#include "base/err.h"
 
 #define LLMSIM_STORE_SCHEMA_VERSION 2
 

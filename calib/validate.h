@@ -10,7 +10,7 @@
 #define LLMSIM_CALIB_VALIDATE_H
 
 #include <stddef.h>
-#include "../base/stats.h"
+#include "base/stats.h"
 #include "fit.h"
 
 /* The issue's targets, per class: median and 90th percentile of the

@@ -14,12 +14,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../base/fmt.h"
-#include "../base/json.h"
-#include "../calib/fit.h"
-#include "../calib/store.h"
-#include "../calib/validate.h"
-#include "../hw/gpu.h"
+#include "base/fmt.h"
+#include "base/json.h"
+#include "calib/fit.h"
+#include "calib/store.h"
+#include "calib/validate.h"
+#include "hw/gpu.h"
 #include "args.h"
 #include "commands.h"
 

@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../base/fmt.h"
-#include "../base/json.h"
-#include "../hw/gpu.h"
-#include "../hw/gpu_load.h"
+#include "base/fmt.h"
+#include "base/json.h"
+#include "hw/gpu.h"
+#include "hw/gpu_load.h"
 #include "args.h"
 #include "commands.h"
 #include "common.h"

@@ -6,10 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../base/fmt.h"
-#include "../base/json.h"
-#include "../sim/infer/infer.h"
-#include "../calib/validate/steps.h"
+#include "base/fmt.h"
+#include "base/json.h"
+#include "sim/infer/infer.h"
+#include "calib/validate/steps.h"
 #include "args.h"
 #include "commands.h"
 #include "common.h"

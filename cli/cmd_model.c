@@ -10,10 +10,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../base/fmt.h"
-#include "../base/json.h"
-#include "../hw/gpu.h"
-#include "../models/model.h"
+#include "base/fmt.h"
+#include "base/json.h"
+#include "hw/gpu.h"
+#include "models/model.h"
 #include "args.h"
 #include "commands.h"
 #include "common.h"

@@ -9,9 +9,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "../base/fmt.h"
-#include "../base/json.h"
-#include "../sim/infer/plan_serve.h"
+#include "base/fmt.h"
+#include "base/json.h"
+#include "sim/infer/plan_serve.h"
 #include "args.h"
 #include "commands.h"
 

@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../base/fmt.h"
-#include "../base/json.h"
-#include "../hw/gpu.h"
-#include "../models/model.h"
+#include "base/fmt.h"
+#include "base/json.h"
+#include "hw/gpu.h"
+#include "models/model.h"
 #include "report_gather.h"
 #include "args.h"
 #include "commands.h"

@@ -8,12 +8,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../base/fmt.h"
-#include "../base/json.h"
-#include "../hw/gpu.h"
-#include "../models/model.h"
-#include "../reports/roofline.h"
-#include "../sim/sim.h"
+#include "base/fmt.h"
+#include "base/json.h"
+#include "hw/gpu.h"
+#include "models/model.h"
+#include "reports/roofline.h"
+#include "sim/sim.h"
 #include "args.h"
 #include "commands.h"
 #include "layer_ops.h"

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../base/fmt.h"
-#include "../base/json.h"
-#include "../base/paths.h"
-#include "../calib/validate/serve_runs.h"
+#include "base/fmt.h"
+#include "base/json.h"
+#include "base/paths.h"
+#include "calib/validate/serve_runs.h"
 #include "args.h"
 #include "commands.h"
 #include "common.h"

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../base/fmt.h"
-#include "../base/json.h"
-#include "../sim/infer/spec.h"
+#include "base/fmt.h"
+#include "base/json.h"
+#include "sim/infer/spec.h"
 #include "args.h"
 #include "commands.h"
 

@@ -17,13 +17,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../base/fmt.h"
-#include "../base/json.h"
-#include "../calib/store.h"
-#include "../calib/trace/trace.h"
-#include "../calib/trace/trace_analyze.h"
-#include "../hw/gpu.h"
-#include "../models/model.h"
+#include "base/fmt.h"
+#include "base/json.h"
+#include "calib/store.h"
+#include "calib/trace/trace.h"
+#include "calib/trace/trace_analyze.h"
+#include "hw/gpu.h"
+#include "models/model.h"
 #include "args.h"
 #include "commands.h"
 

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../base/fmt.h"
-#include "../base/json.h"
-#include "../hw/gpu.h"
-#include "../models/model.h"
-#include "../sim/train/train.h"
+#include "base/fmt.h"
+#include "base/json.h"
+#include "hw/gpu.h"
+#include "models/model.h"
+#include "sim/train/train.h"
 #include "args.h"
 #include "commands.h"
 #include "train_out.h"

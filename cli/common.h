@@ -6,10 +6,10 @@
 #ifndef LLMSIM_CLI_COMMON_H
 #define LLMSIM_CLI_COMMON_H
 
-#include "../base/err.h"
-#include "../base/fmt.h"
-#include "../base/json.h"
-#include "../sim/infer/infer.h"
+#include "base/err.h"
+#include "base/fmt.h"
+#include "base/json.h"
+#include "sim/infer/infer.h"
 #include "args.h"
 
 /* `CMD list|show ...`: usage on no verb or --help, else the verb's

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../sim/train/train.h"
+#include "sim/train/train.h"
 
 /* Large: kept off the stack. */
 static struct llmsim_graph graph;

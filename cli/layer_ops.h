@@ -11,7 +11,7 @@
 #ifndef LLMSIM_CLI_LAYER_OPS_H
 #define LLMSIM_CLI_LAYER_OPS_H
 
-#include "../reports/roofline.h"
+#include "reports/roofline.h"
 
 /* Fill ops[0..*n) (room for LLMSIM_LAYER_OPS_MAX). Returns 0, or the
  * error of the walk (a layout that does not divide the model, an empty

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../base/paths.h"
+#include "base/paths.h"
 #include "commands.h"
 
 struct command {

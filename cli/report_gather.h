@@ -5,7 +5,7 @@
 #ifndef LLMSIM_CLI_REPORT_GATHER_H
 #define LLMSIM_CLI_REPORT_GATHER_H
 
-#include "../reports/report.h"
+#include "reports/report.h"
 
 /* Fill d (its gpu, model and cfg set by the caller): the measured cases,
  * the training or serving results, the roofline's layer ops. Returns 0, or

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../base/fmt.h"
+#include "base/fmt.h"
 #include "train_out.h"
 
 const char *const train_dtype_choices[] = {"bf16", "fp8", NULL};

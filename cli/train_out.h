@@ -6,8 +6,8 @@
 #define LLMSIM_CLI_TRAIN_OUT_H
 
 #include <stdio.h>
-#include "../base/json.h"
-#include "../sim/train/train.h"
+#include "base/json.h"
+#include "sim/train/train.h"
 
 /* One line: "tp 8  pp 1  dp 1  cp 1  ep 1  zero 1  mb 1  selective  1f1b  flash2". */
 char *train_cfg_line(char *buf, size_t size, const struct llmsim_train_cfg *c);

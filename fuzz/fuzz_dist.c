@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim/infer/dist.h"
+#include "sim/infer/dist.h"
 #include "fuzz_input.h"
 
 static void one_spec(const char *spec)

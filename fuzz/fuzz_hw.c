@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../hw/gpu.h"
-#include "../hw/gpu_load.h"
+#include "hw/gpu.h"
+#include "hw/gpu_load.h"
 
 static const char base[] =
 	"name: fz\nfull_name: F\nvendor: nvidia\narch: x\n"

@@ -8,8 +8,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../models/model.h"
-#include "../models/model_load.h"
+#include "models/model.h"
+#include "models/model_load.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../hw/gpu.h"
-#include "../sim/sim.h"
+#include "hw/gpu.h"
+#include "sim/sim.h"
 #include "fuzz_input.h"
 
 static int bad_num(double v)

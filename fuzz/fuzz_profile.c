@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../hw/gpu.h"
-#include "../hw/gpu_load.h"
-#include "../sim/sim.h"
+#include "hw/gpu.h"
+#include "hw/gpu_load.h"
+#include "sim/sim.h"
 #include "fuzz_input.h"
 
 static const char *const specs[] = {

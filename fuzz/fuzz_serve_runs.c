@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../calib/validate/serve_runs.h"
+#include "calib/validate/serve_runs.h"
 #include "fuzz_input.h"
 
 static void check_serve(const struct llmsim_serve_pub *p)

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../calib/store.h"
+#include "calib/store.h"
 #include "fuzz_input.h"
 
 static struct llmsim_store *fresh(void)

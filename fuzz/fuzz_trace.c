@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../calib/trace/trace.h"
-#include "../calib/trace/trace_analyze.h"
-#include "../models/model.h"
+#include "calib/trace/trace.h"
+#include "calib/trace/trace_analyze.h"
+#include "models/model.h"
 #include "fuzz_input.h"
 
 static struct llmsim_gpu h200, h100;

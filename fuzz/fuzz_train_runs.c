@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../calib/validate/train_runs.h"
+#include "calib/validate/train_runs.h"
 #include "fuzz_input.h"
 
 static void check_train(const struct llmsim_run_entry *e)

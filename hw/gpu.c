@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../base/datafind.h"
-#include "../base/yaml.h"
+#include "base/datafind.h"
+#include "base/yaml.h"
 #include "gpu_load.h"
 
 const struct llmsim_eff_info llmsim_eff_info[LLMSIM_EFF_COUNT] = {

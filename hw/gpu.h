@@ -10,8 +10,8 @@
 #ifndef LLMSIM_GPU_H
 #define LLMSIM_GPU_H
 
-#include "../base/dtype.h"
-#include "../base/err.h"
+#include "base/dtype.h"
+#include "base/err.h"
 
 enum llmsim_eff {
 #define LLMSIM_EFF(e, key, def, doc) LLMSIM_EFF_##e,

@@ -16,9 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../base/datafind.h"
-#include "../base/paths.h"
-#include "../base/yaml.h"
+#include "base/datafind.h"
+#include "base/paths.h"
+#include "base/yaml.h"
 #include "gpu_load.h"
 
 int llmsim_gpu_list(void (*fn)(const char *path, void *ctx), void *ctx, struct llmsim_err *err)

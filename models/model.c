@@ -15,8 +15,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../base/datafind.h"
-#include "../base/yaml.h"
+#include "base/datafind.h"
+#include "base/yaml.h"
 #include "model_load.h"
 
 #define M(f) offsetof(struct llmsim_model, f)

@@ -9,8 +9,8 @@
 #define LLMSIM_MODEL_H
 
 #include <stdint.h>
-#include "../base/dtype.h"
-#include "../base/err.h"
+#include "base/dtype.h"
+#include "base/err.h"
 
 enum llmsim_attn_kind { LLMSIM_ATTN_MHA, LLMSIM_ATTN_GQA, LLMSIM_ATTN_MQA, LLMSIM_ATTN_MLA };
 enum llmsim_mlp_kind { LLMSIM_MLP_GATED, LLMSIM_MLP_PLAIN };       /* SwiGLU vs up/act/down */

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
-#include "../base/err.h"
+#include "base/err.h"
 
 /* The one line the report prints when gnuplot is missing. */
 #define LLMSIM_GNUPLOT_MISSING "gnuplot not found in PATH (apt-get install gnuplot-nox)"

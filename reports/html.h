@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
-#include "../base/err.h"
+#include "base/err.h"
 
 /* Write s with &, <, >, " and ' escaped. */
 void llmsim_html_text(FILE *f, const char *s);

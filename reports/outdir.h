@@ -7,7 +7,7 @@
 #define LLMSIM_REPORT_OUTDIR_H
 
 #include <stddef.h>
-#include "../base/err.h"
+#include "base/err.h"
 
 struct llmsim_outdir {
 	char dir[4000];         /* the folder asked for, trailing '/' removed */

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../base/fmt.h"
+#include "base/fmt.h"
 #include "plot_labels.h"
 
 /* Colour-blind-safe palette (Okabe-Ito, then Tableau) for parts and roofs. */

@@ -10,7 +10,7 @@
 #ifndef LLMSIM_REPORT_PLOTS_H
 #define LLMSIM_REPORT_PLOTS_H
 
-#include "../base/err.h"
+#include "base/err.h"
 #include "gnuplot.h"
 #include "roofline.h"
 

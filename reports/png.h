@@ -7,7 +7,7 @@
 #define LLMSIM_REPORT_PNG_H
 
 #include <stddef.h>
-#include "../base/err.h"
+#include "base/err.h"
 
 /* Check that buf[0..len) starts like a PNG (signature, then an IHDR chunk
  * of length 13) and read its size. Returns 0, or LLMSIM_EPARSE with a

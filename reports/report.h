@@ -16,13 +16,13 @@
 #define LLMSIM_REPORT_H
 
 #include <stdint.h>
-#include "../base/err.h"
-#include "../hw/gpu.h"
-#include "../models/model.h"
-#include "../calib/measured.h"
-#include "../sim/infer/plan_serve.h"
-#include "../sim/infer/infer.h"
-#include "../sim/train/train.h"
+#include "base/err.h"
+#include "hw/gpu.h"
+#include "models/model.h"
+#include "calib/measured.h"
+#include "sim/infer/plan_serve.h"
+#include "sim/infer/infer.h"
+#include "sim/train/train.h"
 #include "roofline.h"
 
 struct llmsim_report_cfg {

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "../base/fmt.h"
+#include "base/fmt.h"
 
 #define BAR_W LLMSIM_REPORT_BAR_WIDTH
 #define BAR_H LLMSIM_REPORT_BAR_HEIGHT

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-#include "../base/fmt.h"
-#include "../base/paths.h"
+#include "base/fmt.h"
+#include "base/paths.h"
 #include "html.h"
 
 static const char css[] =

@@ -17,10 +17,10 @@
 #ifndef LLMSIM_REPORT_ROOFLINE_H
 #define LLMSIM_REPORT_ROOFLINE_H
 
-#include "../base/err.h"
-#include "../hw/gpu.h"
-#include "../sim/infer/infer.h"
-#include "../sim/sim.h"
+#include "base/err.h"
+#include "hw/gpu.h"
+#include "sim/infer/infer.h"
+#include "sim/sim.h"
 
 enum llmsim_ceil_kind {
 	LLMSIM_CEIL_HBM, LLMSIM_CEIL_L2, LLMSIM_CEIL_SMEM, /* bandwidths */

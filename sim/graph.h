@@ -33,8 +33,8 @@
 #define LLMSIM_GRAPH_H
 
 #include <stdint.h>
-#include "../base/err.h"
-#include "../models/model.h"
+#include "base/err.h"
+#include "models/model.h"
 #include "sim.h"
 
 enum llmsim_gsec {

@@ -16,9 +16,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "../base/dtype.h"
-#include "../base/err.h"
-#include "../hw/gpu.h"
+#include "base/dtype.h"
+#include "base/err.h"
+#include "hw/gpu.h"
 
 enum llmsim_op_kind {
 	LLMSIM_OP_GEMM,        /* C[batch][m][n] = A[m][k] * B[k][n] */

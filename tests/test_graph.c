@@ -11,10 +11,10 @@
 #include <string.h>
 
 #include "support.h"
-#include "../models/model_load.h"
-#include "../sim/graph.h"
-#include "../sim/infer/infer.h"
-#include "../sim/train/train.h"
+#include "models/model_load.h"
+#include "sim/graph.h"
+#include "sim/infer/infer.h"
+#include "sim/train/train.h"
 
 static const struct llmsim_gnode *find(const struct llmsim_graph *g, enum llmsim_gsec sec,
 				       enum llmsim_gphase ph, const char *name)

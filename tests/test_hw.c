@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../hw/gpu.h"
-#include "../hw/gpu_load.h"
+#include "hw/gpu.h"
+#include "hw/gpu_load.h"
 #include "support.h"
 
 #define FIX(buf, name) test_data(buf, sizeof buf, name)

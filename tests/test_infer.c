@@ -12,11 +12,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../sim/infer/infer.h"
-#include "../sim/infer/plan_serve.h"
-#include "../sim/infer/spec.h"
-#include "../base/stats.h"
-#include "../calib/validate/steps.h"
+#include "sim/infer/infer.h"
+#include "sim/infer/plan_serve.h"
+#include "sim/infer/spec.h"
+#include "base/stats.h"
+#include "calib/validate/steps.h"
 #include "support.h"
 
 static struct llmsim_gpu h200;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim/infer/dist.h"
+#include "sim/infer/dist.h"
 #include "support.h"
 
 Test(infer_dist, seeded_streams_repeat)

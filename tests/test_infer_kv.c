@@ -5,7 +5,7 @@
  */
 #include <criterion/criterion.h>
 
-#include "../sim/infer/kv.h"
+#include "sim/infer/kv.h"
 #include "support.h"
 
 Test(infer_kv, paged_waste_below_one_block_per_sequence)

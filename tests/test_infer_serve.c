@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim/infer/serve.h"
-#include "../calib/validate/serve_runs.h"
+#include "sim/infer/serve.h"
+#include "calib/validate/serve_runs.h"
 #include "support.h"
 
 static struct llmsim_model m8b;

@@ -4,7 +4,7 @@
  */
 #include <criterion/criterion.h>
 
-#include "../sim/infer/spec.h"
+#include "sim/infer/spec.h"
 #include "support.h"
 
 Test(infer_spec, expected_tokens_closed_form)

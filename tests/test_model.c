@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../models/model.h"
-#include "../models/model_load.h"
+#include "models/model.h"
+#include "models/model_load.h"
 #include "support.h"
 
 #define FIX(buf, name) test_data(buf, sizeof buf, name)

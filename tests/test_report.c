@@ -12,13 +12,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../hw/gpu.h"
-#include "../models/model.h"
-#include "../reports/gnuplot.h"
-#include "../reports/html.h"
-#include "../reports/outdir.h"
-#include "../reports/png.h"
-#include "../reports/roofline.h"
+#include "hw/gpu.h"
+#include "models/model.h"
+#include "reports/gnuplot.h"
+#include "reports/html.h"
+#include "reports/outdir.h"
+#include "reports/png.h"
+#include "reports/roofline.h"
 #include "support.h"
 
 /* ---- PNG --------------------------------------------------------------- */

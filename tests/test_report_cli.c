@@ -15,14 +15,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../base/fmt.h"
-#include "../calib/store.h"
-#include "../hw/gpu.h"
-#include "../reports/html.h"
-#include "../reports/outdir.h"
-#include "../reports/png.h"
-#include "../reports/report.h"
-#include "../sim/sim.h"
+#include "base/fmt.h"
+#include "calib/store.h"
+#include "hw/gpu.h"
+#include "reports/html.h"
+#include "reports/outdir.h"
+#include "reports/png.h"
+#include "reports/report.h"
+#include "sim/sim.h"
 #include "support.h"
 
 static char root[64];

@@ -9,8 +9,8 @@
 
 #include "support.h"
 #include "test_sim_gpus.h"
-#include "../sim/sim.h"
-#include "../sim/sim_internal.h"
+#include "sim/sim.h"
+#include "sim/sim_internal.h"
 
 static struct llmsim_op attn(enum llmsim_attn_impl impl, int64_t b, int64_t h, int64_t g,
 			     int64_t s, int64_t d, int causal, enum llmsim_pass pass)

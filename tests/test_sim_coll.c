@@ -14,7 +14,7 @@
 
 #include "support.h"
 #include "test_sim_gpus.h"
-#include "../sim/sim.h"
+#include "sim/sim.h"
 
 static struct llmsim_op coll(enum llmsim_coll_kind k, double bytes, int gpus, int nodes,
 			     enum llmsim_coll_algo algo)

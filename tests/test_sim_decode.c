@@ -9,7 +9,7 @@
 
 #include "support.h"
 #include "test_sim_gpus.h"
-#include "../sim/sim.h"
+#include "sim/sim.h"
 
 static struct llmsim_op dec(enum llmsim_decode_impl impl, int64_t b, int64_t h, int64_t g,
 			    int64_t l, int64_t d)

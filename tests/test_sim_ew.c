@@ -8,7 +8,7 @@
 
 #include "support.h"
 #include "test_sim_gpus.h"
-#include "../sim/sim.h"
+#include "sim/sim.h"
 
 static struct llmsim_op ew(enum llmsim_ew_kind k, int64_t t, int64_t h, enum llmsim_pass pass)
 {

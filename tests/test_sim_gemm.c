@@ -10,8 +10,8 @@
 
 #include "support.h"
 #include "test_sim_gpus.h"
-#include "../sim/sim.h"
-#include "../sim/sim_internal.h"
+#include "sim/sim.h"
+#include "sim/sim_internal.h"
 
 static struct llmsim_op gemm(int64_t m, int64_t n, int64_t k, enum llmsim_dtype dt)
 {
@@ -291,7 +291,7 @@ Test(sim_gemm, expected_error_when_calibrated)
 #define SIM_GEMM_PRUNE 0
 #define sim_gemm_add ref_gemm_add
 #define sim_gemm ref_gemm
-#include "../sim/gemm.c"
+#include "sim/gemm.c"
 #undef sim_gemm_add
 #undef sim_gemm
 

@@ -10,13 +10,13 @@
 
 #include <string.h>
 
-#include "../hw/gpu.h"
+#include "hw/gpu.h"
 
 static inline void test_gpu_defaults(struct llmsim_gpu *g)
 {
 	static const double def[LLMSIM_EFF_COUNT] = {
 #define LLMSIM_EFF(e, key, d, doc) [LLMSIM_EFF_##e] = d,
-#include "../hw/eff_params.h"
+#include "hw/eff_params.h"
 #undef LLMSIM_EFF
 	};
 	memcpy(g->eff, def, sizeof def);

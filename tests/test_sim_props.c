@@ -11,7 +11,7 @@
 
 #include "support.h"
 #include "test_sim_gpus.h"
-#include "../sim/sim.h"
+#include "sim/sim.h"
 
 static uint64_t rng = 88172645463325252ULL;
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "support.h"
-#include "../sim/sim.h"
+#include "sim/sim.h"
 
 static struct llmsim_op parse_ok(const char *s)
 {

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../hw/gpu.h"
-#include "../models/model.h"
-#include "../sim/train/train.h"
-#include "../sim/train/train_int.h"
+#include "hw/gpu.h"
+#include "models/model.h"
+#include "sim/train/train.h"
+#include "sim/train/train_int.h"
 #include "support.h"
 
 /* A GPT-3 175B-like layer where Korthikanti's formulas apply exactly: MHA,

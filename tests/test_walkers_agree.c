@@ -17,10 +17,10 @@
 #include <unistd.h>
 
 #include "support.h"
-#include "../calib/trace/trace.h"
-#include "../calib/trace/trace_analyze.h"
-#include "../sim/graph.h"
-#include "../sim/infer/infer.h"
+#include "calib/trace/trace.h"
+#include "calib/trace/trace_analyze.h"
+#include "sim/graph.h"
+#include "sim/infer/infer.h"
 
 #define MAX_OPS 128
 

@@ -7,7 +7,7 @@
 #define LLMSIM_INJECT_H
 
 #include <stdint.h>
-#include "../trace/trace.h"
+#include "calib/trace/trace.h"
 
 #define INJECT_EXPORT __attribute__((visibility("default")))
 

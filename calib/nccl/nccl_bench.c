@@ -31,7 +31,7 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
-#include "../../calib/store.h"
+#include "calib/store.h"
 #include "nccl_stats.h"
 
 #define MAX_RANKS 16

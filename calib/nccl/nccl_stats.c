@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "../../base/stats.h"
+#include "base/stats.h"
 
 static const char *const names[NB_OP_COUNT] = {
 	[NB_ALLREDUCE] = "allreduce", [NB_ALLGATHER] = "allgather",

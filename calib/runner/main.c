@@ -29,7 +29,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "../../base/stats.h"
+#include "base/stats.h"
 #include "runner.h"
 
 #define PROG "llmsim-calib-runner"

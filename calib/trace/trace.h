@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "../../base/err.h"
+#include "base/err.h"
 
 #define LLMSIM_TRACE_SCHEMA_VERSION 1
 

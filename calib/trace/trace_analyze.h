@@ -27,10 +27,10 @@
 
 #include <stddef.h>
 #include "trace.h"
-#include "../../hw/gpu.h"
-#include "../../models/model.h"
-#include "../../sim/graph.h"
-#include "../../sim/sim.h"
+#include "hw/gpu.h"
+#include "models/model.h"
+#include "sim/graph.h"
+#include "sim/sim.h"
 
 enum llmsim_trace_class {
 	LLMSIM_TC_GEMM,

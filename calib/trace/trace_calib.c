@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../base/stats.h"
-#include "../store.h"
+#include "base/stats.h"
+#include "calib/store.h"
 
 #define MAX_K 8
 

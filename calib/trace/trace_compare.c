@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../../base/stats.h"
+#include "base/stats.h"
 
 #define MAX_SPECS 8
 

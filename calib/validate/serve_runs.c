@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../base/yaml.h"
+#include "base/yaml.h"
 
 static const char *const modes[] = {"serve", "infer", NULL};
 static const char *const wdts[] = {"bf16", "fp8", "int4", "fp4", NULL};

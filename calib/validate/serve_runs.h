@@ -9,7 +9,7 @@
 #ifndef LLMSIM_VALIDATE_SERVE_RUNS_H
 #define LLMSIM_VALIDATE_SERVE_RUNS_H
 
-#include "../../sim/infer/serve.h"
+#include "sim/infer/serve.h"
 
 enum llmsim_pub_metric {
 	LLMSIM_PUB_TOKENS_PER_S,         /* output tokens/s of all the GPUs */

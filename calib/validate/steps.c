@@ -11,8 +11,8 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "../../base/stats.h"
-#include "../../base/yaml.h"
+#include "base/stats.h"
+#include "base/yaml.h"
 
 static int get_num(const struct llmsim_ynode *map, const char *key, const char *path,
 		   double *out, struct llmsim_err *err)

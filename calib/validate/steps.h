@@ -23,8 +23,8 @@
 #define LLMSIM_VALIDATE_STEPS_H
 
 #include <stdint.h>
-#include "../../base/err.h"
-#include "../../sim/infer/infer.h"
+#include "base/err.h"
+#include "sim/infer/infer.h"
 
 #define LLMSIM_STEPS_MAX 64
 

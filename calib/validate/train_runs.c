@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../base/yaml.h"
+#include "base/yaml.h"
 #include "train_runs.h"
 
 static const char *const styles[] = {"gpt", "llama", NULL};

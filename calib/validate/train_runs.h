@@ -8,7 +8,7 @@
 #ifndef LLMSIM_VALIDATE_TRAIN_RUNS_H
 #define LLMSIM_VALIDATE_TRAIN_RUNS_H
 
-#include "../../sim/train/train.h"
+#include "sim/train/train.h"
 
 struct llmsim_run_entry {
 	char name[64];

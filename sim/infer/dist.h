@@ -9,7 +9,7 @@
 #define LLMSIM_DIST_H
 
 #include <stdint.h>
-#include "../../base/err.h"
+#include "base/err.h"
 
 /* xoshiro256** seeded through splitmix64: the same seed gives the same
  * stream on every platform. */

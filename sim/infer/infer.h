@@ -21,12 +21,12 @@
 #define LLMSIM_INFER_H
 
 #include <stdint.h>
-#include "../../base/dtype.h"
-#include "../../base/err.h"
-#include "../../hw/gpu.h"
-#include "../../models/model.h"
-#include "../graph.h"
-#include "../sim.h"
+#include "base/dtype.h"
+#include "base/err.h"
+#include "hw/gpu.h"
+#include "models/model.h"
+#include "sim/graph.h"
+#include "sim/sim.h"
 
 enum llmsim_runtime {
 	LLMSIM_RT_GRAPH, /* a step is one captured CUDA graph */

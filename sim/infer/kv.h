@@ -9,7 +9,7 @@
 #define LLMSIM_KV_H
 
 #include <stdint.h>
-#include "../../base/err.h"
+#include "base/err.h"
 
 enum llmsim_kv_alloc { LLMSIM_KV_PAGED, LLMSIM_KV_CONTIGUOUS, LLMSIM_KV_ALLOC_COUNT };
 

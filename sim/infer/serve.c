@@ -16,7 +16,7 @@
  */
 #include "serve.h"
 
-#include "../../base/stats.h"
+#include "base/stats.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -19,12 +19,12 @@
 #define LLMSIM_TRAIN_H
 
 #include <stdint.h>
-#include "../../base/dtype.h"
-#include "../../base/err.h"
-#include "../../hw/gpu.h"
-#include "../../models/model.h"
-#include "../graph.h"
-#include "../sim.h"
+#include "base/dtype.h"
+#include "base/err.h"
+#include "hw/gpu.h"
+#include "models/model.h"
+#include "sim/graph.h"
+#include "sim/sim.h"
 
 enum llmsim_recompute { LLMSIM_RECOMP_NONE, LLMSIM_RECOMP_SELECTIVE, LLMSIM_RECOMP_FULL,
 			LLMSIM_RECOMP_COUNT };

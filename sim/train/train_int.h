@@ -7,7 +7,7 @@
 #define LLMSIM_TRAIN_INT_H
 
 #include "train.h"
-#include "../graph.h"
+#include "sim/graph.h"
 
 /* Fixed allowances, stated once (see memory.c). */
 #define TRAIN_CONTEXT_BYTES 1.0e9      /* CUDA context, cuBLAS/NCCL workspaces */
