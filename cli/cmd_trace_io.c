@@ -1,0 +1,116 @@
+/*
+ * cmd_trace_io.c - `llmsim trace import` and `export`: a trace's text form
+ * into a database, and a run back out as text.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "trace_common.h"
+
+struct import_ctx {
+	const char *db;
+	int runs;
+	struct llmsim_err *err;
+};
+
+static int import_one(struct llmsim_trace *t, void *ctx)
+{
+	struct import_ctx *ic = ctx;
+	int64_t id;
+	int rc = llmsim_trace_db_write(ic->db, t, &id, ic->err);
+	if (!rc)
+		ic->runs++;
+	return rc;
+}
+
+int trace_import(int argc, char **argv)
+{
+	const char *cmd = "llmsim trace import", *db = NULL, *in = NULL;
+	const struct llmsim_opt opts[] = {
+		{"db", LLMSIM_ARG_STRING, &db, "FILE", "SQLite file to add the runs to", 0, NULL, NULL},
+		{"in", LLMSIM_ARG_STRING, &in, "FILE", "text trace (the injection library's fallback)",
+		 0, NULL, NULL},
+	};
+	int rc = llmsim_args_parse(cmd, "--db FILE --in FILE",
+				   "Load every run of a text trace into an SQLite trace database.",
+				   argc - 1, argv + 1, opts, 2, NULL, 0, NULL);
+	if (rc)
+		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
+	if (!db || !in)
+		return llmsim_args_error(cmd, "--db FILE and --in FILE are required");
+	/* Check the whole file first, so a bad line leaves the database alone. */
+	struct llmsim_trace t;
+	if (trace_load_trace(cmd, in, 0, &t))
+		return 1;
+	llmsim_trace_release(&t);
+	FILE *f = fopen(in, "r");
+	if (!f) {
+		fprintf(stderr, "%s: %s: %s\n", cmd, in, strerror(errno));
+		return 1;
+	}
+	struct llmsim_err err = {0};
+	struct import_ctx ic = {db, 0, &err};
+	rc = llmsim_trace_text_read(f, in, import_one, &ic, &err);
+	fclose(f);
+	if (rc)
+		return trace_fail(cmd, &err);
+	fprintf(stderr, "%s: %d run%s added to %s\n", cmd, ic.runs, ic.runs == 1 ? "" : "s", db);
+	return 0;
+}
+
+int trace_export(int argc, char **argv)
+{
+	const char *cmd = "llmsim trace export", *db = NULL, *out = NULL;
+	int64_t run = 0;
+	const struct llmsim_opt opts[] = {
+		{"db", LLMSIM_ARG_STRING, &db, "FILE", "trace (SQLite or text form)", 0, NULL, NULL},
+		{"run", LLMSIM_ARG_I64, &run, "ID", "run to write (default: the last)", 0, NULL, NULL},
+		{"out", LLMSIM_ARG_STRING, &out, "FILE", "output file (default: stdout)", 0, NULL, NULL},
+	};
+	int rc = llmsim_args_parse(cmd, "--db FILE [--run ID] [--out FILE]",
+				   "Write one trace run in the text form.", argc - 1, argv + 1, opts, 3,
+				   NULL, 0, NULL);
+	if (rc)
+		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
+	if (!db)
+		return llmsim_args_error(cmd, "--db FILE is required");
+	struct stat st;
+	if (out && !stat(out, &st) && !S_ISREG(st.st_mode)) {
+		/* rename() would replace the device or pipe itself */
+		fprintf(stderr, "%s: %s: not a regular file (omit --out for stdout)\n", cmd, out);
+		return 1;
+	}
+	struct llmsim_trace t;
+	if (trace_load_trace(cmd, db, run, &t))
+		return 1;
+	/* Write to a temporary file and rename: no partial output on failure. */
+	char tmp[PATH_MAX + 16];
+	FILE *f = stdout;
+	if (out) {
+		snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", out);
+		int fd = mkstemp(tmp);
+		f = fd >= 0 ? fdopen(fd, "w") : NULL;
+		if (!f) {
+			fprintf(stderr, "%s: %s: %s\n", cmd, out, strerror(errno));
+			llmsim_trace_release(&t);
+			return 1;
+		}
+	}
+	struct llmsim_err err = {0};
+	rc = llmsim_trace_text_write(f, &t, &err);
+	llmsim_trace_release(&t);
+	if (out) {
+		if (fclose(f) && !rc)
+			rc = llmsim_err_set(&err, LLMSIM_EIO, "%s: %s", out, strerror(errno));
+		if (!rc && rename(tmp, out))
+			rc = llmsim_err_set(&err, LLMSIM_EIO, "%s: %s", out, strerror(errno));
+		if (rc)
+			unlink(tmp);
+	}
+	return rc ? trace_fail(cmd, &err) : 0;
+}
