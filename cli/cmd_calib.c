@@ -742,8 +742,9 @@ static int calib_import(int argc, char **argv)
 	return 0;
 }
 
-int cmd_calib(int argc, char **argv)
+int cmd_calib(int argc, char **argv, const struct cli_setup *s)
 {
+	(void)s; /* no model or GPU of its own: its verbs load theirs */
 	static const struct {
 		const char *name;
 		int (*fn)(int argc, char **argv);

@@ -389,7 +389,8 @@ static int hw_show(int argc, char **argv)
 	return 0;
 }
 
-int cmd_hw(int argc, char **argv)
+int cmd_hw(int argc, char **argv, const struct cli_setup *s)
 {
+	(void)s; /* no model or GPU of its own: its verbs load theirs */
 	return cli_list_show("llmsim hw", hw_about, argc, argv, hw_list, hw_show);
 }

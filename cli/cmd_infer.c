@@ -145,8 +145,9 @@ static void phase_json(struct llmsim_json *j, const char *key, const struct llms
 	llmsim_json_obj_end(j);
 }
 
-int cmd_infer(int argc, char **argv)
+int cmd_infer(int argc, char **argv, const struct cli_setup *setup)
 {
+	/* --model and --gpu: loaded by main (setup) */
 	const char *cmd = "llmsim infer", *torch = NULL;
 	struct cli_place pl = {.gpu = "h200"};
 	int attn = 3, rt = 0, json = 0;
@@ -179,20 +180,16 @@ int cmd_infer(int argc, char **argv)
 		return 0;
 	if (r)
 		return 2;
-	if (!pl.model)
-		return llmsim_args_error(cmd, "--model is required (try '%s --help')", cmd);
 	if (util > 1)
 		return llmsim_args_error(cmd, "--mem-util must be at most 1");
 
 	struct llmsim_err err = {0};
-	static struct llmsim_model m;
-	static struct llmsim_gpu g;
-	if (cli_load_model_gpu(cmd, pl.model, pl.gpu, &m, &g))
-		return 1;
+	const struct llmsim_model *m = setup->model;
+	const struct llmsim_gpu *g = setup->gpu;
 	if (torch)
-		return torch_steps(cmd, torch, &m, &g, json);
+		return torch_steps(cmd, torch, m, g, json);
 	struct llmsim_infer_cfg cfg;
-	llmsim_infer_cfg_init(&cfg, &m, &g);
+	llmsim_infer_cfg_init(&cfg, m, g);
 	cfg.weight_dtype = cli_wdt_vals[pl.wdt];
 	cfg.kv_dtype = cli_kvdt_vals[pl.kvdt];
 	cfg.attn = (enum llmsim_attn_choice)attn;

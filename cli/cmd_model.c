@@ -353,7 +353,8 @@ static int model_show(int argc, char **argv)
 	return 0;
 }
 
-int cmd_model(int argc, char **argv)
+int cmd_model(int argc, char **argv, const struct cli_setup *s)
 {
+	(void)s; /* no model or GPU of its own: its verbs load theirs */
 	return cli_list_show("llmsim model", model_about, argc, argv, model_list, model_show);
 }

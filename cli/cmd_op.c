@@ -42,7 +42,8 @@ static const char op_about[] =
 	"Every kind takes --dtype (bf16), --gpu (h200) and --json.";
 
 struct common {
-	const char *gpu, *dtype;
+	const char *gpu, *dtype;        /* --gpu: loaded by main (setup) */
+	const struct llmsim_gpu *g;     /* it */
 	int json;
 };
 
@@ -183,7 +184,7 @@ static void print_json(const struct llmsim_gpu *g, const struct llmsim_pred *p, 
 
 static int run(const char *cmd, const struct common *c, struct llmsim_op *op)
 {
-	struct llmsim_gpu g;
+	const struct llmsim_gpu *g = c->g;
 	struct llmsim_pred p;
 	struct llmsim_err err = {0};
 	char spec[512];
@@ -193,19 +194,15 @@ static int run(const char *cmd, const struct common *c, struct llmsim_op *op)
 			return llmsim_args_error(cmd, "--dtype: unknown data type '%s'", c->dtype);
 		op->dtype = dt;
 	}
-	if (llmsim_gpu_load(c->gpu, &g, &err)) {
-		fprintf(stderr, "%s: %s\n", cmd, err.msg);
-		return 1;
-	}
-	if (llmsim_predict(&g, op, &p, &err)) {
+	if (llmsim_predict(g, op, &p, &err)) {
 		fprintf(stderr, "%s: %s\n", cmd, err.msg);
 		return 1;
 	}
 	llmsim_op_format(op, spec, sizeof spec);
 	if (c->json)
-		print_json(&g, &p, spec);
+		print_json(g, &p, spec);
 	else
-		print_human(&g, op, &p, spec);
+		print_human(g, op, &p, spec);
 	return 0;
 }
 
@@ -427,9 +424,9 @@ static int op_spec(int argc, char **argv, struct common *c)
 	return run(cmd, c, &op);
 }
 
-int cmd_op(int argc, char **argv)
+int cmd_op(int argc, char **argv, const struct cli_setup *setup)
 {
-	struct common c = {.gpu = "h200"};
+	struct common c = {.gpu = "h200", .g = setup->gpu};
 	if (argc < 2)
 		return usage_error("llmsim op");
 	const char *k = argv[1];

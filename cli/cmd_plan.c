@@ -164,12 +164,12 @@ static void print_human(const struct llmsim_plan_out *o, const struct llmsim_mod
 		       req->no_offload ? " or drop --no-offload" : "");
 }
 
-int cmd_plan(int argc, char **argv)
+int cmd_plan(int argc, char **argv, const struct cli_setup *setup)
 {
 	if (wants_serve(argc, argv))
-		return cmd_plan_serve(argc, argv);
+		return cmd_plan_serve(argc, argv, setup);
 	const char *cmd = "llmsim plan";
-	const char *model_name = NULL, *gpu_name = "h200";
+	const char *model_name = NULL, *gpu_name = "h200"; /* loaded by main (setup) */
 	int gpus = 0, json = 0, workload = 0, dtype = 0, recipe = LLMSIM_RECIPE_MEGATRON;
 	int top = 5, lora = 0, uneven = 0, dpu = 0, no_offload = 0;
 	int64_t seq = 4096, gb = 1024;
@@ -198,20 +198,14 @@ int cmd_plan(int argc, char **argv)
 		return 0;
 	if (rc)
 		return 2;
-	if (!model_name)
-		return llmsim_args_error(cmd, "--model is required");
 	if (!gpus)
 		return llmsim_args_error(cmd, "--gpus is required");
 	if (top > 1000) /* the search keeps the top list sorted in memory */
 		return llmsim_args_error(cmd, "--top: at most 1000, got %d", top);
 
 	struct llmsim_err err = {0};
-	struct llmsim_model m;
-	struct llmsim_gpu gpu;
-	if (llmsim_model_load(model_name, &m, &err) || llmsim_gpu_load(gpu_name, &gpu, &err)) {
-		fprintf(stderr, "%s: %s\n", cmd, err.msg);
-		return 1;
-	}
+	const struct llmsim_model m = *setup->model;
+	const struct llmsim_gpu gpu = *setup->gpu;
 	struct llmsim_plan_req req = {
 		.gpus = gpus, .seq = seq, .global_batch = gb,
 		.dtype = dtype == 1 ? LLMSIM_DT_FP8 : LLMSIM_DT_BF16,

@@ -38,8 +38,9 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-int cmd_plan_serve(int argc, char **argv)
+int cmd_plan_serve(int argc, char **argv, const struct cli_setup *setup)
 {
+	/* --model and --gpu: loaded by main (setup) */
 	const char *cmd = "llmsim plan", *model_name = NULL, *gpu_name = "h200", *workload = NULL;
 	const char *wdts = NULL, *kvdts = NULL;
 	int gpus = 0, top = 10, json = 0;
@@ -71,8 +72,8 @@ int cmd_plan_serve(int argc, char **argv)
 		return 2;
 	if (workload && strcmp(workload, "serve"))
 		return llmsim_args_error(cmd, "--workload '%s' is not handled here (serve)", workload);
-	if (!model_name || !gpus)
-		return llmsim_args_error(cmd, "--model and --gpus are required (try '%s --workload serve --help')", cmd);
+	if (!gpus)
+		return llmsim_args_error(cmd, "--gpus is required (try '%s --workload serve --help')", cmd);
 	struct llmsim_plan_serve_cfg pc = {.gpus = gpus, .prompt = prompt, .output = output,
 					   .ttft_slo_s = ttft, .tpot_slo_s = tpot,
 					   .max_batch = max_batch};
@@ -82,14 +83,8 @@ int cmd_plan_serve(int argc, char **argv)
 		return llmsim_args_error(cmd, "--kv-dtypes: expected names like bf16,fp8, got '%s'", kvdts);
 
 	struct llmsim_err err = {0};
-	static struct llmsim_model m;
-	static struct llmsim_gpu g;
-	if (llmsim_model_load(model_name, &m, &err) || llmsim_gpu_load(gpu_name, &g, &err)) {
-		fprintf(stderr, "%s: %s\n", cmd, err.msg);
-		return 1;
-	}
-	pc.model = &m;
-	pc.gpu = &g;
+	pc.model = setup->model;
+	pc.gpu = setup->gpu;
 	double t0 = now_s();
 	struct llmsim_plan_serve_row *rows;
 	int64_t n, evaluated, feasible;
@@ -104,8 +99,8 @@ int cmd_plan_serve(int argc, char **argv)
 		llmsim_json_init(&j, stdout);
 		llmsim_json_obj_begin(&j, NULL);
 		llmsim_json_str(&j, "workload", "serve");
-		llmsim_json_str(&j, "model", m.name);
-		llmsim_json_str(&j, "gpu", g.name);
+		llmsim_json_str(&j, "model", setup->model->name);
+		llmsim_json_str(&j, "gpu", setup->gpu->name);
 		llmsim_json_int(&j, "gpus", gpus);
 		llmsim_json_int(&j, "prompt", prompt);
 		llmsim_json_int(&j, "output", output);
@@ -140,7 +135,7 @@ int cmd_plan_serve(int argc, char **argv)
 		llmsim_json_finish(&j);
 	} else {
 		printf("%s on %d x %s, prompt %lld, output %lld: %lld configurations, %lld meet the targets (%.2f s)\n\n",
-		       m.name, gpus, g.name, (long long)prompt, (long long)output,
+		       setup->model->name, gpus, setup->gpu->name, (long long)prompt, (long long)output,
 		       (long long)evaluated, (long long)feasible, elapsed);
 		if (!shown) {
 			printf("no configuration meets the targets\n");

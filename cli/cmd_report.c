@@ -109,8 +109,9 @@ static void human_out(const struct llmsim_report_result *r, int train)
 		printf("not available: %s\n", r->unavailable);
 }
 
-int cmd_report(int argc, char **argv)
+int cmd_report(int argc, char **argv, const struct cli_setup *setup)
 {
+	/* --model and --gpu: loaded by main (setup) */
 	const char *cmd = "llmsim report";
 	const char *gpu_name = "h200", *model_name = NULL, *out = NULL, *db = NULL;
 	const char *dtype = "bf16", *wdtype = NULL, *kvdtype = NULL, *attn = NULL;
@@ -158,8 +159,6 @@ int cmd_report(int argc, char **argv)
 				   NULL, 0, NULL);
 	if (rc)
 		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
-	if (!model_name)
-		return llmsim_args_error(cmd, "--model is required");
 	if (!out)
 		return llmsim_args_error(cmd, "--out is required");
 	if (cfg.top > 8)
@@ -218,8 +217,6 @@ int cmd_report(int argc, char **argv)
 	}
 
 	struct llmsim_err err = {0};
-	static struct llmsim_model model;
-	static struct llmsim_gpu gpu;
 	static struct llmsim_report_result res;
 	static struct llmsim_report_data data; /* large: every op's prediction */
 	if (cfg.prompt <= 0)
@@ -227,11 +224,10 @@ int cmd_report(int argc, char **argv)
 	cfg.layer.attn = cfg.attn;
 	cfg.layer.train_attn = t->attn;
 	data.cfg = &cfg;
-	data.gpu = &gpu;
-	data.model = &model;
+	data.gpu = setup->gpu;
+	data.model = setup->model;
 	/* what can refuse without computing comes first */
-	rc = llmsim_model_load(model_name, &model, &err) || llmsim_gpu_load(gpu_name, &gpu, &err) ||
-	     llmsim_report_check(&cfg, &err) || cli_report_gather(&data, &err) ||
+	rc = llmsim_report_check(&cfg, &err) || cli_report_gather(&data, &err) ||
 	     llmsim_report_write(&data, &res, &err);
 	cli_report_data_release(&data);
 	if (rc) {
@@ -239,7 +235,7 @@ int cmd_report(int argc, char **argv)
 		return 1;
 	}
 	if (json)
-		json_out(&res, model.name, gpu.name, train);
+		json_out(&res, setup->model->name, setup->gpu->name, train);
 	else
 		human_out(&res, train);
 	return 0;

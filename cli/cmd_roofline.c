@@ -164,8 +164,9 @@ static void json_out(const struct llmsim_gpu *g, const struct llmsim_roofline *r
 	llmsim_json_finish(&j);
 }
 
-int cmd_roofline(int argc, char **argv)
+int cmd_roofline(int argc, char **argv, const struct cli_setup *setup)
 {
+	/* --gpu and --model: loaded by main (setup) */
 	const char *cmd = "llmsim roofline";
 	const char *gpu_name = "h200", *model_name = NULL, *dtype = "bf16", *kv_dtype = NULL;
 	int json = 0, workload = 0;
@@ -202,27 +203,26 @@ int cmd_roofline(int argc, char **argv)
 	c.kv_dtype = (enum llmsim_dtype)kdt;
 	c.workload = workload ? LLMSIM_WORKLOAD_TRAIN : LLMSIM_WORKLOAD_SERVE;
 
-	static struct llmsim_gpu gpu;
-	static struct llmsim_model model;
+	const struct llmsim_gpu *gpu = setup->gpu;
+	const struct llmsim_model *model = setup->model;
 	static struct llmsim_layer_op ops[LLMSIM_LAYER_OPS_MAX];
 	static struct llmsim_roof_point pts[LLMSIM_LAYER_OPS_MAX];
 	struct llmsim_roofline r;
 	struct llmsim_err err = {0};
 	int n = 0;
-	if (llmsim_gpu_load(gpu_name, &gpu, &err) || llmsim_roofline_init(&gpu, &r, &err) ||
-	    (model_name && (llmsim_model_load(model_name, &model, &err) ||
-			    cli_layer_ops(&model, &gpu, &c, ops, &n, &err)))) {
+	if (llmsim_roofline_init(gpu, &r, &err) ||
+	    (model && cli_layer_ops(model, gpu, &c, ops, &n, &err))) {
 		fprintf(stderr, "%s: %s\n", cmd, err.msg);
 		return 1;
 	}
 	for (int k = 0; k < n; k++)
 		llmsim_roofline_point(&r, &ops[k].op, &ops[k].pred, &pts[k]);
 	if (json) {
-		json_out(&gpu, &r, model_name ? &model : NULL, &c, ops, pts, n);
+		json_out(gpu, &r, model, &c, ops, pts, n);
 		return 0;
 	}
-	print_ceilings(&gpu, &r);
-	if (model_name)
-		print_ops(&model, &c, ops, pts, n);
+	print_ceilings(gpu, &r);
+	if (model)
+		print_ops(model, &c, ops, pts, n);
 	return 0;
 }

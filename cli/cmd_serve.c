@@ -106,8 +106,9 @@ static void pcts_row(struct llmsim_table *t, const char *name, const struct llms
 			  llmsim_fmt_time(d, p->p99));
 }
 
-int cmd_serve(int argc, char **argv)
+int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 {
+	/* --gpu and --model (optional with --published): loaded by main (setup) */
 	const char *cmd = "llmsim serve";
 	const char *pdist = NULL, *odist = NULL, *lengths = NULL, *suite = NULL;
 	struct cli_place pl = {.gpu = "h200"};
@@ -151,7 +152,7 @@ int cmd_serve(int argc, char **argv)
 		return 2;
 	if (pub)
 		return published(cmd, suite, json);
-	if (!pl.model)
+	if (!setup->model)
 		return llmsim_args_error(cmd, "--model is required (try '%s --help')", cmd);
 	if (offline && rate > 0)
 		return llmsim_args_error(cmd, "--rate and --offline exclude each other");
@@ -164,14 +165,12 @@ int cmd_serve(int argc, char **argv)
 					 (long long)requests);
 
 	struct llmsim_err err = {0};
-	static struct llmsim_model m;
-	static struct llmsim_gpu g;
+	const struct llmsim_model *m = setup->model;
+	const struct llmsim_gpu *g = setup->gpu;
 	struct llmsim_serve_cfg cfg;
 	int64_t *plist = NULL, *olist = NULL, nlist = 0;
 	int replicas = 1, rc = 1;
-	if (cli_load_model_gpu(cmd, pl.model, pl.gpu, &m, &g))
-		return 1;
-	llmsim_serve_cfg_init(&cfg, &m, &g);
+	llmsim_serve_cfg_init(&cfg, m, g);
 	cfg.infer.weight_dtype = cli_wdt_vals[pl.wdt];
 	cfg.infer.kv_dtype = cli_kvdt_vals[pl.kvdt];
 	cfg.infer.block_size = block;

@@ -40,8 +40,9 @@ static int parse_alphas(const char *s, double *a, int *n)
 	return *n ? 0 : -1;
 }
 
-int cmd_spec(int argc, char **argv)
+int cmd_spec(int argc, char **argv, const struct cli_setup *setup)
 {
+	/* --model and --gpu: loaded by main (setup) */
 	const char *cmd = "llmsim spec", *model_name = NULL, *draft_name = NULL, *gpu_name = "h200";
 	const char *alphas = NULL;
 	int gpus = 0, tp = 0, gamma = 4, heads = 0, tree = 0, mtp = 0, wdt = 0, kvdt = 0, json = 0;
@@ -75,8 +76,6 @@ int cmd_spec(int argc, char **argv)
 		return 0;
 	if (r)
 		return 2;
-	if (!model_name)
-		return llmsim_args_error(cmd, "--model is required (try '%s --help')", cmd);
 	if (!!draft_name + !!heads + !!mtp != 1)
 		return llmsim_args_error(cmd, "give exactly one of --draft, --medusa-heads and --mtp");
 	if ((heads || mtp) && seen_gamma)
@@ -93,6 +92,8 @@ int cmd_spec(int argc, char **argv)
 	struct llmsim_err err = {0};
 	static struct llmsim_model m, dm;
 	static struct llmsim_gpu g;
+	m = *setup->model;
+	g = *setup->gpu;
 	struct llmsim_spec_cfg cfg;
 	memset(&cfg, 0, sizeof cfg);
 	if (alphas) {
@@ -107,8 +108,7 @@ int cmd_spec(int argc, char **argv)
 	cfg.tree = tree ? tree : cfg.gamma + 1;
 	cfg.batch = batch;
 	cfg.context = context;
-	if (llmsim_model_load(model_name, &m, &err) || llmsim_gpu_load(gpu_name, &g, &err) ||
-	    (draft_name && llmsim_model_load(draft_name, &dm, &err)))
+	if (draft_name && llmsim_model_load(draft_name, &dm, &err))
 		goto fail;
 	llmsim_infer_cfg_init(&cfg.target, &m, &g);
 	cfg.target.weight_dtype = wdt_vals[wdt];

@@ -23,8 +23,9 @@ static const char trace_about[] =
 	"  export    write a trace run as text\n"
 	"  to-calib  add the recovered GEMM/attention kernels to a calibration store";
 
-int cmd_trace(int argc, char **argv)
+int cmd_trace(int argc, char **argv, const struct cli_setup *s)
 {
+	(void)s; /* no model or GPU of its own: its verbs load theirs */
 	static const struct {
 		const char *name;
 		int (*fn)(int argc, char **argv);

@@ -35,10 +35,10 @@ static const char about[] =
 	"per node (the GPU file's host: section) is checked like HBM.\n"
 	"Exit status 1 when the configuration is invalid or does not fit.";
 
-int cmd_train(int argc, char **argv)
+int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 {
 	const char *cmd = "llmsim train";
-	const char *model_name = NULL, *gpu_name = "h200";
+	const char *model_name = NULL, *gpu_name = "h200"; /* loaded by main (setup) */
 	struct llmsim_train_cfg c;
 	llmsim_train_cfg_init(&c);
 	int gpus = 0, dp = 0, json = 0, no_sp = 0, uneven = 0, offload = 0, dpu = 0;
@@ -79,8 +79,6 @@ int cmd_train(int argc, char **argv)
 		return 0;
 	if (rc)
 		return 2;
-	if (!model_name)
-		return llmsim_args_error(cmd, "--model is required");
 	c.recompute = recompute;
 	c.schedule = sched;
 	if (c.schedule == LLMSIM_SCHED_INTERLEAVED && !chunks_seen)
@@ -107,12 +105,8 @@ int cmd_train(int argc, char **argv)
 	c.gpus = gpus ? gpus : (int)(inner * dp);
 
 	struct llmsim_err err = {0};
-	struct llmsim_model m;
-	struct llmsim_gpu gpu;
-	if (llmsim_model_load(model_name, &m, &err) || llmsim_gpu_load(gpu_name, &gpu, &err)) {
-		fprintf(stderr, "%s: %s\n", cmd, err.msg);
-		return 1;
-	}
+	const struct llmsim_model m = *setup->model;
+	const struct llmsim_gpu gpu = *setup->gpu;
 	if (llmsim_train_check(&m, &c, &err) != LLMSIM_REJ_NONE) {
 		char *s = err.msg, *sep;
 		while ((sep = strstr(s, "; "))) {

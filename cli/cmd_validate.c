@@ -59,8 +59,9 @@ static void fmt_metric(char *buf, int k, double v)
 		llmsim_fmt_bytes(buf, v);
 }
 
-int cmd_validate(int argc, char **argv)
+int cmd_validate(int argc, char **argv, const struct cli_setup *s)
 {
+	(void)s; /* no model or GPU of its own: its verbs load theirs */
 	const char *cmd = "llmsim validate";
 	const char *suite = NULL;
 	int json = 0;

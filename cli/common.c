@@ -101,17 +101,6 @@ _Static_assert(sizeof cli_kvdt_names / sizeof cli_kvdt_names[0] ==
 		       sizeof cli_kvdt_vals / sizeof cli_kvdt_vals[0] + 1,
 	       "a KV type per choice");
 
-int cli_load_model_gpu(const char *cmd, const char *model, const char *gpu,
-		       struct llmsim_model *m, struct llmsim_gpu *g)
-{
-	struct llmsim_err err = {0};
-	if (llmsim_model_load(model, m, &err) || llmsim_gpu_load(gpu, g, &err)) {
-		fprintf(stderr, "%s: %s\n", cmd, err.msg);
-		return 1;
-	}
-	return 0;
-}
-
 int cli_place_gpus(const struct llmsim_infer_cfg *c, int replicas)
 {
 	return replicas * c->tp * c->pp;

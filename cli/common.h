@@ -1,7 +1,7 @@
 /*
  * common.h - pieces several subcommands share: the `list|show` verbs of
  * `hw` and `model`, the weight and KV data-type choices, and the options,
- * loading and headline of a model placed on GPUs (`infer`, `serve`).
+ * headline of a model placed on GPUs (`infer`, `serve`).
  */
 #ifndef LLMSIM_CLI_COMMON_H
 #define LLMSIM_CLI_COMMON_H
@@ -72,11 +72,6 @@ struct cli_place {
 	 cli_wdt_names, NULL},                                                                 \
 	{"kv-dtype", LLMSIM_ARG_CHOICE, &(p).kvdt, NULL, "KV cache (default bf16)", 0,         \
 	 cli_kvdt_names, NULL}
-
-/* Load the model and the GPU; on failure print "CMD: message" and return
- * 1 (the exit status), else 0. */
-int cli_load_model_gpu(const char *cmd, const char *model, const char *gpu,
-		       struct llmsim_model *m, struct llmsim_gpu *g);
 
 /* GPUs in all of a layout: replicas x tp x pp. */
 int cli_place_gpus(const struct llmsim_infer_cfg *c, int replicas);

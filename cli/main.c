@@ -1,5 +1,6 @@
 /*
- * main.c - the llmsim executable: a git-style table of subcommands.
+ * main.c - the llmsim executable: a git-style table of subcommands, each
+ * with the setup it needs (the model and GPU it runs on: setup.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -8,26 +9,32 @@
 #include "base/paths.h"
 #include "commands.h"
 
+/* A subcommand, and what main loads for it before it runs (setup.h). */
 struct command {
 	const char *name;
-	int (*fn)(int argc, char **argv);
+	int (*fn)(int argc, char **argv, const struct cli_setup *s);
+	unsigned flags; /* CLI_NEED_MODEL, CLI_NEED_GPU, CLI_OPT_MODEL */
 	const char *summary;
 };
 
+#define MODEL_GPU (CLI_NEED_MODEL | CLI_NEED_GPU)
 static const struct command commands[] = {
-	{"hw", cmd_hw, "list GPUs, show one GPU's description"},
-	{"model", cmd_model, "list models, show one model's sizes, KV cache and FLOPs"},
-	{"op", cmd_op, "predict one kernel: gemm, attention, decode, elementwise, collective"},
-	{"roofline", cmd_roofline, "a GPU's roofline, with a model's ops placed on it"},
-	{"train", cmd_train, "one training configuration: memory per GPU, step time, MFU"},
-	{"plan", cmd_plan, "search every parallel configuration for training or serving"},
-	{"validate", cmd_validate, "compare predictions with published training runs"},
-	{"infer", cmd_infer, "one request shape: TTFT, TPOT, KV cache, largest batch"},
-	{"serve", cmd_serve, "simulate a serving engine with continuous batching"},
-	{"spec", cmd_spec, "speculative decoding: draft model, Medusa heads, MTP"},
-	{"report", cmd_report, "write an HTML report with roofline and capacity plots"},
-	{"calib", cmd_calib, "run, store, fit and validate GPU calibration measurements"},
-	{"trace", cmd_trace, "capture a CUDA program's kernels, compare, replay on another GPU"},
+	{"hw", cmd_hw, 0, "list GPUs, show one GPU's description"},
+	{"model", cmd_model, 0, "list models, show one model's sizes, KV cache and FLOPs"},
+	{"op", cmd_op, CLI_NEED_GPU,
+	 "predict one kernel: gemm, attention, decode, elementwise, collective"},
+	{"roofline", cmd_roofline, CLI_NEED_GPU | CLI_OPT_MODEL,
+	 "a GPU's roofline, with a model's ops placed on it"},
+	{"train", cmd_train, MODEL_GPU, "one training configuration: memory per GPU, step time, MFU"},
+	{"plan", cmd_plan, MODEL_GPU, "search every parallel configuration for training or serving"},
+	{"validate", cmd_validate, 0, "compare predictions with published training runs"},
+	{"infer", cmd_infer, MODEL_GPU, "one request shape: TTFT, TPOT, KV cache, largest batch"},
+	{"serve", cmd_serve, CLI_NEED_GPU | CLI_OPT_MODEL,
+	 "simulate a serving engine with continuous batching"},
+	{"spec", cmd_spec, MODEL_GPU, "speculative decoding: draft model, Medusa heads, MTP"},
+	{"report", cmd_report, MODEL_GPU, "write an HTML report with roofline and capacity plots"},
+	{"calib", cmd_calib, 0, "run, store, fit and validate GPU calibration measurements"},
+	{"trace", cmd_trace, 0, "capture a CUDA program's kernels, compare, replay on another GPU"},
 };
 
 static void usage(FILE *f)
@@ -76,14 +83,19 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		char *hargv[] = {argv[2], "--help", NULL};
-		return c->fn(2, hargv);
+		struct cli_setup none = {0};
+		return c->fn(2, hargv, &none);
 	}
 	const struct command *c = find(name);
 	if (!c) {
 		fprintf(stderr, "llmsim: unknown command '%s' (see 'llmsim help')\n", name);
 		return 2;
 	}
-	int rc = c->fn(argc - 1, argv + 1);
+	struct cli_setup s;
+	int rc = cli_setup(c->name, c->flags, argc - 1, argv + 1, &s);
+	if (rc)
+		return rc;
+	rc = c->fn(argc - 1, argv + 1, &s);
 	/* A full disk or closed pipe must not pass for success. */
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "llmsim %s: cannot write the output: %s\n", name, strerror(errno));
