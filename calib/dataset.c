@@ -108,8 +108,8 @@ int llmsim_calib_set_add(struct llmsim_calib_set *set, int64_t case_id, const st
 				 direct[i].cls);
 			return 0;
 		}
-		/* Back-to-back launches time the host's launch rate (the GPU's
-		 * kernel_launch_s), not what one kernel costs on the GPU. */
+		/* Back-to-back launches time the host's launch rate, not what
+		 * one kernel costs on the GPU. */
 		long launches = spec_long(c->op_spec, "launches", 1);
 		if (kind == LLMSIM_STREAM_LAUNCH && launches != 1) {
 			snprintf(pt->why, sizeof pt->why,

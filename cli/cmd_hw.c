@@ -144,8 +144,8 @@ static void show_json(const struct llmsim_gpu *g, FILE *out)
 	llmsim_json_num(&j, "base_clock_hz", g->base_clock_hz);
 	if (g->tensor_clock_hz > 0)
 		llmsim_json_num(&j, "tensor_clock_hz", g->tensor_clock_hz);
-	if (g->sustained_clock_hz > 0)
-		llmsim_json_num(&j, "sustained_clock_hz", g->sustained_clock_hz);
+	if (g->burst_clock_hz > 0)
+		llmsim_json_num(&j, "burst_clock_hz", g->burst_clock_hz);
 	if (g->power_capped_clock_hz > 0)
 		llmsim_json_num(&j, "power_capped_clock_hz", g->power_capped_clock_hz);
 	if (g->power_window_s > 0)
@@ -183,7 +183,6 @@ static void show_json(const struct llmsim_gpu *g, FILE *out)
 		}
 		llmsim_json_obj_end(&j);
 	}
-	llmsim_json_num(&j, "kernel_launch_s", g->kernel_launch_s);
 	llmsim_json_obj_begin(&j, "interconnect");
 	llmsim_json_int(&j, "gpus_per_node", g->gpus_per_node);
 	llmsim_json_num(&j, "intra_node_bytes_per_s", g->intra_node_bytes_per_s);
@@ -249,9 +248,9 @@ static void show_human(const struct llmsim_gpu *g)
 	kv_row(&k, "base clock", "%.0f MHz", g->base_clock_hz / 1e6);
 	if (g->tensor_clock_hz > 0)
 		kv_row(&k, "tensor clock", "%.0f MHz (the tensor peaks' clock)", g->tensor_clock_hz / 1e6);
-	if (g->sustained_clock_hz > 0)
-		kv_row(&k, "sustained clock", "%.0f MHz (one kernel under tensor load)",
-		       g->sustained_clock_hz / 1e6);
+	if (g->burst_clock_hz > 0)
+		kv_row(&k, "burst clock", "%.0f MHz (one kernel under tensor load)",
+		       g->burst_clock_hz / 1e6);
 	if (g->power_capped_clock_hz > 0)
 		kv_row(&k, "power-capped clock", "%.0f MHz (tensor pipes busy without a break)",
 		       g->power_capped_clock_hz / 1e6);
@@ -317,7 +316,6 @@ static void show_human(const struct llmsim_gpu *g)
 	       llmsim_fmt_bytes_rate(a, g->inter_node_bytes_per_s),
 	       llmsim_fmt_time(b, g->inter_node_latency_s));
 	kv_row(&k, "PCIe", "%s per direction", llmsim_fmt_bytes_rate(a, g->pcie_bytes_per_s));
-	kv_row(&k, "kernel launch", "%s", llmsim_fmt_time(a, g->kernel_launch_s));
 	if (g->has_host) {
 		kv_row(&k, "host memory", "%s per node, %s", llmsim_fmt_bytes(a, g->host_memory_bytes),
 		       llmsim_fmt_bytes_rate(b, g->host_memory_bytes_per_s));

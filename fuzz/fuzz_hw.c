@@ -24,7 +24,7 @@ static const char base[] =
 	" warps_per_sm_max: 64, blocks_per_sm_max: 32}\n"
 	"memory: {hbm_bytes: 1e9, hbm_bytes_per_s: 1e12, hbm_latency_s: 1e-6, l2_bytes: 1e6,"
 	" l2_bytes_per_s: 1e12, smem_bytes_per_s_per_sm: 1e11}\n"
-	"peak_flops_per_s: {vector: {fp32: 1e12}}\nkernel_launch_s: 1e-6\n"
+	"peak_flops_per_s: {vector: {fp32: 1e12}}\n"
 	"interconnect: {gpus_per_node: 1, intra_node_bytes_per_s: 1e9, intra_node_latency_s: 1e-6,"
 	" inter_node_bytes_per_s: 1e9, inter_node_latency_s: 1e-6, pcie_bytes_per_s: 1e9}\n"
 	"tdp_w: 1\n";

@@ -8,7 +8,7 @@
  * lives in sim/ code: it is read from here.
  */
 LLMSIM_EFF(GEMM_TENSOR, "gemm_tensor_fraction", 0.80,
-	   "fraction of the dense tensor peak (scaled to the sustained clock) a GEMM's mainloop sustains")
+	   "fraction of the dense tensor peak (scaled to the burst clock) a GEMM's mainloop sustains")
 LLMSIM_EFF(GEMM_VECTOR, "vector_fraction", 0.80,
 	   "fraction of CUDA-core peak (FP32/FP64 without tensor cores) sustained")
 LLMSIM_EFF(HBM, "hbm_fraction", 0.90,
@@ -16,9 +16,9 @@ LLMSIM_EFF(HBM, "hbm_fraction", 0.90,
 LLMSIM_EFF(L2, "l2_fraction", 0.80, "fraction of L2 peak bandwidth sustained")
 LLMSIM_EFF(SMEM, "smem_fraction", 0.85, "fraction of shared-memory peak bandwidth sustained")
 LLMSIM_EFF(ATTN_TENSOR, "attention_tensor_fraction", 0.60,
-	   "fraction of the tensor peak (at the sustained clock) a FlashAttention-2 forward's MMAs sustain (its FP32 softmax work adds to them; its exps overlap them)")
+	   "fraction of the tensor peak (at the burst clock) a FlashAttention-2 forward's MMAs sustain (its FP32 softmax work adds to them; its exps overlap them)")
 LLMSIM_EFF(ATTN3_TENSOR, "attention3_tensor_fraction", 0.75,
-	   "fraction of the tensor peak (at the sustained clock) a FlashAttention-3 forward's MMAs sustain")
+	   "fraction of the tensor peak (at the burst clock) a FlashAttention-3 forward's MMAs sustain")
 LLMSIM_EFF(KERNEL_OVERHEAD, "kernel_overhead_s", 3e-6,
 	   "fixed time per kernel on the GPU beyond its work: prologue, epilogue, ramp")
 LLMSIM_EFF(COLL_BW, "collective_bw_fraction", 0.80,

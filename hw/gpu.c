@@ -34,7 +34,6 @@ static const struct llmsim_yfield top_fields[] = {
 	FLD("full_name", LLMSIM_YF_STRING, full_name, LLMSIM_YF_REQUIRED, LLMSIM_YR_ANY),
 	FLD("vendor", LLMSIM_YF_STRING, vendor, LLMSIM_YF_REQUIRED, LLMSIM_YR_ANY),
 	FLD("arch", LLMSIM_YF_STRING, arch, LLMSIM_YF_REQUIRED, LLMSIM_YR_ANY),
-	REQ_POS_DBL(kernel_launch_s),
 	REQ_POS_DBL(tdp_w),
 };
 
@@ -45,7 +44,7 @@ static const struct llmsim_yfield compute_fields[] = {
 	REQ_POS_DBL(base_clock_hz),
 	FLD("tensor_clock_hz", LLMSIM_YF_DOUBLE, tensor_clock_hz, LLMSIM_YF_OPTIONAL,
 	    LLMSIM_YR_POSITIVE),
-	FLD("sustained_clock_hz", LLMSIM_YF_DOUBLE, sustained_clock_hz, LLMSIM_YF_OPTIONAL,
+	FLD("burst_clock_hz", LLMSIM_YF_DOUBLE, burst_clock_hz, LLMSIM_YF_OPTIONAL,
 	    LLMSIM_YR_POSITIVE),
 	FLD("power_capped_clock_hz", LLMSIM_YF_DOUBLE, power_capped_clock_hz, LLMSIM_YF_OPTIONAL,
 	    LLMSIM_YR_POSITIVE),
@@ -240,6 +239,33 @@ static int cross_check(const struct llmsim_ynode *root, const struct llmsim_gpu 
 	return 0;
 }
 
+/* Keys the hardware files once had (until 2026-12): a file that still
+ * has one is told, where the key stands, what became of it. */
+static const struct {
+	const char *section; /* NULL: the top level */
+	const char *key, *now;
+} retired[] = {
+	{NULL, "kernel_launch_s",
+	 "is no longer read (nothing used it; PyTorch eager's host time per kernel is "
+	 "infer's eager_host_s): delete it"},
+	{"compute", "sustained_clock_hz",
+	 "is now 'burst_clock_hz' (the clock a tensor-bound kernel holds in a burst)"},
+};
+
+static int retired_keys(const struct llmsim_ynode *root, const char *path, struct llmsim_err *err)
+{
+	for (size_t i = 0; i < N(retired); i++) {
+		const struct llmsim_ynode *m =
+			retired[i].section ? llmsim_ymap_get(root, retired[i].section) : root;
+		for (size_t k = 0; m && m->kind == LLMSIM_Y_MAP && k < m->n; k++)
+			if (!strcmp(m->keys[k], retired[i].key))
+				return llmsim_err_setloc(err, LLMSIM_EPARSE, path, m->key_line[k],
+							 m->key_col[k], "'%s' %s", retired[i].key,
+							 retired[i].now);
+	}
+	return 0;
+}
+
 static int load_tree(const struct llmsim_ynode *root, void *obj, const char *path,
 		     struct llmsim_err *err)
 {
@@ -254,7 +280,8 @@ static int load_tree(const struct llmsim_ynode *root, void *obj, const char *pat
 	if (root->kind != LLMSIM_Y_MAP)
 		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, root->line, root->col,
 					 "a hardware file must be a mapping of keys");
-	if ((rc = llmsim_yaml_extract(root, top_fields, N(top_fields), gpu, path, NULL, err)))
+	if ((rc = retired_keys(root, path, err)) ||
+	    (rc = llmsim_yaml_extract(root, top_fields, N(top_fields), gpu, path, NULL, err)))
 		return rc;
 	if (!llmsim_data_name_ok(gpu->name)) {
 		const struct llmsim_ynode *v = at(root, "name");

@@ -80,8 +80,6 @@ struct llmsim_gpu {
 	double tensor_flops_per_s[LLMSIM_DT_COUNT]; /* matrix units */
 	double vector_flops_per_s[LLMSIM_DT_COUNT]; /* CUDA cores / vector ALUs */
 
-	double kernel_launch_s;         /* host launch to start, back-to-back */
-
 	/* interconnect */
 	int gpus_per_node;
 	double intra_node_bytes_per_s;  /* per GPU, per direction (NVLink) */
@@ -108,14 +106,14 @@ struct llmsim_gpu {
 
 	/* clocks of the tensor cores (compute: section, optional, 0 when
 	 * absent): the clock the tensor peaks of peak_flops_per_s are quoted
-	 * at, and the SM clock held under a sustained tensor-core load at the
-	 * power limit; tensor math runs at peak * sustained / quoted when the
-	 * sustained clock is lower */
+	 * at, and the burst clock, the SM clock one tensor-bound kernel holds
+	 * at the power limit; tensor math runs at peak * burst / quoted when
+	 * the burst clock is lower */
 	double tensor_clock_hz;
-	double sustained_clock_hz;
+	double burst_clock_hz;
 	/* the SM clock a long, continuous tensor-heavy run (a training step of
 	 * seconds) settles at under the board's power cap, below the clock of
-	 * one kernel's burst (sustained_clock_hz); 0: no lower than that */
+	 * one kernel's burst (burst_clock_hz); 0: no lower than that */
 	double power_capped_clock_hz;
 	/* how long the power controller averages over: a load from idle has
 	 * slowed fully once it has run this long (0: unknown) */

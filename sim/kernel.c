@@ -17,10 +17,10 @@
  * The kernel takes the largest of the throughput limits plus the fixed
  * part; the bound is the limit that set it. Streaming kernels add their
  * CUDA-core work to their memory time (each thread loads, computes and
- * stores in turn). Tensor math runs at the clock the SMs hold under
- * sustained tensor load (the hardware file's sustained_clock_hz), and so
- * do the CUDA-core and exp work of a kernel that keeps the tensor cores
- * busy.
+ * stores in turn). Tensor math runs at the burst clock, the one the SMs
+ * hold under a tensor-bound kernel (the hardware file's burst_clock_hz),
+ * and so do the CUDA-core and exp work of a kernel that keeps the tensor
+ * cores busy.
  */
 #include <math.h>
 #include <string.h>
@@ -78,9 +78,9 @@ double sim_tensor_clock_ratio(const struct llmsim_gpu *gpu)
 	/* a tensor-heavy kernel draws the board to its power limit and the
 	 * SM clock settles below the one the datasheet's tensor peaks assume
 	 * (H200: 1830 MHz quoted, ~1650 MHz held): the MMAs issue per clock */
-	if (gpu->tensor_clock_hz > 0 && gpu->sustained_clock_hz > 0 &&
-	    gpu->sustained_clock_hz < gpu->tensor_clock_hz)
-		return gpu->sustained_clock_hz / gpu->tensor_clock_hz;
+	if (gpu->tensor_clock_hz > 0 && gpu->burst_clock_hz > 0 &&
+	    gpu->burst_clock_hz < gpu->tensor_clock_hz)
+		return gpu->burst_clock_hz / gpu->tensor_clock_hz;
 	return 1;
 }
 
@@ -187,12 +187,12 @@ void sim_kern_time(const struct llmsim_gpu *gpu, const struct kern *k, struct kt
 	if (k->mm_flops > 0 && k->mm_rate_flops_per_s > 0)
 		t->mm_s = k->mm_flops / (k->mm_rate_flops_per_s * k->mm_eff) / t->tail;
 	/* a kernel that keeps the tensor cores busy holds the whole SM at
-	 * the sustained clock: its CUDA-core and exp work (softmax, masks)
+	 * the burst clock: its CUDA-core and exp work (softmax, masks)
 	 * slow down with it (the tensor rates carry the factor already) */
 	double clk = 1;
-	if (k->mm_tensor && k->mm_flops > 0 && gpu->sustained_clock_hz > 0 &&
-	    gpu->sustained_clock_hz < gpu->boost_clock_hz)
-		clk = gpu->sustained_clock_hz / gpu->boost_clock_hz;
+	if (k->mm_tensor && k->mm_flops > 0 && gpu->burst_clock_hz > 0 &&
+	    gpu->burst_clock_hz < gpu->boost_clock_hz)
+		clk = gpu->burst_clock_hz / gpu->boost_clock_hz;
 	/* vec_flops are FP32 operations (max, add, multiply, compare,
 	 * convert): one per lane per clock, half the FP32 FLOP rate, which
 	 * counts a fused multiply-add as two */

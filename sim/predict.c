@@ -40,8 +40,8 @@ double llmsim_tensor_rho(const struct llmsim_gpu *gpu, enum llmsim_dtype dt, dou
 		w = gpu->eff[LLMSIM_EFF_NARROW_ENERGY];
 	if (dt == LLMSIM_DT_TF32 || !(peak > 0))
 		peak = gpu->tensor_flops_per_s[dt];
-	if (gpu->tensor_clock_hz > 0 && gpu->sustained_clock_hz < gpu->tensor_clock_hz)
-		peak *= gpu->sustained_clock_hz / gpu->tensor_clock_hz;
+	if (gpu->tensor_clock_hz > 0 && gpu->burst_clock_hz < gpu->tensor_clock_hz)
+		peak *= gpu->burst_clock_hz / gpu->tensor_clock_hz;
 	if (!(peak > 0) || !(busy_s > 0) || !(flops > 0))
 		return 0;
 	return w * flops / (busy_s * peak);
@@ -95,7 +95,7 @@ static double loaded_clock(const struct llmsim_gpu *gpu, double rho, double duty
 	if (!(x > 0))
 		return 0;
 	double f_hz = gpu->power_capped_clock_hz / cbrt(x);
-	return f_hz < gpu->sustained_clock_hz ? f_hz : 0;
+	return f_hz < gpu->burst_clock_hz ? f_hz : 0;
 }
 
 int llmsim_predict(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
@@ -112,7 +112,7 @@ int llmsim_predict(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
 	 * cost description sees it alike. */
 	struct llmsim_gpu capped;
 	if (op->load_duty > 0 && gpu->power_capped_clock_hz > 0 &&
-	    gpu->power_capped_clock_hz < gpu->sustained_clock_hz) {
+	    gpu->power_capped_clock_hz < gpu->burst_clock_hz) {
 		/* the load's rho when the caller knows it, else the op's own,
 		 * from its price at the burst clock */
 		struct llmsim_op lone = *op;
@@ -133,7 +133,7 @@ int llmsim_predict(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
 			return llmsim_predict(gpu, &lone, out, err);
 		}
 		capped = *gpu;
-		capped.sustained_clock_hz = f_hz;
+		capped.burst_clock_hz = f_hz;
 		gpu = &capped;
 	}
 	memset(&p, 0, sizeof p);

@@ -145,7 +145,7 @@ struct llmsim_op {
 		} stream;
 	} u;
 	double load_duty;             /* 0: a lone kernel (the burst clock,
-				       * sustained_clock_hz); in (0, 1]: the op runs
+				       * burst_clock_hz); in (0, 1]: the op runs
 				       * inside a load that has kept the GPU busy
 				       * this fraction of the power controller's
 				       * window (a training step: 1): its clock
@@ -239,7 +239,7 @@ int llmsim_op_format(const struct llmsim_op *op, char *buf, size_t size);
  * same canonical spec. Returns chars written (cut to size). */
 int llmsim_op_format_short(const struct llmsim_op *op, char *buf, size_t size);
 
-/* How much of the GPU's 16-bit tensor peak (at its sustained clock) the
+/* How much of the GPU's 16-bit tensor peak (at its burst clock) the
  * op keeps busy, by its lone prediction: its FLOP rate over that peak,
  * 8-bit FLOPs weighted by their energy (narrow_tensor_energy_relative);
  * 0 for data types without tensor cores. What a load's power depends on

@@ -123,7 +123,7 @@ void sim_reduce_kern(const struct llmsim_gpu *gpu, struct kern *k, double out_el
 /* Peak rate for matrix math in dt: tensor if present, else CUDA cores. Sets
  * *tensor. 0 when the GPU has neither. */
 double sim_mm_rate(const struct llmsim_gpu *gpu, enum llmsim_dtype dt, int *tensor);
-/* Sustained over quoted tensor clock (hardware file's sustained_clock_hz /
+/* Burst over quoted tensor clock (hardware file's burst_clock_hz /
  * tensor_clock_hz, at most 1; 1 when either is absent): the factor on
  * every tensor peak. */
 double sim_tensor_clock_ratio(const struct llmsim_gpu *gpu);

@@ -39,7 +39,7 @@ Test(infer_power, a_long_batch_runs_at_the_power_limit)
 	struct llmsim_gpu g;
 	gpu_with_cap(&g);
 	g.tensor_clock_hz = 1.83e9;
-	g.sustained_clock_hz = 1.67e9;
+	g.burst_clock_hz = 1.67e9;
 	struct llmsim_model m;
 	struct llmsim_err err = {0};
 	cr_assert_eq(llmsim_model_load("8b", &m, &err), 0, "%s", err.msg);

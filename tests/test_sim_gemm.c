@@ -60,25 +60,25 @@ Test(sim_gemm, large_gemm_is_tensor_bound)
 	cr_expect_eq(p.split_k, 1);
 }
 
-/* Under sustained tensor load the H200 holds ~1670 MHz against the 1830
- * MHz its tensor peaks are quoted at: the tensor-bound part of a large
+/* Under a tensor-bound kernel the H200 holds ~1670 MHz (its burst clock)
+ * against the 1830 MHz its tensor peaks are quoted at: the tensor-bound part of a large
  * GEMM, compute_s = padded FLOPs / (peak * fraction) / tail, grows by
  * exactly 1830 / 1670 when the clocks are given (nothing else in the
  * 8192^3 GEMM depends on the tensor rate but the fill, a few us of ~1.4
  * ms, so time_s grows by about that factor too). */
-Test(sim_gemm, tensor_peak_at_the_sustained_clock)
+Test(sim_gemm, tensor_peak_at_the_burst_clock)
 {
 	struct llmsim_gpu g;
 	test_gpu_h200(&g);
 	struct llmsim_pred a = predict_ok(&g, gemm(8192, 8192, 8192, LLMSIM_DT_BF16));
 	g.tensor_clock_hz = 1.83e9;
-	g.sustained_clock_hz = 1.67e9;
+	g.burst_clock_hz = 1.67e9;
 	struct llmsim_pred b = predict_ok(&g, gemm(8192, 8192, 8192, LLMSIM_DT_BF16));
 	cr_expect_eq(a.tile_m * 1000 + a.tile_n, b.tile_m * 1000 + b.tile_n);
 	expect_close(b.compute_s / a.compute_s, 1.83 / 1.67, 1e-9);
 	expect_close(b.time_s / a.time_s, 1.83 / 1.67, 0.01);
-	/* a sustained clock above the quoted one does not raise the peak */
-	g.sustained_clock_hz = 1.98e9;
+	/* a burst clock above the quoted one does not raise the peak */
+	g.burst_clock_hz = 1.98e9;
 	expect_close(predict_ok(&g, gemm(8192, 8192, 8192, LLMSIM_DT_BF16)).compute_s,
 		     a.compute_s, 1e-12);
 }
@@ -364,7 +364,7 @@ Test(sim_gemm, pruned_search_matches_pricing_every_tile)
  * capped clock f_c stated for rho = duty = 1, an op keeping the tensor pipes
  * rho busy runs at f = f_c / cbrt(rho * duty), never above its burst clock.
  * rho is the lone prediction's FLOP rate over the tensor peak scaled to
- * the sustained clock (989e12 * 1.67 / 1.83 for bf16 here). Hand check: a
+ * the burst clock (989e12 * 1.67 / 1.83 for bf16 here). Hand check: a
  * large bf16 GEMM at rho 0.95 (0.6-1 with this test GPU) at duty 1 runs at 1.41 / cbrt(0.95) =
  * 1.434 GHz, 1.67 / 1.434 = 1.165x slower in its math; at duty 0.25 the law
  * gives 1.41 / cbrt(0.2375) = 2.27 GHz, above the burst clock: no slowdown.
@@ -374,7 +374,7 @@ Test(sim_gemm, power_limit_slows_sustained_tensor_work)
 	struct llmsim_gpu g;
 	test_gpu_h200(&g);
 	g.tensor_clock_hz = 1.83e9;
-	g.sustained_clock_hz = 1.67e9;
+	g.burst_clock_hz = 1.67e9;
 	g.power_capped_clock_hz = 1.41e9;
 	struct llmsim_op op = {.kind = LLMSIM_OP_GEMM, .dtype = LLMSIM_DT_BF16};
 	op.u.gemm.m = op.u.gemm.n = op.u.gemm.k = 8192;
@@ -480,7 +480,7 @@ Test(sim_gemm, split_k_on_a_tile_that_covers_m)
 
 /* An FP8 GEMM's load on the power limit is its rate in 16-bit work, each
  * 8-bit FLOP weighted by narrow_tensor_energy_relative: rho = w * flops /
- * (time * BF16 peak at the sustained clock), so at duty 1 it runs at
+ * (time * BF16 peak at the burst clock), so at duty 1 it runs at
  * 1.41 GHz / cbrt(min(rho, 1)) (hand law of sim/predict.c). With w = 0.66
  * and an FP8 GEMM near its own peak (twice the BF16 rate), rho is ~1.3:
  * capped at 1, the clock is 1.41 GHz; with w = 0.3, rho ~0.6: 1.67 GHz or
@@ -490,7 +490,7 @@ Test(sim_gemm, narrow_flops_weigh_on_the_power_limit_by_their_energy)
 	struct llmsim_gpu g;
 	test_gpu_h200(&g);
 	g.tensor_clock_hz = 1.83e9;
-	g.sustained_clock_hz = 1.67e9;
+	g.burst_clock_hz = 1.67e9;
 	g.power_capped_clock_hz = 1.41e9;
 	struct llmsim_op op = {.kind = LLMSIM_OP_GEMM, .dtype = LLMSIM_DT_FP8};
 	op.u.gemm.m = op.u.gemm.n = op.u.gemm.k = 8192;

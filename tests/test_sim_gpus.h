@@ -32,7 +32,6 @@ static inline void test_gpu_defaults(struct llmsim_gpu *g)
 	g->warps_per_sm_max = 64;
 	g->blocks_per_sm_max = 32;
 	g->gpus_per_node = 8;
-	g->kernel_launch_s = 4e-6;
 }
 
 /* H100 SXM5 80GB: 132 SMs, 228 KB smem/SM (227 KB per block), 50 MB L2,

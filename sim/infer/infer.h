@@ -210,7 +210,7 @@ double llmsim_infer_load(const struct llmsim_gpu *gpu, double busy_s, double dur
 
 /* The tensor intensity (op.load_rho) of a run that does flops (per GPU,
  * the linear layers' math dtype cfg implies) in busy_s: its FLOP rate over
- * the 16-bit tensor peak at the sustained clock, 8-bit FLOPs weighted by
+ * the 16-bit tensor peak at the burst clock, 8-bit FLOPs weighted by
  * their energy (narrow_tensor_energy_relative); at most 1. */
 double llmsim_infer_rho(const struct llmsim_infer_cfg *cfg, double flops, double busy_s);
 

@@ -156,7 +156,7 @@ int train_p2p_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 }
 
 /* The tensor intensity of the layers' load (op.load_rho): their FLOP rate
- * per GPU over the 16-bit tensor peak at the sustained clock, 8-bit FLOPs
+ * per GPU over the 16-bit tensor peak at the burst clock, 8-bit FLOPs
  * weighted by their energy, rounded up to 1/64 so that op prices stay
  * cached across configurations; 0 without a power-capped clock. */
 static double layers_rho(const struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
