@@ -305,38 +305,20 @@ static double bound(const struct gemm_ctx *x, const struct shape *s)
 	return lo * (1 - 1e-12);
 }
 
-/* Build and price candidate c; 0 if it does not fit or cannot beat the
- * best so far (best->time_s, INFINITY if none). */
-static int eval(const struct gemm_ctx *x, const struct shape *s, const struct cand *best,
-		struct cand *c)
+/* The pipeline depth and launch shape of candidate c's main kernel g,
+ * and its occupancy (the best's when the shape is the same); 0 if the
+ * stages do not fit in shared memory or no block fits on an SM. */
+static int launch_shape(const struct gemm_ctx *x, const struct shape *s, const struct cand *best,
+			struct kern *g, int *stages_out)
 {
-	double best_s = best->time_s;
 	const struct llmsim_gpu *gpu = x->gpu;
-	double m = x->m, n = x->n, batch = x->batch;
-	double a_b = x->a_b, b_b = x->b_b, c_b = x->c_b;
-	int tm = s->tm, tn = s->tn, split = s->split;
-	double tk = s->tk, kt = s->kt, stage = s->stage, TM = s->TM, TN = s->TN;
-	double ntiles = s->ntiles, rounds = s->rounds;
-	double mm_flops = ntiles * 2.0 * tm * tn * kt * tk;
-	/* the padded math alone, quantized to whole rounds of tiles per SM
-	 * as the kernel model does, cannot beat the best so far */
-	if (SIM_GEMM_PRUNE &&
-	    mm_flops / x->rate_eff * (gpu->sms * rounds / ntiles) + (x->kovh + x->lat) >= best_s)
-		return 0;
-	int stages = (int)sim_min(MAX_STAGES, sim_floor(gpu->smem_bytes_per_block_max / stage));
+	int tm = s->tm, tn = s->tn;
+	int stages = (int)sim_min(MAX_STAGES, sim_floor(gpu->smem_bytes_per_block_max / s->stage));
 	if (stages < 2)
 		return 0;
-	stages = (int)sim_min(stages, kt + 1);
+	stages = (int)sim_min(stages, s->kt + 1);
 	if (stages < 2)
 		stages = 2;
-
-	struct kern *g = &c->main;
-	memset(g, 0, sizeof *g);
-	c->workspace_bytes = 0;
-	c->tm = tm;
-	c->tn = tn;
-	c->tk = (int)tk;
-	c->split = split;
 	if (x->sm90) {
 		/* warp-specialized: one producer warpgroup, 1-2 consumer warpgroups */
 		int cw = tm >= 128 ? 2 : 1;
@@ -348,9 +330,9 @@ static int eval(const struct gemm_ctx *x, const struct shape *s, const struct ca
 	}
 	if (gpu->registers_per_thread_max > 0 && g->regs > gpu->registers_per_thread_max)
 		g->regs = gpu->registers_per_thread_max;
-	g->smem_per_block_bytes = stages * stage;
+	g->smem_per_block_bytes = stages * s->stage;
 	/* the occupancy of the best's launch shape is known */
-	const struct kern *bg = isfinite(best_s) ? &best->main : NULL;
+	const struct kern *bg = isfinite(best->time_s) ? &best->main : NULL;
 	int bps = bg && bg->threads == g->threads && bg->regs == g->regs &&
 			  bg->smem_per_block_bytes == g->smem_per_block_bytes ?
 		  bg->bps :
@@ -358,20 +340,22 @@ static int eval(const struct gemm_ctx *x, const struct shape *s, const struct ca
 	if (bps <= 0)
 		return 0;
 	g->bps = bps;
+	*stages_out = stages;
+	return 1;
+}
 
-	g->blocks = (int64_t)ntiles;
-	g->mm_flops = mm_flops;
-	g->mm_rate_flops_per_s = x->rate;
-	g->mm_tensor = x->tensor;
-	g->mm_eff = x->mm_eff;
-
-	/* A is read once per column of tiles, B once per row of tiles; a wave
-	 * of resident tiles covers a patch of r x c tiles (swizzled raster)
-	 * whose panels are shared through L2. Operands that fit in L2 are
-	 * read from HBM once. */
-	double a_u = x->a_u, b_u = x->b_u, cap = x->cap, a_tr, b_tr;
+/* Where the main kernel's bytes go: A is read once per column of tiles,
+ * B once per row of tiles; a wave of resident tiles covers a patch of
+ * r x c tiles (swizzled raster) whose panels are shared through L2.
+ * Operands that fit in L2 are read from HBM once. C is written once, or,
+ * split K ways, FP32 partial tiles go to a workspace that the reduction
+ * kernel c->red sums. */
+static void traffic(const struct gemm_ctx *x, const struct shape *s, double wave, struct cand *c)
+{
+	struct kern *g = &c->main;
+	double a_u = x->a_u, b_u = x->b_u, cap = x->cap, batch = x->batch, a_tr, b_tr;
+	double TM = s->TM, TN = s->TN;
 	operand_traffic(x, s, &a_tr, &b_tr);
-	double wave = sim_min(ntiles, (double)gpu->sms * bps);
 	double pc = sim_min(TN, sim_ceil(sqrt(wave))), pr = sim_min(TM, sim_ceil(wave / pc));
 	double a_h = a_u, b_h = b_u;
 	a_h = sim_min(a_h, a_tr), b_h = sim_min(b_h, b_tr);
@@ -384,24 +368,31 @@ static int eval(const struct gemm_ctx *x, const struct shape *s, const struct ca
 	g->hbm_read_bytes = a_h + b_h;
 	g->l2_bytes = a_tr + b_tr - a_h - b_h;
 	double cout = x->cout;
-	if (split == 1) {
+	if (s->split == 1) {
 		g->hbm_write_bytes = cout;
 	} else {
-		/* FP32 partial tiles to a workspace, summed by a second kernel */
-		double part = partials(x, split);
+		double part = partials(x, s->split);
 		c->workspace_bytes = part;
 		if (part <= cap)
 			g->l2_store_bytes = part;
 		else
 			g->hbm_write_bytes = part;
-		sim_reduce_kern(gpu, &c->red, batch * m * n, split, part, part <= cap, cout);
+		sim_reduce_kern(x->gpu, &c->red, batch * x->m * x->n, s->split, part, part <= cap,
+				cout);
 	}
-	if (b_b != a_b) {
+}
+
+/* The main kernel's CUDA-core work: weights of another type converted,
+ * FP8 partial sums promoted. */
+static void cuda_core_work(const struct gemm_ctx *x, const struct shape *s, struct kern *g)
+{
+	double ntiles = s->ntiles, kt = s->kt, tk = s->tk;
+	if (x->b_b != x->a_b) {
 		/* weight-only quantization: every B tile a block loads is
 		 * converted and scaled to the math type on the CUDA cores
 		 * (DEQUANT_OPS per element), overlapped with the MMAs by the
 		 * warp-specialized kernels of sm_90+ */
-		g->vec_flops = ntiles * kt * tk * tn * DEQUANT_OPS;
+		g->vec_flops = ntiles * kt * tk * s->tn * DEQUANT_OPS;
 		g->overlap_math = x->sm90;
 	}
 	if (x->fp8acc) {
@@ -411,17 +402,28 @@ static int eval(const struct gemm_ctx *x, const struct shape *s, const struct ca
 		 * registers every 4 wgmma k-steps of 32 (CUTLASS's 2xAcc,
 		 * mma_promotion_interval 4): one FP32 add per accumulator per
 		 * 128 k, between the MMAs of the cooperative warpgroups */
-		g->vec_flops += ntiles * tm * tn * sim_ceil(kt * tk / FP8_PROMOTE_K);
+		g->vec_flops += ntiles * s->tm * s->tn * sim_ceil(kt * tk / FP8_PROMOTE_K);
 	}
+}
+
+/* The main kernel's k-loop: shared-memory traffic, loads in flight and
+ * the DRAM round trips they wait, and what no pipelining overlaps. */
+static void pipeline(const struct gemm_ctx *x, const struct shape *s, int stages, double wave,
+		     struct kern *g)
+{
+	const struct llmsim_gpu *gpu = x->gpu;
+	double m = x->m, n = x->n;
+	int tm = s->tm, tn = s->tn;
+	double tk = s->tk, kt = s->kt, ntiles = s->ntiles;
 	/* each stage is written into shared memory and read back by the
 	 * MMAs. On sm_90+ TMA writes it and wgmma reads its operands straight
 	 * from shared memory, not through the 128 B/clk load path: only the
 	 * writes count (H200: 128x128-tile kernels reach 0.93 of the clock-
 	 * scaled tensor peak, which write + read at 128 B/clk would cap at
 	 * smem_fraction) */
-	g->smem_bytes = ntiles * kt * stage * (x->sm90 ? 1 : 2);
+	g->smem_bytes = ntiles * kt * s->stage * (x->sm90 ? 1 : 2);
 	g->inflight_bytes_per_block =
-		(stages - 1) * (sim_min(tm, m) * tk * a_b + tk * sim_min(tn, n) * b_b);
+		(stages - 1) * (sim_min(tm, m) * tk * x->a_b + tk * sim_min(tn, n) * x->b_b);
 	/* the k-loop keeps stages-1 loads in flight: each wave of tiles
 	 * waits kt/(stages-1) DRAM round trips at least */
 	g->lat_rounds = kt / (stages - 1);
@@ -432,9 +434,9 @@ static int eval(const struct gemm_ctx *x, const struct shape *s, const struct ca
 		 * wait (their HBM bytes) / sm_inflight round trips. A GEMV on
 		 * 96 of 132 SMs streams its weights at 96/132 of what all the
 		 * SMs draw; split-K pays off by putting more SMs on them. */
-		double waves = sim_ceil(ntiles / ((double)gpu->sms * bps));
+		double waves = sim_ceil(ntiles / ((double)gpu->sms * g->bps));
 		double tile_hbm = g->hbm_read_bytes / ntiles;
-		double sm_rounds = rounds / waves * tile_hbm / x->sm_hbm_bytes;
+		double sm_rounds = s->rounds / waves * tile_hbm / x->sm_hbm_bytes;
 		g->lat_rounds = sim_max(g->lat_rounds, sm_rounds);
 	}
 	/* not overlapped: the first k-step's load and MMAs, and after the
@@ -444,36 +446,77 @@ static int eval(const struct gemm_ctx *x, const struct shape *s, const struct ca
 	 * on 132 SMs) */
 	double last = ntiles - (sim_ceil(ntiles / wave) - 1) * wave;
 	double epilogue = x->lat;
-	if (x->l2_rate > 0 && split == 1)
-		epilogue += last * sim_min(tm, m) * sim_min(tn, n) * c_b / x->l2_rate;
+	if (x->l2_rate > 0 && s->split == 1)
+		epilogue += last * sim_min(tm, m) * sim_min(tn, n) * x->c_b / x->l2_rate;
 	/* on sm_90+ a CTA's first TMA load needs its tensor map (the
 	 * descriptor in the kernel's parameters) fetched from memory first:
 	 * two round trips before the first k-step's data */
 	double first_load = x->sm90 ? 2 * x->lat : x->lat;
 	g->fill_s = first_load + 2.0 * tm * tn * tk / x->sm_rate_eff + epilogue;
+}
 
-	/* a bound no quantization or latency can lower: skip the full
-	 * pricing of a candidate that cannot beat the best so far */
+/* A bound on the built candidate's price that no quantization or latency
+ * can lower: its math, HBM, shared-memory and L2 traffic at their rates,
+ * plus its kernels' fixed parts. */
+static double built_bound(const struct gemm_ctx *x, const struct cand *c)
+{
+	const struct kern *g = &c->main;
 	double hbm = g->hbm_read_bytes + g->hbm_write_bytes;
 	double lb = sim_max(sim_max(g->mm_flops / x->rate_eff, hbm / x->hbm_rate),
 			    x->smem_rate > 0 ? g->smem_bytes / x->smem_rate : 0);
 	if (x->l2_rate > 0)
 		lb = sim_max(lb, (g->l2_bytes + g->l2_store_bytes + hbm) / x->l2_rate);
 	lb += g->fill_s + x->kovh;
-	if (split > 1) /* the reduction kernel's fixed part */
+	if (c->split > 1) /* the reduction kernel's fixed part */
 		lb += c->red.fill_s + x->kovh;
-	if (SIM_GEMM_PRUNE && lb >= best_s)
+	return lb;
+}
+
+/* Build and price candidate c; 0 if it does not fit or cannot beat the
+ * best so far (best->time_s, INFINITY if none). Each step that can rule
+ * the candidate out comes before the dearer ones: the padded math alone,
+ * the fit of its stages and blocks, the bound of the built kernels, the
+ * same kernels as the best's; the kernel model prices what is left. */
+static int eval(const struct gemm_ctx *x, const struct shape *s, const struct cand *best,
+		struct cand *c)
+{
+	const struct llmsim_gpu *gpu = x->gpu;
+	double mm_flops = s->ntiles * 2.0 * s->tm * s->tn * s->kt * s->tk;
+	/* the padded math alone, quantized to whole rounds of tiles per SM
+	 * as the kernel model does, cannot beat the best so far */
+	double rounds_share = gpu->sms * s->rounds / s->ntiles;
+	if (SIM_GEMM_PRUNE &&
+	    mm_flops / x->rate_eff * rounds_share + (x->kovh + x->lat) >= best->time_s)
+		return 0;
+	struct kern *g = &c->main;
+	memset(g, 0, sizeof *g);
+	int stages;
+	if (!launch_shape(x, s, best, g, &stages))
+		return 0;
+	c->workspace_bytes = 0;
+	c->tm = s->tm, c->tn = s->tn, c->tk = (int)s->tk, c->split = s->split;
+	g->blocks = (int64_t)s->ntiles;
+	g->mm_flops = mm_flops;
+	g->mm_rate_flops_per_s = x->rate;
+	g->mm_tensor = x->tensor;
+	g->mm_eff = x->mm_eff;
+	double wave = sim_min(s->ntiles, (double)gpu->sms * g->bps);
+	traffic(x, s, wave, c);
+	cuda_core_work(x, s, g);
+	pipeline(x, s, stages, wave, g);
+	if (SIM_GEMM_PRUNE && built_bound(x, c) >= best->time_s)
 		return 0;
 	/* the same kernel(s) as the best's (a transposed tile of a square
 	 * GEMM) price the same: not strictly faster. Both were zeroed before
 	 * their fields were set, so their bytes compare. */
-	if (SIM_GEMM_PRUNE && bg && best->split == split && !memcmp(g, bg, sizeof *g) &&
-	    (split == 1 || !memcmp(&c->red, &best->red, sizeof c->red)))
+	if (SIM_GEMM_PRUNE && isfinite(best->time_s) && best->split == s->split &&
+	    !memcmp(g, &best->main, sizeof *g) &&
+	    (s->split == 1 || !memcmp(&c->red, &best->red, sizeof c->red)))
 		return 0;
 	struct ktime t;
 	sim_kern_time(gpu, g, &t);
 	c->time_s = t.time_s;
-	if (split > 1) {
+	if (s->split > 1) {
 		sim_kern_time(gpu, &c->red, &t);
 		c->time_s += t.time_s;
 	}
