@@ -85,26 +85,27 @@ Test(sim_gemm, tensor_peak_at_the_burst_clock)
 
 /* FP8 on Hopper: cuBLAS without fast accumulation adds the tensor cores'
  * partial sums into FP32 registers every 128 of k (CUTLASS 2xAcc,
- * promotion every 4 wgmma k-steps of 32), between the MMAs: 8192^3 fp8
- * takes 8192^3 / 128 FP32 adds at 67e12 / 2 * 0.80 per second on top of
- * 2 * 8192^3 FLOPs at 1978.9e12 * 0.80 (tiles divide 8192 exactly: no
- * padding), both over the same whole rounds of tiles. INT8 accumulates in
- * int32 exactly: no promotion. */
+ * promotion every 4 wgmma k-steps of 32), between the MMAs. 8192^3 fp8 on
+ * the H100 runs 128 x 192 tiles: 64 x 43 = 2752 tiles, 21 rounds on 132
+ * SMs, 2772 tile slots, each 2 * 128 * 192 * 8192 FLOPs at 1978.9e12 *
+ * 0.80 per second (0.7050 ms) and 128 * 192 * 8192 / 128 FP32 adds at
+ * 67e12 / 2 * 0.80 per second (0.1627 ms) on top. INT8 accumulates in
+ * int32 exactly: no promotion, the same tiles. */
 Test(sim_gemm, fp8_promotes_its_accumulators)
 {
 	struct llmsim_gpu g;
 	test_gpu_h100(&g);
 	struct llmsim_pred p = predict_ok(&g, gemm(8192, 8192, 8192, LLMSIM_DT_FP8));
-	double n3 = 8192.0 * 8192 * 8192;
-	double blocks = 8192.0 / p.tile_m * 8192.0 / p.tile_n;
-	double rounds = (double)(int64_t)((blocks + 131) / 132), tail = blocks / (132 * rounds);
-	double mm = 2 * n3 / (1978.9e12 * 0.80), vec = n3 / 128 / (67e12 / 2 * 0.80);
-	cr_assert_eq(p.split_k, 1);
-	expect_close(p.compute_s, (mm + vec) / tail, 1e-9);
+	cr_assert(p.tile_m == 128 && p.tile_n == 192 && p.split_k == 1, "tile %dx%d split %d",
+		  p.tile_m, p.tile_n, p.split_k);
+	double mm = 2772 * 2.0 * 128 * 192 * 8192 / (1978.9e12 * 0.80);
+	double vec = 2772 * 128.0 * 192 * 64 / (67e12 / 2 * 0.80);
+	expect_close(mm, 0.7050e-3, 1e-4);
+	expect_close(vec, 0.1627e-3, 1e-3);
+	expect_close(p.compute_s, mm + vec, 1e-9);
 	p = predict_ok(&g, gemm(8192, 8192, 8192, LLMSIM_DT_INT8));
-	blocks = 8192.0 / p.tile_m * 8192.0 / p.tile_n;
-	rounds = (double)(int64_t)((blocks + 131) / 132), tail = blocks / (132 * rounds);
-	expect_close(p.compute_s, mm / tail, 1e-9);
+	cr_assert(p.tile_m == 128 && p.tile_n == 192, "tile %dx%d", p.tile_m, p.tile_n);
+	expect_close(p.compute_s, mm, 1e-9);
 }
 
 Test(sim_gemm, bound_moves_from_hbm_to_tensor_as_m_grows)
@@ -124,12 +125,13 @@ Test(sim_gemm, small_mn_splits_k_with_a_reduction)
 {
 	struct llmsim_gpu g;
 	test_gpu_h200(&g);
-	/* 64 x 1024 gives at most 16 tiles of 64x64 on 132 SMs */
+	/* 64 x 1024 gives at most 16 tiles of 64x64 on 132 SMs: split 8 ways
+	 * they fill 128 SMs in one round (9 ways would take two) */
 	struct llmsim_pred p = predict_ok(&g, gemm(64, 1024, 16384, LLMSIM_DT_BF16));
-	cr_expect(p.split_k > 1, "split %d", p.split_k);
+	cr_expect_eq(p.split_k, 8);
 	cr_expect_eq(p.kernels, 2);
-	/* fp32 partials: split * m * n * 4 bytes */
-	expect_close(p.workspace_bytes, p.split_k * 64.0 * 1024 * 4, 1e-12);
+	/* fp32 partials: 8 * 64 * 1024 * 4 bytes, 2 MiB */
+	expect_close(p.workspace_bytes, 2097152.0, 1e-12);
 }
 
 Test(sim_gemm, int4_weights_read_a_quarter_of_bf16)
@@ -364,11 +366,15 @@ Test(sim_gemm, pruned_search_matches_pricing_every_tile)
  * capped clock f_c stated for rho = duty = 1, an op keeping the tensor pipes
  * rho busy runs at f = f_c / cbrt(rho * duty), never above its burst clock.
  * rho is the lone prediction's FLOP rate over the tensor peak scaled to
- * the burst clock (989e12 * 1.67 / 1.83 for bf16 here). Hand check: a
- * large bf16 GEMM at rho 0.95 (0.6-1 with this test GPU) at duty 1 runs at 1.41 / cbrt(0.95) =
- * 1.434 GHz, 1.67 / 1.434 = 1.165x slower in its math; at duty 0.25 the law
- * gives 1.41 / cbrt(0.2375) = 2.27 GHz, above the burst clock: no slowdown.
- * A lone kernel (load_duty 0) is priced as before. */
+ * the burst clock, 989.4e12 * 1.67 / 1.83 = 902.9e12 for bf16 here. Hand
+ * check: 8192^3 bf16 runs 128 x 192 tiles, 2772 tile slots (see
+ * fp8_promotes_its_accumulators) of 2 * 128 * 192 * 8192 FLOPs at 902.9e12
+ * * 0.80: compute 1.5452 ms, alone 1.551 ms with its fill and overhead,
+ * so rho = 2 * 8192^3 / (1.551 ms * 902.9e12) = 0.785; at duty 1 it runs
+ * at 1.41 / cbrt(0.785) = 1.528 GHz, 1.67 / 1.528 = 1.093x slower in its
+ * math; at duty 0.25 the law gives 1.41 / cbrt(0.196) = 2.43 GHz, above
+ * the burst clock: no slowdown. A lone kernel (load_duty 0) is priced as
+ * before. */
 Test(sim_gemm, power_limit_slows_sustained_tensor_work)
 {
 	struct llmsim_gpu g;
@@ -385,13 +391,11 @@ Test(sim_gemm, power_limit_slows_sustained_tensor_work)
 	op.load_duty = 0.25;
 	cr_assert_eq(llmsim_predict(&g, &op, &light, NULL), 0);
 	cr_expect_eq(lone.bound, LLMSIM_BOUND_TENSOR);
-	double peak = g.tensor_flops_per_s[LLMSIM_DT_BF16] * 1.67 / 1.83;
-	double rho = lone.flops / (lone.time_s * peak);
-	cr_expect(rho > 0.6 && rho <= 1, "rho %g", rho); /* the test GPU's efficiencies */
-	double f = 1.41e9 / cbrt(rho);
-	expect_close(loaded.compute_s / lone.compute_s, 1.67e9 / f, 1e-9);
+	expect_close(lone.compute_s, 1.5452e-3, 1e-4);
+	expect_close(lone.time_s, 1.551e-3, 1e-3);
+	expect_close(loaded.compute_s / lone.compute_s, 1.093, 1e-3);
 	cr_expect_gt(loaded.time_s, lone.time_s);
-	cr_expect_leq(loaded.time_s, lone.time_s * 1.67e9 / f * (1 + 1e-12));
+	cr_expect_leq(loaded.time_s, lone.time_s * 1.093 * (1 + 1e-3));
 	expect_close(light.time_s, lone.time_s, 1e-12);
 }
 
@@ -437,7 +441,7 @@ Test(sim_gemm, a_gemv_on_few_sms_is_bound_by_their_in_flight_bytes)
 
 /* A GEMM's HBM traffic (operand reads, few writes) streams at
  * gemm_hbm_fraction of the peak, not the copies' hbm_fraction: m=1
- * n=32768 k=8192 (512 tiles, all SMs busy) moves its 536.9 MB of weights
+ * n=32768 k=8192 (512 tiles, all SMs busy) moves its 537.0 MB
  * in memory_s = bytes / (4.8 TB/s x fraction); 0.9 -> 0.6 makes it 1.5x. */
 Test(sim_gemm, gemm_hbm_fraction_sets_the_operand_stream_rate)
 {
@@ -445,7 +449,9 @@ Test(sim_gemm, gemm_hbm_fraction_sets_the_operand_stream_rate)
 	test_gpu_h200(&g);
 	g.eff[LLMSIM_EFF_HBM] = 0.5; /* copies: not what a GEMM streams at */
 	struct llmsim_pred a = predict_ok(&g, gemm(1, 32768, 8192, LLMSIM_DT_BF16));
-	expect_close(a.memory_s, a.hbm_bytes / (4.8e12 * 0.90), 1e-9);
+	/* 536,870,912 B of weights, A 16 KB, C 64 KB */
+	expect_close(a.hbm_bytes, 536952832.0, 1e-12);
+	expect_close(a.memory_s, 536952832.0 / (4.8e12 * 0.90), 1e-9);
 	g.eff[LLMSIM_EFF_GEMM_HBM] = 0.6;
 	struct llmsim_pred b = predict_ok(&g, gemm(1, 32768, 8192, LLMSIM_DT_BF16));
 	expect_close(b.memory_s, 1.5 * a.memory_s, 1e-9);
@@ -481,10 +487,14 @@ Test(sim_gemm, split_k_on_a_tile_that_covers_m)
 /* An FP8 GEMM's load on the power limit is its rate in 16-bit work, each
  * 8-bit FLOP weighted by narrow_tensor_energy_relative: rho = w * flops /
  * (time * BF16 peak at the burst clock), so at duty 1 it runs at
- * 1.41 GHz / cbrt(min(rho, 1)) (hand law of sim/predict.c). With w = 0.66
- * and an FP8 GEMM near its own peak (twice the BF16 rate), rho is ~1.3:
- * capped at 1, the clock is 1.41 GHz; with w = 0.3, rho ~0.6: 1.67 GHz or
- * a little below. */
+ * 1.41 GHz / cbrt(min(rho, 1)) (hand law of sim/predict.c). 8192^3 fp8
+ * alone: the 2772 tile slots' math at 1978.9e12 * 1.67 / 1.83 * 0.80
+ * (0.7726 ms) and their FP32 promotion adds at the CUDA cores' rate slowed
+ * by the same burst clock, 67e12 / 2 * 0.80 * 1.67 / 1.98 (0.1929 ms),
+ * 0.971 ms with the fixed parts: 1.254 times the BF16 peak's work. With w
+ * = 0.66, rho = 0.828 and the clock 1.41 / cbrt(0.828) = 1.502 GHz, 1.67 /
+ * 1.502 = 1.112x slower; with w = 0.3, rho = 0.376 and the law's 1.95 GHz
+ * is above the burst clock: no slowdown. */
 Test(sim_gemm, narrow_flops_weigh_on_the_power_limit_by_their_energy)
 {
 	struct llmsim_gpu g;
@@ -494,18 +504,16 @@ Test(sim_gemm, narrow_flops_weigh_on_the_power_limit_by_their_energy)
 	g.power_capped_clock_hz = 1.41e9;
 	struct llmsim_op op = {.kind = LLMSIM_OP_GEMM, .dtype = LLMSIM_DT_FP8};
 	op.u.gemm.m = op.u.gemm.n = op.u.gemm.k = 8192;
+	static const double w[2] = {0.66, 0.3}, slower[2] = {1.112, 1};
 	for (int i = 0; i < 2; i++) {
-		double w = i ? 0.3 : 0.66;
-		g.eff[LLMSIM_EFF_NARROW_ENERGY] = w;
+		g.eff[LLMSIM_EFF_NARROW_ENERGY] = w[i];
 		struct llmsim_pred lone, loaded;
 		op.load_duty = 0;
 		cr_assert_eq(llmsim_predict(&g, &op, &lone, NULL), 0);
 		op.load_duty = 1;
 		cr_assert_eq(llmsim_predict(&g, &op, &loaded, NULL), 0);
-		double peak16 = g.tensor_flops_per_s[LLMSIM_DT_BF16] * 1.67 / 1.83;
-		double rho = w * lone.flops / (lone.time_s * peak16);
-		double f = 1.41e9 / cbrt(rho < 1 ? rho : 1);
-		double ratio = f < 1.67e9 ? 1.67e9 / f : 1;
-		expect_close(loaded.compute_s / lone.compute_s, ratio, 1e-9);
+		expect_close(lone.compute_s, 0.7726e-3 + 0.1929e-3, 1e-3);
+		expect_close(lone.time_s, 0.971e-3, 1e-3);
+		expect_close(loaded.compute_s / lone.compute_s, slower[i], 1e-3);
 	}
 }
