@@ -78,9 +78,9 @@ static void print_top(const struct llmsim_plan_out *o, int moe)
 		snprintf(v[10], sizeof v[10], "%s", llmsim_attn_impl_name(c->attn));
 		snprintf(v[11], sizeof v[11], "%s%s", llmsim_offload_name(c->offload),
 			 c->dpu ? "+dpu" : "");
-		llmsim_fmt_bytes(v[12], r->mem.total);
+		llmsim_fmt_bytes(v[12], r->mem.total_bytes);
 		if (c->offload != LLMSIM_OFFLOAD_NONE)
-			llmsim_fmt_bytes(v[13], r->mem.host_per_node);
+			llmsim_fmt_bytes(v[13], r->mem.host_per_node_bytes);
 		else
 			snprintf(v[13], sizeof v[13], "-");
 		llmsim_fmt_time(v[14], r->time.compute_s);
@@ -267,11 +267,13 @@ int cmd_plan(int argc, char **argv, const struct cli_setup *setup)
 	if (!o.nresults) {
 		if (o.have_closest && !o.closest.gpu_fits)
 			fprintf(stderr, "%s: no configuration fits: the closest needs %s more per GPU\n",
-				cmd, llmsim_fmt_bytes(a, o.closest.mem.total - o.closest.mem.hbm));
+				cmd, llmsim_fmt_bytes(a, o.closest.mem.total_bytes -
+								 o.closest.mem.hbm_bytes));
 		else if (o.have_closest)
 			fprintf(stderr, "%s: no configuration fits: the closest needs %s more host "
 				"memory per node\n", cmd,
-				llmsim_fmt_bytes(a, o.closest.mem.host_per_node - o.closest.mem.host));
+				llmsim_fmt_bytes(a, o.closest.mem.host_per_node_bytes -
+							    o.closest.mem.host_bytes));
 		else
 			fprintf(stderr, "%s: no valid configuration of %d GPUs\n", cmd, gpus);
 		status = 1;

@@ -141,16 +141,17 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 	if (!r.gpu_fits) {
 		char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX];
 		fprintf(stderr, "%s: does not fit: needs %s per GPU, %s more than the %s of HBM\n",
-			cmd, llmsim_fmt_bytes(a, r.mem.total), llmsim_fmt_bytes(b, r.mem.total - r.mem.hbm),
-			gpu.name);
+			cmd, llmsim_fmt_bytes(a, r.mem.total_bytes),
+			llmsim_fmt_bytes(b, r.mem.total_bytes - r.mem.hbm_bytes), gpu.name);
 		return 1;
 	}
 	if (!r.host_fits) {
 		char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], d[LLMSIM_FMT_MAX];
 		fprintf(stderr, "%s: host out of memory: offloaded states need %s per node, %s more "
-			"than the %s of host memory\n", cmd, llmsim_fmt_bytes(a, r.mem.host_per_node),
-			llmsim_fmt_bytes(b, r.mem.host_per_node - r.mem.host),
-			llmsim_fmt_bytes(d, r.mem.host));
+			"than the %s of host memory\n", cmd,
+			llmsim_fmt_bytes(a, r.mem.host_per_node_bytes),
+			llmsim_fmt_bytes(b, r.mem.host_per_node_bytes - r.mem.host_bytes),
+			llmsim_fmt_bytes(d, r.mem.host_bytes));
 		return 1;
 	}
 	return 0;

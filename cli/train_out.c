@@ -65,16 +65,17 @@ static void print_host(FILE *f, const struct llmsim_train_result *r, const struc
 		 c->offload == LLMSIM_OFFLOAD_PARAMS ? "fp32 master, m, v, grads 16 B + weights 2 B"
 						     : "fp32 master, m, v, grads 16 B",
 		 llmsim_fmt_count(a, mm->host_params_per_gpu));
-	mem_row(&ht, "per GPU", mm->host_per_gpu, mm->host_per_node, note);
+	mem_row(&ht, "per GPU", mm->host_per_gpu_bytes, mm->host_per_node_bytes, note);
 	snprintf(note, sizeof note, "%d ranks", ranks);
-	mem_row(&ht, "node", mm->host_per_node, mm->host_per_node, note);
+	mem_row(&ht, "node", mm->host_per_node_bytes, mm->host_per_node_bytes, note);
 	snprintf(note, sizeof note, "%d CPU cores, %s DRAM", gpu->cpu_cores,
 		 llmsim_fmt_bytes_rate(a, gpu->host_memory_bytes_per_s));
-	mem_row(&ht, "host", mm->host, 0, note);
+	mem_row(&ht, "host", mm->host_bytes, 0, note);
 	if (r->host_fits)
-		mem_row(&ht, "headroom", mm->host - mm->host_per_node, 0, "fits");
+		mem_row(&ht, "headroom", mm->host_bytes - mm->host_per_node_bytes, 0, "fits");
 	else
-		mem_row(&ht, "shortfall", mm->host_per_node - mm->host, 0, "DOES NOT FIT");
+		mem_row(&ht, "shortfall", mm->host_per_node_bytes - mm->host_bytes, 0,
+			"DOES NOT FIT");
 	llmsim_table_print(&ht, f);
 	llmsim_table_release(&ht);
 }
@@ -126,26 +127,26 @@ void train_print_result(FILE *f, const struct llmsim_train_result *r,
 	int offp = c->offload == LLMSIM_OFFLOAD_PARAMS;
 	snprintf(note, sizeof note, "%s params held%s", llmsim_fmt_count(a, mm->params_per_gpu),
 		 offp ? " in host memory; layers gathered into `other`" : "");
-	mem_row(&mt, "weights", mm->weights, mm->total, note);
+	mem_row(&mt, "weights", mm->weights_bytes, mm->total_bytes, note);
 	snprintf(note, sizeof note, "%s params trained%s",
 		 llmsim_fmt_count(a, mm->trained_params_per_gpu),
 		 offp ? "; streamed to host memory per layer" : "");
-	mem_row(&mt, "gradients", mm->grads, mm->total, note);
-	mem_row(&mt, "optimizer", mm->optimizer, mm->total,
+	mem_row(&mt, "gradients", mm->grads_bytes, mm->total_bytes, note);
+	mem_row(&mt, "optimizer", mm->optimizer_bytes, mm->total_bytes,
 		c->offload != LLMSIM_OFFLOAD_NONE ? "in host memory (below)"
 						  : "fp32 master, Adam m and v");
 	snprintf(note, sizeof note, "%s per layer x %.1f layers in flight",
-		 llmsim_fmt_bytes(a, mm->act_per_layer), mm->act_in_flight_layers);
-	mem_row(&mt, "activations", mm->activations, mm->total, note);
+		 llmsim_fmt_bytes(a, mm->act_per_layer_bytes), mm->act_in_flight_layers);
+	mem_row(&mt, "activations", mm->activations_bytes, mm->total_bytes, note);
 	snprintf(note, sizeof note, "context/NCCL 1 GB, buffers, %s fragmentation (5%%)",
-		 llmsim_fmt_bytes(a, mm->fragmentation));
-	mem_row(&mt, "other", mm->other, mm->total, note);
-	mem_row(&mt, "total", mm->total, mm->total, "");
-	mem_row(&mt, "HBM", mm->hbm, 0, "");
+		 llmsim_fmt_bytes(a, mm->fragmentation_bytes));
+	mem_row(&mt, "other", mm->other_bytes, mm->total_bytes, note);
+	mem_row(&mt, "total", mm->total_bytes, mm->total_bytes, "");
+	mem_row(&mt, "HBM", mm->hbm_bytes, 0, "");
 	if (r->gpu_fits)
-		mem_row(&mt, "headroom", mm->hbm - mm->total, 0, "fits");
+		mem_row(&mt, "headroom", mm->hbm_bytes - mm->total_bytes, 0, "fits");
 	else
-		mem_row(&mt, "shortfall", mm->total - mm->hbm, 0, "DOES NOT FIT");
+		mem_row(&mt, "shortfall", mm->total_bytes - mm->hbm_bytes, 0, "DOES NOT FIT");
 	llmsim_table_print(&mt, f);
 	llmsim_table_release(&mt);
 	if (c->offload != LLMSIM_OFFLOAD_NONE)
@@ -228,31 +229,33 @@ void train_json_result(struct llmsim_json *j, const struct llmsim_train_result *
 	train_json_cfg(j, &r->cfg);
 	llmsim_json_obj_end(j);
 	llmsim_json_obj_begin(j, "memory_bytes_per_gpu");
-	llmsim_json_num(j, "weights", m->weights);
-	llmsim_json_num(j, "grads", m->grads);
-	llmsim_json_num(j, "optimizer", m->optimizer);
-	llmsim_json_num(j, "activations", m->activations);
-	llmsim_json_num(j, "other", m->other);
-	llmsim_json_num(j, "total", m->total);
-	llmsim_json_num(j, "hbm", m->hbm);
-	llmsim_json_num(j, "fragmentation", m->fragmentation);
+	llmsim_json_num(j, "weights", m->weights_bytes);
+	llmsim_json_num(j, "grads", m->grads_bytes);
+	llmsim_json_num(j, "optimizer", m->optimizer_bytes);
+	llmsim_json_num(j, "activations", m->activations_bytes);
+	llmsim_json_num(j, "other", m->other_bytes);
+	llmsim_json_num(j, "total", m->total_bytes);
+	llmsim_json_num(j, "hbm", m->hbm_bytes);
+	llmsim_json_num(j, "fragmentation", m->fragmentation_bytes);
 	llmsim_json_obj_end(j);
 	llmsim_json_num(j, "params_per_gpu", m->params_per_gpu);
-	llmsim_json_num(j, "activation_bytes_per_layer", m->act_per_layer);
+	llmsim_json_num(j, "activation_bytes_per_layer", m->act_per_layer_bytes);
 	llmsim_json_str(j, "offload", llmsim_offload_name(r->cfg.offload));
 	llmsim_json_obj_begin(j, "host_memory_bytes_per_node");
-	llmsim_json_num(j, "per_gpu", m->host_per_gpu);
-	llmsim_json_num(j, "total", m->host_per_node);
-	llmsim_json_num(j, "capacity", m->host);
+	llmsim_json_num(j, "per_gpu", m->host_per_gpu_bytes);
+	llmsim_json_num(j, "total", m->host_per_node_bytes);
+	llmsim_json_num(j, "capacity", m->host_bytes);
 	llmsim_json_obj_end(j);
 	llmsim_json_bool(j, "fits", r->fits);
 	llmsim_json_bool(j, "gpu_fits", r->gpu_fits);
 	llmsim_json_bool(j, "host_fits", r->host_fits);
 	llmsim_json_num(j, r->gpu_fits ? "headroom_bytes" : "shortfall_bytes",
-			r->gpu_fits ? m->hbm - m->total : m->total - m->hbm);
+			r->gpu_fits ? m->hbm_bytes - m->total_bytes
+				    : m->total_bytes - m->hbm_bytes);
 	if (r->cfg.offload != LLMSIM_OFFLOAD_NONE)
 		llmsim_json_num(j, r->host_fits ? "host_headroom_bytes" : "host_shortfall_bytes",
-				r->host_fits ? m->host - m->host_per_node : m->host_per_node - m->host);
+				r->host_fits ? m->host_bytes - m->host_per_node_bytes
+					     : m->host_per_node_bytes - m->host_bytes);
 	llmsim_json_num(j, "step_time_s", t->step_s);
 	llmsim_json_obj_begin(j, "breakdown_s");
 	llmsim_json_num(j, "compute", t->compute_s);

@@ -45,7 +45,7 @@ static void fill_result(const struct report_data *d, const struct report_pics *p
 		res->step_s = d->in->chosen.time.step_s;
 		res->tokens_per_s = d->in->chosen.tokens_per_s;
 		res->mfu = d->in->chosen.mfu;
-		res->mem_per_gpu_bytes = d->in->chosen.mem.total;
+		res->mem_per_gpu_bytes = d->in->chosen.mem.total_bytes;
 		llmsim_report_train_name(&d->in->chosen.cfg, res->train_config,
 					 sizeof res->train_config);
 	}

@@ -138,8 +138,8 @@ static int draw_train(const struct report_data *d, const struct llmsim_gnuplot *
 		bn[i] = names[i];
 		const struct llmsim_train_mem *m = &r[i]->mem;
 		double *v = &mem[i * 5];
-		v[0] = m->weights, v[1] = m->grads, v[2] = m->optimizer, v[3] = m->activations;
-		v[4] = m->other;
+		v[0] = m->weights_bytes, v[1] = m->grads_bytes, v[2] = m->optimizer_bytes;
+		v[3] = m->activations_bytes, v[4] = m->other_bytes;
 		const struct llmsim_train_time *tt = &r[i]->time;
 		double *u = &tim[i * 4];
 		u[0] = tt->compute_s, u[1] = tt->comm_exposed_s, u[2] = tt->bubble_s;

@@ -121,7 +121,7 @@ static void summary(FILE *f, const struct report_data *d)
 		snprintf(b, sizeof b, "%.0f", d->in->chosen.tokens_per_s);
 		card(f, "tokens/s", b);
 		card(f, "MFU", llmsim_fmt_pct(a, d->in->chosen.mfu));
-		card(f, "memory per GPU", llmsim_fmt_bytes(a, d->in->chosen.mem.total));
+		card(f, "memory per GPU", llmsim_fmt_bytes(a, d->in->chosen.mem.total_bytes));
 	}
 	if (d->in->have_serve) {
 		card(f, "time to first token", llmsim_fmt_time(a, d->in->req.ttft_s));
@@ -331,7 +331,8 @@ static int train_sections(FILE *f, const struct report_data *d, const struct rep
 		snprintf(tps, sizeof tps, "%.0f", r->tokens_per_s);
 		snprintf(gp, sizeof gp, "%d", r->cfg.gpus);
 		const char *row[] = {nm, gp, llmsim_fmt_time(a, r->time.step_s), tps,
-				     llmsim_fmt_pct(b, r->mfu), llmsim_fmt_bytes(c, r->mem.total)};
+				     llmsim_fmt_pct(b, r->mfu),
+				     llmsim_fmt_bytes(c, r->mem.total_bytes)};
 		fputs("<tr>", f);
 		for (int k = 0; k < 6; k++)
 			cell(f, "td", k == 0, row[k]);

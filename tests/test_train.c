@@ -254,23 +254,23 @@ Test(train, more_gpus_less_weight_memory)
 		cfg(&c, tp, 1, LLMSIM_RECOMP_FULL, LLMSIM_ATTN_FLASH2);
 		c.global_batch = 1;
 		simulate(&m, &c, &r);
-		cr_expect(r.mem.weights <= prev, "tp %d raised weights", tp);
-		prev = r.mem.weights;
+		cr_expect(r.mem.weights_bytes <= prev, "tp %d raised weights", tp);
+		prev = r.mem.weights_bytes;
 	}
 	for (int pp = 2; pp <= 8; pp *= 2) {
 		cfg(&c, 8, 1, LLMSIM_RECOMP_FULL, LLMSIM_ATTN_FLASH2);
 		c.pp = pp, c.gpus = 8 * pp, c.global_batch = 8;
 		simulate(&m, &c, &r);
-		cr_expect(r.mem.weights <= prev, "pp %d raised weights", pp);
-		prev = r.mem.weights;
+		cr_expect(r.mem.weights_bytes <= prev, "pp %d raised weights", pp);
+		prev = r.mem.weights_bytes;
 	}
 	prev = 1e300;
 	for (int dp = 1; dp <= 64; dp *= 2) {
 		cfg(&c, 1, 1, LLMSIM_RECOMP_FULL, LLMSIM_ATTN_FLASH2);
 		c.dp = dp, c.gpus = dp, c.zero = 3, c.global_batch = 64;
 		simulate(&m, &c, &r);
-		cr_expect(r.mem.weights <= prev, "zero-3 dp %d raised weights", dp);
-		prev = r.mem.weights;
+		cr_expect(r.mem.weights_bytes <= prev, "zero-3 dp %d raised weights", dp);
+		prev = r.mem.weights_bytes;
 	}
 }
 
@@ -408,7 +408,7 @@ Test(train, cp_activations_and_ring)
 	simulate(&m, &c, &r1);
 	c.cp = 4, c.gpus = 4;
 	simulate(&m, &c, &r4);
-	expect_close(r4.mem.act_per_layer, r1.mem.act_per_layer / 4, 1e-12);
+	expect_close(r4.mem.act_per_layer_bytes, r1.mem.act_per_layer_bytes / 4, 1e-12);
 	double blk = 1.0 * (2048 / 4) * (2 * 96 * 128) * 2; /* b * s/cp * 2 kv * bytes */
 	expect_close(r4.comm.cp_bytes, 8 * 3 * 3 * blk, 1e-12);
 }
@@ -483,11 +483,11 @@ Test(train, offload_pcie_bytes_and_cpu_adam)
 	expect_close(r.comm.pcie_down_bytes, 2 * P, 1e-9);
 	expect_close(r.comm.pcie_up_bytes, 2 * P / 8, 1e-9);
 	/* GPU: 16-bit weights 2P, gradients 2P/8, no optimizer state */
-	expect_close(r.mem.weights, 2 * P, 1e-9);
-	expect_close(r.mem.grads, 2 * P / 8, 1e-9);
-	cr_expect_eq(r.mem.optimizer, 0);
+	expect_close(r.mem.weights_bytes, 2 * P, 1e-9);
+	expect_close(r.mem.grads_bytes, 2 * P / 8, 1e-9);
+	cr_expect_eq(r.mem.optimizer_bytes, 0);
 	/* host: 8 ranks x (16 B x P/8 + 4 GB) */
-	expect_close(r.mem.host_per_node, 16 * P + 8 * 4e9, 1e-9);
+	expect_close(r.mem.host_per_node_bytes, 16 * P + 8 * 4e9, 1e-9);
 	/* CPU Adam over the node's P parameters: 112 cores x 2.9e7 params/s
 	 * (below the DRAM bound 614.4 GB/s / 30 B = 2.05e10 params/s) */
 	expect_close(r.time.cpu_adam_s, P / (112 * 2.9e7), 1e-9);
@@ -505,8 +505,8 @@ Test(train, offload_pcie_bytes_and_cpu_adam)
 	sim8b("8b", &c, &r, &P, &g);
 	expect_close(r.comm.pcie_up_bytes, 4 * P, 1e-9);
 	expect_close(r.comm.pcie_down_bytes, 2 * P, 1e-9);
-	cr_expect(r.mem.weights == 0 && r.mem.grads == 0 && r.mem.optimizer == 0);
-	expect_close(r.mem.host_per_node, 18 * P + 8 * 4e9, 1e-9);
+	cr_expect(r.mem.weights_bytes == 0 && r.mem.grads_bytes == 0 && r.mem.optimizer_bytes == 0);
+	expect_close(r.mem.host_per_node_bytes, 18 * P + 8 * 4e9, 1e-9);
 
 	/* DPU hides the CPU step behind the next step's compute */
 	c.dpu = 1;
@@ -535,8 +535,8 @@ Test(train, offload_host_out_of_memory)
 	cr_expect(r.gpu_fits);
 	cr_expect_not(r.host_fits);
 	cr_expect_not(r.fits);
-	expect_close(r.mem.host_per_node, 18 * P + 8 * 4e9, 1e-9);
-	expect_close(r.mem.host, 2e12, 1e-12);
+	expect_close(r.mem.host_per_node_bytes, 18 * P + 8 * 4e9, 1e-9);
+	expect_close(r.mem.host_bytes, 2e12, 1e-12);
 }
 
 Test(train, offload_needs_zero_and_16bit_weights)

@@ -286,8 +286,8 @@ int llmsim_run_predict(const struct llmsim_run_entry *e, struct llmsim_run_outco
 		return rc;
 	o->predicted[LLMSIM_RUN_STEP_TIME] = o->r.time.step_s;
 	o->predicted[LLMSIM_RUN_MFU] = o->r.mfu;
-	o->predicted[LLMSIM_RUN_STATE_MEMORY] = o->r.mem.weights + o->r.mem.grads +
-						o->r.mem.optimizer;
+	o->predicted[LLMSIM_RUN_STATE_MEMORY] = o->r.mem.weights_bytes + o->r.mem.grads_bytes +
+						o->r.mem.optimizer_bytes;
 	o->published[LLMSIM_RUN_STEP_TIME] = e->published_step_s;
 	o->published[LLMSIM_RUN_MFU] = e->published_mfu;
 	o->published[LLMSIM_RUN_STATE_MEMORY] = e->published_mem_bytes;

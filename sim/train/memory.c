@@ -230,15 +230,15 @@ void train_memory(const struct train_geom *g, const struct llmsim_model *m,
 		if (c->offload == LLMSIM_OFFLOAD_PARAMS) /* frozen base in host memory too */
 			host += 2 * p.frozen / fz;
 		else
-			mem->weights = 2 * p.frozen / fz;
-		mem->weights += wd * p.trained_dense;
-		mem->grads = gd * p.trained_dense;
-		mem->optimizer = od * p.trained_dense;
+			mem->weights_bytes = 2 * p.frozen / fz;
+		mem->weights_bytes += wd * p.trained_dense;
+		mem->grads_bytes = gd * p.trained_dense;
+		mem->optimizer_bytes = od * p.trained_dense;
 		host += hd * p.trained_dense;
 	} else {
-		mem->weights = wd * p.dense + we * p.expert;
-		mem->grads = gd * p.dense + ge * p.expert;
-		mem->optimizer = od * p.dense + oe * p.expert;
+		mem->weights_bytes = wd * p.dense + we * p.expert;
+		mem->grads_bytes = gd * p.dense + ge * p.expert;
+		mem->optimizer_bytes = od * p.dense + oe * p.expert;
 		host += hd * p.dense + he * p.expert;
 		if (c->recipe == LLMSIM_RECIPE_AMP) /* bf16 autocast copies of the weights */
 			other += 2 * (c->zero >= 3 ? 2 * p.layer : p.dense + p.expert);
@@ -277,22 +277,23 @@ void train_memory(const struct train_geom *g, const struct llmsim_model *m,
 	double last = stage_layers * per_layer + transient + logits;
 	if (c->pp == 1)
 		first += logits;
-	mem->act_per_layer = ad;
+	mem->act_per_layer_bytes = ad;
 	mem->act_in_flight_layers = stage_layers * inflight;
-	mem->activations = fmax(first, last);
+	mem->activations_bytes = fmax(first, last);
 	/* p2p buffers (send + receive, fwd + bwd) */
 	if (c->pp > 1)
 		other += 4 * 2 * T * m->hidden / (c->sequence_parallel ? c->tp : 1);
-	double sum = mem->weights + mem->grads + mem->optimizer + mem->activations + other;
-	mem->fragmentation = TRAIN_FRAGMENTATION * sum;
-	mem->other = other + mem->fragmentation;
-	mem->total = sum + mem->fragmentation;
-	mem->hbm = gpu->hbm_bytes;
+	double sum = mem->weights_bytes + mem->grads_bytes + mem->optimizer_bytes +
+		     mem->activations_bytes + other;
+	mem->fragmentation_bytes = TRAIN_FRAGMENTATION * sum;
+	mem->other_bytes = other + mem->fragmentation_bytes;
+	mem->total_bytes = sum + mem->fragmentation_bytes;
+	mem->hbm_bytes = gpu->hbm_bytes;
 	if (c->offload != LLMSIM_OFFLOAD_NONE) {
 		int ranks = c->gpus < gpu->gpus_per_node ? c->gpus : gpu->gpus_per_node;
-		mem->host_per_gpu = host + TRAIN_HOST_RANK_BYTES;
+		mem->host_per_gpu_bytes = host + TRAIN_HOST_RANK_BYTES;
 		mem->host_params_per_gpu = p.trained_dense / n_dense + p.trained_expert / n_exp;
-		mem->host_per_node = ranks * mem->host_per_gpu;
-		mem->host = gpu->host_memory_bytes;
+		mem->host_per_node_bytes = ranks * mem->host_per_gpu_bytes;
+		mem->host_bytes = gpu->host_memory_bytes;
 	}
 }

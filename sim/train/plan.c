@@ -147,8 +147,8 @@ static void search_offload(struct search *s, struct llmsim_train_cfg *c,
 			/* per GPU: HBM short, plus this rank's part of the host's */
 			int ranks = c->gpus < s->ctx->gpu.gpus_per_node ? c->gpus
 									: s->ctx->gpu.gpus_per_node;
-			double sh = fmax(0, r.mem.total - r.mem.hbm) +
-				    fmax(0, r.mem.host_per_node - r.mem.host) / ranks;
+			double sh = fmax(0, r.mem.total_bytes - r.mem.hbm_bytes) +
+				    fmax(0, r.mem.host_per_node_bytes - r.mem.host_bytes) / ranks;
 			if (!s->out->have_closest || sh < s->best_short) {
 				s->out->closest = r;
 				s->out->have_closest = 1;

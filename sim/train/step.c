@@ -360,8 +360,8 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 	r->hfu = denom > 0 ? r->hw_flops / denom : 0;
 
 	train_memory(g, &ctx->model, &ctx->gpu, c, m, &r->mem);
-	r->gpu_fits = r->mem.total <= r->mem.hbm;
-	r->host_fits = r->mem.host_per_node <= r->mem.host;
+	r->gpu_fits = r->mem.total_bytes <= r->mem.hbm_bytes;
+	r->host_fits = r->mem.host_per_node_bytes <= r->mem.host_bytes;
 	r->fits = r->gpu_fits && r->host_fits;
 }
 

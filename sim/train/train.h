@@ -31,7 +31,7 @@ enum llmsim_recompute { LLMSIM_RECOMP_NONE, LLMSIM_RECOMP_SELECTIVE, LLMSIM_RECO
 enum llmsim_pp_sched { LLMSIM_SCHED_1F1B, LLMSIM_SCHED_INTERLEAVED, LLMSIM_SCHED_COUNT };
 /* Optimizer-state recipes (bytes per trained parameter, ZeRO stage 0):
  *   amp      PyTorch AMP: fp32 weights 4 + fp32 grads 4 + Adam m,v 8 = 16,
- *            plus a bf16 autocast copy of the weights (2) counted in `other`;
+ *            plus a bf16 autocast copy of the weights (2) counted in other_bytes;
  *   megatron bf16 weights 2 + fp32 main grads 4 + fp32 master, m, v 12 = 18
  *            (ZeRO-1 is Megatron's distributed optimizer);
  *   zero     the ZeRO paper's mixed-precision Adam: 16-bit weights 2 +
@@ -128,18 +128,19 @@ enum llmsim_train_reject llmsim_train_check(const struct llmsim_model *m,
 /* Memory per GPU (the most loaded rank: first pipeline stage for
  * activations, the larger of first/last stage for weights), bytes. */
 struct llmsim_train_mem {
-	double weights, grads, optimizer, activations, other, total;
+	double weights_bytes, grads_bytes, optimizer_bytes, activations_bytes, other_bytes;
+	double total_bytes;
 	double params_per_gpu;          /* parameters held (before ZeRO-3) */
 	double trained_params_per_gpu;  /* with grads and optimizer state */
-	double act_per_layer;           /* one micro-batch, one layer (dense) */
+	double act_per_layer_bytes;     /* one micro-batch, one layer (dense) */
 	double act_in_flight_layers;    /* layer-activations held (pipeline) */
-	double fragmentation;           /* part of `other` */
-	double hbm;                     /* capacity */
+	double fragmentation_bytes;     /* part of other_bytes */
+	double hbm_bytes;               /* capacity */
 	/* host memory (offload only; 0 otherwise) */
-	double host_per_gpu;            /* offloaded states of one rank + its process */
-	double host_per_node;           /* host_per_gpu x ranks on the node */
+	double host_per_gpu_bytes;      /* offloaded states of one rank + its process */
+	double host_per_node_bytes;     /* host_per_gpu_bytes x ranks on the node */
 	double host_params_per_gpu;     /* trained params whose states one rank offloads */
-	double host;                    /* capacity of one node */
+	double host_bytes;              /* capacity of one node */
 };
 
 /* Bytes per trained parameter of weights, gradients and optimizer state
