@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/yaml.h"
+#include "suite.h"
 
 static const char *const modes[] = {"serve", "infer", NULL};
 static const char *const wdts[] = {"bf16", "fp8", "int4", "fp4", NULL};
@@ -68,9 +69,10 @@ static const struct {
 } counts[] = {C(max_batch), C(max_tokens), C(requests), C(prompt), C(output), C(batch), C(reserve)};
 #undef C
 
-static int one(const struct llmsim_ynode *map, const char *path, struct llmsim_serve_pub *p,
+static int one(const struct llmsim_ynode *map, const char *path, void *entry,
 	       struct llmsim_err *err)
 {
+	struct llmsim_serve_pub *p = entry;
 	struct raw r;
 	memset(&r, 0, sizeof r);
 	snprintf(r.gpu, sizeof r.gpu, "h200");
@@ -146,35 +148,9 @@ static int one(const struct llmsim_ynode *map, const char *path, struct llmsim_s
 int llmsim_serve_pubs_load(const char *path, struct llmsim_serve_pub **out, int *n,
 			   struct llmsim_err *err)
 {
-	struct llmsim_ynode *root = NULL;
-	*out = NULL;
-	*n = 0;
-	int rc = llmsim_yaml_load_file(path, &root, err);
-	if (rc)
-		return rc;
-	const struct llmsim_ynode *runs = llmsim_ymap_get(root, "runs");
-	struct llmsim_serve_pub *v = NULL;
-	if (!runs || runs->kind != LLMSIM_Y_SEQ || !runs->n) {
-		rc = llmsim_err_setloc(err, LLMSIM_EPARSE, path, root->line, root->col,
-				       "expected a non-empty 'runs:' list");
-		goto out;
-	}
-	if ((rc = llmsim_ymap_check_unused(root, path, "suite", err)))
-		goto out;
-	if (!(v = calloc(runs->n, sizeof *v))) {
-		rc = llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < runs->n && !rc; i++)
-		rc = one(runs->vals[i], path, &v[i], err);
-	if (!rc) {
-		*out = v;
-		*n = (int)runs->n;
-		v = NULL;
-	}
-out:
-	free(v);
-	llmsim_ynode_free(root);
+	void *v;
+	int rc = llmsim_suite_load(path, sizeof **out, one, &v, n, err);
+	*out = v;
 	return rc;
 }
 

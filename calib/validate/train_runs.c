@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "base/yaml.h"
+#include "suite.h"
 #include "train_runs.h"
 
 static const char *const styles[] = {"gpt", "llama", NULL};
@@ -148,9 +149,10 @@ static int inline_model(const struct llmsim_ynode *map, const char *path,
 	return 0;
 }
 
-static int one_run(const struct llmsim_ynode *map, const char *path, struct llmsim_run_entry *e,
+static int one_run(const struct llmsim_ynode *map, const char *path, void *entry,
 		   struct llmsim_err *err)
 {
+	struct llmsim_run_entry *e = entry;
 	struct raw_run r;
 	memset(&r, 0, sizeof r);
 	r.tp = r.pp = r.cp = r.ep = r.micro_batch = r.chunks = 1;
@@ -220,35 +222,9 @@ static int one_run(const struct llmsim_ynode *map, const char *path, struct llms
 int llmsim_runs_load(const char *path, struct llmsim_run_entry **out, int *n,
 		     struct llmsim_err *err)
 {
-	struct llmsim_ynode *root = NULL;
-	*out = NULL;
-	*n = 0;
-	int rc = llmsim_yaml_load_file(path, &root, err);
-	if (rc)
-		return rc;
-	const struct llmsim_ynode *runs = llmsim_ymap_get(root, "runs");
-	if (!runs || runs->kind != LLMSIM_Y_SEQ || !runs->n) {
-		rc = llmsim_err_setloc(err, LLMSIM_EPARSE, path, root->line, root->col,
-				       "expected a non-empty 'runs:' list");
-		goto out;
-	}
-	if ((rc = llmsim_ymap_check_unused(root, path, "suite", err)))
-		goto out;
-	struct llmsim_run_entry *e = calloc(runs->n, sizeof *e);
-	if (!e) {
-		rc = llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < runs->n; i++) {
-		if ((rc = one_run(runs->vals[i], path, &e[i], err))) {
-			free(e);
-			goto out;
-		}
-	}
-	*out = e;
-	*n = (int)runs->n;
-out:
-	llmsim_ynode_free(root);
+	void *v;
+	int rc = llmsim_suite_load(path, sizeof **out, one_run, &v, n, err);
+	*out = v;
 	return rc;
 }
 
