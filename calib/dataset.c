@@ -226,7 +226,7 @@ int llmsim_calib_predict(const struct llmsim_gpu *gpu, const struct llmsim_calib
 		return llmsim_err_set(err, rc, "%s: %s", pt->op_spec, e.msg);
 	if (pt->per_call && p.kernels > 1) /* each later kernel waits for the one
 					    * before it to drain */
-		p.time_s += (p.kernels - 1) * gpu->eff[LLMSIM_EFF_KERNEL_GAP];
+		p.time_s += (p.kernels - 1) * gpu->param[LLMSIM_PARAM_GRAPH_KERNEL_GAP_S];
 	*time_s = p.time_s;
 	if (pred)
 		*pred = p;

@@ -93,12 +93,12 @@ static const struct {
 #define GOLDEN_ITERS 40	  /* golden-section steps (bracket shrinks 0.618^40) */
 #define MISS_PENALTY 10.0 /* |log error| of a prediction that fails */
 
-int llmsim_calib_fit_bounds(enum llmsim_eff e, double *lo, double *hi)
+int llmsim_calib_fit_bounds(enum llmsim_param e, double *lo, double *hi)
 {
-	if ((unsigned)e >= LLMSIM_EFF_COUNT)
+	if ((unsigned)e >= LLMSIM_PARAM_COUNT)
 		return 0;
 	for (size_t i = 0; i < NPARAMS; i++)
-		if (!strcmp(params[i].key, llmsim_eff_info[e].key)) {
+		if (!strcmp(params[i].key, llmsim_param_info[e].key)) {
 			*lo = params[i].lo;
 			*hi = params[i].hi;
 			return 1;
@@ -106,10 +106,10 @@ int llmsim_calib_fit_bounds(enum llmsim_eff e, double *lo, double *hi)
 	return 0;
 }
 
-const char *llmsim_calib_fit_classes(enum llmsim_eff e)
+const char *llmsim_calib_fit_classes(enum llmsim_param e)
 {
-	for (size_t i = 0; (unsigned)e < LLMSIM_EFF_COUNT && i < NPARAMS; i++)
-		if (!strcmp(params[i].key, llmsim_eff_info[e].key))
+	for (size_t i = 0; (unsigned)e < LLMSIM_PARAM_COUNT && i < NPARAMS; i++)
+		if (!strcmp(params[i].key, llmsim_param_info[e].key))
 			return params[i].classes;
 	return NULL;
 }
@@ -133,8 +133,8 @@ struct fitter {
 	int ncls;
 	int *cls_n;			/* cases per class */
 	double *aerr;			/* |ln(pred/meas)| of each fit case */
-	size_t *sens[LLMSIM_EFF_COUNT]; /* fit cases each parameter moves */
-	size_t nsens[LLMSIM_EFF_COUNT];
+	size_t *sens[LLMSIM_PARAM_COUNT]; /* fit cases each parameter moves */
+	size_t nsens[LLMSIM_PARAM_COUNT];
 	double *csum;	    /* per class sum of aerr (scratch) */
 	const char **names; /* class names */
 	unsigned char *use; /* classes in the objective now */
@@ -164,7 +164,7 @@ static double objective(const struct fitter *f)
 /* Set parameter e to v, re-predict the cases it moves; the objective. */
 static double try_value(struct fitter *f, int e, double v)
 {
-	f->gpu->eff[e] = v;
+	f->gpu->param[e] = v;
 	for (size_t k = 0; k < f->nsens[e]; k++)
 		f->aerr[f->sens[e][k]] = abs_log_err(f, f->sens[e][k]);
 	return objective(f);
@@ -174,7 +174,7 @@ static double try_value(struct fitter *f, int e, double v)
  * around the best grid point. Keeps the old value unless one is better. */
 static double fit_one(struct fitter *f, int e, double lo, double hi, double cur_obj)
 {
-	double x0 = f->gpu->eff[e], best_x = x0, best = cur_obj;
+	double x0 = f->gpu->param[e], best_x = x0, best = cur_obj;
 	double a = log(lo), b = log(hi), step = (b - a) / (GRID - 1);
 	int best_i = -1;
 	for (int i = 0; i < GRID; i++) {
@@ -236,7 +236,7 @@ static void fitter_release(struct fitter *f)
 	free(f->csum);
 	free(f->names);
 	free(f->use);
-	for (int e = 0; e < LLMSIM_EFF_COUNT; e++)
+	for (int e = 0; e < LLMSIM_PARAM_COUNT; e++)
 		free(f->sens[e]);
 }
 
@@ -249,18 +249,18 @@ static void fitter_release(struct fitter *f)
  * Returns how many of them belong to the classes in f->use. */
 static int find_sensitive(struct fitter *f, int e, double lo, double hi)
 {
-	double v0 = f->gpu->eff[e];
+	double v0 = f->gpu->param[e];
 	int owned = 0;
 	const double probe[] = {lo, hi, v0 * 0.9, v0 * 1.1};
 	f->nsens[e] = 0;
 	for (size_t j = 0; j < f->n; j++) {
 		const struct llmsim_calib_point *pt = &f->set->p[f->idx[j]];
 		double base, t;
-		f->gpu->eff[e] = v0;
+		f->gpu->param[e] = v0;
 		int bad = llmsim_calib_predict(f->gpu, pt, &base, NULL, NULL);
 		int moved = 0;
 		for (size_t k = 0; k < sizeof probe / sizeof probe[0] && !moved; k++) {
-			f->gpu->eff[e] = probe[k];
+			f->gpu->param[e] = probe[k];
 			int rc = llmsim_calib_predict(f->gpu, pt, &t, NULL, NULL);
 			moved = rc != bad || (!rc && fabs(t - base) > 1e-9 * base);
 		}
@@ -269,23 +269,23 @@ static int find_sensitive(struct fitter *f, int e, double lo, double hi)
 			owned += f->use[f->cls[j]];
 		}
 	}
-	f->gpu->eff[e] = v0;
+	f->gpu->param[e] = v0;
 	return owned;
 }
 
-/* The eff index of params[i] and its bounds for this fit: the table's,
+/* The parameter index of params[i] and its bounds for this fit: the table's,
  * widened to include the start (a start outside them is not thrown away).
  * -1 if this build lacks the key or the caller does not allow it. */
 static int param_of(const struct fitter *f, const int *allow, size_t i, double *lo, double *hi)
 {
 	int e;
-	for (e = 0; e < LLMSIM_EFF_COUNT; e++)
-		if (!strcmp(llmsim_eff_info[e].key, params[i].key))
+	for (e = 0; e < LLMSIM_PARAM_COUNT; e++)
+		if (!strcmp(llmsim_param_info[e].key, params[i].key))
 			break;
-	if (e == LLMSIM_EFF_COUNT || (allow && !allow[e]))
+	if (e == LLMSIM_PARAM_COUNT || (allow && !allow[e]))
 		return -1;
-	*lo = fmin(params[i].lo, f->gpu->eff[e]);
-	*hi = fmax(params[i].hi, f->gpu->eff[e]);
+	*lo = fmin(params[i].lo, f->gpu->param[e]);
+	*hi = fmax(params[i].hi, f->gpu->param[e]);
 	return e;
 }
 
@@ -303,7 +303,7 @@ int llmsim_calib_fit(struct llmsim_gpu *gpu, const struct llmsim_calib_set *set,
 {
 	struct fitter f = {.gpu = gpu, .set = set};
 	memset(res, 0, sizeof *res);
-	memcpy(res->start, gpu->eff, sizeof res->start);
+	memcpy(res->start, gpu->param, sizeof res->start);
 	/* Cases the model cannot predict at the start (an op the GPU lacks a
 	 * data type for) are left out rather than weigh as a constant. */
 	for (size_t i = 0; i < set->n; i++) {
@@ -344,7 +344,7 @@ int llmsim_calib_fit(struct llmsim_gpu *gpu, const struct llmsim_calib_set *set,
 		f.n++;
 	}
 	const int *allow = opts ? opts->allow : NULL;
-	for (int e = 0; e < LLMSIM_EFF_COUNT; e++) {
+	for (int e = 0; e < LLMSIM_PARAM_COUNT; e++) {
 		f.sens[e] = malloc(n * sizeof *f.sens[e]);
 		if (!f.sens[e]) {
 			rc = llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
@@ -368,9 +368,9 @@ int llmsim_calib_fit(struct llmsim_gpu *gpu, const struct llmsim_calib_set *set,
 			if (!find_sensitive(&f, e, lo, hi))
 				continue;
 			res->fitted[e] = 1;
-			double before = gpu->eff[e];
+			double before = gpu->param[e];
 			fit_one(&f, e, lo, hi, objective(&f));
-			moved |= fabs(gpu->eff[e] / before - 1) > 1e-6;
+			moved |= fabs(gpu->param[e] / before - 1) > 1e-6;
 		}
 		if (!moved)
 			break;
@@ -386,7 +386,7 @@ int llmsim_calib_fit(struct llmsim_gpu *gpu, const struct llmsim_calib_set *set,
 	}
 	use_classes(&f, NPARAMS);
 	res->objective_end = objective(&f);
-	memcpy(res->eff, gpu->eff, sizeof res->eff);
+	memcpy(res->param, gpu->param, sizeof res->param);
 out:
 	fitter_release(&f);
 	return rc;

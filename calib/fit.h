@@ -1,7 +1,7 @@
 /*
  * fit.h - measured cases next to the model: load them from the store,
  * predict each on a GPU, fit the model's efficiency and overhead
- * parameters (hw/eff_params.h) on the "fit" split, and write the result as
+ * parameters (hw/gpu_params.h) on the "fit" split, and write the result as
  * a calibration profile (hw/profiles/NAME.yaml) that the hardware loader
  * applies.
  *
@@ -94,31 +94,31 @@ struct llmsim_fit_opts {
 
 /* What the fit did, per parameter. */
 struct llmsim_fit_result {
-	double start[LLMSIM_EFF_COUNT];	       /* the GPU's values before */
-	double eff[LLMSIM_EFF_COUNT];	       /* after (== start where not fitted) */
-	int fitted[LLMSIM_EFF_COUNT];	       /* 1: fit cases of its classes depend on it */
-	int ncases[LLMSIM_EFF_COUNT];	       /* such cases, at the fitted values */
+	double start[LLMSIM_PARAM_COUNT];	       /* the GPU's values before */
+	double param[LLMSIM_PARAM_COUNT];	       /* after (== start where not fitted) */
+	int fitted[LLMSIM_PARAM_COUNT];	       /* 1: fit cases of its classes depend on it */
+	int ncases[LLMSIM_PARAM_COUNT];	       /* such cases, at the fitted values */
 	int fit_cases;			       /* modelled cases of split "fit" */
 	int held_out_cases;		       /* modelled cases of split "holdout" */
 	double objective_start, objective_end; /* sum over all classes of mean |ln(pred/meas)| */
 	int sweeps;
 };
 
-/* Fit gpu->eff on the set's "fit" cases: each parameter that cases of its
+/* Fit gpu->param on the set's "fit" cases: each parameter that cases of its
  * own classes (llmsim_calib_fit_classes) depend on moves within its bounds
  * to minimize the sum over those classes of the mean absolute log error,
  * by block coordinate descent (a log grid then golden-section search per
- * parameter, sweeps until none moves). On success gpu->eff holds the
+ * parameter, sweeps until none moves). On success gpu->param holds the
  * fitted values. LLMSIM_ENOENT if the set has no modelled fit case. */
 int llmsim_calib_fit(struct llmsim_gpu *gpu, const struct llmsim_calib_set *set,
 		     const struct llmsim_fit_opts *opts, struct llmsim_fit_result *res,
 		     struct llmsim_err *err);
 
 /* Bounds a parameter is fitted within; 0 if it is not fitted at all. */
-int llmsim_calib_fit_bounds(enum llmsim_eff e, double *lo, double *hi);
+int llmsim_calib_fit_bounds(enum llmsim_param e, double *lo, double *hi);
 
 /* The op classes a parameter is fitted on, space-separated ("hbm
  * elementwise decode"); NULL if it is not fitted. */
-const char *llmsim_calib_fit_classes(enum llmsim_eff e);
+const char *llmsim_calib_fit_classes(enum llmsim_param e);
 
 #endif

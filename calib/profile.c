@@ -80,14 +80,15 @@ static void write_body(FILE *f, const struct llmsim_gpu *gpu, const struct llmsi
 	fputc('\n', f);
 
 	int any = 0;
-	for (int e = 0; e < LLMSIM_EFF_COUNT; e++)
+	for (int e = 0; e < LLMSIM_PARAM_COUNT; e++)
 		any |= res->fitted[e];
 	if (any)
 		fputs("efficiency:\n", f);
-	for (int e = 0; e < LLMSIM_EFF_COUNT; e++)
+	for (int e = 0; e < LLMSIM_PARAM_COUNT; e++)
 		if (res->fitted[e])
 			fprintf(f, "  %s: %.6g  # hardware file: %.6g; %d fit cases depend on it\n",
-				llmsim_eff_info[e].key, gpu->eff[e], res->start[e], res->ncases[e]);
+				llmsim_param_info[e].key, gpu->param[e], res->start[e],
+				res->ncases[e]);
 
 	int nclasses = 0;
 	for (int c = 0; ho && c < ho->nclasses; c++)
@@ -148,10 +149,12 @@ int llmsim_calib_write_profile(const char *path, const struct llmsim_gpu *gpu,
 	struct llmsim_gpu check = *gpu;
 	struct llmsim_err lerr = {0};
 	int rc = llmsim_gpu_apply_profile(&check, tmp, &lerr);
-	for (int e = 0; !rc && e < LLMSIM_EFF_COUNT; e++)
-		if (res->fitted[e] && fabs(check.eff[e] - gpu->eff[e]) > 1e-5 * fabs(gpu->eff[e]))
+	for (int e = 0; !rc && e < LLMSIM_PARAM_COUNT; e++)
+		if (res->fitted[e] &&
+		    fabs(check.param[e] - gpu->param[e]) > 1e-5 * fabs(gpu->param[e]))
 			rc = llmsim_err_set(&lerr, LLMSIM_EINVAL, "'%s' read back as %g, not %g",
-					    llmsim_eff_info[e].key, check.eff[e], gpu->eff[e]);
+					    llmsim_param_info[e].key, check.param[e],
+					    gpu->param[e]);
 	if (rc) {
 		unlink(tmp);
 		return llmsim_err_set(err, rc, "%s: the written profile does not load: %s", path,

@@ -73,7 +73,7 @@ struct llmsim_profile_info {
 	const char *source; /* the database it came from, or NULL */
 };
 
-/* Write the profile for gpu (its fitted eff values, those res->fitted
+/* Write the profile for gpu (its fitted parameters, those res->fitted
  * marks) with the held-out statistics in held_out, to path atomically: a
  * temporary file next to it, checked by the hardware loader, then renamed.
  * On failure nothing is left at path (an older file stays as it was). */

@@ -299,16 +299,16 @@ static int calib_fit(int argc, char **argv)
 		llmsim_json_num(&j, "objective_end", res.objective_end);
 		llmsim_json_int(&j, "sweeps", res.sweeps);
 		llmsim_json_arr_begin(&j, "parameters");
-		for (int e = 0; e < LLMSIM_EFF_COUNT; e++) {
+		for (int e = 0; e < LLMSIM_PARAM_COUNT; e++) {
 			if (!res.fitted[e])
 				continue;
 			llmsim_json_obj_begin(&j, NULL);
-			llmsim_json_str(&j, "key", llmsim_eff_info[e].key);
+			llmsim_json_str(&j, "key", llmsim_param_info[e].key);
 			llmsim_json_num(&j, "start", res.start[e]);
-			llmsim_json_num(&j, "fitted", res.eff[e]);
+			llmsim_json_num(&j, "fitted", res.param[e]);
 			llmsim_json_int(&j, "cases", res.ncases[e]);
 			llmsim_json_str(&j, "classes",
-					llmsim_calib_fit_classes((enum llmsim_eff)e));
+					llmsim_calib_fit_classes((enum llmsim_param)e));
 			llmsim_json_obj_end(&j);
 		}
 		llmsim_json_arr_end(&j);
@@ -323,18 +323,18 @@ static int calib_fit(int argc, char **argv)
 						   "fit cases", "<note"};
 		struct llmsim_table t;
 		llmsim_table_init(&t, 5, head);
-		for (int e = 0; e < LLMSIM_EFF_COUNT; e++) {
+		for (int e = 0; e < LLMSIM_PARAM_COUNT; e++) {
 			double lo, hi;
 			if (!res.fitted[e] ||
-			    !llmsim_calib_fit_bounds((enum llmsim_eff)e, &lo, &hi))
+			    !llmsim_calib_fit_bounds((enum llmsim_param)e, &lo, &hi))
 				continue;
 			/* a value at a bound is the data asking for more than the
 			 * model allows: worth a look */
-			const char *note = res.eff[e] <= lo * (1 + 1e-6)   ? "at lower bound"
-					   : res.eff[e] >= hi * (1 - 1e-6) ? "at upper bound"
+			const char *note = res.param[e] <= lo * (1 + 1e-6)   ? "at lower bound"
+					   : res.param[e] >= hi * (1 - 1e-6) ? "at upper bound"
 									   : "";
-			llmsim_table_rowf(&t, "%s\t%.4g\t%.4g\t%d\t%s", llmsim_eff_info[e].key,
-					  res.start[e], res.eff[e], res.ncases[e], note);
+			llmsim_table_rowf(&t, "%s\t%.4g\t%.4g\t%d\t%s", llmsim_param_info[e].key,
+					  res.start[e], res.param[e], res.ncases[e], note);
 		}
 		printf("fit %s on %d cases (%d held out) of %s: mean |ln(pred/meas)| summed over"
 		       " classes %.4f -> %.4f in %d sweeps\n",

@@ -202,8 +202,8 @@ static void show_json(const struct llmsim_gpu *g, FILE *out)
 	}
 	llmsim_json_num(&j, "tdp_w", g->tdp_w);
 	llmsim_json_obj_begin(&j, "efficiency");
-	for (int i = 0; i < LLMSIM_EFF_COUNT; i++)
-		llmsim_json_num(&j, llmsim_eff_info[i].key, g->eff[i]);
+	for (int i = 0; i < LLMSIM_PARAM_COUNT; i++)
+		llmsim_json_num(&j, llmsim_param_info[i].key, g->param[i]);
 	llmsim_json_obj_end(&j);
 	if (g->profile_path[0]) {
 		llmsim_json_obj_begin(&j, "calibration");
@@ -325,15 +325,15 @@ static void show_human(const struct llmsim_gpu *g)
 	kv_print(&k, "interconnect and host");
 
 	kv_init(&k);
-	for (int i = 0; i < LLMSIM_EFF_COUNT; i++) {
-		const char *key = llmsim_eff_info[i].key;
+	for (int i = 0; i < LLMSIM_PARAM_COUNT; i++) {
+		const char *key = llmsim_param_info[i].key;
 		size_t n = strlen(key);
 		if (n > 2 && !strcmp(key + n - 2, "_s"))
-			kv_row(&k, key, "%s", llmsim_fmt_time(a, g->eff[i]));
+			kv_row(&k, key, "%s", llmsim_fmt_time(a, g->param[i]));
 		else if (strstr(key, "_fraction") || strstr(key, "_relative"))
-			kv_row(&k, key, "%.3f", g->eff[i]);
+			kv_row(&k, key, "%.3f", g->param[i]);
 		else
-			kv_row(&k, key, "%g", g->eff[i]);
+			kv_row(&k, key, "%g", g->param[i]);
 	}
 	kv_print(&k, g->profile_path[0] ? "efficiencies (from the calibration profile)"
 					: "efficiencies (assumed: no calibration profile)");

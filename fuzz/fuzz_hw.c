@@ -35,8 +35,8 @@ static void check(const struct llmsim_gpu *g)
 	    !(g->l2_bytes > 0) || g->base_clock_hz > g->boost_clock_hz ||
 	    !(g->vector_flops_per_s[LLMSIM_DT_FP32] > 0) || !g->name[0])
 		abort();
-	for (int i = 0; i < LLMSIM_EFF_COUNT; i++)
-		if (!isfinite(g->eff[i]) || g->eff[i] < 0)
+	for (int i = 0; i < LLMSIM_PARAM_COUNT; i++)
+		if (!isfinite(g->param[i]) || g->param[i] < 0)
 			abort();
 	for (int d = 0; d < LLMSIM_DT_COUNT; d++)
 		if (llmsim_gpu_peak_flops(g, (enum llmsim_dtype)d) < 0)

@@ -38,8 +38,8 @@ static void calib_kv(const char *key, const char *value, void *ctx)
 
 static void check(const struct llmsim_gpu *g)
 {
-	for (int i = 0; i < LLMSIM_EFF_COUNT; i++)
-		if (!isfinite(g->eff[i]) || !(g->eff[i] > 0))
+	for (int i = 0; i < LLMSIM_PARAM_COUNT; i++)
+		if (!isfinite(g->param[i]) || !(g->param[i] > 0))
 			abort();
 	if (g->nerr_classes < 0 || g->nerr_classes > LLMSIM_GPU_MAX_ERR_CLASSES)
 		abort();

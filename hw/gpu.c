@@ -18,10 +18,10 @@
 #include "base/yaml.h"
 #include "gpu_load.h"
 
-const struct llmsim_eff_info llmsim_eff_info[LLMSIM_EFF_COUNT] = {
-#define LLMSIM_EFF(e, k, d, text) [LLMSIM_EFF_##e] = {.key = k, .def = d, .doc = text},
-#include "eff_params.h"
-#undef LLMSIM_EFF
+const struct llmsim_param_info llmsim_param_info[LLMSIM_PARAM_COUNT] = {
+#define LLMSIM_PARAM(e, k, d, text) [LLMSIM_PARAM_##e] = {.key = k, .def = d, .doc = text},
+#include "gpu_params.h"
+#undef LLMSIM_PARAM
 };
 
 #define G(f) offsetof(struct llmsim_gpu, f)
@@ -171,9 +171,9 @@ static int load_peaks(const struct llmsim_ynode *root, struct llmsim_gpu *gpu,
 /* The efficiency-section field of one parameter, its range read off the
  * unit in its name: fractions in (0, 1], anything else (times, rates,
  * ratios) positive, as llmsim_predict requires of every parameter. */
-static struct llmsim_yfield eff_field(int i, size_t base)
+static struct llmsim_yfield param_field(int i, size_t base)
 {
-	const char *k = llmsim_eff_info[i].key;
+	const char *k = llmsim_param_info[i].key;
 	size_t n = strlen(k);
 	enum llmsim_yrange r = LLMSIM_YR_POSITIVE;
 	if (n > 9 && !strcmp(k + n - 9, "_fraction"))
@@ -187,13 +187,13 @@ static struct llmsim_yfield eff_field(int i, size_t base)
 	};
 }
 
-int llmsim_gpu_extract_eff(const struct llmsim_ynode *map, double *eff, const char *path,
-			   struct llmsim_err *err)
+int llmsim_gpu_extract_params(const struct llmsim_ynode *map, double *param, const char *path,
+			      struct llmsim_err *err)
 {
-	struct llmsim_yfield f[LLMSIM_EFF_COUNT];
-	for (int i = 0; i < LLMSIM_EFF_COUNT; i++)
-		f[i] = eff_field(i, 0);
-	int rc = llmsim_yaml_extract(map, f, LLMSIM_EFF_COUNT, eff, path, "efficiency", err);
+	struct llmsim_yfield f[LLMSIM_PARAM_COUNT];
+	for (int i = 0; i < LLMSIM_PARAM_COUNT; i++)
+		f[i] = param_field(i, 0);
+	int rc = llmsim_yaml_extract(map, f, LLMSIM_PARAM_COUNT, param, path, "efficiency", err);
 	if (!rc)
 		rc = llmsim_ymap_check_unused(map, path, "efficiency", err);
 	return rc;
@@ -275,8 +275,8 @@ static int load_tree(const struct llmsim_ynode *root, void *obj, const char *pat
 
 	memset(gpu, 0, sizeof *gpu);
 	snprintf(gpu->path, sizeof gpu->path, "%s", path);
-	for (int i = 0; i < LLMSIM_EFF_COUNT; i++)
-		gpu->eff[i] = llmsim_eff_info[i].def;
+	for (int i = 0; i < LLMSIM_PARAM_COUNT; i++)
+		gpu->param[i] = llmsim_param_info[i].def;
 	if (root->kind != LLMSIM_Y_MAP)
 		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, root->line, root->col,
 					 "a hardware file must be a mapping of keys");
@@ -316,7 +316,7 @@ static int load_tree(const struct llmsim_ynode *root, void *obj, const char *pat
 	}
 	if ((rc = section(root, "efficiency", 0, path, &sec, err)))
 		return rc;
-	if (sec && (rc = llmsim_gpu_extract_eff(sec, gpu->eff, path, err)))
+	if (sec && (rc = llmsim_gpu_extract_params(sec, gpu->param, path, err)))
 		return rc;
 	if ((rc = llmsim_ymap_check_unused(root, path, NULL, err)))
 		return rc;

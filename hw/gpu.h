@@ -13,20 +13,20 @@
 #include "base/dtype.h"
 #include "base/err.h"
 
-enum llmsim_eff {
-#define LLMSIM_EFF(e, key, def, doc) LLMSIM_EFF_##e,
-#include "eff_params.h"
-#undef LLMSIM_EFF
-	LLMSIM_EFF_COUNT
+enum llmsim_param {
+#define LLMSIM_PARAM(e, key, def, doc) LLMSIM_PARAM_##e,
+#include "gpu_params.h"
+#undef LLMSIM_PARAM
+	LLMSIM_PARAM_COUNT
 };
 
 /* Table of the parameters above: yaml key, default, description. */
-struct llmsim_eff_info {
+struct llmsim_param_info {
 	const char *key;
 	double def;
 	const char *doc;
 };
-extern const struct llmsim_eff_info llmsim_eff_info[LLMSIM_EFF_COUNT];
+extern const struct llmsim_param_info llmsim_param_info[LLMSIM_PARAM_COUNT];
 
 #define LLMSIM_GPU_MAX_ALIASES 8
 #define LLMSIM_GPU_MAX_ERR_CLASSES 16
@@ -90,7 +90,7 @@ struct llmsim_gpu {
 	double tdp_w;
 
 	/* model parameters: efficiencies and overheads */
-	double eff[LLMSIM_EFF_COUNT];
+	double param[LLMSIM_PARAM_COUNT];
 	char profile_path[512];         /* "" when no calibration profile applied */
 	struct llmsim_err_class err_classes[LLMSIM_GPU_MAX_ERR_CLASSES];
 	int nerr_classes;

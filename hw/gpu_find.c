@@ -137,7 +137,7 @@ static int apply_tree(const struct llmsim_ynode *root, void *obj, const char *pa
 	if ((v = llmsim_ymap_get(root, "calibration")) && (rc = check_calibration(v, path, err)))
 		return rc;
 	if ((v = llmsim_ymap_get(root, "efficiency")) &&
-	    (rc = llmsim_gpu_extract_eff(v, g.eff, path, err)))
+	    (rc = llmsim_gpu_extract_params(v, g.param, path, err)))
 		return rc;
 	if ((v = llmsim_ymap_get(root, "expected_error_pct")) && (rc = load_classes(v, &g, path, err)))
 		return rc;

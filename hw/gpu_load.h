@@ -33,12 +33,12 @@ int llmsim_gpu_profile_calibration(const char *path,
  * Returns 0, or -1 when it does not fit or there is no data folder. */
 int llmsim_gpu_profile_path(const char *gpu_name, char *buf, size_t size);
 
-/* Extract an `efficiency:` mapping into eff[LLMSIM_EFF_COUNT]: keys left
+/* Extract an `efficiency:` mapping into param[LLMSIM_PARAM_COUNT]: keys left
  * out keep their value; unknown keys and values out of range fail. Shared
  * by the hardware-file and profile loaders. */
 struct llmsim_ynode;
-int llmsim_gpu_extract_eff(const struct llmsim_ynode *map, double *eff, const char *path,
-			   struct llmsim_err *err);
+int llmsim_gpu_extract_params(const struct llmsim_ynode *map, double *param, const char *path,
+			      struct llmsim_err *err);
 
 /* Hardware files as a kind of data-folder description (hw/, "GPU"), for
  * the name lookup in gpu_find.c (see base/datafind.h). */

@@ -202,13 +202,14 @@ static void fa1(const struct llmsim_gpu *gpu, const struct attn *x, int bwd, str
 	k.l2_store_bytes = w_tr - w_h;
 	if (!bwd) {
 		k.mm_flops = scores * 2 * (D + Dv);
-		k.mm_eff = gpu->eff[LLMSIM_EFF_ATTN_TENSOR];
+		k.mm_eff = gpu->param[LLMSIM_PARAM_ATTENTION_TENSOR_FRACTION];
 		/* softmax plus the rescale of O after every K/V block */
 		k.vec_flops = scores * (4 + 2 * Dv / bc);
 		k.sfu_ops = scores;
 	} else {
 		k.mm_flops = scores * 2 * (3 * D + 2 * Dv);
-		k.mm_eff = gpu->eff[LLMSIM_EFF_ATTN_TENSOR] * gpu->eff[LLMSIM_EFF_ATTN_BWD];
+		k.mm_eff = gpu->param[LLMSIM_PARAM_ATTENTION_TENSOR_FRACTION] *
+			   gpu->param[LLMSIM_PARAM_ATTENTION_BWD_RELATIVE];
 		k.vec_flops = scores * 6;
 		k.sfu_ops = scores;
 	}
@@ -283,7 +284,8 @@ static void flash_fwd(const struct llmsim_gpu *gpu, const struct attn *x, int v3
 	k.mm_rate_flops_per_s = sim_mm_rate(gpu, x->dt, &tensor);
 	k.mm_tensor = tensor;
 	k.mm_flops = scores * 2 * (D + Dv);
-	k.mm_eff = gpu->eff[v3 ? LLMSIM_EFF_ATTN3_TENSOR : LLMSIM_EFF_ATTN_TENSOR];
+	k.mm_eff = gpu->param[v3 ? LLMSIM_PARAM_ATTENTION3_TENSOR_FRACTION :
+				   LLMSIM_PARAM_ATTENTION_TENSOR_FRACTION];
 	/* softmax (max, scale, sum, convert) and the rescale of the O
 	 * accumulators after every K/V tile: Dv / Bc multiplies per score */
 	k.vec_flops = scores * (4 + Dv / bc);
@@ -330,7 +332,7 @@ static void flash_fwd(const struct llmsim_gpu *gpu, const struct attn *x, int v3
 	if (v3)
 		k.fill_s += gpu->hbm_latency_s +
 			    sim_min((double)k.blocks, (double)gpu->sms * bps) * br * (D + Dv) * e /
-				    (gpu->hbm_bytes_per_s * gpu->eff[LLMSIM_EFF_HBM]);
+				    (gpu->hbm_bytes_per_s * gpu->param[LLMSIM_PARAM_HBM_FRACTION]);
 	if (main || !a->p->tile_m) {
 		a->p->tile_m = br;
 		a->p->tile_n = bc;
@@ -376,8 +378,10 @@ static void flash_bwd(const struct llmsim_gpu *gpu, const struct attn *x, int v3
 	/* FA3's backward is its own design (producer warp, two consumer
 	 * warpgroups, dQ accumulated by TMA reduce-adds): its ratio to the
 	 * forward is its own parameter */
-	k.mm_eff = v3 ? gpu->eff[LLMSIM_EFF_ATTN3_TENSOR] * gpu->eff[LLMSIM_EFF_ATTN3_BWD] :
-		   gpu->eff[LLMSIM_EFF_ATTN_TENSOR] * gpu->eff[LLMSIM_EFF_ATTN_BWD];
+	k.mm_eff = v3 ? gpu->param[LLMSIM_PARAM_ATTENTION3_TENSOR_FRACTION] *
+			     gpu->param[LLMSIM_PARAM_ATTENTION3_BWD_RELATIVE] :
+			gpu->param[LLMSIM_PARAM_ATTENTION_TENSOR_FRACTION] *
+			     gpu->param[LLMSIM_PARAM_ATTENTION_BWD_RELATIVE];
 	k.vec_flops = scores * 6;
 	k.sfu_ops = scores;
 	/* both run 8 MMA warps per SM (FA2: one block of 8; FA3: two

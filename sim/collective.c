@@ -96,7 +96,8 @@ enum { NCCL_THREADS = 512, NCCL_LL_THREAD_BYTES = 8, NCCL_SIMPLE_THREAD_BYTES = 
 static double max_channels(const struct llmsim_gpu *gpu)
 {
 	/* clamped before rounding: sim_floor and sim_ceil go through int64_t */
-	return sim_max(1, sim_floor(sim_min(gpu->eff[LLMSIM_EFF_COLL_CHANNELS], 1 << 20)));
+	return sim_max(1, sim_floor(sim_min(gpu->param[LLMSIM_PARAM_COLLECTIVE_MAX_CHANNELS],
+					    1 << 20)));
 }
 
 /* channels NCCL runs a rank's `share` on */
@@ -109,16 +110,17 @@ static double channels(const struct llmsim_gpu *gpu, enum proto pr, double share
 
 static double step_latency(const struct llmsim_gpu *gpu, enum proto pr)
 {
-	return pr == PROTO_LL	   ? gpu->eff[LLMSIM_EFF_COLL_LL_LATENCY]
-	       : pr == PROTO_LL128 ? gpu->eff[LLMSIM_EFF_COLL_LL128_LATENCY]
-				   : gpu->eff[LLMSIM_EFF_COLL_LATENCY];
+	return pr == PROTO_LL	   ? gpu->param[LLMSIM_PARAM_COLLECTIVE_LL_STEP_LATENCY_S]
+	       : pr == PROTO_LL128 ? gpu->param[LLMSIM_PARAM_COLLECTIVE_LL128_STEP_LATENCY_S]
+				   : gpu->param[LLMSIM_PARAM_COLLECTIVE_STEP_LATENCY_S];
 }
 
 static double link_fraction(const struct llmsim_gpu *gpu, enum proto pr)
 {
-	return pr == PROTO_LL	   ? gpu->eff[LLMSIM_EFF_COLL_LL_BW]
-	       : pr == PROTO_LL128 ? gpu->eff[LLMSIM_EFF_COLL_BW] * LL128_DATA_FRACTION
-				   : gpu->eff[LLMSIM_EFF_COLL_BW];
+	double bw = gpu->param[LLMSIM_PARAM_COLLECTIVE_BW_FRACTION];
+	return pr == PROTO_LL	   ? gpu->param[LLMSIM_PARAM_COLLECTIVE_LL_BW_FRACTION]
+	       : pr == PROTO_LL128 ? bw * LL128_DATA_FRACTION
+				   : bw;
 }
 
 /* How late the slowest of nc channels ends, each moving x bytes at rate
@@ -133,7 +135,8 @@ static double straggle_s(const struct llmsim_gpu *gpu, double nc, double x, doub
 	if (nc < 2 || !(x > 0) || !(r > 0))
 		return 0;
 	double steps = sqrt(x / NCCL_STEP_BYTES);
-	return sqrt(2 * log(nc)) * gpu->eff[LLMSIM_EFF_COLL_STRAGGLE] * steps * NCCL_STEP_BYTES / r;
+	return sqrt(2 * log(nc)) * gpu->param[LLMSIM_PARAM_COLLECTIVE_STRAGGLE_FRACTION] * steps *
+	       NCCL_STEP_BYTES / r;
 }
 
 /* Channels of a Simple or LL128 transfer: a ring collective's follow
@@ -171,7 +174,8 @@ static void add(const struct llmsim_gpu *gpu, struct cost *c, const struct level
 	/* bulk copies: the link, or the channels' blocks when few run */
 	double nc = bulk_channels(gpu, c, share);
 	double r = fmin(l->bytes_per_s * link_fraction(gpu, c->proto), nc * l->cta_bytes_per_s);
-	double loc = gpu->hbm_bytes_per_s * gpu->eff[LLMSIM_EFF_COLL_LOCAL_BW] / 2;
+	double loc =
+		gpu->hbm_bytes_per_s * gpu->param[LLMSIM_PARAM_COLLECTIVE_LOCAL_BW_FRACTION] / 2;
 	c->bw_s += bytes / r + (local > 0 && loc > 0 ? local / loc : 0);
 	c->bw_s += straggle_s(gpu, nc, bytes / nc, r / nc);
 }
@@ -260,8 +264,9 @@ static const double nccl_nvl_lat_us[2][PROTO_COUNT] = {{0.6, 1.25, 4.0}, {0.6, 1
 static double nccl_estimate_us(const struct llmsim_gpu *gpu, enum llmsim_coll_kind kind, int tree,
 			       enum proto pr, double p, double S)
 {
-	double bus = gpu->intra_node_bytes_per_s * gpu->eff[LLMSIM_EFF_COLL_NCCL_LINK] / 1e9;
-	double llmax = gpu->eff[LLMSIM_EFF_COLL_LL_MAX_BW] / 1e9;
+	double bus = gpu->intra_node_bytes_per_s *
+		     gpu->param[LLMSIM_PARAM_COLLECTIVE_NCCL_LINK_FRACTION] / 1e9;
+	double llmax = gpu->param[LLMSIM_PARAM_COLLECTIVE_LL_MAX_BYTES_PER_S] / 1e9;
 	double nsteps = kind == LLMSIM_COLL_ALLREDUCE ? 2 * (p - 1) : p - 1;
 	double bw, lat = nccl_base_lat_us[!tree][pr];
 	if (!tree) {
@@ -313,13 +318,13 @@ static void nccl_pick(const struct llmsim_gpu *gpu, enum llmsim_coll_kind kind,
  * launch */
 static int one_rank(const struct llmsim_gpu *gpu, double S, struct llmsim_pred *p)
 {
-	double hbm = gpu->hbm_bytes_per_s * gpu->eff[LLMSIM_EFF_HBM];
+	double hbm = gpu->hbm_bytes_per_s * gpu->param[LLMSIM_PARAM_HBM_FRACTION];
 	p->flops = 0;
 	p->intensity_flops_per_byte = 0;
 	p->link_bytes = 0;
 	p->kernels = 1;
 	p->memory_s = hbm > 0 ? 2 * S / hbm : 0;
-	p->overhead_s = gpu->eff[LLMSIM_EFF_KERNEL_OVERHEAD]; /* GPU time, as every op */
+	p->overhead_s = gpu->param[LLMSIM_PARAM_KERNEL_OVERHEAD_S]; /* GPU time, as every op */
 	p->time_s = p->memory_s + p->overhead_s;
 	p->bound = p->memory_s > p->overhead_s ? LLMSIM_BOUND_HBM : LLMSIM_BOUND_LAUNCH;
 	p->kernel_time_s[0] = p->time_s;
@@ -419,7 +424,7 @@ int sim_collective(const struct llmsim_gpu *gpu, const struct llmsim_op *op, str
 	/* every NCCL kernel pays a fixed start (launch, proxy, handshake with
 	 * the peers) whatever the size and step count: on 2 H200s all five
 	 * collectives bottom out at the same ~9-10 us */
-	p->overhead_s = gpu->eff[LLMSIM_EFF_COLL_FIXED];
+	p->overhead_s = gpu->param[LLMSIM_PARAM_COLLECTIVE_FIXED_S];
 	p->time_s = best.bw_s + best.lat_s + p->overhead_s;
 	p->bound = best.bw_s >= best.lat_s ? LLMSIM_BOUND_LINK : LLMSIM_BOUND_LATENCY;
 	if (p->overhead_s > best.bw_s && p->overhead_s > best.lat_s)

@@ -83,7 +83,7 @@ static void dec_kern(const struct llmsim_gpu *gpu, const struct dec *x, const st
 	k->blocks = (int64_t)(x->B * x->G * blocks_per_head * s->groups);
 	k->mm_rate_flops_per_s = sim_mm_rate(gpu, x->dt, &tensor);
 	k->mm_tensor = tensor;
-	k->mm_eff = gpu->eff[LLMSIM_EFF_ATTN_TENSOR];
+	k->mm_eff = gpu->param[LLMSIM_PARAM_ATTENTION_TENSOR_FRACTION];
 	k->mm_flops = x->B * x->G * s->groups * s->mma_rows * x->L * 2 * (x->Dqk + x->Dv);
 	/* the padded rows run the softmax too */
 	double scores = x->B * x->G * s->groups * s->mma_rows * x->L;
@@ -100,7 +100,7 @@ static void dec_kern(const struct llmsim_gpu *gpu, const struct dec *x, const st
 	k->smem_bytes = 2 * kv_bytes * s->groups;
 	k->inflight_bytes_per_block = s->stages * s->bc * x->tok_bytes;
 	k->fill_s = gpu->hbm_latency_s;
-	k->hbm_eff = gpu->eff[LLMSIM_EFF_DECODE_HBM];
+	k->hbm_eff = gpu->param[LLMSIM_PARAM_DECODE_HBM_FRACTION];
 }
 
 /* One way to run the attention kernel: the cache split into `splits`
@@ -215,7 +215,8 @@ static void fa2_combine(const struct llmsim_gpu *gpu, const struct dec *x, doubl
 	r->sfu_ops = rows * splits;
 	r->threads = 128;
 	r->blocks = (int64_t)sim_ceil(rows / rows_per_block);
-	r->fill_s += (1 + splits) * (fits ? gpu->eff[LLMSIM_EFF_L2_LATENCY] : gpu->hbm_latency_s);
+	r->fill_s += (1 + splits) *
+		     (fits ? gpu->param[LLMSIM_PARAM_L2_HIT_ROUND_TRIP_S] : gpu->hbm_latency_s);
 }
 
 /* FlashDecoding as FlashAttention-2 runs it (flash_api.cpp, what PyTorch's

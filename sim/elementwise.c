@@ -159,7 +159,7 @@ static double row_max(const struct llmsim_gpu *gpu)
  * vector rate the kernel model prices. */
 static void overlap_pipes(const struct llmsim_gpu *gpu, struct kern *k, double vec, double sfu)
 {
-	double vrate = sim_vec_rate(gpu) / 2 * gpu->eff[LLMSIM_EFF_GEMM_VECTOR];
+	double vrate = sim_vec_rate(gpu) / 2 * gpu->param[LLMSIM_PARAM_VECTOR_FRACTION];
 	double srate = sim_sfu_rate(gpu);
 	k->sfu_ops = 0;
 	k->vec_flops = srate > 0 ? sim_max(vec, sfu * vrate / srate) : vec;
@@ -198,7 +198,7 @@ static void add_pass(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, int
 		k.inflight_bytes_per_block *= e / 16;
 		/* the exps issue beside this integer work too (H200: a strided
 		 * SiLU runs as fast as a strided multiply) */
-		vec += 2 * T * H * gpu->eff[LLMSIM_EFF_STRIDED_INDEX_OPS];
+		vec += 2 * T * H * gpu->param[LLMSIM_PARAM_STRIDED_INDEX_OPS_PER_ELEMENT];
 	}
 	overlap_pipes(gpu, &k, vec, c.sfu);
 	if (c.rowwise) {
@@ -244,9 +244,10 @@ static void add_pass(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, int
 		k.l2_store_bytes += hit * k.hbm_write_bytes;
 		k.hbm_read_bytes *= 1 - hit;
 		k.hbm_write_bytes *= 1 - hit;
-		double l2_per_hbm = gpu->hbm_latency_s > 0
-					    ? gpu->eff[LLMSIM_EFF_L2_LATENCY] / gpu->hbm_latency_s
-					    : 1;
+		double l2_per_hbm =
+			gpu->hbm_latency_s > 0
+				? gpu->param[LLMSIM_PARAM_L2_HIT_ROUND_TRIP_S] / gpu->hbm_latency_s
+				: 1;
 		if (hit >= 1 && !c.rowwise)
 			k.fill_s *= l2_per_hbm;
 		if (hit >= 1)

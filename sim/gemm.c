@@ -128,7 +128,8 @@ static void ctx_init(struct gemm_ctx *x, const struct llmsim_gpu *gpu, int64_t m
 	/* FP8 accumulation promoted to FP32 registers (Hopper, not Blackwell's
 	 * tcgen05, which accumulates in tensor memory at full precision) */
 	x->fp8acc = x->tensor && dt == LLMSIM_DT_FP8 && sim_is_hopper(gpu);
-	x->mm_eff = gpu->eff[x->tensor ? LLMSIM_EFF_GEMM_TENSOR : LLMSIM_EFF_GEMM_VECTOR];
+	x->mm_eff = gpu->param[x->tensor ? LLMSIM_PARAM_GEMM_TENSOR_FRACTION :
+					   LLMSIM_PARAM_VECTOR_FRACTION];
 	x->rate_eff = x->rate * x->mm_eff;
 	x->sm_rate_eff = x->rate / gpu->sms * x->mm_eff;
 	/* few rows: the library swaps A and B so that m becomes the MMA's
@@ -136,14 +137,16 @@ static void ctx_init(struct gemm_ctx *x, const struct llmsim_gpu *gpu, int64_t m
 	x->tm_narrow = x->m < 64 ? (int)sim_max(8, sim_ceil(x->m / 8) * 8) : 64;
 	x->tk0 = sim_max(8, sim_floor(K_TILE_BYTES / x->a_b));
 	x->kt1[0] = x->kt1[1] = x->kt1[2] = 0;
-	x->kovh = gpu->eff[LLMSIM_EFF_KERNEL_OVERHEAD];
+	x->kovh = gpu->param[LLMSIM_PARAM_KERNEL_OVERHEAD_S];
 	x->lat = gpu->hbm_latency_s;
 	/* the operands stream at a GEMM's (read-only) HBM fraction */
-	x->hbm_rate = gpu->hbm_bytes_per_s * gpu->eff[LLMSIM_EFF_GEMM_HBM];
-	x->sm_hbm_bytes = gpu->eff[LLMSIM_EFF_SM_INFLIGHT];
-	x->l2_rate = gpu->l2_bytes_per_s * gpu->eff[LLMSIM_EFF_L2];
+	x->hbm_rate = gpu->hbm_bytes_per_s * gpu->param[LLMSIM_PARAM_GEMM_HBM_FRACTION];
+	x->sm_hbm_bytes = gpu->param[LLMSIM_PARAM_SM_INFLIGHT_BYTES];
+	x->l2_rate = gpu->l2_bytes_per_s * gpu->param[LLMSIM_PARAM_L2_FRACTION];
 	x->smem_rate = gpu->smem_bytes_per_s_per_sm > 0 ?
-		       gpu->sms * gpu->smem_bytes_per_s_per_sm * gpu->eff[LLMSIM_EFF_SMEM] : 0;
+		       gpu->sms * gpu->smem_bytes_per_s_per_sm *
+			       gpu->param[LLMSIM_PARAM_SMEM_FRACTION] :
+		       0;
 	x->cap = sim_l2_reuse_bytes(gpu);
 	x->a_u = x->batch * x->m * x->k * x->a_b;
 	x->b_u = x->batch * x->k * x->n * x->b_b;
@@ -156,7 +159,7 @@ static void ctx_init(struct gemm_ctx *x, const struct llmsim_gpu *gpu, int64_t m
 	x->lo_fixed = x->kovh + 2 * x->lat;
 	/* sim_kern_time runs vec_flops at the FP32 rate / 2 x vector_fraction,
 	 * times a clock ratio <= 1 under tensor load: this is its fastest */
-	x->vrate_hi = sim_vec_rate(gpu) / 2 * gpu->eff[LLMSIM_EFF_GEMM_VECTOR];
+	x->vrate_hi = sim_vec_rate(gpu) / 2 * gpu->param[LLMSIM_PARAM_VECTOR_FRACTION];
 }
 
 /* One candidate's geometry. */
@@ -427,7 +430,7 @@ static void pipeline(const struct gemm_ctx *x, const struct shape *s, int stages
 	/* the k-loop keeps stages-1 loads in flight: each wave of tiles
 	 * waits kt/(stages-1) DRAM round trips at least */
 	g->lat_rounds = kt / (stages - 1);
-	g->hbm_eff = gpu->eff[LLMSIM_EFF_GEMM_HBM];
+	g->hbm_eff = gpu->param[LLMSIM_PARAM_GEMM_HBM_FRACTION];
 	if (x->sm_hbm_bytes > 0 && g->hbm_read_bytes > 0) {
 		/* however deep the pipeline, an SM keeps at most sm_inflight
 		 * bytes of HBM loads in flight: in a wave its resident tiles

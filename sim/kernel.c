@@ -91,7 +91,7 @@ double sim_vec_rate(const struct llmsim_gpu *gpu)
 
 double sim_sfu_rate(const struct llmsim_gpu *gpu)
 {
-	return gpu->sms * gpu->boost_clock_hz * gpu->eff[LLMSIM_EFF_SFU_OPS];
+	return gpu->sms * gpu->boost_clock_hz * gpu->param[LLMSIM_PARAM_SFU_OPS_PER_CLOCK_PER_SM];
 }
 
 int sim_is_hopper(const struct llmsim_gpu *gpu)
@@ -106,7 +106,7 @@ int sim_is_sm90_plus(const struct llmsim_gpu *gpu)
 
 double sim_l2_reuse_bytes(const struct llmsim_gpu *gpu)
 {
-	return gpu->l2_bytes * gpu->eff[LLMSIM_EFF_L2_REUSE];
+	return gpu->l2_bytes * gpu->param[LLMSIM_PARAM_L2_REUSE_FRACTION];
 }
 
 double sim_l2_resident_share(const struct llmsim_gpu *gpu, double bytes)
@@ -127,7 +127,7 @@ double sim_l2_filter(const struct llmsim_gpu *gpu, double unique, double traffic
 
 double sim_stream_inflight(const struct llmsim_gpu *gpu, int threads)
 {
-	return threads * gpu->eff[LLMSIM_EFF_INFLIGHT];
+	return threads * gpu->param[LLMSIM_PARAM_BYTES_IN_FLIGHT_PER_THREAD];
 }
 
 void sim_stream_kern(const struct llmsim_gpu *gpu, struct kern *k, double elems,
@@ -196,7 +196,7 @@ void sim_kern_time(const struct llmsim_gpu *gpu, const struct kern *k, struct kt
 	/* vec_flops are FP32 operations (max, add, multiply, compare,
 	 * convert): one per lane per clock, half the FP32 FLOP rate, which
 	 * counts a fused multiply-add as two */
-	double vrate = sim_vec_rate(gpu) / 2 * gpu->eff[LLMSIM_EFF_GEMM_VECTOR] * clk;
+	double vrate = sim_vec_rate(gpu) / 2 * gpu->param[LLMSIM_PARAM_VECTOR_FRACTION] * clk;
 	double srate = sim_sfu_rate(gpu) * clk;
 	double sfu_s = 0;
 	if (k->vec_flops > 0 && vrate > 0)
@@ -217,7 +217,7 @@ void sim_kern_time(const struct llmsim_gpu *gpu, const struct kern *k, struct kt
 
 	/* memory */
 	double hbm = k->hbm_read_bytes + k->hbm_write_bytes;
-	double hbm_eff = k->hbm_eff > 0 ? k->hbm_eff : gpu->eff[LLMSIM_EFF_HBM];
+	double hbm_eff = k->hbm_eff > 0 ? k->hbm_eff : gpu->param[LLMSIM_PARAM_HBM_FRACTION];
 	t->memory_s = hbm / (gpu->hbm_bytes_per_s * hbm_eff);
 	/* every load a block waits on (HBM misses and L2 hits alike) passes
 	 * through its window of outstanding bytes; stores do not wait */
@@ -231,12 +231,12 @@ void sim_kern_time(const struct llmsim_gpu *gpu, const struct kern *k, struct kt
 			       gpu->hbm_latency_s;
 	if (gpu->l2_bytes_per_s > 0)
 		t->l2_s = (k->l2_bytes + k->l2_store_bytes + hbm) /
-			  (gpu->l2_bytes_per_s * gpu->eff[LLMSIM_EFF_L2]);
+			  (gpu->l2_bytes_per_s * gpu->param[LLMSIM_PARAM_L2_FRACTION]);
 	if (k->smem_bytes > 0 && gpu->smem_bytes_per_s_per_sm > 0)
 		t->smem_s = k->smem_bytes / (sms * gpu->smem_bytes_per_s_per_sm *
-					     gpu->eff[LLMSIM_EFF_SMEM]) / t->tail;
+					     gpu->param[LLMSIM_PARAM_SMEM_FRACTION]) / t->tail;
 
-	t->overhead_s = gpu->eff[LLMSIM_EFF_KERNEL_OVERHEAD] + k->fill_s;
+	t->overhead_s = gpu->param[LLMSIM_PARAM_KERNEL_OVERHEAD_S] + k->fill_s;
 	if (k->block_edge_bytes > 0) {
 		/* with one resident block per SM (the limit, or a grid of at
 		 * most one block per SM), every round of blocks starts with a

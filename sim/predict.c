@@ -17,8 +17,8 @@ static int check_gpu(const struct llmsim_gpu *gpu, struct llmsim_err *err)
 	    gpu->boost_clock_hz <= 0)
 		return llmsim_err_set(err, LLMSIM_EINVAL,
 				      "gpu '%s' lacks SM limits, clock or HBM bandwidth", gpu->name);
-	for (int i = 0; i < LLMSIM_EFF_COUNT; i++)
-		if (!(gpu->eff[i] > 0) || !isfinite(gpu->eff[i]))
+	for (int i = 0; i < LLMSIM_PARAM_COUNT; i++)
+		if (!(gpu->param[i] > 0) || !isfinite(gpu->param[i]))
 			return llmsim_err_set(err, LLMSIM_EINVAL,
 					      "gpu '%s': model parameter %d must be positive",
 					      gpu->name, i);
@@ -37,7 +37,7 @@ double llmsim_tensor_rho(const struct llmsim_gpu *gpu, enum llmsim_dtype dt, dou
 		return 0;
 	double peak = gpu->tensor_flops_per_s[LLMSIM_DT_BF16], w = 1;
 	if (dt == LLMSIM_DT_FP8 || dt == LLMSIM_DT_FP4 || dt == LLMSIM_DT_INT8)
-		w = gpu->eff[LLMSIM_EFF_NARROW_ENERGY];
+		w = gpu->param[LLMSIM_PARAM_NARROW_TENSOR_ENERGY_RELATIVE];
 	if (dt == LLMSIM_DT_TF32 || !(peak > 0))
 		peak = gpu->tensor_flops_per_s[dt];
 	if (gpu->tensor_clock_hz > 0 && gpu->burst_clock_hz < gpu->tensor_clock_hz)

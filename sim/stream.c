@@ -49,7 +49,7 @@ int sim_stream(const struct llmsim_gpu *gpu, const struct llmsim_op *op, struct 
 	       struct llmsim_err *err)
 {
 	enum llmsim_stream_kind kind = op->u.stream.kind;
-	double bytes = op->u.stream.bytes, overhead = gpu->eff[LLMSIM_EFF_KERNEL_OVERHEAD];
+	double bytes = op->u.stream.bytes, overhead = gpu->param[LLMSIM_PARAM_KERNEL_OVERHEAD_S];
 	double bw = 0, frac = 1, from_hbm = 0, from_l2 = 0;
 	if ((unsigned)kind >= LLMSIM_STREAM_COUNT)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "stream: unknown kind (%d)", (int)kind);
@@ -66,25 +66,26 @@ int sim_stream(const struct llmsim_gpu *gpu, const struct llmsim_op *op, struct 
 		return 0;
 	case LLMSIM_STREAM_HBM:
 		bw = gpu->hbm_bytes_per_s;
-		frac = gpu->eff[LLMSIM_EFF_HBM];
+		frac = gpu->param[LLMSIM_PARAM_HBM_FRACTION];
 		from_hbm = bytes;
 		break;
 	case LLMSIM_STREAM_L2: {
 		bw = gpu->l2_bytes_per_s;
-		frac = gpu->eff[LLMSIM_EFF_L2];
+		frac = gpu->param[LLMSIM_PARAM_L2_FRACTION];
 		overhead += gpu->hbm_latency_s;
 		double hit = sim_l2_resident_share(gpu, bytes);
 		from_l2 = hit * bytes;
 		from_hbm = (1 - hit) * bytes;
 		if (from_hbm > 0 && gpu->hbm_bytes_per_s > 0 && bw > 0)
-			overhead += from_hbm / (gpu->hbm_bytes_per_s * gpu->eff[LLMSIM_EFF_HBM]);
+			overhead += from_hbm /
+				    (gpu->hbm_bytes_per_s * gpu->param[LLMSIM_PARAM_HBM_FRACTION]);
 		else
 			from_l2 = bytes, from_hbm = 0;
 		break;
 	}
 	case LLMSIM_STREAM_SMEM:
 		bw = gpu->sms * gpu->smem_bytes_per_s_per_sm;
-		frac = gpu->eff[LLMSIM_EFF_SMEM];
+		frac = gpu->param[LLMSIM_PARAM_SMEM_FRACTION];
 		p->smem_bytes = bytes;
 		break;
 	default:

@@ -91,8 +91,10 @@ static void make_set(const struct llmsim_gpu *truth, double amp, struct llmsim_c
 		cr_assert_eq(llmsim_calib_set_add(set, (int64_t)i + 1, &c, NAN, &err), 0);
 	}
 	for (int i = 0; i < 3; i++) {
-		struct llmsim_case c = {.reps = 100,
-					.time_median_s = truth->eff[LLMSIM_EFF_KERNEL_OVERHEAD]};
+		struct llmsim_case c = {
+			.reps = 100,
+			.time_median_s = truth->param[LLMSIM_PARAM_KERNEL_OVERHEAD_S],
+		};
 		c.time_median_s *= 1 + noise(&st, amp);
 		snprintf(c.op_spec, sizeof c.op_spec, "launch empty kernel %d", i);
 		snprintf(c.op_class, sizeof c.op_class, "launch");
@@ -103,13 +105,13 @@ static void make_set(const struct llmsim_gpu *truth, double amp, struct llmsim_c
 
 /* The parameters the synthetic truth moves away from the hardware file. */
 static const struct {
-	enum llmsim_eff e;
+	enum llmsim_param e;
 	double truth;
 } moved[] = {
-    {LLMSIM_EFF_GEMM_TENSOR, 0.71},
-    {LLMSIM_EFF_HBM, 0.83},
-    {LLMSIM_EFF_KERNEL_OVERHEAD, 4.6e-6},
-    {LLMSIM_EFF_ATTN_TENSOR, 0.52},
+    {LLMSIM_PARAM_GEMM_TENSOR_FRACTION, 0.71},
+    {LLMSIM_PARAM_HBM_FRACTION, 0.83},
+    {LLMSIM_PARAM_KERNEL_OVERHEAD_S, 4.6e-6},
+    {LLMSIM_PARAM_ATTENTION_TENSOR_FRACTION, 0.52},
 };
 #define NMOVED (sizeof moved / sizeof moved[0])
 
@@ -117,11 +119,11 @@ static void check_recovery(const double *start, const int *allow, double amp, do
 {
 	struct llmsim_gpu truth = h200(), gpu = h200();
 	for (size_t i = 0; i < NMOVED; i++)
-		truth.eff[moved[i].e] = moved[i].truth;
+		truth.param[moved[i].e] = moved[i].truth;
 	struct llmsim_calib_set set;
 	make_set(&truth, amp, &set);
 	for (size_t i = 0; i < NMOVED; i++)
-		gpu.eff[moved[i].e] = start[i];
+		gpu.param[moved[i].e] = start[i];
 	struct llmsim_fit_opts o = {.allow = allow};
 	struct llmsim_fit_result r;
 	struct llmsim_err err = {0};
@@ -129,25 +131,26 @@ static void check_recovery(const double *start, const int *allow, double amp, do
 	if (getenv("FITDBG")) { /* FITDBG=1 shows what the fit did */
 		fprintf(stderr, "objective %g -> %g, %d sweeps\n", r.objective_start,
 			r.objective_end, r.sweeps);
-		for (int e = 0; e < LLMSIM_EFF_COUNT; e++)
+		for (int e = 0; e < LLMSIM_PARAM_COUNT; e++)
 			if (r.fitted[e])
 				fprintf(stderr, "  %-28s %g -> %g (%d cases)\n",
-					llmsim_eff_info[e].key, r.start[e], r.eff[e], r.ncases[e]);
+					llmsim_param_info[e].key, r.start[e], r.param[e],
+					r.ncases[e]);
 	}
 	for (size_t i = 0; i < NMOVED; i++) {
-		cr_expect(r.fitted[moved[i].e], "%s not fitted", llmsim_eff_info[moved[i].e].key);
-		cr_expect(fabs(gpu.eff[moved[i].e] / moved[i].truth - 1) <= tol,
+		cr_expect(r.fitted[moved[i].e], "%s not fitted", llmsim_param_info[moved[i].e].key);
+		cr_expect(fabs(gpu.param[moved[i].e] / moved[i].truth - 1) <= tol,
 			  "%s: fitted %g, true %g (start %g, tol %g)",
-			  llmsim_eff_info[moved[i].e].key, gpu.eff[moved[i].e], moved[i].truth,
+			  llmsim_param_info[moved[i].e].key, gpu.param[moved[i].e], moved[i].truth,
 			  start[i], tol);
-		cr_expect_eq(r.eff[moved[i].e], gpu.eff[moved[i].e]);
+		cr_expect_eq(r.param[moved[i].e], gpu.param[moved[i].e]);
 	}
 	cr_expect(r.objective_end <= r.objective_start);
 	cr_expect_eq(r.fit_cases + r.held_out_cases, (int)NSPECS + 3);
 	llmsim_calib_set_release(&set);
 }
 
-static int allow_moved[LLMSIM_EFF_COUNT];
+static int allow_moved[LLMSIM_PARAM_COUNT];
 
 static void init_allow(void)
 {
@@ -195,10 +198,10 @@ Test(calib_fit, no_fit_cases)
 	cr_assert_eq(llmsim_calib_set_add(&set, 1, &c, NAN, NULL), 0);
 	struct llmsim_fit_result r;
 	struct llmsim_err err = {0};
-	double before[LLMSIM_EFF_COUNT];
-	memcpy(before, gpu.eff, sizeof before);
+	double before[LLMSIM_PARAM_COUNT];
+	memcpy(before, gpu.param, sizeof before);
 	cr_expect_eq(llmsim_calib_fit(&gpu, &set, NULL, &r, &err), LLMSIM_ENOENT);
-	cr_expect(memcmp(before, gpu.eff, sizeof before) == 0);
+	cr_expect(memcmp(before, gpu.param, sizeof before) == 0);
 	llmsim_calib_set_release(&set);
 }
 
@@ -247,8 +250,8 @@ Test(calib_fit, classifies_cases)
 	/* Direct predictions, by hand: launch = overhead; a 1 GB copy at
 	 * hbm_fraction f on 4.8 TB/s takes overhead + 1e9 / (4.8e12 f). */
 	struct llmsim_gpu g = h200();
-	g.eff[LLMSIM_EFF_KERNEL_OVERHEAD] = 2e-6;
-	g.eff[LLMSIM_EFF_HBM] = 0.9;
+	g.param[LLMSIM_PARAM_KERNEL_OVERHEAD_S] = 2e-6;
+	g.param[LLMSIM_PARAM_HBM_FRACTION] = 0.9;
 	double t;
 	cr_assert_eq(llmsim_calib_predict(&g, &set.p[5], &t, NULL, NULL), 0);
 	expect_close(t, 2e-6, 1e-12);
@@ -308,8 +311,8 @@ Test(calib_validate, hand_made_set)
 	 * hbm = 2 us + bytes / (4.8e12 * 0.8). */
 	struct llmsim_gpu g = h200();
 	g.hbm_bytes_per_s = 4.8e12;
-	g.eff[LLMSIM_EFF_KERNEL_OVERHEAD] = 2e-6;
-	g.eff[LLMSIM_EFF_HBM] = 0.8;
+	g.param[LLMSIM_PARAM_KERNEL_OVERHEAD_S] = 2e-6;
+	g.param[LLMSIM_PARAM_HBM_FRACTION] = 0.8;
 	struct llmsim_calib_set set = {0};
 	set.l2_bytes = 0;
 	/* launch, held out: measured 2.0, 2.5, 1.6, 2.2, 2.0 us -> errors
@@ -367,7 +370,7 @@ Test(calib_validate, hand_made_set)
 Test(calib_fit, profile_written_atomically_and_loads)
 {
 	struct llmsim_gpu truth = h200(), gpu = h200();
-	truth.eff[LLMSIM_EFF_GEMM_TENSOR] = 0.7;
+	truth.param[LLMSIM_PARAM_GEMM_TENSOR_FRACTION] = 0.7;
 	struct llmsim_calib_set set;
 	make_set(&truth, 0.0, &set);
 	snprintf(set.device, sizeof set.device, "NVIDIA \"H200\"");
@@ -386,7 +389,7 @@ Test(calib_fit, profile_written_atomically_and_loads)
 		     err.msg);
 	struct llmsim_gpu back = h200();
 	cr_assert_eq(llmsim_gpu_apply_profile(&back, path, &err), 0, "%s", err.msg);
-	expect_close(back.eff[LLMSIM_EFF_GEMM_TENSOR], 0.7, 0.01);
+	expect_close(back.param[LLMSIM_PARAM_GEMM_TENSOR_FRACTION], 0.7, 0.01);
 	cr_expect_gt(back.nerr_classes, 0);
 	const struct llmsim_err_class *ec = llmsim_gpu_err_class(&back, "gemm");
 	cr_assert_not_null(ec);

@@ -60,10 +60,10 @@ Test(calib_h200, held_out_errors_as_the_profile_states)
 
 	struct llmsim_fit_result r;
 	cr_assert_eq(llmsim_calib_fit(&gpu, &set, NULL, &r, &err), 0, "%s", err.msg);
-	for (int e = 0; e < LLMSIM_EFF_COUNT; e++)
+	for (int e = 0; e < LLMSIM_PARAM_COUNT; e++)
 		if (r.fitted[e])
-			cr_log_info("%-28s %.4g -> %.4g (%d cases)", llmsim_eff_info[e].key,
-				    r.start[e], r.eff[e], r.ncases[e]);
+			cr_log_info("%-28s %.4g -> %.4g (%d cases)", llmsim_param_info[e].key,
+				    r.start[e], r.param[e], r.ncases[e]);
 	struct llmsim_validation v = {0};
 	cr_assert_eq(llmsim_calib_validate(&gpu, &set, "holdout", &v, &err), 0, "%s", err.msg);
 	cr_assert_gt(v.nclasses, 0, "no held-out case was modelled");

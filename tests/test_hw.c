@@ -131,10 +131,10 @@ Test(hw, fixture_fills_defaults_for_missing_efficiencies, .init = init)
 	cr_expect_str_eq(g.name, "tiny");
 	cr_expect_eq(g.naliases, 1);
 	cr_expect_str_eq(g.aliases[0], "tiny-alias");
-	expect_close(g.eff[LLMSIM_EFF_HBM], 0.5, 0); /* set in the file */
-	for (int i = 0; i < LLMSIM_EFF_COUNT; i++)
-		if (i != LLMSIM_EFF_HBM)
-			expect_close(g.eff[i], llmsim_eff_info[i].def, 0);
+	expect_close(g.param[LLMSIM_PARAM_HBM_FRACTION], 0.5, 0); /* set in the file */
+	for (int i = 0; i < LLMSIM_PARAM_COUNT; i++)
+		if (i != LLMSIM_PARAM_HBM_FRACTION)
+			expect_close(g.param[i], llmsim_param_info[i].def, 0);
 	expect_close(llmsim_gpu_peak_flops(&g, LLMSIM_DT_BF16), 1e14, 0);
 	expect_close(llmsim_gpu_peak_flops(&g, LLMSIM_DT_FP32), 1e13, 0); /* vector only */
 	expect_close(llmsim_gpu_peak_flops(&g, LLMSIM_DT_FP8), 0, 0);
@@ -142,14 +142,45 @@ Test(hw, fixture_fills_defaults_for_missing_efficiencies, .init = init)
 	cr_expect_null(llmsim_gpu_err_class(&g, "gemm"));
 }
 
-Test(hw, eff_info_table_is_complete)
+Test(hw, param_info_table_is_complete)
 {
-	for (int i = 0; i < LLMSIM_EFF_COUNT; i++) {
-		cr_expect_not_null(llmsim_eff_info[i].key);
-		cr_expect_not_null(llmsim_eff_info[i].doc);
-		cr_expect_gt(llmsim_eff_info[i].def, 0, "%s", llmsim_eff_info[i].key);
+	for (int i = 0; i < LLMSIM_PARAM_COUNT; i++) {
+		cr_expect_not_null(llmsim_param_info[i].key);
+		cr_expect_not_null(llmsim_param_info[i].doc);
+		cr_expect_gt(llmsim_param_info[i].def, 0, "%s", llmsim_param_info[i].key);
 	}
-	cr_expect_str_eq(llmsim_eff_info[LLMSIM_EFF_GEMM_TENSOR].key, "gemm_tensor_fraction");
+	cr_expect_str_eq(llmsim_param_info[LLMSIM_PARAM_GEMM_TENSOR_FRACTION].key,
+			 "gemm_tensor_fraction");
+}
+
+/* Each parameter's name in the code is its key in capitals, and the key
+ * ends in its unit: _s, _bytes, a _fraction or a ratio (_relative), or
+ * what it counts per what (_per_...), or a count (max_channels). */
+Test(hw, param_names_are_their_keys_with_units)
+{
+	static const char *const names[LLMSIM_PARAM_COUNT] = {
+#define LLMSIM_PARAM(e, key, d, doc) [LLMSIM_PARAM_##e] = #e,
+#include "hw/gpu_params.h"
+#undef LLMSIM_PARAM
+	};
+	static const char *const units[] = {"_s", "_bytes", "_fraction", "_relative",
+					    "_per_s", "_per_thread", "_per_sm", "_per_element",
+					    "_channels"};
+	for (int i = 0; i < LLMSIM_PARAM_COUNT; i++) {
+		const char *k = llmsim_param_info[i].key;
+		char upper[64];
+		size_t n = strlen(k);
+		cr_assert_lt(n, sizeof upper);
+		for (size_t c = 0; c <= n; c++)
+			upper[c] = (char)(k[c] >= 'a' && k[c] <= 'z' ? k[c] - 'a' + 'A' : k[c]);
+		cr_expect_str_eq(names[i], upper);
+		int unit = 0;
+		for (size_t u = 0; u < sizeof units / sizeof units[0]; u++) {
+			size_t m = strlen(units[u]);
+			unit |= n > m && !strcmp(k + n - m, units[u]);
+		}
+		cr_expect(unit, "'%s' does not end in a unit", k);
+	}
 }
 
 /* ---- broken files: exact messages (positions counted by hand in each fixture) ---- */
@@ -213,8 +244,9 @@ Test(hw, profile_replaces_efficiency_and_attaches_errors, .init = init)
 	cr_assert_eq(llmsim_gpu_load_file(FIX(p, "hw/tiny-gpu.yaml"), &g, &err), 0, "%s", err.msg);
 	cr_assert_eq(llmsim_gpu_apply_profile(&g, FIX(q, "hw/profiles/tiny.yaml"), &err), 0, "%s",
 		     err.msg);
-	expect_close(g.eff[LLMSIM_EFF_GEMM_TENSOR], 0.7, 0);
-	expect_close(g.eff[LLMSIM_EFF_HBM], 0.5, 0); /* untouched: the hardware file's */
+	expect_close(g.param[LLMSIM_PARAM_GEMM_TENSOR_FRACTION], 0.7, 0);
+	/* untouched: the hardware file's */
+	expect_close(g.param[LLMSIM_PARAM_HBM_FRACTION], 0.5, 0);
 	cr_expect_str_eq(g.profile_path, q);
 	const struct llmsim_err_class *c = llmsim_gpu_err_class(&g, "gemm");
 	cr_assert_not_null(c);
@@ -236,7 +268,8 @@ static void expect_profile_fail(const char *name, const char *msg)
 	snprintf(want, sizeof want, "%s:%s", q, msg);
 	cr_expect_str_eq(err.msg, want);
 	/* a failed profile leaves the GPU as it was */
-	expect_close(g.eff[LLMSIM_EFF_GEMM_TENSOR], llmsim_eff_info[LLMSIM_EFF_GEMM_TENSOR].def, 0);
+	expect_close(g.param[LLMSIM_PARAM_GEMM_TENSOR_FRACTION],
+		     llmsim_param_info[LLMSIM_PARAM_GEMM_TENSOR_FRACTION].def, 0);
 	cr_expect_eq(g.profile_path[0], 0);
 }
 
@@ -258,7 +291,7 @@ Test(hw, profile_buffer_entry_point)
 	const char prof[] = "gpu: TINY-ALIAS\nefficiency: {hbm_fraction: 0.25}\n";
 	cr_assert_eq(llmsim_gpu_apply_profile_buf(&g, prof, sizeof prof - 1, "mem", &err), 0, "%s",
 		     err.msg);
-	expect_close(g.eff[LLMSIM_EFF_HBM], 0.25, 0);
+	expect_close(g.param[LLMSIM_PARAM_HBM_FRACTION], 0.25, 0);
 }
 
 /* ---- the CLI ---- */

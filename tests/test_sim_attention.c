@@ -186,7 +186,7 @@ Test(sim_attention, flash1_wave_quantization)
 /* FA3 runs the tiles the causal diagonal cuts outside its pipelined
  * mainloop: there the MMAs and the softmax do not overlap. One head of
  * 512 causal tokens, D = 128 on the test H200 (no burst clock given,
- * defaults of eff_params.h): Br = Bc = 128, q tile i computes i+1 k/v
+ * defaults of gpu_params.h): Br = Bc = 128, q tile i computes i+1 k/v
  * tiles, 1+2+3+4 = 10 pairs of which the 4 on the diagonal are cut:
  * serial share 0.4. Scores 10 * 128 * 128 = 163840; MMA 2 * (128+128)
  * FLOPs each at 989.4e12 * 0.75; vector 4 softmax ops plus Dv/Bc = 1

@@ -1,7 +1,7 @@
 /*
  * test_sim_coll.c - collectives, each expected time worked by hand from
  * the model's formulas (sim/collective.c) and the defaults of
- * hw/eff_params.h, on the test H100: NVLink 450 GB/s each way, 3.35 TB/s
+ * hw/gpu_params.h, on the test H100: NVLink 450 GB/s each way, 3.35 TB/s
  * HBM; the tests set the link hop to NCCL's 0.6 us (tuning.cc hwLat).
  *
  * Defaults: Simple 0.80 of the link, 8 us a step; LL 0.35, 1.5 us; LL128
@@ -183,7 +183,8 @@ Test(sim_coll, hierarchical_allreduce)
 {
 	struct llmsim_gpu g;
 	gpu(&g);
-	g.eff[LLMSIM_EFF_COLL_STRAGGLE] = 1e-12; /* parameters must be positive */
+	/* parameters must be positive */
+	g.param[LLMSIM_PARAM_COLLECTIVE_STRAGGLE_FRACTION] = 1e-12;
 	struct llmsim_pred p = predict_ok(&g, coll(LLMSIM_COLL_ALLREDUCE, 1.6e9, 16, 2, LLMSIM_ALGO_RING));
 	double bw = 2.8e9 / BW + 2e8 / (50e9 * 0.8) + 5e8 / LOCAL;
 	double lat = 14 * (HOP + STEP) + 2 * (5e-6 + STEP);

@@ -197,7 +197,7 @@ Test(sim_decode, flashdecoding_combine_waits_one_l2_trip_per_split)
 	struct llmsim_gpu g, h;
 	test_gpu_h200(&g);
 	h = g;
-	h.eff[LLMSIM_EFF_L2_LATENCY] += 1e-7;
+	h.param[LLMSIM_PARAM_L2_HIT_ROUND_TRIP_S] += 1e-7;
 	struct llmsim_op op = dec(LLMSIM_DEC_FLASHDECODING, 1, 32, 8, 2048, 128);
 	struct llmsim_pred a = predict_ok(&g, op), b = predict_ok(&h, op);
 	cr_assert_eq(a.split_k, 16);

@@ -180,7 +180,7 @@ Test(sim_ew, strided_views_pay_index_math)
 	struct llmsim_pred s = predict_ok(&g, op);
 	expect_close(s.hbm_bytes, v.hbm_bytes, 1e-12);
 	double idx_s = 67108864.0 * 48 / (g.vector_flops_per_s[LLMSIM_DT_FP32] / 2 *
-					   g.eff[LLMSIM_EFF_GEMM_VECTOR]);
+					   g.param[LLMSIM_PARAM_VECTOR_FRACTION]);
 	cr_expect_geq(s.compute_s, idx_s * (1 - 1e-9), "compute %g s, index math alone %g s",
 		      s.compute_s, idx_s);
 	cr_expect_gt(s.time_s, v.time_s);
@@ -204,27 +204,29 @@ Test(sim_stream, microbenchmarks_by_hand)
 {
 	struct llmsim_gpu g;
 	test_gpu_h100(&g);
-	const double *e = g.eff;
+	const double *e = g.param;
 	struct llmsim_op op = {.kind = LLMSIM_OP_STREAM, .dtype = LLMSIM_DT_FP32};
 	op.u.stream.kind = LLMSIM_STREAM_L2;
 	op.u.stream.bytes = 100e6;
 	struct llmsim_pred p = predict_ok(&g, op);
-	double want = e[LLMSIM_EFF_KERNEL_OVERHEAD] + g.hbm_latency_s +
-		      75e6 / (g.hbm_bytes_per_s * e[LLMSIM_EFF_HBM]) +
-		      25e6 / (g.l2_bytes_per_s * e[LLMSIM_EFF_L2]);
+	double want = e[LLMSIM_PARAM_KERNEL_OVERHEAD_S] + g.hbm_latency_s +
+		      75e6 / (g.hbm_bytes_per_s * e[LLMSIM_PARAM_HBM_FRACTION]) +
+		      25e6 / (g.l2_bytes_per_s * e[LLMSIM_PARAM_L2_FRACTION]);
 	expect_close(p.time_s, want, 1e-12);
 	expect_close(p.hbm_bytes, 75e6, 1e-12);
 	expect_close(p.l2_bytes, 25e6, 1e-12);
 	cr_expect_str_eq(p.op_class, "l2");
 	op.u.stream.kind = LLMSIM_STREAM_LAUNCH;
 	p = predict_ok(&g, op);
-	expect_close(p.time_s, e[LLMSIM_EFF_KERNEL_OVERHEAD], 1e-12);
+	expect_close(p.time_s, e[LLMSIM_PARAM_KERNEL_OVERHEAD_S], 1e-12);
 	cr_expect_str_eq(p.op_class, "launch");
 	op.u.stream.kind = LLMSIM_STREAM_SMEM;
 	op.u.stream.bytes = 1e9;
 	p = predict_ok(&g, op);
-	expect_close(p.time_s, e[LLMSIM_EFF_KERNEL_OVERHEAD] +
-				       1e9 / (g.sms * g.smem_bytes_per_s_per_sm * e[LLMSIM_EFF_SMEM]),
+	expect_close(p.time_s,
+		     e[LLMSIM_PARAM_KERNEL_OVERHEAD_S] +
+			     1e9 / (g.sms * g.smem_bytes_per_s_per_sm *
+				    e[LLMSIM_PARAM_SMEM_FRACTION]),
 		     1e-12);
 	/* its spec reads back */
 	char spec[128];

@@ -4,7 +4,7 @@
  * large m, split-K, weight-only quantization, dtype support, shape
  * errors, the occupancy calculator and wave quantization. Expected values
  * are derived by hand in the comments from the test GPUs' published
- * figures (test_sim_gpus.h) and the eff_params.h defaults.
+ * figures (test_sim_gpus.h) and the gpu_params.h defaults.
  */
 #include <string.h>
 
@@ -413,7 +413,7 @@ Test(sim_gemm, sm_inflight_bytes_cap_the_stream_of_each_sm)
 {
 	struct llmsim_gpu g;
 	test_gpu_h200(&g);
-	g.eff[LLMSIM_EFF_SM_INFLIGHT] = 4096;
+	g.param[LLMSIM_PARAM_SM_INFLIGHT_BYTES] = 4096;
 	struct llmsim_pred p = predict_ok(&g, gemm(1, 8448, 4096, LLMSIM_DT_BF16));
 	cr_expect_eq(p.blocks, 132);
 	cr_expect_eq(p.split_k, 1);
@@ -447,12 +447,12 @@ Test(sim_gemm, gemm_hbm_fraction_sets_the_operand_stream_rate)
 {
 	struct llmsim_gpu g;
 	test_gpu_h200(&g);
-	g.eff[LLMSIM_EFF_HBM] = 0.5; /* copies: not what a GEMM streams at */
+	g.param[LLMSIM_PARAM_HBM_FRACTION] = 0.5; /* copies: not what a GEMM streams at */
 	struct llmsim_pred a = predict_ok(&g, gemm(1, 32768, 8192, LLMSIM_DT_BF16));
 	/* 536,870,912 B of weights, A 16 KB, C 64 KB */
 	expect_close(a.hbm_bytes, 536952832.0, 1e-12);
 	expect_close(a.memory_s, 536952832.0 / (4.8e12 * 0.90), 1e-9);
-	g.eff[LLMSIM_EFF_GEMM_HBM] = 0.6;
+	g.param[LLMSIM_PARAM_GEMM_HBM_FRACTION] = 0.6;
 	struct llmsim_pred b = predict_ok(&g, gemm(1, 32768, 8192, LLMSIM_DT_BF16));
 	expect_close(b.memory_s, 1.5 * a.memory_s, 1e-9);
 }
@@ -506,7 +506,7 @@ Test(sim_gemm, narrow_flops_weigh_on_the_power_limit_by_their_energy)
 	op.u.gemm.m = op.u.gemm.n = op.u.gemm.k = 8192;
 	static const double w[2] = {0.66, 0.3}, slower[2] = {1.112, 1};
 	for (int i = 0; i < 2; i++) {
-		g.eff[LLMSIM_EFF_NARROW_ENERGY] = w[i];
+		g.param[LLMSIM_PARAM_NARROW_TENSOR_ENERGY_RELATIVE] = w[i];
 		struct llmsim_pred lone, loaded;
 		op.load_duty = 0;
 		cr_assert_eq(llmsim_predict(&g, &op, &lone, NULL), 0);

@@ -3,7 +3,7 @@
  * published figures (shared/reference/hardware.md: NVIDIA datasheets,
  * H100 whitepaper Table 3, CUDA Programming Guide compute capability
  * tables), so the tests do not depend on the shipped YAML files. The
- * model parameters are the defaults of hw/eff_params.h.
+ * model parameters are the defaults of hw/gpu_params.h.
  */
 #ifndef LLMSIM_TEST_SIM_GPUS_H
 #define LLMSIM_TEST_SIM_GPUS_H
@@ -14,12 +14,12 @@
 
 static inline void test_gpu_defaults(struct llmsim_gpu *g)
 {
-	static const double def[LLMSIM_EFF_COUNT] = {
-#define LLMSIM_EFF(e, key, d, doc) [LLMSIM_EFF_##e] = d,
-#include "hw/eff_params.h"
-#undef LLMSIM_EFF
+	static const double def[LLMSIM_PARAM_COUNT] = {
+#define LLMSIM_PARAM(e, key, d, doc) [LLMSIM_PARAM_##e] = d,
+#include "hw/gpu_params.h"
+#undef LLMSIM_PARAM
 	};
-	memcpy(g->eff, def, sizeof def);
+	memcpy(g->param, def, sizeof def);
 	g->warp_size = 32;
 	g->registers_per_sm = 65536;
 	g->registers_per_block_max = 65536;

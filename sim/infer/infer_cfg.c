@@ -10,7 +10,7 @@
 #include <strings.h>
 
 /*
- * Assumptions, not GPU efficiencies (those live in hw/eff_params.h):
+ * Assumptions, not GPU efficiencies (those live in hw/gpu_params.h):
  * (The GPU idles between two dependent kernels, in a CUDA graph or not:
  * that gap is the GPU's, graph_kernel_gap_s of its hardware file and
  * calibration profile.)

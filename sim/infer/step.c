@@ -71,7 +71,7 @@ static double wall_time(const struct llmsim_infer_cfg *cfg, const struct llmsim_
 			const struct llmsim_step_cost *cost)
 {
 	const struct llmsim_infer_params *pp = &cfg->params;
-	double gap = cfg->gpu->eff[LLMSIM_EFF_KERNEL_GAP];
+	double gap = cfg->gpu->param[LLMSIM_PARAM_GRAPH_KERNEL_GAP_S];
 	if (cfg->runtime == LLMSIM_RT_GRAPH)
 		return cost->gpu_s + (double)cost->kernels * gap;
 	double cpu = 0, gpu = 0;
