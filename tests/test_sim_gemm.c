@@ -369,8 +369,12 @@ Test(sim_gemm, pruned_search_matches_pricing_every_tile)
  * the burst clock, 989.4e12 * 1.67 / 1.83 = 902.9e12 for bf16 here. Hand
  * check: 8192^3 bf16 runs 128 x 192 tiles, 2772 tile slots (see
  * fp8_promotes_its_accumulators) of 2 * 128 * 192 * 8192 FLOPs at 902.9e12
- * * 0.80: compute 1.5452 ms, alone 1.551 ms with its fill and overhead,
- * so rho = 2 * 8192^3 / (1.551 ms * 902.9e12) = 0.785; at duty 1 it runs
+ * * 0.80: compute 1.5452 ms. Its fixed part: 3 us of kernel overhead, two
+ * round trips (1 us) for the first TMA load, the first k-step's MMAs (2 *
+ * 128 * 192 * 64 at one SM's 902.9e12 * 0.80 / 132: 0.57 us), and the
+ * epilogue's round trip (0.5 us) plus the last wave's 112 tiles of C (5.5
+ * MB at the L2's 5120 B x 1.98 GHz x 0.80: 0.68 us), 5.75 us: alone 1.551
+ * ms, so rho = 2 * 8192^3 / (1.551 ms * 902.9e12) = 0.785; at duty 1 it runs
  * at 1.41 / cbrt(0.785) = 1.528 GHz, 1.67 / 1.528 = 1.093x slower in its
  * math; at duty 0.25 the law gives 1.41 / cbrt(0.196) = 2.43 GHz, above
  * the burst clock: no slowdown. A lone kernel (load_duty 0) is priced as
@@ -491,7 +495,9 @@ Test(sim_gemm, split_k_on_a_tile_that_covers_m)
  * alone: the 2772 tile slots' math at 1978.9e12 * 1.67 / 1.83 * 0.80
  * (0.7726 ms) and their FP32 promotion adds at the CUDA cores' rate slowed
  * by the same burst clock, 67e12 / 2 * 0.80 * 1.67 / 1.98 (0.1929 ms),
- * 0.971 ms with the fixed parts: 1.254 times the BF16 peak's work. With w
+ * 0.971 ms with the fixed parts (5.75 us, as power_limit_slows_sustained_
+ * tensor_work's: a k-step of 128 fp8 at twice the rate takes as long):
+ * 1.254 times the BF16 peak's work. With w
  * = 0.66, rho = 0.828 and the clock 1.41 / cbrt(0.828) = 1.502 GHz, 1.67 /
  * 1.502 = 1.112x slower; with w = 0.3, rho = 0.376 and the law's 1.95 GHz
  * is above the burst clock: no slowdown. */
