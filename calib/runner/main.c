@@ -4,12 +4,19 @@
  *
  *   llmsim-calib-runner --db FILE [--quick] [--only CLASS] [--list]
  *                       [--budget-s S] [--verbose] [--no-counters] [--skip N]
+ *                       [--operand-data normal|grid|zeros]
  *
  * --counter-passes CHIP prints how many replay passes the counter metrics
  * take on CHIP ("GH100"), from CUPTI's host side alone (no GPU needed).
  * --skip N skips the first N selected cases of each class: after a case
  * breaks the CUDA context (exit 3) the runner prints the --only/--skip
  * arguments that resume after it.
+ *
+ * --operand-data picks the values every case fills its operands with
+ * (kernels/kcommon.h): normal (the default; what trained weights and
+ * activations look like, and the only data the fit takes), or grid / zeros
+ * to measure how operand data moves the clock under the power limit. The
+ * store records it with each run (runs.operand_data).
  *
  * Per case: set up (fresh random inputs), check against the CPU reference,
  * warm up, time 10-50 repetitions (about 50 ms) with the CUPTI Activity API
@@ -39,6 +46,12 @@ static const char *prog = PROG;
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 static volatile sig_atomic_t g_stop;
+static int g_operand_data; /* --operand-data: enum llmsim_kdata of every case */
+
+const char *const runner_operand_data_name[LLMSIM_KDATA_COUNT] = {
+	[LLMSIM_KDATA_NORMAL] = "normal", [LLMSIM_KDATA_GRID] = "grid",
+	[LLMSIM_KDATA_ZEROS] = "zeros",
+};
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -51,6 +64,7 @@ struct opts {
 	int quick, list, verbose, no_counters;
 	int skip;             /* selected cases of each class to skip (resume) */
 	const char *passes_chip; /* --counter-passes CHIP: host-side check only */
+	int data;             /* enum llmsim_kdata */
 	double budget_s;
 };
 
@@ -242,7 +256,9 @@ static int measure(const struct rcase *rc, int idx, const struct plan *pl, uint6
 	snprintf(res->c.op_spec, sizeof res->c.op_spec, "%s", rc->op_spec);
 	snprintf(res->c.op_class, sizeof res->c.op_class, "%s", rc->op_class);
 	snprintf(res->c.split, sizeof res->c.split, "%s", rc->split);
-	if (llmsim_kbench_setup(&b, &rc->spec, mix(run_seed + (uint64_t)idx) | 1, err, errsz))
+	struct llmsim_kspec spec = rc->spec;
+	spec.data = (enum llmsim_kdata)g_operand_data;
+	if (llmsim_kbench_setup(&b, &spec, mix(run_seed + (uint64_t)idx) | 1, err, errsz))
 		goto fail_nofree;
 	snprintf(res->c.impl, sizeof res->c.impl, "%s", b.impl);
 	res->c.flops_declared = b.flops_declared;
@@ -392,7 +408,7 @@ static void print_case(const struct case_result *res)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: " PROG " --db FILE [--quick] [--only CLASS] [--list] [--budget-s S] "
-		   "[--verbose] [--no-counters] [--skip N]\n"
+		   "[--verbose] [--no-counters] [--skip N] [--operand-data normal|grid|zeros]\n"
 		   "       " PROG " --list [--quick] [--only CLASS] | --counter-passes CHIP\n"
 		   "classes:");
 	for (int i = 0; i < runner_nclasses; i++)
@@ -408,6 +424,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{"budget-s", required_argument, 0, 'b'}, {"verbose", no_argument, 0, 'v'},
 		{"no-counters", no_argument, 0, 'n'}, {"skip", required_argument, 0, 's'},
 		{"counter-passes", required_argument, 0, 'p'},
+		{"operand-data", required_argument, 0, 'D'},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
@@ -422,6 +439,19 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'v': o->verbose = 1; break;
 		case 'n': o->no_counters = 1; break;
 		case 'p': o->passes_chip = optarg; break;
+		case 'D': {
+			int d = -1;
+			for (int i = 0; i < LLMSIM_KDATA_COUNT; i++)
+				if (!strcmp(optarg, runner_operand_data_name[i]))
+					d = i;
+			if (d < 0) {
+				fprintf(stderr, "%s: unknown --operand-data '%s' (normal, grid or zeros)\n",
+					prog, optarg);
+				return 2;
+			}
+			o->data = d;
+			break;
+		}
 		case 'b': {
 			char *end;
 			o->budget_s = strtod(optarg, &end);
@@ -487,6 +517,7 @@ int main(int argc, char **argv)
 	int rc = parse(argc, argv, &o);
 	if (rc)
 		return rc;
+	g_operand_data = o.data;
 	if (o.passes_chip) {
 		/* the counter configuration on the host alone (no GPU needed) */
 		size_t passes = 0;
@@ -571,7 +602,8 @@ int main(int argc, char **argv)
 		iso_now(run.started_at, sizeof run.started_at);
 		snprintf(run.host, sizeof run.host, "%s", host);
 		snprintf(run.tool, sizeof run.tool, PROG " %s (git %s)", LLMSIM_VERSION, LLMSIM_GIT_REV);
-		snprintf(run.notes, sizeof run.notes, "class=%s; counters %.200s", cls, counters_why);
+		snprintf(run.notes, sizeof run.notes, "operand_data=%s; class=%s; counters %.180s",
+			 runner_operand_data_name[g_operand_data], cls, counters_why);
 		int64_t run_id = 0;
 		if (llmsim_store_run_begin(st, &dev, &run, &run_id, &e)) {
 			fprintf(stderr, "%s: store: %s\n", prog, e.msg);

@@ -25,6 +25,9 @@ struct rcase {
 extern const char *const runner_classes[];
 extern const int runner_nclasses;
 
+/* --operand-data names, by enum llmsim_kdata ("normal", "grid", "zeros"). */
+extern const char *const runner_operand_data_name[];
+
 /* Build the case list (static storage). Returns the count. */
 int runner_cases(const struct rcase **out);
 
