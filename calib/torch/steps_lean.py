@@ -93,7 +93,11 @@ class Engine:
                 p["wgu"] = rnd(2 * c["inter"], H)
                 p["wd"] = rnd(H, c["inter"])
             self.layers.append(p)
-        self.emb = rnd(c["vocab"], H)
+        # embeddings N(0, 1): the residual stream at unit scale, as in trained
+        # models; at N(0, 0.02) the random-weight attention output (a running
+        # mean of values, alike across neighbouring tokens) would dominate it
+        # and route most tokens to the same experts
+        self.emb = lt.randn(c["vocab"], H, device=dev, dtype=dt, data=data, sd=1.0)
         self.final_norm = one(H)
         self.lm_head = rnd(c["vocab"], H)
         self.kc = self.vc = None
@@ -254,11 +258,14 @@ def step(a, st, eng, spec, kind, b, n, sampler):
         win = sampler.window(w1 - st_t["median_s"] * reps * 1.2, w1) if sampler else {}
         ktime, kn, names = lt.profile_device_time(rep)
     imb = None
+    notes = ""
     if cfg.get("experts") and hasattr(eng, "_counts"):
         cnt = eng._counts.float()
         imb = (cnt.max() / cnt.mean()).item() if cnt.mean() > 0 else None
-    notes = "grouped experts %s; routing imbalance (last layer, max/mean tokens) %s" % (
-        eng.grouped, "%.3f" % imb if imb else "n/a") if cfg.get("experts") else ""
+        notes = ("grouped experts %s; last layer: tokens per expert max %d, mean %.2f, "
+                 "experts with tokens %d of %d" % (eng.grouped, int(cnt.max().item()),
+                                                   cnt.mean().item(), int((cnt > 0).sum().item()),
+                                                   cnt.numel()))
     sid = st.add_step(program="lean_graph", model_spec=spec, phase=kind, batch=b,
                       tokens=n if kind == "prefill" else 1, context=0 if kind == "prefill" else n,
                       recompute="", graph=1, time_median_s=st_t["median_s"], time_p10_s=st_t["p10_s"],

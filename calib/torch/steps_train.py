@@ -124,7 +124,8 @@ def run_one(a, st, sampler, name, layers, seq, mb, recompute, dev):
     if lt.is_cuda():
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
-    model = Model(c, layers, seq, recompute).to(dev)
+    with torch.device(dev):  # built and initialized on the GPU
+        model = Model(c, layers, seq, recompute)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.1, fused=lt.is_cuda())
     ids = torch.randint(0, c["vocab"], (mb, seq), device=dev)
     labels = torch.randint(0, c["vocab"], (mb, seq), device=dev)
