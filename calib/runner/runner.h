@@ -79,6 +79,16 @@ void counters_shutdown(void);
  * passes (works without a GPU). */
 int counters_passes(const char *chip, size_t *passes, char *err, size_t errsz);
 
+/* ---- clock.c ---- */
+
+/* Start the NVML clock sampler for the GPU of this UUID; -1 when NVML is
+ * missing (then clock_end() returns 0). */
+int clock_init(const char *uuid);
+/* Average SM clock (Hz) over the span between begin and end; 0: unknown. */
+void clock_begin(void);
+double clock_end(void);
+void clock_shutdown(void);
+
 /* ---- devinfo.c ---- */
 
 /* Fill the device and software description (device 0 current). */

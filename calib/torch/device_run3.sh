@@ -7,6 +7,8 @@
 #        the calibration runner on normal operand data (calib/device_run.sh);
 #        library_cases.py (PyTorch FA2/cuDNN/decode/FP8/element-wise/norm);
 #        gemm_probe.py (operand data x single/sustained, clocks)
+#   calib/torch/device_run3.sh extra  the runner with the timed clock (NVML), on
+#        normal, grid and zeros data; the steps the first steps call missed
 #   calib/torch/device_run3.sh steps  steps_lean.py, steps_hf.py,
 #        steps_train.py (whole programs), heldout_ops.py (held-out calls)
 #
@@ -52,6 +54,15 @@ steps)
 	step hf 90 $PY calib/torch/steps_hf.py --out "$W" --budget-s 80
 	step train 100 $PY calib/torch/steps_train.py --out "$W" --budget-s 90
 	step heldout 95 $PY calib/torch/heldout_ops.py --out "$W"
+	;;
+extra)
+	R=./build-kern/calib/runner/llmsim-calib-runner
+	step runner_normal 120 $R --db "$W/runner_normal.db" --no-counters --verbose
+	step runner_grid 50 $R --db "$W/runner_grid.db" --no-counters --verbose --only gemm --operand-data grid
+	step runner_zeros 50 $R --db "$W/runner_zeros.db" --no-counters --verbose --only gemm --operand-data zeros
+	step lean 110 $PY calib/torch/steps_lean.py --out "$W/lean_a" --budget-s 100 --models qwen3-30b-a3b,qwen2.5-72b:8
+	step lean_b 80 $PY calib/torch/steps_lean.py --out "$W/lean_b" --budget-s 70 --models llama-2-13b,llama-3.1-8b,mixtral-8x7b \
+		--prefill 1x2048,4x2048 --decode 1x2048,32x2048,64x4096,256x512
 	;;
 *) echo "device_run3.sh: unknown part '$PART' (fit or steps)" >&2; exit 2 ;;
 esac

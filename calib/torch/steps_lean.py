@@ -194,6 +194,15 @@ class Engine:
         return F.linear(h, self.lm_head)                                 # [b, 1, vocab]
 
 
+def parse_shapes(text):
+    """"1x2048,4x512" -> [(1, 2048), (4, 512)]; "" -> []."""
+    out = []
+    for item in filter(None, text.split(",")):
+        b, _, n = item.partition("x")
+        out.append((int(b), int(n)))
+    return out
+
+
 def kv_bytes(cfg, tokens):
     return 2 * cfg["layers"] * cfg["kv_heads"] * cfg["head_dim"] * 2 * tokens
 
@@ -206,6 +215,10 @@ def run_model(a, st, name, cfg, dev, dt, sampler, budget_end):
     free_b = (torch.cuda.mem_get_info()[0] if lt.is_cuda() else 8e9)
     pre = QUICK_PREFILL if a.quick else PREFILL
     dec = QUICK_DECODE if a.quick else DECODE
+    if a.prefill is not None:
+        pre = parse_shapes(a.prefill)
+    if a.decode is not None:
+        dec = parse_shapes(a.decode)
     if a.dry:
         pre, dec = [(1, 64), (2, 32)], [(1, 64), (4, 32)]
     spec = "model=%s layers=%d" % (name, cfg["layers"])
@@ -221,6 +234,7 @@ def run_model(a, st, name, cfg, dev, dt, sampler, budget_end):
                 continue
             try:
                 step(a, st, eng, spec, kind, b, n, sampler)
+                st.write(lt.out_path(a.out, "steps_lean.tsv"))
             except Exception as e:  # noqa: BLE001 - one shape's failure costs that shape
                 lt.log(PROG, "%s %s b=%d n=%d: failed: %s" % (name, kind, b, n, str(e)[:300]))
             eng.kc = eng.vc = None
@@ -294,6 +308,8 @@ def main():
     ap.add_argument("--time-s", type=float, default=0.15, help="timed span per step")
     ap.add_argument("--budget-s", type=float, default=400)
     ap.add_argument("--max-kv-gb", type=float, default=40)
+    ap.add_argument("--prefill", help="prefill shapes BATCHxPROMPT,... (default: the built-in list)")
+    ap.add_argument("--decode", help="decode shapes BATCHxCONTEXT,... (default: the built-in list)")
     a = ap.parse_args()
     t_start = time.time()
     if not lt.is_cuda() and not a.dry:
@@ -326,6 +342,7 @@ def main():
             if cfg.get("experts"):
                 cfg.update(experts=4, top_k=min(cfg["top_k"], 2))
         run_model(a, st, name, cfg, dev, dt, sampler, t_start + a.budget_s)
+        st.write(lt.out_path(a.out, "steps_lean.tsv"))  # after each model: a kill keeps them
     if sampler:
         sampler.stop()
     path = lt.out_path(a.out, "steps_lean.tsv")
