@@ -51,7 +51,70 @@ static const struct llmsim_yfield compute_fields[] = {
 	    LLMSIM_YR_POSITIVE),
 	FLD("power_window_s", LLMSIM_YF_DOUBLE, power_window_s, LLMSIM_YF_OPTIONAL,
 	    LLMSIM_YR_POSITIVE),
+	FLD("burst_activity_exponent", LLMSIM_YF_DOUBLE, burst_activity_exponent,
+	    LLMSIM_YF_OPTIONAL, LLMSIM_YR_NONNEG),
 };
+
+static const char *const operand_data_names[LLMSIM_OPD_COUNT] = {
+	[LLMSIM_OPD_TRAINED] = "trained", [LLMSIM_OPD_RANDOM] = "random",
+	[LLMSIM_OPD_GRID] = "grid", [LLMSIM_OPD_COARSE] = "coarse", [LLMSIM_OPD_ZEROS] = "zeros",
+};
+_Static_assert(sizeof operand_data_names / sizeof operand_data_names[0] == LLMSIM_OPD_COUNT,
+	       "operand data names");
+
+const char *llmsim_operand_data_name(enum llmsim_operand_data d)
+{
+	return (unsigned)d < LLMSIM_OPD_COUNT ? operand_data_names[d] : NULL;
+}
+
+int llmsim_operand_data_parse(const char *s)
+{
+	for (int i = 0; s && i < LLMSIM_OPD_COUNT; i++)
+		if (!strcmp(s, operand_data_names[i]))
+			return i;
+	return -1;
+}
+
+const char *llmsim_operand_data_choices(void)
+{
+	return "trained, random, grid, coarse or zeros";
+}
+
+/* compute.operand_activity: {trained: 1, random: .., ...}, each positive;
+ * trained must be 1 (the reference). Absent: all 1. */
+static int load_activity(const struct llmsim_ynode *compute, struct llmsim_gpu *gpu,
+			 const char *path, struct llmsim_err *err)
+{
+	for (int i = 0; i < LLMSIM_OPD_COUNT; i++)
+		gpu->operand_activity[i] = 1;
+	const struct llmsim_ynode *m = llmsim_ymap_get(compute, "operand_activity");
+	if (!m)
+		return 0;
+	if (m->kind != LLMSIM_Y_MAP)
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, m->line, m->col,
+					 "'compute.operand_activity' must be a mapping of %s",
+					 llmsim_operand_data_choices());
+	struct llmsim_yfield f[LLMSIM_OPD_COUNT];
+	for (int i = 0; i < LLMSIM_OPD_COUNT; i++)
+		f[i] = (struct llmsim_yfield){
+			.key = operand_data_names[i],
+			.type = LLMSIM_YF_DOUBLE,
+			.offset = G(operand_activity) + (size_t)i * sizeof(double),
+			.required = LLMSIM_YF_OPTIONAL,
+			.range = LLMSIM_YR_POSITIVE,
+		};
+	int rc = llmsim_yaml_extract(m, f, LLMSIM_OPD_COUNT, gpu, path, "compute.operand_activity",
+				     err);
+	if (!rc)
+		rc = llmsim_ymap_check_unused(m, path, "compute.operand_activity", err);
+	if (!rc && gpu->operand_activity[LLMSIM_OPD_TRAINED] != 1) {
+		const struct llmsim_ynode *v = llmsim_ymap_get(m, "trained");
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, v->line, v->col,
+					 "'trained' is the reference of "
+					 "'compute.operand_activity': it must be 1");
+	}
+	return rc;
+}
 
 static const struct llmsim_yfield sm_fields[] = {
 	REQ_POS_INT(registers_per_sm),
@@ -265,6 +328,7 @@ static int load_tree(const struct llmsim_ynode *root, void *obj, const char *pat
 					   LLMSIM_GPU_MAX_ALIASES, &gpu->naliases, err)))
 		return rc;
 	if ((rc = section(root, "compute", 1, path, &sec, err)) ||
+	    (rc = load_activity(sec, gpu, path, err)) ||
 	    (rc = extract(sec, compute_fields, N(compute_fields), gpu, path, "compute", err)))
 		return rc;
 	if ((rc = section(root, "sm_limits", 1, path, &sec, err)) ||

@@ -28,6 +28,26 @@ struct llmsim_eff_info {
 };
 extern const struct llmsim_eff_info llmsim_eff_info[LLMSIM_EFF_COUNT];
 
+/* The values an op's operands hold. Tensor-core power follows how many
+ * bits toggle, so under the power limit (and in a lone kernel's burst) the
+ * clock depends on the data: trained weights and activations (bell-shaped
+ * values with full mantissas, the default) and random normal data toggle
+ * alike; few-bit grids and zeros toggle less and run faster. */
+enum llmsim_operand_data {
+	LLMSIM_OPD_TRAINED,  /* trained weights and activations (the default) */
+	LLMSIM_OPD_RANDOM,   /* torch.randn-style random normal data */
+	LLMSIM_OPD_GRID,     /* k/128, |k| <= 127: 8-bit grids */
+	LLMSIM_OPD_COARSE,   /* k/8, |k| <= 7: few-bit grids */
+	LLMSIM_OPD_ZEROS,
+	LLMSIM_OPD_COUNT
+};
+/* "trained", "random", "grid", "coarse", "zeros"; NULL if out of range. */
+const char *llmsim_operand_data_name(enum llmsim_operand_data d);
+/* The enum of a name, or -1. */
+int llmsim_operand_data_parse(const char *s);
+/* "trained, random, grid, coarse or zeros": the choices, for messages. */
+const char *llmsim_operand_data_choices(void);
+
 #define LLMSIM_GPU_MAX_ALIASES 8
 #define LLMSIM_GPU_MAX_ERR_CLASSES 16
 
@@ -120,6 +140,14 @@ struct llmsim_gpu {
 	/* how long the power controller averages over: a load from idle has
 	 * slowed fully once it has run this long (0: unknown) */
 	double power_window_s;
+	/* tensor-core switching activity of each kind of operand data,
+	 * relative to trained data (1): the dynamic power of tensor work scales
+	 * with it, so a power-limited clock goes as activity^(-1/3)
+	 * (compute.operand_activity; every entry 1 when absent) */
+	double operand_activity[LLMSIM_OPD_COUNT];
+	/* how a lone kernel's burst clock follows that activity, as
+	 * activity^(-exponent) (compute.burst_activity_exponent; 0: not at all) */
+	double burst_activity_exponent;
 };
 
 /* Load a GPU by short name, alias (case-insensitive) or path to a YAML

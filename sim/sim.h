@@ -135,6 +135,10 @@ struct llmsim_op {
 				       * this fraction of the power controller's
 				       * window (a training step: 1): its clock
 				       * follows the power limit (sim/predict.c) */
+	enum llmsim_operand_data operand_data; /* what the operands hold (hw/gpu.h;
+				       * 0: trained weights and activations): sets the
+				       * switching activity of tensor work, and so the
+				       * clock under the power limit and in a burst */
 	double load_rho;              /* > 0: the tensor intensity (rho, in 16-bit
 				       * work) of the whole load the op runs in,
 				       * known to the caller: one clock for every op
@@ -168,6 +172,9 @@ struct llmsim_pred {
 	double time_s;
 	enum llmsim_bound bound;
 	double time_err_pct;          /* expected error (calibrated), NaN if none */
+	double sm_clock_hz;           /* the SM clock the op was priced at: its burst
+				       * clock for its data, or the clock its load
+				       * holds under the power limit */
 	const char *op_class;         /* "gemm", "elementwise", ... (static) */
 
 	/* added by the sim helper: each kernel's time in launch order (the

@@ -16,7 +16,7 @@
 
 #include "sim_internal.h"
 
-enum ktype { K_I64, K_INT, K_BOOL, K_DBL, K_DTYPE, K_EW, K_ATTN, K_DEC, K_COLL, K_PASS, K_ALGO };
+enum ktype { K_I64, K_INT, K_BOOL, K_DBL, K_DTYPE, K_EW, K_ATTN, K_DEC, K_COLL, K_PASS, K_ALGO, K_OPD };
 
 struct key {
 	const char *name;
@@ -31,6 +31,7 @@ static const struct key gemm_keys[] = {
 	{"m", K_I64, F(u.gemm.m), 1}, {"n", K_I64, F(u.gemm.n), 1},
 	{"k", K_I64, F(u.gemm.k), 1}, {"batch", K_I64, F(u.gemm.batch), 0},
 	{"dtype", K_DTYPE, F(dtype), 0}, {"b_dtype", K_DTYPE, F(u.gemm.b_dtype), 0},
+	{"operand_data", K_OPD, F(operand_data), 0},
 };
 static const struct key ew_keys[] = {
 	{"kind", K_EW, F(u.ew.kind), 1}, {"tokens", K_I64, F(u.ew.tokens), 1},
@@ -45,7 +46,7 @@ static const struct key attn_keys[] = {
 	{"head_dim", K_I64, F(u.attn.head_dim), 1},
 	{"v_head_dim", K_I64, F(u.attn.v_head_dim), 0},
 	{"causal", K_BOOL, F(u.attn.causal), 0}, {"pass", K_PASS, F(u.attn.pass), 0},
-	{"dtype", K_DTYPE, F(dtype), 0},
+	{"dtype", K_DTYPE, F(dtype), 0}, {"operand_data", K_OPD, F(operand_data), 0},
 };
 static const struct key dec_keys[] = {
 	{"impl", K_DEC, F(u.dec.impl), 1}, {"batch", K_I64, F(u.dec.batch), 1},
@@ -56,6 +57,7 @@ static const struct key dec_keys[] = {
 	{"rope_dim", K_I64, F(u.dec.rope_dim), 0},
 	{"mla_absorbed", K_BOOL, F(u.dec.mla_absorbed), 0},
 	{"dtype", K_DTYPE, F(dtype), 0}, {"kv_dtype", K_DTYPE, F(u.dec.kv_dtype), 0},
+	{"operand_data", K_OPD, F(operand_data), 0},
 };
 static const struct key coll_keys[] = {
 	{"kind", K_COLL, F(u.coll.kind), 1}, {"bytes", K_DBL, F(u.coll.bytes), 1},
@@ -86,6 +88,7 @@ static int parse_enum(enum ktype t, const char *v)
 	case K_DEC: return llmsim_decode_impl_parse(v);
 	case K_COLL: return llmsim_coll_kind_parse(v);
 	case K_PASS: return llmsim_pass_parse(v);
+	case K_OPD: return llmsim_operand_data_parse(v);
 	case K_ALGO:
 		for (int i = 0; i < 3; i++)
 			if (!strcmp(v, algo_names[i]))
@@ -254,7 +257,25 @@ int llmsim_op_parse(const char *spec, struct llmsim_op *op, struct llmsim_err *e
 #define DT(x) llmsim_dtype_name(x) ? llmsim_dtype_name(x) : "?"
 #define NM(x) ((x) ? (x) : "?")
 
+static int format_kind(const struct llmsim_op *op, char *buf, size_t size);
+
+/* The canonical spec: every key of the kind, then operand_data when it is
+ * not the default (so specs of trained data read as they always have). */
 int llmsim_op_format(const struct llmsim_op *op, char *buf, size_t size)
+{
+	int n = format_kind(op, buf, size);
+	if (n < 0 || op->operand_data == LLMSIM_OPD_TRAINED ||
+	    (op->kind != LLMSIM_OP_GEMM && op->kind != LLMSIM_OP_ATTENTION &&
+	     op->kind != LLMSIM_OP_DECODE))
+		return n;
+	const char *nm = llmsim_operand_data_name(op->operand_data);
+	size_t used = (size_t)n < size ? (size_t)n : size ? size - 1 : 0;
+	int m = snprintf(buf + used, size > used ? size - used : 0, " operand_data=%s",
+			 nm ? nm : "?");
+	return m < 0 ? m : n + m;
+}
+
+static int format_kind(const struct llmsim_op *op, char *buf, size_t size)
 {
 	const char *dt = DT(op->dtype);
 	switch (op->kind) {
