@@ -495,7 +495,7 @@ static void row_agrees(const char *html, const char *phase, const char *op, doub
 	td(row, 6, tm, sizeof tm);
 	td(row, 11, spec, sizeof spec);
 	cr_assert(spec[0], "no spec in the %s/%s row", phase, op);
-	snprintf(args, sizeof args, "op spec \"%s\" --gpu h200 --json", spec);
+	snprintf(args, sizeof args, "op spec \"%s\" --gpu h200 --load lone --json", spec);
 	int rc = llmsim(args, out, sizeof out, err, sizeof err);
 	cr_assert_eq(rc, 0, "%s: %s", args, err);
 	double f = json_num(out, "flops"), t = json_num(out, "time_s");
@@ -540,7 +540,7 @@ Test(report_cli, roofline_json_agrees_with_llmsim_op)
 	expect_close(json_num(bf, "ridge_flops_per_byte"), 989.4 / 4.8, 1e-3);
 	const char *qkv = strstr(out, "\"name\": \"qkv\"");
 	cr_assert(qkv, "%s", out);
-	rc = llmsim("op gemm --m 4096 --n 6144 --k 4096 --gpu h200 --json", op, sizeof op, err,
+	rc = llmsim("op gemm --m 4096 --n 6144 --k 4096 --gpu h200 --load lone --json", op, sizeof op, err,
 		    sizeof err);
 	cr_assert_eq(rc, 0, "%s", err);
 	expect_close(json_num(qkv, "flops"), json_num(op, "flops"), 1e-9);
