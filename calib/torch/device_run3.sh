@@ -9,6 +9,8 @@
 #        gemm_probe.py (operand data x single/sustained, clocks)
 #   calib/torch/device_run3.sh extra  the runner with the timed clock (NVML), on
 #        normal, grid and zeros data; the steps the first steps call missed
+#   calib/torch/device_run3.sh final  torch_ops.py (MoE routing and experts, HF norm
+#        and RoPE, packed decode, HF eager decode), the MoE and wide steps again
 #   calib/torch/device_run3.sh steps  steps_lean.py, steps_hf.py,
 #        steps_train.py (whole programs), heldout_ops.py (held-out calls)
 #
@@ -63,6 +65,12 @@ extra)
 	step lean 110 $PY calib/torch/steps_lean.py --out "$W/lean_a" --budget-s 100 --models qwen3-30b-a3b,qwen2.5-72b:8
 	step lean_b 80 $PY calib/torch/steps_lean.py --out "$W/lean_b" --budget-s 70 --models llama-2-13b,llama-3.1-8b,mixtral-8x7b \
 		--prefill 1x2048,4x2048 --decode 1x2048,32x2048,64x4096,256x512
+	;;
+final)
+	step ops 130 $PY calib/torch/torch_ops.py --out "$W"
+	step lean_moe 125 $PY calib/torch/steps_lean.py --out "$W/lean_moe" --budget-s 115 --models qwen3-30b-a3b
+	step lean_wide 90 $PY calib/torch/steps_lean.py --out "$W/lean_wide" --budget-s 80 --models qwen2.5-72b:8 \
+		--prefill 4x2048,16x512,1x8192 --decode 1x512,8x2048,32x2048,64x4096,256x512
 	;;
 *) echo "device_run3.sh: unknown part '$PART' (fit or steps)" >&2; exit 2 ;;
 esac

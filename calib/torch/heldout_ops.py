@@ -78,6 +78,7 @@ class Cases:
     def __init__(self, a, st, sampler, dev):
         self.a, self.st, self.sampler, self.dev = a, st, sampler, dev
         self.n = 0
+        self.split = "holdout"
 
     def sets_for(self, nbytes):
         return max(1, min(8, int(256e6 // max(nbytes, 1)) + 1))
@@ -111,7 +112,7 @@ class Cases:
             lt.log(PROG, "%s: skipped (%s)" % (spec, str(e)[:200]))
             return
         kern = [(i, nm, 0, 0, 0, 0, 0, 0, 0, 0, 0, t, 1) for i, (nm, t) in enumerate(names[:8])]
-        self.st.add_case(spec, op_class, impl, "holdout", flops, nbytes, res,
+        self.st.add_case(spec, op_class, impl, self.split, flops, nbytes, res,
                          clock_hz=win.get("sm_clock_hz"), kernels=kern)
         self.n += 1
         lt.log(PROG, "%-18s %-100s %10.2f us %s MHz  %s" % (

@@ -98,6 +98,13 @@ class Engine:
         # mean of values, alike across neighbouring tokens) would dominate it
         # and route most tokens to the same experts
         self.emb = lt.randn(c["vocab"], H, device=dev, dtype=dt, data=data, sd=1.0)
+        # MoE: a token-keyed bias on the gate logits stands in for what
+        # training does to a router: it keeps routing balanced, as a trained
+        # router's (with its load-balancing loss) is. The random-weight
+        # residual stream grows a component common to all tokens with depth,
+        # and the random gate alone would then send most tokens to one
+        # expert. It costs one [tokens, experts] add per layer.
+        self.route_bias = (lt.randn(c["vocab"], E, device=dev, dtype=dt, sd=4.0) if E else None)
         self.final_norm = one(H)
         self.lm_head = rnd(c["vocab"], H)
         self.kc = self.vc = None
@@ -130,11 +137,11 @@ class Engine:
         x1, x2 = x[..., :hd // 2], x[..., hd // 2:]
         return torch.cat([x1 * cs - x2 * sn, x2 * cs + x1 * sn], dim=-1)
 
-    def moe(self, p, h):
+    def moe(self, p, h, bias):
         c = self.c
         E, k, I = c["experts"], c["top_k"], c["inter"]
         T = h.shape[0]
-        logits = F.linear(h, p["wr"])                               # [T, E]
+        logits = F.linear(h, p["wr"]) + bias                        # [T, E]
         topv, topi = torch.topk(logits, k, dim=-1)                  # [T, k]
         if c.get("norm_topk", True):
             w = torch.softmax(topv.float(), dim=-1)
@@ -159,6 +166,8 @@ class Engine:
         b, s = tokens.shape
         nh, nkv, hd, H = c["heads"], c["kv_heads"], c["head_dim"], c["hidden"]
         x = F.embedding(tokens, self.emb)                               # [b, s, H]
+        bias = (F.embedding(tokens.reshape(-1), self.route_bias)
+                if self.route_bias is not None else None)               # [b*s, E]
         for li, p in enumerate(self.layers):
             h = F.rms_norm(x, (H,), p["attn_norm"], EPS)
             qkv = F.linear(h, p["wqkv"], p.get("bqkv"))                 # [b, s, qkv_n]
@@ -185,7 +194,7 @@ class Engine:
             x = x + F.linear(o, p["wo"])
             h = F.rms_norm(x, (H,), p["mlp_norm"], EPS)
             if c.get("experts"):
-                x = x + self.moe(p, h.view(b * s, H)).view(b, s, H)
+                x = x + self.moe(p, h.view(b * s, H), bias).view(b, s, H)
             else:
                 gu = F.linear(h, p["wgu"])
                 I = c["inter"]
@@ -276,7 +285,8 @@ def step(a, st, eng, spec, kind, b, n, sampler):
     if cfg.get("experts") and hasattr(eng, "_counts"):
         cnt = eng._counts.float()
         imb = (cnt.max() / cnt.mean()).item() if cnt.mean() > 0 else None
-        notes = ("grouped experts %s; last layer: tokens per expert max %d, mean %.2f, "
+        notes = ("grouped experts %s; gate logits + token-keyed bias (balanced routing); "
+                 "last layer: tokens per expert max %d, mean %.2f, "
                  "experts with tokens %d of %d" % (eng.grouped, int(cnt.max().item()),
                                                    cnt.mean().item(), int((cnt > 0).sum().item()),
                                                    cnt.numel()))
