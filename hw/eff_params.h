@@ -67,3 +67,5 @@ LLMSIM_EFF(KERNEL_GAP, "graph_kernel_gap_s", 2.5e-6,
 	   "time from one kernel's end to the start of the next kernel of the same call that depends on it (the front end's dependent launch after the first one's drain): a call of several kernels timed as a whole (CUDA events, CUDA graphs) pays it between them; kernel durations (CUPTI) do not")
 LLMSIM_EFF(NARROW_ENERGY, "narrow_tensor_energy_relative", 0.66,
 	   "energy of an 8-bit (FP8, INT8) or narrower tensor-core FLOP against a 16-bit one: how much of the power limit an FP8 GEMM's rate uses (sim/predict.c)")
+LLMSIM_EFF(L2_ATOMIC_RATE, "l2_atomic_ops_per_s", 1.2e11,
+	   "16-bit atomic adds per second the L2 completes for a scatter-add (index_add_ of an MoE combine), whose rows collide")

@@ -29,6 +29,11 @@ static const char *const ew_names[] = {
 	[LLMSIM_EW_COPY] = "copy",
 	[LLMSIM_EW_ADAMW] = "adamw",
 	[LLMSIM_EW_SILU] = "silu",
+	[LLMSIM_EW_GATHER] = "gather",
+	[LLMSIM_EW_SCATTER_ADD] = "scatter_add",
+	[LLMSIM_EW_TOPK] = "topk",
+	[LLMSIM_EW_SORT] = "sort",
+	[LLMSIM_EW_REDUCE] = "reduce",
 };
 _Static_assert(sizeof ew_names / sizeof ew_names[0] == LLMSIM_EW_COUNT, "ew kinds");
 

@@ -37,6 +37,14 @@ enum llmsim_ew_kind {
 	LLMSIM_EW_COPY,          /* plain copy (hidden elements per token) */
 	LLMSIM_EW_ADAMW,         /* optimizer update over `hidden` params (tokens=1) */
 	LLMSIM_EW_SILU,          /* x * sigmoid(x) alone (an unfused SwiGLU's first half) */
+	LLMSIM_EW_GATHER,        /* index_select: `tokens` rows of `hidden` picked by int64 ids */
+	LLMSIM_EW_SCATTER_ADD,   /* index_add_: `tokens` rows of `hidden` added into rows
+				  * picked by ids, with atomics (an MoE combine) */
+	LLMSIM_EW_TOPK,          /* the k largest of each of `tokens` rows of `hidden` (values
+				  * and int64 indices): a router's expert choice */
+	LLMSIM_EW_SORT,          /* a stable sort of `tokens` int64 keys with their indices
+				  * (hidden 1): the permute of MoE routing */
+	LLMSIM_EW_REDUCE,        /* a mean (or sum) over each row: [tokens, hidden] -> [tokens] */
 	LLMSIM_EW_COUNT
 };
 
@@ -100,6 +108,13 @@ struct llmsim_op {
 					       * loads 4 vectors, then computes): a quarter
 					       * of the bytes in flight, and the math sits
 					       * between each load and its store */
+			int bcast;            /* add, mul: the second operand is broadcast
+					       * (a [hidden] weight or a [tokens, 1] scale):
+					       * its bytes are negligible */
+			enum llmsim_dtype out_dtype; /* copy: the type written (a cast);
+					       * 0 (fp64 is never a cast target here):
+					       * the same as dtype */
+			int64_t k;            /* topk: elements kept per row */
 			int in_l2;            /* its operands are in L2 already (just
 					       * written by the kernel before, or a
 					       * working set well within the L2): loads

@@ -38,6 +38,8 @@ static const struct key ew_keys[] = {
 	{"hidden", K_I64, F(u.ew.hidden), 1}, {"pass", K_PASS, F(u.ew.pass), 0},
 	{"dtype", K_DTYPE, F(dtype), 0}, {"strided", K_BOOL, F(u.ew.strided), 0},
 	{"serial", K_BOOL, F(u.ew.serial), 0}, {"in_l2", K_BOOL, F(u.ew.in_l2), 0},
+	{"bcast", K_BOOL, F(u.ew.bcast), 0}, {"out_dtype", K_DTYPE, F(u.ew.out_dtype), 0},
+	{"k", K_I64, F(u.ew.k), 0},
 };
 static const struct key attn_keys[] = {
 	{"impl", K_ATTN, F(u.attn.impl), 1}, {"batch", K_I64, F(u.attn.batch), 1},
@@ -246,6 +248,12 @@ int llmsim_op_parse(const char *spec, struct llmsim_op *op, struct llmsim_err *e
 		if (!SEEN("nodes"))
 			o.u.coll.nodes = 1;
 		break;
+	case LLMSIM_OP_ELEMENTWISE:
+		if (!SEEN("out_dtype"))
+			o.u.ew.out_dtype = o.dtype;
+		if (!SEEN("k"))
+			o.u.ew.k = 1;
+		break;
 	default:
 		break;
 	}
@@ -288,12 +296,25 @@ static int format_kind(const struct llmsim_op *op, char *buf, size_t size)
 				(long long)op->u.gemm.k,
 				(long long)(op->u.gemm.batch ? op->u.gemm.batch : 1), dt, DT(b));
 	}
-	case LLMSIM_OP_ELEMENTWISE:
-		return snprintf(buf, size, "ew kind=%s tokens=%lld hidden=%lld pass=%s dtype=%s%s%s%s",
-				NM(llmsim_ew_kind_name(op->u.ew.kind)), (long long)op->u.ew.tokens,
-				(long long)op->u.ew.hidden, NM(llmsim_pass_name(op->u.ew.pass)), dt,
-				op->u.ew.strided ? " strided=1" : "",
-				op->u.ew.serial ? " serial=1" : "", op->u.ew.in_l2 ? " in_l2=1" : "");
+	case LLMSIM_OP_ELEMENTWISE: {
+		/* the layout keys and kind-specific keys only where they matter,
+		 * so older specs read as they were written */
+		const __typeof__(op->u.ew) *w = &op->u.ew;
+		char extra[96] = "";
+		size_t n = 0;
+		if (w->out_dtype != op->dtype && w->out_dtype != LLMSIM_DT_FP64)
+			n += (size_t)snprintf(extra + n, sizeof extra - n, " out_dtype=%s",
+					      DT(w->out_dtype));
+		if (w->kind == LLMSIM_EW_TOPK && n < sizeof extra)
+			n += (size_t)snprintf(extra + n, sizeof extra - n, " k=%lld", (long long)w->k);
+		if (w->bcast && n < sizeof extra)
+			snprintf(extra + n, sizeof extra - n, " bcast=1");
+		return snprintf(buf, size, "ew kind=%s tokens=%lld hidden=%lld pass=%s dtype=%s%s%s%s%s",
+				NM(llmsim_ew_kind_name(w->kind)), (long long)w->tokens,
+				(long long)w->hidden, NM(llmsim_pass_name(w->pass)), dt,
+				w->strided ? " strided=1" : "", w->serial ? " serial=1" : "",
+				w->in_l2 ? " in_l2=1" : "", extra);
+	}
 	case LLMSIM_OP_ATTENTION: {
 		const __typeof__(op->u.attn) *a = &op->u.attn;
 		return snprintf(buf, size,
