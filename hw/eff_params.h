@@ -69,3 +69,9 @@ LLMSIM_EFF(NARROW_ENERGY, "narrow_tensor_energy_relative", 0.66,
 	   "energy of an 8-bit (FP8, INT8) or narrower tensor-core FLOP against a 16-bit one: how much of the power limit an FP8 GEMM's rate uses (sim/predict.c)")
 LLMSIM_EFF(L2_ATOMIC_RATE, "l2_atomic_ops_per_s", 1.2e11,
 	   "16-bit atomic adds per second the L2 completes for a scatter-add (index_add_ of an MoE combine), whose rows collide")
+LLMSIM_EFF(GROUPED_TENSOR, "grouped_gemm_tensor_fraction", 0.80,
+	   "fraction of the tensor peak a grouped GEMM's mainloop sustains (CUTLASS's sm90 grouped kernel behind torch._grouped_mm), as gemm_tensor_fraction for cuBLAS")
+LLMSIM_EFF(GROUPED_HBM, "grouped_gemm_hbm_fraction", 0.60,
+	   "fraction of HBM bandwidth a grouped GEMM streams its experts' weights at: a few rows per expert leave its TMA pipeline latency-bound")
+LLMSIM_EFF(GROUPED_FIXED, "grouped_gemm_fixed_s", 1e-5,
+	   "fixed time of a grouped GEMM beyond a batched one's: its device-side setup of every group's problem shape, pointers and TMA descriptors before the first tile")

@@ -93,6 +93,9 @@ struct llmsim_op {
 			int64_t m, n, k;
 			int64_t batch;        /* >= 1: batched GEMM */
 			enum llmsim_dtype b_dtype; /* weights (B); == dtype unless weight-only quant */
+			int64_t groups;       /* > 1: a grouped GEMM (MoE experts): m rows in
+					       * all, routed uniformly over `groups` weight
+					       * matrices [n, k]; 0 or 1: one matrix */
 		} gemm;
 		struct {
 			enum llmsim_ew_kind kind;

@@ -31,7 +31,7 @@ static const struct key gemm_keys[] = {
 	{"m", K_I64, F(u.gemm.m), 1}, {"n", K_I64, F(u.gemm.n), 1},
 	{"k", K_I64, F(u.gemm.k), 1}, {"batch", K_I64, F(u.gemm.batch), 0},
 	{"dtype", K_DTYPE, F(dtype), 0}, {"b_dtype", K_DTYPE, F(u.gemm.b_dtype), 0},
-	{"operand_data", K_OPD, F(operand_data), 0},
+	{"groups", K_I64, F(u.gemm.groups), 0}, {"operand_data", K_OPD, F(operand_data), 0},
 };
 static const struct key ew_keys[] = {
 	{"kind", K_EW, F(u.ew.kind), 1}, {"tokens", K_I64, F(u.ew.tokens), 1},
@@ -291,10 +291,13 @@ static int format_kind(const struct llmsim_op *op, char *buf, size_t size)
 		enum llmsim_dtype b = op->u.gemm.b_dtype;
 		if (b == LLMSIM_DT_FP64 && op->dtype != LLMSIM_DT_FP64)
 			b = op->dtype;
-		return snprintf(buf, size, "gemm m=%lld n=%lld k=%lld batch=%lld dtype=%s b_dtype=%s",
+		char grp[32] = "";
+		if (op->u.gemm.groups > 1)
+			snprintf(grp, sizeof grp, " groups=%lld", (long long)op->u.gemm.groups);
+		return snprintf(buf, size, "gemm m=%lld n=%lld k=%lld batch=%lld dtype=%s b_dtype=%s%s",
 				(long long)op->u.gemm.m, (long long)op->u.gemm.n,
 				(long long)op->u.gemm.k,
-				(long long)(op->u.gemm.batch ? op->u.gemm.batch : 1), dt, DT(b));
+				(long long)(op->u.gemm.batch ? op->u.gemm.batch : 1), dt, DT(b), grp);
 	}
 	case LLMSIM_OP_ELEMENTWISE: {
 		/* the layout keys and kind-specific keys only where they matter,
