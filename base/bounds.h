@@ -73,9 +73,9 @@
 /* Rows a command lists (--top): 100,000. */
 #define LLMSIM_MAX_ROWS 100000
 
-/* Pixels of a picture side (report --width, --height): 16,384, the
- * largest canvas gnuplot's cairo terminals draw. */
-#define LLMSIM_MAX_PIXELS 16384
+/* Pixels of a picture side (report --width, --height): 8,000; a picture
+ * of 64 M pixels is beyond any screen and still quick for gnuplot. */
+#define LLMSIM_MAX_PIXELS 8000
 
 /* Seconds of a latency target (--ttft-slo, --tpot-slo): a day. */
 #define LLMSIM_MAX_SLO_S 86400.0
