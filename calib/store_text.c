@@ -574,6 +574,8 @@ static int import_lines(struct importer *im, FILE *in)
 
 int llmsim_store_import(struct llmsim_store *s, FILE *in, const char *name, struct llmsim_err *err)
 {
+	if (s->read_only)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "%s: opened read-only", s->path);
 	if (s->active_run)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "%s: a run is open; commit it first",
 				      s->path);
