@@ -181,7 +181,9 @@ int llmsim_store_export(struct llmsim_store *s, FILE *f, struct llmsim_err *err)
  * renumbered; devices are shared with identical existing ones; a run
  * already present (same device, start time, host and tool) is refused.
  * Dumps of schema version 1 (without the v2 columns) load with the v2
- * defaults. `name` is used in messages. */
+ * defaults. Lines are at most LLMSIM_MAX_LINE bytes and the input at most
+ * LLMSIM_MAX_CALIB_TEXT_BYTES (base/bounds.h). `name` is used in
+ * messages. */
 int llmsim_store_import(struct llmsim_store *s, FILE *f, const char *name,
 			struct llmsim_err *err);
 
