@@ -226,3 +226,12 @@ int llmsim_data_find(const struct llmsim_data_kind *k, const char *name, void *o
 	list_release(&l);
 	return unknown(k, name, known, nknown, err);
 }
+
+int llmsim_data_find_name(const struct llmsim_data_kind *k, const char *name, void *obj,
+			  struct llmsim_err *err)
+{
+	if (!name || !llmsim_data_name_ok(name) || llmsim_data_is_path(name))
+		return llmsim_err_set(err, LLMSIM_EINVAL, "'%s' is not a %s name", name ? name : "",
+				      k->what);
+	return llmsim_data_find(k, name, obj, err);
+}

@@ -70,4 +70,11 @@ int llmsim_data_answers(const struct llmsim_data_kind *k, const void *obj, const
 int llmsim_data_find(const struct llmsim_data_kind *k, const char *name, void *obj,
 		     struct llmsim_err *err);
 
+/* As llmsim_data_find, for a name that comes from data rather than from
+ * the user (a model named inside a trace): only a name or alias of a
+ * description in <data>/SUB is looked up, never a path; anything else
+ * fails with LLMSIM_EINVAL "'x' is not a WHAT name". */
+int llmsim_data_find_name(const struct llmsim_data_kind *k, const char *name, void *obj,
+			  struct llmsim_err *err);
+
 #endif

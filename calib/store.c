@@ -6,9 +6,11 @@
  * devices.device_count; opening a v1 file adds them inside a transaction).
  * Devices are shared between runs: a run's device row is found by all of
  * its fields, so the GPU count of a multi-GPU run is part of its device.
- * The journal is SQLite's default rollback journal: a writer killed before
- * run_commit leaves a hot journal that the next opener rolls back, and a
- * read-only file can still be read.
+ * Files are opened as calib/sqlite_open.h says: readers read-only (a v1
+ * file is read as v1, never migrated: `llmsim calib upgrade` or the next
+ * write does that), writers in WAL mode (readers are not blocked, and a
+ * writer killed before run_commit leaves nothing a reader sees), every
+ * open after PRAGMA quick_check.
  */
 #include "store_impl.h"
 
@@ -244,13 +246,8 @@ static int read_version(struct llmsim_store *s, int *version, struct llmsim_err 
 
 /* Create the schema in an empty file, or migrate an old one, inside one
  * write transaction (re-checking the version once the lock is held). */
-static int upgrade(struct llmsim_store *s, int create, struct llmsim_err *err)
+static int version_ok(struct llmsim_store *s, int v, int create, struct llmsim_err *err)
 {
-	int v, rc = read_version(s, &v, err);
-	if (rc)
-		return rc;
-	if (v == LLMSIM_STORE_SCHEMA_VERSION)
-		return 0;
 	if (v < 0)
 		return llmsim_err_set(
 		    err, LLMSIM_EDB, "%s: not a calibration database (no schema version)", s->path);
@@ -262,6 +259,18 @@ static int upgrade(struct llmsim_store *s, int create, struct llmsim_err *err)
 	if (v == 0 && !create)
 		return llmsim_err_set(err, LLMSIM_EDB, "%s: empty file, not a calibration database",
 				      s->path);
+	return 0;
+}
+
+static int upgrade(struct llmsim_store *s, int create, struct llmsim_err *err)
+{
+	int v, rc = read_version(s, &v, err);
+	if (rc)
+		return rc;
+	if (v == LLMSIM_STORE_SCHEMA_VERSION)
+		return 0;
+	if ((rc = version_ok(s, v, create, err)))
+		return rc;
 	if ((rc = llmsim_sdb_exec(s, "BEGIN IMMEDIATE", err)))
 		return rc;
 	if ((rc = read_version(s, &v, err)))
@@ -280,34 +289,87 @@ fail:
 	return rc;
 }
 
+/* An older file read as it stands: a TEMP view per table that lacks a
+ * later version's columns, adding them with their defaults. Unqualified
+ * names find TEMP objects first, so every reader (store_read.c, the
+ * export) sees the current schema; the file itself is not touched. */
+static int compat_views(struct llmsim_store *s, struct llmsim_err *err)
+{
+	for (int t = 0; t < TBL_COUNT; t++) {
+		const struct store_table_info *ti = &llmsim_sdb_tables[t];
+		char sql[1024];
+		size_t n = (size_t)snprintf(sql, sizeof sql, "CREATE TEMP VIEW %s AS SELECT *", ti->name);
+		int added = 0;
+		for (int c = 0; c < ti->ncols; c++)
+			if (ti->cols[c].since > s->version) {
+				n += (size_t)snprintf(sql + n, sizeof sql - n, ", %s AS %s",
+						      ti->cols[c].v1_default, ti->cols[c].name);
+				added = 1;
+			}
+		n += (size_t)snprintf(sql + n, sizeof sql - n, " FROM main.%s", ti->name);
+		LLMSIM_ASSERT(n < sizeof sql);
+		int rc = added ? llmsim_sdb_exec(s, sql, err) : 0;
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 int llmsim_store_open(const char *path, int flags, struct llmsim_store **out,
 		      struct llmsim_err *err)
 {
 	*out = NULL;
-	int create = flags & LLMSIM_STORE_CREATE;
+	int create = flags & LLMSIM_STORE_CREATE, write = create || (flags & LLMSIM_STORE_WRITE);
 	if (!create && access(path, F_OK) != 0)
 		return llmsim_err_set(err, LLMSIM_ENOENT, "%s: no such database", path);
 	struct llmsim_store *s = calloc(1, sizeof *s);
 	if (!s)
 		return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
 	snprintf(s->path, sizeof s->path, "%s", path);
-	int oflags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
-	int rc;
-	if (sqlite3_open_v2(path, &s->db, oflags, NULL) != SQLITE_OK) {
-		rc = llmsim_err_set(err, LLMSIM_EDB, "%s: cannot open: %s", path,
-				    s->db ? sqlite3_errmsg(s->db) : "out of memory");
+	s->read_only = !write;
+	int rc = llmsim_sqlite_open(path,
+				    create  ? LLMSIM_SQLITE_CREATE
+				    : write ? LLMSIM_SQLITE_WRITE
+					    : LLMSIM_SQLITE_READ,
+				    "a calibration database", &s->db, err);
+	if (rc)
 		goto fail;
-	}
-	sqlite3_extended_result_codes(s->db, 0);
-	sqlite3_busy_timeout(s->db, 10000);
 	if ((rc = llmsim_sdb_exec(s, "PRAGMA foreign_keys = ON", err)))
 		goto fail;
-	if ((rc = upgrade(s, create, err)))
-		goto fail;
-	s->version = LLMSIM_STORE_SCHEMA_VERSION;
+	if (write) {
+		/* a writer brings the schema up to date (in one transaction) */
+		if ((rc = upgrade(s, create, err)))
+			goto fail;
+		s->version = LLMSIM_STORE_SCHEMA_VERSION;
+	} else {
+		/* a reader reads whichever version it finds, changing nothing */
+		int v;
+		if ((rc = read_version(s, &v, err)))
+			goto fail;
+		if ((rc = version_ok(s, v, 0, err)))
+			goto fail;
+		s->version = v;
+		if (v < LLMSIM_STORE_SCHEMA_VERSION && (rc = compat_views(s, err)))
+			goto fail;
+	}
 	*out = s;
 	return 0;
 fail:
+	llmsim_store_close(s);
+	return rc;
+}
+
+int llmsim_store_upgrade(const char *path, int *from, struct llmsim_err *err)
+{
+	struct llmsim_store *s;
+	int rc = llmsim_store_open(path, LLMSIM_STORE_READ, &s, err);
+	if (rc)
+		return rc;
+	*from = s->version;
+	llmsim_store_close(s);
+	if (*from == LLMSIM_STORE_SCHEMA_VERSION)
+		return 0;
+	rc = llmsim_store_open(path, LLMSIM_STORE_WRITE, &s, err);
 	llmsim_store_close(s);
 	return rc;
 }
@@ -386,6 +448,8 @@ int llmsim_store_run_begin(struct llmsim_store *s, const struct llmsim_device_in
 			   const struct llmsim_run_info *run, int64_t *run_id,
 			   struct llmsim_err *err)
 {
+	if (s->read_only)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "%s: opened read-only", s->path);
 	if (s->active_run)
 		return llmsim_err_set(err, LLMSIM_EINVAL,
 				      "%s: run %lld is still open (commit or abort it first)",

@@ -5,9 +5,12 @@
  *
  * The only module that includes sqlite3.h. Each run is written inside one
  * transaction (llmsim_store_run_begin .. llmsim_store_run_commit), so a
- * writer killed half-way leaves the database exactly as it was. The schema
- * carries a version in table `meta`; opening an older database migrates
- * it forward inside a transaction.
+ * writer killed half-way leaves the database exactly as it was; writers use
+ * SQLite's WAL, so readers are not blocked meanwhile. The schema carries a
+ * version in table `meta`. Opening an older database to write migrates it
+ * forward inside a transaction; opening it to read changes nothing (the
+ * read API reads either version). Every open checks the file's integrity
+ * (PRAGMA quick_check): a corrupted store is refused in one line.
  */
 #ifndef LLMSIM_STORE_H
 #define LLMSIM_STORE_H
@@ -20,7 +23,10 @@
 
 struct llmsim_store; /* opaque */
 
-enum { LLMSIM_STORE_READ = 0, LLMSIM_STORE_CREATE = 1 };
+/* READ: an existing store, read-only (never written, never migrated).
+ * WRITE: an existing store, read-write, migrated to the current schema.
+ * CREATE: as WRITE, created when absent (":memory:" for one in memory). */
+enum { LLMSIM_STORE_READ = 0, LLMSIM_STORE_CREATE = 1, LLMSIM_STORE_WRITE = 2 };
 
 /* The GPU and software a run was made on. Strings may be "" if unknown. */
 struct llmsim_device_info {
@@ -148,8 +154,14 @@ int llmsim_store_runs(struct llmsim_store *s,
 		      int (*fn)(const struct llmsim_store_run_row *row, void *ctx),
 		      void *ctx, struct llmsim_err *err);
 
-/* The schema version of the open database (after any migration). */
+/* The schema version of the open database: the file's own when opened
+ * read-only, else LLMSIM_STORE_SCHEMA_VERSION (after any migration). */
 int llmsim_store_schema_version(const struct llmsim_store *s);
+
+/* Migrate the store at path to the current schema in one transaction
+ * (`llmsim calib upgrade`); *from gets the version it had (equal to
+ * LLMSIM_STORE_SCHEMA_VERSION when there was nothing to do). */
+int llmsim_store_upgrade(const char *path, int *from, struct llmsim_err *err);
 
 /* ---- Text form ---------------------------------------------------------
  * A stable, diff-friendly dump: a header line
@@ -169,7 +181,9 @@ int llmsim_store_export(struct llmsim_store *s, FILE *f, struct llmsim_err *err)
  * renumbered; devices are shared with identical existing ones; a run
  * already present (same device, start time, host and tool) is refused.
  * Dumps of schema version 1 (without the v2 columns) load with the v2
- * defaults. `name` is used in messages. */
+ * defaults. Lines are at most LLMSIM_MAX_LINE bytes and the input at most
+ * LLMSIM_MAX_CALIB_TEXT_BYTES (base/bounds.h). `name` is used in
+ * messages. */
 int llmsim_store_import(struct llmsim_store *s, FILE *f, const char *name,
 			struct llmsim_err *err);
 

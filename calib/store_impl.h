@@ -7,13 +7,14 @@
 #ifndef LLMSIM_STORE_IMPL_H
 #define LLMSIM_STORE_IMPL_H
 
-#include <sqlite3.h>
+#include "sqlite_open.h"
 #include "store.h"
 
 struct llmsim_store {
 	sqlite3 *db;
 	char path[512];
-	int version;	    /* schema version after migration */
+	int version;	    /* schema version: the file's when read-only, else the current */
+	int read_only;	    /* opened LLMSIM_STORE_READ */
 	int64_t active_run; /* run inside an open transaction, 0 if none */
 	int kernel_seq;	    /* order of kernels within the active case */
 	int64_t kernel_case;

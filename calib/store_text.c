@@ -14,6 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/bounds.h"
+#include "../base/lines.h"
+
 #define MAX_COLS 32
 #define HEADER	 "llmsim-calib"
 
@@ -532,17 +535,18 @@ static int header_line(struct importer *im, char **f, int n)
 
 static int import_lines(struct importer *im, FILE *in)
 {
-	char *line = NULL, *f[MAX_COLS + 2];
-	size_t cap = 0;
-	ssize_t len;
-	int rc = 0;
-	while ((len = getline(&line, &cap, in)) >= 0) {
-		im->line++;
-		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-			line[--len] = 0;
+	char *line, *f[MAX_COLS + 2];
+	size_t len;
+	int rc;
+	struct llmsim_lines lr;
+	llmsim_lines_init(&lr, in, im->name, LLMSIM_MAX_LINE, LLMSIM_MAX_CALIB_TEXT_BYTES,
+			  "a calibration dump");
+	while ((rc = llmsim_lines_next(&lr, &line, &len, im->err)) > 0) {
+		rc = 0;
+		im->line = lr.line;
 		if (!len || line[0] == '#')
 			continue;
-		if ((size_t)len != strlen(line)) {
+		if (len != strlen(line)) {
 			rc = BAD(im, "NUL byte in the line");
 			break;
 		}
@@ -562,18 +566,17 @@ static int import_lines(struct importer *im, FILE *in)
 		if (rc)
 			break;
 	}
-	if (!rc && ferror(in))
-		rc = llmsim_err_set(im->err, LLMSIM_EIO, "%s: read error: %s", im->name,
-				    strerror(errno));
 	if (!rc && !im->version)
 		rc = llmsim_err_set(im->err, LLMSIM_EPARSE,
 				    "%s: empty file, not an llmsim calibration dump", im->name);
-	free(line);
+	llmsim_lines_release(&lr);
 	return rc;
 }
 
 int llmsim_store_import(struct llmsim_store *s, FILE *in, const char *name, struct llmsim_err *err)
 {
+	if (s->read_only)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "%s: opened read-only", s->path);
 	if (s->active_run)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "%s: a run is open; commit it first",
 				      s->path);

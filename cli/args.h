@@ -3,9 +3,11 @@
  * flags, --help text and error lines look the same everywhere.
  *
  * Options are "--name VALUE" or "--name=VALUE"; flags take no value.
- * Numbers are checked (integers integral, in range); an unknown option, a
- * missing value or a malformed number prints one line to stderr:
+ * Numbers are checked (integers integral, at least the option's min, at
+ * most the bound args.c keeps for its name: base/bounds.h); an unknown
+ * option, a missing value or a malformed number prints one line to stderr:
  *   llmsim op gemm: unknown option '--mm' (try 'llmsim op gemm --help')
+ *   llmsim plan: --gpus: at most 1048576 GPUs, got '2147483647'
  */
 #ifndef LLMSIM_ARGS_H
 #define LLMSIM_ARGS_H
@@ -44,6 +46,10 @@ enum { LLMSIM_ARGS_OK = 0, LLMSIM_ARGS_HELP = 1, LLMSIM_ARGS_ERROR = -1 };
 int llmsim_args_parse(const char *cmd, const char *synopsis, const char *about,
 		      int argc, char **argv, const struct llmsim_opt *opts, int nopts,
 		      char **pos, int max_pos, int *npos);
+
+/* The largest value the numeric option --name of command cmd accepts
+ * (NaN when args.c has no bound for it). */
+double llmsim_args_max(const char *cmd, const char *name);
 
 /* Print usage: synopsis, about text, and one line per option. */
 void llmsim_args_usage(FILE *f, const char *cmd, const char *synopsis,

@@ -31,7 +31,10 @@ static const char calib_about[] =
     "  validate  predicted against measured, per op class (held-out cases)\n"
     "  show      runs, devices, software versions and case counts of --db\n"
     "  export    the database as stable, tab-separated text\n"
-    "  import    load such text into a (new or existing) database";
+    "  import    load such text into a (new or existing) database\n"
+    "  upgrade   migrate a database of an older schema to the current one\n\n"
+    "Verbs that only read (fit, validate, show, export) open the database read-only and\n"
+    "read an older schema as it stands; import and upgrade migrate it.";
 
 static int fail(const char *cmd, const struct llmsim_err *err)
 {
@@ -592,6 +595,7 @@ static int calib_show(int argc, char **argv)
 	rc = llmsim_store_runs(s, show_run, c, &err);
 	if (!rc)
 		rc = llmsim_store_cases(s, NULL, show_case, c, &err);
+	int version = llmsim_store_schema_version(s);
 	llmsim_store_close(s);
 	if (json) {
 		llmsim_json_arr_end(&j);
@@ -608,7 +612,10 @@ static int calib_show(int argc, char **argv)
 		llmsim_json_obj_end(&j);
 		llmsim_json_finish(&j);
 	} else if (!rc) {
-		fprintf(mem, "%s (schema version %d)\n", db, LLMSIM_STORE_SCHEMA_VERSION);
+		fprintf(mem, "%s (schema version %d%s)\n", db, version,
+			version < LLMSIM_STORE_SCHEMA_VERSION
+				? ", read as it stands: 'llmsim calib upgrade' migrates it"
+				: "");
 		if (c->runs.rows)
 			llmsim_table_print(&c->runs, mem);
 		else
@@ -742,6 +749,44 @@ static int calib_import(int argc, char **argv)
 	return 0;
 }
 
+static int calib_upgrade(int argc, char **argv)
+{
+	const char *cmd = "llmsim calib upgrade", *db = NULL;
+	int json = 0;
+	const struct llmsim_opt opts[] = {
+	    {"db", LLMSIM_ARG_STRING, &db, "FILE", "calibration database", 0, NULL, NULL},
+	    {"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON on stdout", 0, NULL, NULL},
+	};
+	int rc = llmsim_args_parse(cmd, "--db FILE [--json]",
+				   "Migrate a database of an older schema version to the current one,\n"
+				   "in one transaction (the reading verbs never do).",
+				   argc - 1, argv + 1, opts, 2, NULL, 0, NULL);
+	if (rc)
+		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
+	if (!db)
+		return llmsim_args_error(cmd, "--db FILE is required");
+	struct llmsim_err err = {0};
+	int from = 0;
+	if (llmsim_store_upgrade(db, &from, &err))
+		return fail(cmd, &err);
+	if (json) {
+		struct llmsim_json j;
+		llmsim_json_init(&j, stdout);
+		llmsim_json_obj_begin(&j, NULL);
+		llmsim_json_str(&j, "db", db);
+		llmsim_json_int(&j, "from_version", from);
+		llmsim_json_int(&j, "schema_version", LLMSIM_STORE_SCHEMA_VERSION);
+		llmsim_json_bool(&j, "migrated", from != LLMSIM_STORE_SCHEMA_VERSION);
+		llmsim_json_obj_end(&j);
+		llmsim_json_finish(&j);
+	} else if (from == LLMSIM_STORE_SCHEMA_VERSION) {
+		printf("%s: already at schema version %d\n", db, from);
+	} else {
+		printf("%s: schema version %d -> %d\n", db, from, LLMSIM_STORE_SCHEMA_VERSION);
+	}
+	return 0;
+}
+
 int cmd_calib(int argc, char **argv)
 {
 	static const struct {
@@ -750,13 +795,14 @@ int cmd_calib(int argc, char **argv)
 	} verbs[] = {
 	    {"run", calib_run},	  {"fit", calib_fit},	    {"validate", calib_validate},
 	    {"show", calib_show}, {"export", calib_export}, {"import", calib_import},
+	    {"upgrade", calib_upgrade},
 	};
 	if (argc < 2) /* one line, as every usage error */
 		return llmsim_args_error("llmsim calib", "a verb is required (%s)",
-					 "run|fit|validate|show|export|import");
+					 "run|fit|validate|show|export|import|upgrade");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		llmsim_args_usage(stdout, "llmsim calib",
-				  "run|fit|validate|show|export|import [options]", calib_about,
+				  "run|fit|validate|show|export|import|upgrade [options]", calib_about,
 				  NULL, 0);
 		return 0;
 	}
@@ -764,7 +810,7 @@ int cmd_calib(int argc, char **argv)
 		if (!strcmp(argv[1], verbs[i].name))
 			return verbs[i].fn(argc - 1, argv + 1);
 	return llmsim_args_error("llmsim calib",
-				 "unknown verb '%s' (expected run, fit, validate, show, export or"
-				 " import)",
+				 "unknown verb '%s' (expected run, fit, validate, show, export,"
+				 " import or upgrade)",
 				 argv[1]);
 }

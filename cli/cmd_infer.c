@@ -169,8 +169,6 @@ int cmd_infer(int argc, char **argv)
 		return torch_steps(cmd, torch, json);
 	if (!pl.model)
 		return llmsim_args_error(cmd, "--model is required (try '%s --help')", cmd);
-	if (util > 1)
-		return llmsim_args_error(cmd, "--mem-util must be at most 1");
 
 	struct llmsim_err err = {0};
 	static struct llmsim_model m;

@@ -162,8 +162,6 @@ int cmd_report(int argc, char **argv)
 		return llmsim_args_error(cmd, "--model is required");
 	if (!out)
 		return llmsim_args_error(cmd, "--out is required");
-	if (cfg.top > 8)
-		return llmsim_args_error(cmd, "--top must be at most 8");
 	if (parse_dtype(cmd, dtype, &cfg.layer.dtype) ||
 	    parse_dtype(cmd, wdtype ? wdtype : dtype, &cfg.weight_dtype))
 		return 2;

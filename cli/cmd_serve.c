@@ -157,11 +157,6 @@ int cmd_serve(int argc, char **argv)
 		return llmsim_args_error(cmd, "--rate and --offline exclude each other");
 	if (lengths && (pdist || odist || seen_prompt || seen_output))
 		return llmsim_args_error(cmd, "--lengths replaces --prompt/--output and their distributions");
-	if (util > 1)
-		return llmsim_args_error(cmd, "--mem-util must be at most 1");
-	if (requests > 10000000) /* ~100 B of state each; ~10 us to simulate each */
-		return llmsim_args_error(cmd, "--requests: at most 10000000, got %lld",
-					 (long long)requests);
 
 	struct llmsim_err err = {0};
 	static struct llmsim_model m;

@@ -225,3 +225,8 @@ int llmsim_model_load(const char *name, struct llmsim_model *m, struct llmsim_er
 {
 	return llmsim_data_find(&model_kind, name, m, err);
 }
+
+int llmsim_model_load_named(const char *name, struct llmsim_model *m, struct llmsim_err *err)
+{
+	return llmsim_data_find_name(&model_kind, name, m, err);
+}

@@ -74,6 +74,10 @@ struct llmsim_model {
 
 int llmsim_model_load(const char *name_or_path, struct llmsim_model *m,
 		      struct llmsim_err *err);
+/* A shipped model by its name or an alias only, never a path: for names
+ * that come from data (a trace's "model NAME" range), so that a file's
+ * author cannot make llmsim open a path of their choosing. */
+int llmsim_model_load_named(const char *name, struct llmsim_model *m, struct llmsim_err *err);
 int llmsim_model_load_file(const char *path, struct llmsim_model *m,
 			   struct llmsim_err *err);
 int llmsim_model_list(void (*fn)(const char *path, void *ctx), void *ctx,

@@ -1,4 +1,5 @@
 /* report.c - `llmsim report`: gather, draw, write, then move into place. */
+#include "../base/bounds.h"
 #include "report_int.h"
 
 #include <math.h>
@@ -83,10 +84,11 @@ int llmsim_report_write(const struct llmsim_gpu *gpu, const struct llmsim_model 
 	pics = NULL;
 	if (cfg.prompt <= 0)
 		cfg.prompt = cfg.layer.seq;
-	if (cfg.width < 320 || cfg.height < 240 || cfg.width > 8000 || cfg.height > 8000)
+	if (cfg.width < 320 || cfg.height < 240 || cfg.width > LLMSIM_MAX_PIXELS ||
+	    cfg.height > LLMSIM_MAX_PIXELS)
 		return llmsim_err_set(err, LLMSIM_EINVAL,
-				      "picture size %dx%d is out of range (320x240 to 8000x8000)",
-				      cfg.width, cfg.height);
+				      "picture size %dx%d is out of range (320x240 to %dx%d)",
+				      cfg.width, cfg.height, LLMSIM_MAX_PIXELS, LLMSIM_MAX_PIXELS);
 
 	/* Everything that can refuse without writing comes first. */
 	rc = llmsim_gnuplot_open(&gp, err);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -448,15 +449,33 @@ static int load_sql(const char *db, const char *sql_path)
 	return rc;
 }
 
-Test(calib_store, migrates_v1)
+/* The bytes of a file, malloc'd (free them); *n gets the size. */
+static char *file_bytes(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	cr_assert_not_null(f, "%s", path);
+	char *buf = malloc(1 << 20);
+	cr_assert_not_null(buf);
+	*n = fread(buf, 1, 1 << 20, f);
+	fclose(f);
+	return buf;
+}
+
+/* A v1 file read as it stands: the v2 columns' defaults come back, and
+ * neither the file nor its version changes (nothing is migrated on read,
+ * so a read-only v1 file can be read); writing is refused. */
+Test(calib_store, reads_v1_without_migrating)
 {
 	char fx[512];
 	load_sql(tmp("v1.db"), test_data(fx, sizeof fx, "calib/store_v1.sql"));
+	size_t n0, n1;
+	char *before = file_bytes(tmp("v1.db"), &n0);
+	cr_assert_eq(chmod(tmp("v1.db"), 0444), 0);
 	struct llmsim_store *s;
 	struct llmsim_err err = {0};
 	cr_assert_eq(llmsim_store_open(tmp("v1.db"), LLMSIM_STORE_READ, &s, &err), 0, "%s",
 		     err.msg);
-	cr_expect_eq(llmsim_store_schema_version(s), 2);
+	cr_expect_eq(llmsim_store_schema_version(s), 1);
 	struct collect c = {.n = 0};
 	cr_assert_eq(llmsim_store_cases(s, NULL, collect_case, &c, &err), 0, "%s", err.msg);
 	cr_assert_eq(c.n, 2);
@@ -470,6 +489,38 @@ Test(calib_store, migrates_v1)
 	cr_expect_eq(llmsim_store_counter(s, c.rows[1].case_id, "dram__bytes_read.sum", &v, &err),
 		     0);
 	cr_expect_eq(v, 1073741824.0);
+	/* the export of a v1 file is a v2 dump (with the defaults) */
+	char *dump = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&dump, &len);
+	cr_assert_eq(llmsim_store_export(s, f, &err), 0, "%s", err.msg);
+	fclose(f);
+	cr_expect(strstr(dump, "\tdevice_count\t") != NULL, "%s", dump);
+	free(dump);
+	struct llmsim_device_info d = h200();
+	struct llmsim_run_info r = run_info("2026-11-29T13:00:00Z");
+	int64_t run;
+	cr_expect_eq(llmsim_store_run_begin(s, &d, &r, &run, &err), LLMSIM_EINVAL);
+	cr_expect(strstr(err.msg, "read-only") != NULL, "%s", err.msg);
+	llmsim_store_close(s);
+	char *after = file_bytes(tmp("v1.db"), &n1);
+	cr_expect(n0 == n1 && !memcmp(before, after, n0), "reading changed the file");
+	free(before);
+	free(after);
+	chmod(tmp("v1.db"), 0644);
+}
+
+/* Opening to write migrates (once), and so does `calib upgrade`. */
+Test(calib_store, migrates_v1_on_write_and_upgrade)
+{
+	char fx[512];
+	load_sql(tmp("v1.db"), test_data(fx, sizeof fx, "calib/store_v1.sql"));
+	load_sql(tmp("v1b.db"), test_data(fx, sizeof fx, "calib/store_v1.sql"));
+	struct llmsim_store *s;
+	struct llmsim_err err = {0};
+	cr_assert_eq(llmsim_store_open(tmp("v1.db"), LLMSIM_STORE_WRITE, &s, &err), 0, "%s",
+		     err.msg);
+	cr_expect_eq(llmsim_store_schema_version(s), 2);
 	/* The migrated file takes v2 writes. */
 	struct llmsim_device_info d = h200();
 	d.device_count = 8;
@@ -481,16 +532,23 @@ Test(calib_store, migrates_v1)
 	cr_assert_eq(llmsim_store_add_case(s, run, &k, &cid, &err), 0, "%s", err.msg);
 	cr_assert_eq(llmsim_store_run_commit(s, run, &err), 0, "%s", err.msg);
 	llmsim_store_close(s);
-	/* Opening again does not migrate twice. */
+	/* Opening again reads v2 (the migration is not repeated). */
 	cr_assert_eq(llmsim_store_open(tmp("v1.db"), LLMSIM_STORE_READ, &s, &err), 0, "%s",
 		     err.msg);
-	c.n = 0;
+	cr_expect_eq(llmsim_store_schema_version(s), 2);
+	struct collect c = {.n = 0};
 	struct llmsim_store_filter f = {.op_class = "collective"};
 	cr_assert_eq(llmsim_store_cases(s, &f, collect_case, &c, &err), 0);
 	cr_assert_eq(c.n, 1);
 	cr_expect_eq(c.rows[0].dev.device_count, 8);
 	cr_expect_eq(c.rows[0].c.check_rel_err, 3.0517578125e-05);
 	llmsim_store_close(s);
+	/* llmsim_store_upgrade: v1 -> v2, then nothing to do */
+	int from = 0;
+	cr_assert_eq(llmsim_store_upgrade(tmp("v1b.db"), &from, &err), 0, "%s", err.msg);
+	cr_expect_eq(from, 1);
+	cr_assert_eq(llmsim_store_upgrade(tmp("v1b.db"), &from, &err), 0, "%s", err.msg);
+	cr_expect_eq(from, 2);
 }
 
 Test(calib_store, filters)

@@ -235,7 +235,10 @@ Test(report_cli, serving_report_is_complete, .init = make_root, .fini = drop_roo
 		cr_expect_eq(access(path, F_OK), 0, "%s missing", path);
 	}
 	cr_expect(strstr(out, "\"tpot_s\": "), "%s", out);
-	cr_expect_eq(count_entries(dir), 6);
+	/* the six, and the marker that lets --force replace the folder */
+	snprintf(path, sizeof path, "%s/%s", dir, LLMSIM_OUTDIR_MARKER);
+	cr_expect_eq(access(path, F_OK), 0, "%s missing", path);
+	cr_expect_eq(count_entries(dir), 7);
 	cr_expect_eq(count_entries(root), 1, "no staging folder left beside it");
 
 	/* Pictures: PNG of exactly the size gnuplot was asked for. */
@@ -377,12 +380,32 @@ Test(report_cli, refuses_a_non_empty_folder, .init = make_root, .fini = drop_roo
 	cr_expect_str_eq(s, "mine\n");
 	free(s);
 
-	/* --force replaces it. */
+	/* --force does not replace it either: it holds no earlier report */
 	snprintf(args, sizeof args, "report --model 8b --gpu h200 --out %s --force", dir);
 	rc = llmsim(args, out, sizeof out, err, sizeof err);
+	cr_expect_eq(rc, 1);
+	cr_expect_eq(count_lines(err), 1, "one line: %s", err);
+	cr_expect(strstr(err, "holds no earlier llmsim report"), "%s", err);
+	s = slurp(keep, NULL);
+	cr_expect_str_eq(s, "mine\n");
+	free(s);
+	cr_expect_eq(count_entries(dir), 1);
+	cr_expect_eq(count_entries(root), 1, "no staging folder left");
+
+	/* a folder an earlier report wrote: --force replaces it */
+	char rep[128];
+	snprintf(rep, sizeof rep, "%s/rep", root);
+	snprintf(args, sizeof args, "report --model 8b --gpu h200 --out %s", rep);
+	rc = llmsim(args, out, sizeof out, err, sizeof err);
+	cr_assert_eq(rc, 0, "%s", err);
+	snprintf(keep, sizeof keep, "%s/old.txt", rep);
+	f = fopen(keep, "w");
+	fclose(f);
+	snprintf(args, sizeof args, "report --model 8b --gpu h200 --out %s --force", rep);
+	rc = llmsim(args, out, sizeof out, err, sizeof err);
 	cr_expect_eq(rc, 0, "%s", err);
-	cr_expect_neq(access(keep, F_OK), 0);
-	cr_expect_eq(count_entries(root), 1);
+	cr_expect_neq(access(keep, F_OK), 0, "the old report's contents are gone");
+	cr_expect_eq(count_entries(root), 2, "no staging folder left");
 }
 
 Test(report_cli, refuses_an_unwritable_place, .init = make_root, .fini = drop_root)

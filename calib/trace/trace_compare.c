@@ -2,7 +2,9 @@
  * trace_compare.c - a captured trace against the GPU model: each kernel's
  * op recovered (trace_analyze.h explains how), predicted with
  * llmsim_predict, and summed per row, class, phase and in total; with a
- * target GPU, the same program replayed there.
+ * target GPU, the same program replayed there. Rows and phases are found
+ * by hash (base/hash.h), so the time is linear in the trace however many
+ * distinct kernels and phases it holds (bench/bench_trace.c).
  */
 #include "trace_analyze.h"
 
@@ -10,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "../../base/hash.h"
 
 #define MAX_SPECS 8
 
@@ -66,6 +70,7 @@ struct ctx {
 	int phases_only;
 	int (*fn)(const struct llmsim_trace_instance *in, void *ctx);
 	void *fnctx;
+	struct llmsim_hindex row_ix, phase_ix; /* rows by key, phases by name */
 };
 
 /* Whether a record launched in range id is left out (PHASES_ONLY). */
@@ -81,23 +86,66 @@ static int excluded(struct ctx *c, int64_t range_id, double s)
 	return 1;
 }
 
-static struct llmsim_trace_phase_sum *phase_sum(struct llmsim_trace_cmp *o, const char *name)
+struct phase_key {
+	const struct llmsim_trace_cmp *o;
+	const char *name;
+};
+
+static int same_phase(size_t pos, const void *key)
 {
-	for (size_t i = 0; i < o->nphases; i++)
-		if (!strcmp(o->phases[i].name, name))
-			return &o->phases[i];
+	const struct phase_key *k = key;
+	return !strcmp(k->o->phases[pos].name, k->name);
+}
+
+/* The phase sum of this range name (created when new), or NULL. */
+static struct llmsim_trace_phase_sum *phase_sum(struct ctx *c, const char *name)
+{
+	struct llmsim_trace_cmp *o = c->out;
+	char key[sizeof o->phases[0].name];
+	snprintf(key, sizeof key, "%s", name); /* the name as the phase keeps it */
+	struct phase_key k = {o, key};
+	uint64_t h = llmsim_hash_str(LLMSIM_HASH_SEED, key);
+	long i = llmsim_hindex_find(&c->phase_ix, h, same_phase, &k);
+	if (i >= 0)
+		return &o->phases[i];
 	if (o->nphases == o->capphases) {
-		size_t c = o->capphases ? 2 * o->capphases : 16;
-		void *p = realloc(o->phases, c * sizeof *o->phases);
+		size_t cap = o->capphases ? 2 * o->capphases : 16;
+		void *p = realloc(o->phases, cap * sizeof *o->phases);
 		if (!p)
 			return NULL;
 		o->phases = p;
-		o->capphases = c;
+		o->capphases = cap;
 	}
+	if (llmsim_hindex_add(&c->phase_ix, h, o->nphases))
+		return NULL;
 	struct llmsim_trace_phase_sum *s = &o->phases[o->nphases++];
 	memset(s, 0, sizeof *s);
-	snprintf(s->name, sizeof s->name, "%s", name);
+	snprintf(s->name, sizeof s->name, "%s", key);
 	return s;
+}
+
+static uint64_t row_hash(const struct llmsim_trace_row *r)
+{
+	uint64_t h = llmsim_hash_bytes(LLMSIM_HASH_SEED, &r->matched, sizeof r->matched);
+	h = llmsim_hash_str(h, r->phase);
+	h = llmsim_hash_str(h, r->range);
+	h = llmsim_hash_str(h, r->kernel);
+	h = llmsim_hash_str(h, r->op_spec);
+	return llmsim_hash_str(h, r->note);
+}
+
+struct row_key {
+	const struct llmsim_trace_cmp *o;
+	const struct llmsim_trace_row *r;
+};
+
+static int same_row(size_t pos, const void *key)
+{
+	const struct row_key *k = key;
+	const struct llmsim_trace_row *x = &k->o->rows[pos], *r = k->r;
+	return x->matched == r->matched && !strcmp(x->phase, r->phase) &&
+	       !strcmp(x->range, r->range) && !strcmp(x->kernel, r->kernel) &&
+	       !strcmp(x->op_spec, r->op_spec) && !strcmp(x->note, r->note);
 }
 
 /* Add to the row with this key (creating it). */
@@ -105,15 +153,11 @@ static int add_row(struct ctx *c, const struct llmsim_trace_row *r)
 {
 	struct llmsim_trace_cmp *o = c->out;
 	struct llmsim_trace_row *row = NULL;
-	for (size_t i = o->nrows; i-- > 0;) {
-		struct llmsim_trace_row *x = &o->rows[i];
-		if (x->matched == r->matched && !strcmp(x->phase, r->phase) &&
-		    !strcmp(x->range, r->range) && !strcmp(x->kernel, r->kernel) &&
-		    !strcmp(x->op_spec, r->op_spec) && !strcmp(x->note, r->note)) {
-			row = x;
-			break;
-		}
-	}
+	struct row_key key = {o, r};
+	uint64_t h = row_hash(r);
+	long at = llmsim_hindex_find(&c->row_ix, h, same_row, &key);
+	if (at >= 0)
+		row = &o->rows[at];
 	if (!row) {
 		if (o->nrows == o->caprows) {
 			size_t cap = o->caprows ? 2 * o->caprows : 64;
@@ -123,6 +167,8 @@ static int add_row(struct ctx *c, const struct llmsim_trace_row *r)
 			o->rows = p;
 			o->caprows = cap;
 		}
+		if (llmsim_hindex_add(&c->row_ix, h, o->nrows))
+			return LLMSIM_ENOMEM;
 		row = &o->rows[o->nrows++];
 		*row = *r;
 		row->launches = 0;
@@ -150,7 +196,7 @@ static int add_row(struct ctx *c, const struct llmsim_trace_row *r)
 		}
 	}
 	if (r->phase[0]) {
-		struct llmsim_trace_phase_sum *ps = phase_sum(o, r->phase);
+		struct llmsim_trace_phase_sum *ps = phase_sum(c, r->phase);
 		if (!ps)
 			return LLMSIM_ENOMEM;
 		ps->measured_s += r->measured_s;
@@ -471,18 +517,19 @@ static int copies(struct ctx *c)
  * filled by its middle instance (instances of one phase run back to back:
  * half their summed spans, over the window). */
 static void phase_loads(struct ctx *c, const uint64_t *first, const uint64_t *last,
-			const double *busy)
+			const double *busy, const int *pidx, double *total)
 {
 	const struct llmsim_trace *t = c->t;
+	for (size_t p = 0; p < c->out->nphases; p++)
+		total[p] = 0;
+	for (size_t i = 0; i < t->nranges; i++)
+		if (pidx[i] >= 0 && last[i] > first[i])
+			total[pidx[i]] += (double)(last[i] - first[i]) * 1e-9;
 	for (size_t i = 0; i < t->nranges; i++) {
-		if (c->phase_of[i] != (int)i || !(last[i] > first[i]))
+		if (pidx[i] < 0 || !(last[i] > first[i]))
 			continue;
-		double span = (double)(last[i] - first[i]) * 1e-9, total = 0;
-		for (size_t j = 0; j < t->nranges; j++)
-			if (c->phase_of[j] == (int)j && last[j] > first[j] &&
-			    !strcmp(t->ranges[j].name, t->ranges[i].name))
-				total += (double)(last[j] - first[j]) * 1e-9;
-		c->load_of[i] = llmsim_power_load(c->gpu, busy[i] / span, total);
+		double span = (double)(last[i] - first[i]) * 1e-9;
+		c->load_of[i] = llmsim_power_load(c->gpu, busy[i] / span, total[pidx[i]]);
 	}
 }
 
@@ -517,9 +564,13 @@ static int run_pass(const struct llmsim_trace *t, const struct llmsim_gpu *gpu,
 	uint64_t *first = calloc(nr, sizeof *first), *last = calloc(nr, sizeof *last);
 	double *busy = calloc(nr, sizeof *busy);
 	c.load_of = calloc(nr, sizeof *c.load_of);
+	int *pidx = malloc(nr * sizeof *pidx);            /* phase range -> its phase sum */
+	double *total = malloc(nr * sizeof *total);       /* per phase sum */
+	size_t *at = calloc(nr + 1, sizeof *at);          /* per phase: its spans' offset */
+	double *spans = malloc(nr * sizeof *spans);
 	int rc = 0;
 	if (!c.op_of || !c.phase_of || !pairs || !ppairs || !idx || !has_ops || !first || !last ||
-	    !busy || !c.load_of) {
+	    !busy || !c.load_of || !pidx || !total || !at || !spans) {
 		rc = llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
 		goto done;
 	}
@@ -533,13 +584,15 @@ static int run_pass(const struct llmsim_trace *t, const struct llmsim_gpu *gpu,
 		c.op_of[i] = llmsim_trace_recipe_known(r->name) ? (int)i : p >= 0 ? c.op_of[p] : -1;
 		c.phase_of[i] = !llmsim_trace_phase_parse(r->name, &ph) ? (int)i
 				: p >= 0 ? c.phase_of[p] : -1;
+		pidx[i] = -1;
 		if (c.phase_of[i] == (int)i) {
-			struct llmsim_trace_phase_sum *ps = phase_sum(out, r->name);
+			struct llmsim_trace_phase_sum *ps = phase_sum(&c, r->name);
 			if (!ps) {
 				rc = llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
 				goto done;
 			}
 			ps->instances++;
+			pidx[i] = (int)(ps - out->phases);
 		}
 	}
 	/* Step ranges whose kernels all lie outside op ranges are recovered
@@ -579,7 +632,7 @@ static int run_pass(const struct llmsim_trace *t, const struct llmsim_gpu *gpu,
 		llmsim_err_set(err, rc, "out of memory");
 		goto done;
 	}
-	phase_loads(&c, first, last, busy);
+	phase_loads(&c, first, last, busy, pidx, total);
 	qsort(pairs, np, sizeof *pairs, cmp_pair);
 	for (size_t i = 0; i < np && !rc;) {
 		size_t j = i;
@@ -603,22 +656,25 @@ static int run_pass(const struct llmsim_trace *t, const struct llmsim_gpu *gpu,
 	if (!rc)
 		rc = copies(&c);
 	/* median span of each phase's instances (the first instances of a
-	 * program pay its warm-up: module loading, library heuristics) */
-	double *spans = rc ? NULL : malloc(nr * sizeof *spans);
-	if (!rc && !spans)
-		rc = LLMSIM_ENOMEM;
-	for (size_t p = 0; p < out->nphases && !rc; p++) {
-		size_t ns = 0;
-		for (size_t i = 0; i < t->nranges; i++)
-			if (last[i] > first[i] && !strcmp(t->ranges[i].name, out->phases[p].name))
-				spans[ns++] = (double)(last[i] - first[i]) * 1e-9;
+	 * program pay its warm-up: module loading, library heuristics): the
+	 * spans bucketed by phase in one pass, each bucket sorted */
+	for (size_t i = 0; i < t->nranges && !rc; i++)
+		if (pidx[i] >= 0 && last[i] > first[i])
+			at[pidx[i] + 1]++;
+	for (size_t p = 0; p < out->nphases && !rc; p++)
+		at[p + 1] += at[p];
+	for (size_t i = 0; i < t->nranges && !rc; i++)
+		if (pidx[i] >= 0 && last[i] > first[i])
+			spans[at[pidx[i]]++] = (double)(last[i] - first[i]) * 1e-9;
+	for (size_t p = 0, lo = 0; p < out->nphases && !rc; p++) {
+		size_t ns = at[p] - lo; /* at[p] now ends bucket p */
+		double *v = spans + lo;
 		if (ns) {
-			qsort(spans, ns, sizeof *spans, cmp_dbl);
-			out->phases[p].span_s = ns % 2 ? spans[ns / 2]
-						       : 0.5 * (spans[ns / 2 - 1] + spans[ns / 2]);
+			qsort(v, ns, sizeof *v, cmp_dbl);
+			out->phases[p].span_s = ns % 2 ? v[ns / 2] : 0.5 * (v[ns / 2 - 1] + v[ns / 2]);
 		}
+		lo = at[p];
 	}
-	free(spans);
 	if (rc == LLMSIM_ENOMEM)
 		llmsim_err_set(err, rc, "out of memory");
 done:
@@ -632,6 +688,12 @@ done:
 	free(last);
 	free(busy);
 	free(c.load_of);
+	free(pidx);
+	free(total);
+	free(at);
+	free(spans);
+	llmsim_hindex_release(&c.row_ix);
+	llmsim_hindex_release(&c.phase_ix);
 	if (rc)
 		llmsim_trace_cmp_release(out);
 	return rc;
