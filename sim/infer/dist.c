@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../base/gzfile.h"
+
 static uint64_t splitmix64(uint64_t *x)
 {
 	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
@@ -167,9 +169,9 @@ int llmsim_lengths_load(const char *path, int64_t **prompt, int64_t **output, in
 {
 	*prompt = *output = NULL;
 	*n = 0;
-	FILE *f = fopen(path, "r");
+	FILE *f = llmsim_gz_open(path, NULL, err); /* plain or .gz */
 	if (!f)
-		return llmsim_err_set(err, LLMSIM_ENOENT, "%s: %s", path, strerror(errno));
+		return err ? err->code : LLMSIM_EIO;
 	char *line = NULL;
 	size_t cap = 0, alloc = 0;
 	int lineno = 0, rc = 0;
@@ -215,7 +217,12 @@ int llmsim_lengths_load(const char *path, int64_t **prompt, int64_t **output, in
 	if (!rc && *n == 0)
 		rc = llmsim_err_set(err, LLMSIM_EPARSE, "%s: no requests in the file", path);
 	free(line);
-	fclose(f);
+	struct llmsim_err zerr = {0};
+	if (llmsim_gz_close(f, path, &zerr)) { /* a cut-off stream wins */
+		rc = zerr.code;
+		if (err)
+			*err = zerr;
+	}
 	if (rc) {
 		free(*prompt);
 		free(*output);
