@@ -18,9 +18,20 @@ int llmsim_args_error(const char *cmd, const char *fmt, ...)
 	return 2;
 }
 
+static const struct llmsim_args_probe *probe;
+
+void llmsim_args_set_probe(const struct llmsim_args_probe *p)
+{
+	probe = p;
+}
+
 void llmsim_args_usage(FILE *f, const char *cmd, const char *synopsis,
 		       const char *about, const struct llmsim_opt *opts, int nopts)
 {
+	if (probe) {
+		probe->fn(probe->ctx, 0, cmd, synopsis, about, opts, nopts);
+		return;
+	}
 	fprintf(f, "usage: %s %s\n", cmd, synopsis ? synopsis : "[options]");
 	if (about && *about)
 		fprintf(f, "\n%s\n", about);
@@ -114,6 +125,10 @@ int llmsim_args_parse(const char *cmd, const char *synopsis, const char *about,
 		      char **pos, int max_pos, int *npos)
 {
 	int np = 0, only_pos = 0;
+	if (probe) {
+		probe->fn(probe->ctx, 1, cmd, synopsis, about, opts, nopts);
+		return LLMSIM_ARGS_HELP;
+	}
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
 		if (only_pos || a[0] != '-' || !a[1]) {

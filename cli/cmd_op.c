@@ -431,7 +431,7 @@ int cmd_op(int argc, char **argv)
 		return usage_error("llmsim op");
 	const char *k = argv[1];
 	if (!strcmp(k, "--help") || !strcmp(k, "-h") || !strcmp(k, "help")) {
-		printf("usage: llmsim op KIND [options]\n\n%s\n", op_about);
+		llmsim_args_usage(stdout, "llmsim op", "KIND [options]", op_about, NULL, 0);
 		return 0;
 	}
 	if (!strcmp(k, "gemm"))
