@@ -385,7 +385,7 @@ static int op_collective(int argc, char **argv, struct common *c)
 		{"bytes", LLMSIM_ARG_DOUBLE, &bytes, "N", "buffer bytes (nccl-tests size)", 1, NULL,
 		 NULL},
 		{"gpus", LLMSIM_ARG_INT, &gpus, "P", "ranks in the group", 1, NULL, NULL},
-		{"nodes", LLMSIM_ARG_INT, &nodes, "N", "nodes the group spans (default 1)", 1, NULL,
+		{"nodes", LLMSIM_ARG_INT, &nodes, "N", "NVLink domains the group spans: nodes, or racks of a multi-node NVLink domain (default 1)", 1, NULL,
 		 NULL},
 		{"algo", LLMSIM_ARG_CHOICE, &algo, NULL, "algorithm (default auto: the faster)", 0,
 		 algo_choices, NULL},
