@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "../base/gzfile.h"
 #include "../base/jsonread.h"
@@ -659,12 +660,19 @@ static void pick_name(char *out, size_t size, const char *given, const char *nam
 	}
 	b = strrchr(path, '/');
 	const char *file = b ? b + 1 : path;
-	if (!strcasecmp(file, "config.json") && b) {
-		size_t n = (size_t)(b - path);
-		snprintf(tmp, sizeof tmp, "%.*s", (int)(n < 255 ? n : 255), path);
-		const char *d = strrchr(tmp, '/');
-		make_name(out, size, d ? d + 1 : tmp);
-		return;
+	if (!strcasecmp(file, "config.json")) {
+		/* a downloaded model's folder names it: .../Mistral-7B-v0.1/config.json */
+		char full[4096];
+		const char *dir = full;
+		if (b)
+			snprintf(full, sizeof full, "%.*s", (int)(b - path), path);
+		else if (!getcwd(full, sizeof full))
+			dir = "";
+		const char *d = strrchr(dir, '/');
+		if (*dir && strcmp(dir, "/")) {
+			make_name(out, size, d ? d + 1 : dir);
+			return;
+		}
 	}
 	snprintf(tmp, sizeof tmp, "%s", file);
 	size_t n = strlen(tmp);
