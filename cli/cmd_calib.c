@@ -626,16 +626,7 @@ static int calib_show(int argc, char **argv)
 			llmsim_json_str(&j, "db", db);
 		} else { /* the shipped dumps, each by its path in the data folder */
 			llmsim_json_null(&j, "db");
-			llmsim_json_arr_begin(&j, "shipped");
-			for (char *f = name.files, *e; *f; f = e) {
-				e = strstr(f, ", ");
-				if (e)
-					*e = 0, e += 2;
-				else
-					e = f + strlen(f);
-				llmsim_json_str(&j, NULL, f);
-			}
-			llmsim_json_arr_end(&j);
+			llmsim_json_str_list(&j, "shipped", name.files);
 		}
 		llmsim_json_int(&j, "schema_version", llmsim_store_schema_version(s));
 		llmsim_json_arr_begin(&j, "runs");

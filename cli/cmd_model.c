@@ -118,18 +118,7 @@ static void show_json(const struct show *s)
 	llmsim_json_str(&j, "path", m->path);
 	llmsim_json_str(&j, "source", m->source);
 	llmsim_json_str(&j, "notes", m->notes);
-	llmsim_json_arr_begin(&j, "extra_keys"); /* the keys as listed, "..." when cut */
-	char keys[sizeof m->extra_keys];
-	memcpy(keys, m->extra_keys, sizeof keys);
-	for (char *k = keys, *e; *k; k = e) {
-		e = strstr(k, ", ");
-		if (e)
-			*e = 0, e += 2;
-		else
-			e = k + strlen(k);
-		llmsim_json_str(&j, NULL, k);
-	}
-	llmsim_json_arr_end(&j);
+	llmsim_json_str_list(&j, "extra_keys", m->extra_keys); /* "..." when cut */
 	llmsim_json_int(&j, "layers", m->layers);
 	llmsim_json_int(&j, "hidden", m->hidden);
 	llmsim_json_int(&j, "heads", m->heads);

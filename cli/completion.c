@@ -425,9 +425,10 @@ static void zsh_value(FILE *f, enum value v, const char *meta, const char *choic
 		fprintf(f, ":(%s)", choices);
 		break;
 	case V_GPU:
+		fputs(":_llmsim_gpu_names", f);
+		break;
 	case V_MODEL:
-		fprintf(f, ":{_alternative 'names\\:name\\:(%s)' 'files\\:file\\:_files'}",
-			v == V_GPU ? "$_llmsim_gpus" : "$_llmsim_models");
+		fputs(":_llmsim_model_names", f);
 		break;
 	case V_FILE:
 		fputs(":_files", f);
@@ -470,6 +471,11 @@ static void write_zsh(FILE *f, const struct ccmd *cmds, size_t n, const struct n
 		   "# folder of $fpath (cmake --install uses share/zsh/site-functions).\n",
 		llmsim_version());
 	fprintf(f, "_llmsim_gpus='%s'\n_llmsim_models='%s'\n\n", gpus->s, models->s);
+	fputs("_llmsim_gpu_names() {\n"
+	      "\t_alternative \"names:GPU:(${=_llmsim_gpus})\" 'files:file:_files'\n}\n"
+	      "_llmsim_model_names() {\n"
+	      "\t_alternative \"names:model:(${=_llmsim_models})\" 'files:file:_files'\n}\n\n",
+	      f);
 	fputs("_llmsim() {\n\tlocal -a cmds verbs\n\tcmds=(\n", f);
 	for (size_t i = 0; i < n; i++) {
 		fprintf(f, "\t\t'%s:", cmds[i].c->name);

@@ -302,6 +302,37 @@ struct fields {
 	int experts, shared_experts, top_k, expert_intermediate, dense_layers, layer_freq;
 };
 
+/* The keys every Llama-style config has, with ffn_key for the MLP width
+ * (OPT names it ffn_dim). */
+static const char *const core_keys[] = {"num_hidden_layers", "hidden_size",
+	"num_attention_heads", "intermediate_size", "vocab_size", "max_position_embeddings"};
+
+static int need_core(struct rd *r, const char *ffn_key, struct fields *f)
+{
+	int rc;
+	if ((rc = need(r, core_keys[0], "layers", &f->layers)) ||
+	    (rc = need(r, core_keys[1], "hidden", &f->hidden)) ||
+	    (rc = need(r, core_keys[2], "heads", &f->heads)) ||
+	    (rc = need(r, ffn_key, "intermediate", &f->intermediate)) ||
+	    (rc = need(r, core_keys[4], "vocab", &f->vocab)) ||
+	    (rc = need(r, core_keys[5], "max_seq", &f->max_seq)))
+		return rc;
+	return 0;
+}
+
+/* head_dim = hidden / heads, for families that have no head_dim key. */
+static int even_heads(struct rd *r, const char *hidden_key, const char *heads_key,
+		      struct fields *f)
+{
+	if (f->hidden % f->heads)
+		return llmsim_err_setloc(r->err, LLMSIM_EPARSE, r->path, r->root->line, r->root->col,
+					 "%s %d is not a multiple of %s %d", hidden_key, f->hidden,
+					 heads_key, f->heads);
+	f->head_dim = f->hidden / f->heads;
+	origin(r, "head_dim", "%s / %s", hidden_key, heads_key);
+	return 0;
+}
+
 static int activation(struct rd *r, const char *key, const char *dflt, const char **out)
 {
 	const char *a = dflt;
@@ -337,12 +368,7 @@ static int tied(struct rd *r, const struct arch *a, struct fields *f)
 static int read_llama(struct rd *r, const struct arch *a, struct fields *f)
 {
 	int rc, present;
-	if ((rc = need(r, "num_hidden_layers", "layers", &f->layers)) ||
-	    (rc = need(r, "hidden_size", "hidden", &f->hidden)) ||
-	    (rc = need(r, "num_attention_heads", "heads", &f->heads)) ||
-	    (rc = need(r, "intermediate_size", "intermediate", &f->intermediate)) ||
-	    (rc = need(r, "vocab_size", "vocab", &f->vocab)) ||
-	    (rc = need(r, "max_position_embeddings", "max_seq", &f->max_seq)))
+	if ((rc = need_core(r, "intermediate_size", f)))
 		return rc;
 	if ((rc = get_int(r, "num_key_value_heads", 1, &f->kv_heads, &present)))
 		return rc;
@@ -415,12 +441,7 @@ static int read_llama(struct rd *r, const struct arch *a, struct fields *f)
 static int read_deepseek(struct rd *r, const struct arch *a, struct fields *f)
 {
 	int rc, present;
-	if ((rc = need(r, "num_hidden_layers", "layers", &f->layers)) ||
-	    (rc = need(r, "hidden_size", "hidden", &f->hidden)) ||
-	    (rc = need(r, "num_attention_heads", "heads", &f->heads)) ||
-	    (rc = need(r, "intermediate_size", "intermediate", &f->intermediate)) ||
-	    (rc = need(r, "vocab_size", "vocab", &f->vocab)) ||
-	    (rc = need(r, "max_position_embeddings", "max_seq", &f->max_seq)) ||
+	if ((rc = need_core(r, "intermediate_size", f)) ||
 	    (rc = need(r, "kv_lora_rank", "mla.kv_lora_rank", &f->kv_lora_rank)) ||
 	    (rc = need(r, "qk_nope_head_dim", "mla.qk_nope_head_dim", &f->qk_nope_head_dim)) ||
 	    (rc = need(r, "qk_rope_head_dim", "mla.qk_rope_head_dim", &f->qk_rope_head_dim)) ||
@@ -502,12 +523,8 @@ static int read_gpt2(struct rd *r, const struct arch *a, struct fields *f)
 	} else if ((rc = need(r, "n_ctx", "max_seq", &f->max_seq))) {
 		return rc;
 	}
-	if (f->hidden % f->heads)
-		return llmsim_err_setloc(r->err, LLMSIM_EPARSE, r->path, r->root->line, r->root->col,
-					 "n_embd %d is not a multiple of n_head %d", f->hidden,
-					 f->heads);
-	f->head_dim = f->hidden / f->heads;
-	origin(r, "head_dim", "n_embd / n_head");
+	if ((rc = even_heads(r, "n_embd", "n_head", f)))
+		return rc;
 	if ((rc = get_int(r, "n_inner", 1, &f->intermediate, &present)))
 		return rc;
 	if (!present)
@@ -538,19 +555,9 @@ static int read_gpt2(struct rd *r, const struct arch *a, struct fields *f)
 static int read_opt(struct rd *r, const struct arch *a, struct fields *f)
 {
 	int rc, present;
-	if ((rc = need(r, "num_hidden_layers", "layers", &f->layers)) ||
-	    (rc = need(r, "hidden_size", "hidden", &f->hidden)) ||
-	    (rc = need(r, "num_attention_heads", "heads", &f->heads)) ||
-	    (rc = need(r, "ffn_dim", "intermediate", &f->intermediate)) ||
-	    (rc = need(r, "vocab_size", "vocab", &f->vocab)) ||
-	    (rc = need(r, "max_position_embeddings", "max_seq", &f->max_seq)))
+	if ((rc = need_core(r, "ffn_dim", f)) ||
+	    (rc = even_heads(r, "hidden_size", "num_attention_heads", f)))
 		return rc;
-	if (f->hidden % f->heads)
-		return llmsim_err_setloc(r->err, LLMSIM_EPARSE, r->path, r->root->line, r->root->col,
-					 "hidden_size %d is not a multiple of num_attention_heads %d",
-					 f->hidden, f->heads);
-	f->head_dim = f->hidden / f->heads;
-	origin(r, "head_dim", "hidden_size / num_attention_heads");
 	f->kv_heads = f->heads;
 	origin(r, "kv_heads", "num_attention_heads (multi-head attention)");
 	int proj = f->hidden;
@@ -610,15 +617,13 @@ static int unknown_type(struct rd *r, const char *as, const struct arch **a)
 				      llmsim_hf_known_types());
 	}
 	/* which Llama-style key is missing, if any */
-	static const char *const need_keys[] = {"num_hidden_layers", "hidden_size",
-		"num_attention_heads", "intermediate_size", "vocab_size", "max_position_embeddings"};
-	for (size_t i = 0; i < sizeof need_keys / sizeof need_keys[0]; i++)
-		if (!llmsim_jobj_get(r->root, need_keys[i]))
+	for (size_t i = 0; i < sizeof core_keys / sizeof core_keys[0]; i++)
+		if (!llmsim_jobj_get(r->root, core_keys[i]))
 			return llmsim_err_setloc(r->err, LLMSIM_EUNSUPPORTED, r->path, r->root->line,
 						 r->root->col,
 						 "model_type '%s' is not one llmsim reads (%s); read as a "
 						 "Llama-style decoder it lacks '%s'",
-						 r->type, llmsim_hf_known_types(), need_keys[i]);
+						 r->type, llmsim_hf_known_types(), core_keys[i]);
 	return llmsim_err_setloc(r->err, LLMSIM_EUNSUPPORTED, r->path, r->root->line, r->root->col,
 				 "model_type '%s' is not one llmsim reads (%s); its keys are a "
 				 "Llama-style decoder's: `llmsim model import --as llama` reads it so "
