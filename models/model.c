@@ -10,14 +10,17 @@
  * misspelt field cannot pass unnoticed. The attention kind is derived, never stated:
  * an mla section makes it MLA, else kv_heads == heads is MHA, kv_heads == 1
  * MQA, anything else GQA. A name containing '/' or ending in ".yaml" is a
- * path; other names match a file stem, `name:` or `aliases:` in
- * <data>/models/, case-insensitively.
+ * path (one ending in .json, or a folder holding config.json, a Hugging
+ * Face config: models/hf.h); other names match a file stem, `name:` or
+ * `aliases:` in <data>/models/, case-insensitively.
  */
 #include "model.h"
 
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../base/datafind.h"
 #include "../base/paths.h"
@@ -268,10 +271,23 @@ int llmsim_model_list(void (*fn)(const char *path, void *ctx), void *ctx, struct
 
 int llmsim_model_load(const char *name, struct llmsim_model *m, struct llmsim_err *err)
 {
-	if (name && llmsim_hf_is_config(name)) {
-		char p[4096];
+	char p[4096];
+	struct stat st;
+	if (name && llmsim_hf_is_config(name))
 		return llmsim_model_from_hf(llmsim_data_input(name, p, sizeof p), NULL, NULL, m, NULL,
 					    err);
+	/* a downloaded model's folder: its config.json */
+	if (name && !stat(name, &st) && S_ISDIR(st.st_mode)) {
+		size_t n = strlen(name);
+		if (snprintf(p, sizeof p, "%s%sconfig.json", name, n && name[n - 1] == '/' ? "" : "/") >=
+		    (int)sizeof p)
+			return llmsim_err_set(err, LLMSIM_EINVAL, "%s: path too long", name);
+		if (access(p, F_OK))
+			return llmsim_err_set(err, LLMSIM_ENOENT,
+					      "%s: a folder without a config.json (want a model name, a "
+					      "model YAML or a Hugging Face config.json)",
+					      name);
+		return llmsim_model_from_hf(p, NULL, NULL, m, NULL, err);
 	}
 	return llmsim_data_find(&model_kind, name, m, err);
 }

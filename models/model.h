@@ -80,9 +80,10 @@ struct llmsim_model {
 	char notes[512];
 };
 
-/* Load a model by name, alias or path: a path ending in .json is a Hugging
- * Face config.json (models/hf.h), any other path or name model YAML
- * (models/NAME.yaml in the data folder). */
+/* Load a model by name, alias or path: a path ending in .json, or a folder
+ * holding a config.json (a downloaded model), is a Hugging Face config
+ * (models/hf.h); any other path or name model YAML (models/NAME.yaml in
+ * the data folder). */
 int llmsim_model_load(const char *name_or_path, struct llmsim_model *m,
 		      struct llmsim_err *err);
 int llmsim_model_load_file(const char *path, struct llmsim_model *m,

@@ -172,6 +172,20 @@ Test(model_hf, model_option_takes_a_config)
 	struct llmsim_err err = {0};
 	cr_assert_eq(llmsim_model_load(p, &m, &err), 0, "%s", err.msg);
 	cr_expect_str_eq(m.name, "llama-3.1-8b");
+	/* a downloaded model's folder, named by it */
+	char dir[] = "/tmp/llmsim-hfdir-XXXXXX", cfg[256], cmd[1024];
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(cmd, sizeof cmd, "mkdir %s/Llama-3.1-8B && cp %s %s/Llama-3.1-8B/config.json", dir, p,
+		 dir);
+	cr_assert_eq(system(cmd), 0);
+	snprintf(cfg, sizeof cfg, "%s/Llama-3.1-8B/", dir);
+	struct llmsim_model f;
+	cr_assert_eq(llmsim_model_load(cfg, &f, &err), 0, "%s", err.msg);
+	cr_expect_str_eq(f.name, "llama-3.1-8b");
+	cr_expect_eq(f.layers, m.layers);
+	cr_expect_eq(llmsim_model_load(dir, &f, &err), LLMSIM_ENOENT, "a folder without a config");
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	cr_expect_eq(system(cmd), 0);
 	cr_expect_eq(m.kv_heads, 8);
 	cr_expect_eq(m.max_seq, 131072);
 	char out[1 << 16], errb[2048], args[1024];
