@@ -19,6 +19,7 @@
 #include <yaml.h>
 
 #include "bounds.h"
+#include "gzfile.h"
 #include "hash.h"
 
 #define LLMSIM_YAML_MAX_DEPTH 64
@@ -276,10 +277,10 @@ int llmsim_yaml_load_buf(const char *buf, size_t len, const char *name,
 int llmsim_yaml_load_file(const char *path, struct llmsim_ynode **root,
 			  struct llmsim_err *err)
 {
-	FILE *f = fopen(path, "rb");
+	struct llmsim_err oerr = {0};
+	FILE *f = llmsim_gz_open(path, NULL, &oerr); /* plain or .gz */
 	if (!f)
-		return llmsim_err_set(err, errno == ENOENT ? LLMSIM_ENOENT : LLMSIM_EIO,
-				      "%s: cannot open: %s", path, strerror(errno));
+		return llmsim_err_set(err, oerr.code, "%s", oerr.msg);
 	char *buf = malloc(LLMSIM_MAX_YAML_BYTES + 1);
 	if (!buf) {
 		fclose(f);
@@ -288,9 +289,10 @@ int llmsim_yaml_load_file(const char *path, struct llmsim_ynode **root,
 	errno = 0;
 	size_t len = fread(buf, 1, LLMSIM_MAX_YAML_BYTES + 1, f);
 	int bad = ferror(f), big = len > LLMSIM_MAX_YAML_BYTES, why = errno;
-	fclose(f);
 	int rc;
-	if (bad)
+	if (llmsim_gz_close(f, path, &oerr) && oerr.code == LLMSIM_EPARSE)
+		rc = llmsim_err_set(err, oerr.code, "%s", oerr.msg);
+	else if (bad)
 		rc = llmsim_err_set(err, LLMSIM_EIO, "%s: cannot read: %s", path,
 				    why ? strerror(why) : "read error");
 	else if (big)

@@ -115,9 +115,20 @@ int llmsim_args_error(const char *cmd, const char *fmt, ...)
 	return 2;
 }
 
+static const struct llmsim_args_probe *probe;
+
+void llmsim_args_set_probe(const struct llmsim_args_probe *p)
+{
+	probe = p;
+}
+
 void llmsim_args_usage(FILE *f, const char *cmd, const char *synopsis,
 		       const char *about, const struct llmsim_opt *opts, int nopts)
 {
+	if (probe) {
+		probe->fn(probe->ctx, 0, cmd, synopsis, about, opts, nopts);
+		return;
+	}
 	fprintf(f, "usage: %s %s\n", cmd, synopsis ? synopsis : "[options]");
 	if (about && *about)
 		fprintf(f, "\n%s\n", about);
@@ -221,6 +232,10 @@ int llmsim_args_parse(const char *cmd, const char *synopsis, const char *about,
 		LLMSIM_ASSERT(b && b->max >= opts[j].min);
 		LLMSIM_ASSERT(t != LLMSIM_ARG_INT || b->max <= 2147483647.0);
 		LLMSIM_ASSERT(t != LLMSIM_ARG_I64 || b->max <= 9.2e18);
+	}
+	if (probe) {
+		probe->fn(probe->ctx, 1, cmd, synopsis, about, opts, nopts);
+		return LLMSIM_ARGS_HELP;
 	}
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];

@@ -55,6 +55,21 @@ double llmsim_args_max(const char *cmd, const char *name);
 void llmsim_args_usage(FILE *f, const char *cmd, const char *synopsis,
 		       const char *about, const struct llmsim_opt *opts, int nopts);
 
+/* An option-table probe, through which shell completion (cli/completion.c)
+ * reads every command's options without running it: while one is set,
+ * llmsim_args_parse hands it the command's table and returns
+ * LLMSIM_ARGS_HELP without parsing, and llmsim_args_usage hands it the
+ * usage (a verb dispatcher's "verbs:" text) instead of printing. A command
+ * called with "--help" under a probe so reports its options and returns. */
+struct llmsim_args_probe {
+	/* parsing: 1 from llmsim_args_parse (opts is the command's table), 0
+	 * from llmsim_args_usage */
+	void (*fn)(void *ctx, int parsing, const char *cmd, const char *synopsis,
+		   const char *about, const struct llmsim_opt *opts, int nopts);
+	void *ctx;
+};
+void llmsim_args_set_probe(const struct llmsim_args_probe *p); /* NULL: none */
+
 /* Print "cmd: message" to stderr; returns 2 (the usage-error exit status). */
 int llmsim_args_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

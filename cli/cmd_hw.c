@@ -186,6 +186,7 @@ static void show_json(const struct llmsim_gpu *g, FILE *out)
 	llmsim_json_num(&j, "kernel_launch_s", g->kernel_launch_s);
 	llmsim_json_obj_begin(&j, "interconnect");
 	llmsim_json_int(&j, "gpus_per_node", g->gpus_per_node);
+	llmsim_json_int(&j, "nvlink_domain_gpus", g->nvlink_domain_gpus);
 	llmsim_json_num(&j, "intra_node_bytes_per_s", g->intra_node_bytes_per_s);
 	llmsim_json_num(&j, "intra_node_latency_s", g->intra_node_latency_s);
 	llmsim_json_num(&j, "inter_node_bytes_per_s", g->inter_node_bytes_per_s);
@@ -310,6 +311,9 @@ static void show_human(const struct llmsim_gpu *g)
 
 	kv_init(&k);
 	kv_row(&k, "GPUs per node", "%d", g->gpus_per_node);
+	if (llmsim_gpu_nvlink_domain(g) != g->gpus_per_node)
+		kv_row(&k, "NVLink domain", "%d GPUs (%d nodes), at the intra-node rate",
+		       g->nvlink_domain_gpus, g->nvlink_domain_gpus / g->gpus_per_node);
 	kv_row(&k, "intra-node", "%s per direction, %s latency",
 	       llmsim_fmt_bytes_rate(a, g->intra_node_bytes_per_s),
 	       llmsim_fmt_time(b, g->intra_node_latency_s));

@@ -8,6 +8,7 @@
 
 #include "../base/fmt.h"
 #include "../base/json.h"
+#include "../base/paths.h"
 #include "../sim/infer/infer.h"
 #include "../sim/infer/torch_cmp.h"
 #include "args.h"
@@ -56,7 +57,8 @@ static int torch_steps(const char *cmd, const char *path, int json)
 {
 	struct llmsim_torch_cmp c;
 	struct llmsim_err err = {0};
-	if (llmsim_torch_compare(path, &c, &err)) {
+	char p[4096]; /* calib/data/torch_steps.json reads from any folder */
+	if (llmsim_torch_compare(llmsim_data_input(path, p, sizeof p), &c, &err)) {
 		fprintf(stderr, "%s: %s\n", cmd, err.msg);
 		return 1;
 	}

@@ -434,7 +434,7 @@ static int op_collective(int argc, char **argv, struct common *c)
 		{"bytes", LLMSIM_ARG_DOUBLE, &bytes, "N", "buffer bytes (nccl-tests size)", 1, NULL,
 		 NULL},
 		{"gpus", LLMSIM_ARG_INT, &gpus, "P", "ranks in the group", 1, NULL, NULL},
-		{"nodes", LLMSIM_ARG_INT, &nodes, "N", "nodes the group spans (default 1)", 1, NULL,
+		{"nodes", LLMSIM_ARG_INT, &nodes, "N", "NVLink domains the group spans: nodes, or racks of a multi-node NVLink domain (default 1)", 1, NULL,
 		 NULL},
 		{"algo", LLMSIM_ARG_CHOICE, &algo, NULL, "algorithm (default auto: the faster)", 0,
 		 algo_choices, NULL},
@@ -480,7 +480,7 @@ int cmd_op(int argc, char **argv)
 		return usage_error("llmsim op");
 	const char *k = argv[1];
 	if (!strcmp(k, "--help") || !strcmp(k, "-h") || !strcmp(k, "help")) {
-		printf("usage: llmsim op KIND [options]\n\n%s\n", op_about);
+		llmsim_args_usage(stdout, "llmsim op", "KIND [options]", op_about, NULL, 0);
 		return 0;
 	}
 	if (!strcmp(k, "gemm"))

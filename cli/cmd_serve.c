@@ -25,7 +25,7 @@ static int published(const char *cmd, const char *suite, int json)
 	struct llmsim_err err = {0};
 	if (!suite) {
 		if (llmsim_data_path(def, sizeof def, "models/runs", "serve_published.yaml")) {
-			fprintf(stderr, "%s: no data folder holds models/runs/serve_published.yaml\n", cmd);
+			fprintf(stderr, "%s: no llmsim data folder: %s\n", cmd, llmsim_data_dir_hint());
 			return 1;
 		}
 		suite = def;

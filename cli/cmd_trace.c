@@ -18,7 +18,9 @@
 #include <unistd.h>
 
 #include "../base/fmt.h"
+#include "../base/gzfile.h"
 #include "../base/json.h"
+#include "../base/paths.h"
 #include "../calib/store.h"
 #include "../calib/trace/trace.h"
 #include "../calib/trace/trace_analyze.h"
@@ -45,11 +47,14 @@ static int fail(const char *cmd, const struct llmsim_err *err)
 	return 1;
 }
 
+/* Load a trace; a relative path not found here is looked for in the data
+ * folder (so calib/data/trace_llama.txt.gz reads from anywhere). */
 static int load_trace(const char *cmd, const char *path, int64_t run, struct llmsim_trace *t)
 {
 	struct llmsim_err err = {0};
+	char p[PATH_MAX];
 	llmsim_trace_init(t);
-	if (llmsim_trace_load(path, run, t, &err))
+	if (llmsim_trace_load(llmsim_data_input(path, p, sizeof p), run, t, &err))
 		return fail(cmd, &err);
 	return 0;
 }
@@ -714,20 +719,21 @@ static int trace_import(int argc, char **argv)
 		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
 	if (!db || !in)
 		return llmsim_args_error(cmd, "--db FILE and --in FILE are required");
+	char inp[PATH_MAX];
+	in = llmsim_data_input(in, inp, sizeof inp);
 	/* Check the whole file first, so a bad line leaves the database alone. */
 	struct llmsim_trace t;
 	if (load_trace(cmd, in, 0, &t))
 		return 1;
 	llmsim_trace_release(&t);
-	FILE *f = fopen(in, "r");
-	if (!f) {
-		fprintf(stderr, "%s: %s: %s\n", cmd, in, strerror(errno));
-		return 1;
-	}
-	struct llmsim_err err = {0};
+	struct llmsim_err err = {0}, zerr = {0};
+	FILE *f = llmsim_gz_open(in, NULL, &err);
+	if (!f)
+		return fail(cmd, &err);
 	struct import_ctx ic = {db, 0, &err};
 	rc = llmsim_trace_text_read(f, in, import_one, &ic, &err);
-	fclose(f);
+	if (llmsim_gz_close(f, in, &zerr))
+		return fail(cmd, &zerr);
 	if (rc)
 		return fail(cmd, &err);
 	fprintf(stderr, "%s: %d run%s added to %s\n", cmd, ic.runs, ic.runs == 1 ? "" : "s", db);

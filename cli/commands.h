@@ -7,6 +7,18 @@
 #ifndef LLMSIM_COMMANDS_H
 #define LLMSIM_COMMANDS_H
 
+#include <stddef.h>
+
+/* One row of the command table (cli/main.c). */
+struct cli_command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+/* The command table, in the order `llmsim --help` lists it; *n rows. */
+const struct cli_command *cli_commands(size_t *n);
+
 int cmd_hw(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 int cmd_op(int argc, char **argv);
@@ -21,5 +33,6 @@ int cmd_spec(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_calib(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+int cmd_completion(int argc, char **argv); /* cli/completion.c */
 
 #endif

@@ -8,13 +8,7 @@
 #include "../base/paths.h"
 #include "commands.h"
 
-struct command {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-	const char *summary;
-};
-
-static const struct command commands[] = {
+static const struct cli_command commands[] = {
 	{"hw", cmd_hw, "list GPUs, show one GPU's description"},
 	{"model", cmd_model, "list models, show one model's sizes, KV cache and FLOPs"},
 	{"op", cmd_op, "predict one kernel: gemm, attention, decode, elementwise, collective"},
@@ -28,7 +22,14 @@ static const struct command commands[] = {
 	{"report", cmd_report, "write an HTML report with roofline and capacity plots"},
 	{"calib", cmd_calib, "run, store, fit and validate GPU calibration measurements"},
 	{"trace", cmd_trace, "capture a CUDA program's kernels, compare, replay on another GPU"},
+	{"completion", cmd_completion, "print the bash or zsh completion script"},
 };
+
+const struct cli_command *cli_commands(size_t *n)
+{
+	*n = sizeof commands / sizeof commands[0];
+	return commands;
+}
 
 static void usage(FILE *f)
 {
@@ -42,7 +43,7 @@ static void usage(FILE *f)
 	      "Every command takes --json for machine-readable output.\n", f);
 }
 
-static const struct command *find(const char *name)
+static const struct cli_command *find(const char *name)
 {
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
 		if (!strcmp(commands[i].name, name))
@@ -59,6 +60,8 @@ int main(int argc, char **argv)
 	const char *name = argv[1];
 	if (!strcmp(name, "--version") || !strcmp(name, "version")) {
 		printf("llmsim %s (git %s)\n", llmsim_version(), llmsim_git_revision());
+		const char *d = llmsim_data_dir();
+		printf("data: %s (%s)\n", d ? d : "none found", d ? llmsim_data_dir_origin() : llmsim_data_dir_hint());
 		return 0;
 	}
 	if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
@@ -70,7 +73,7 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		}
-		const struct command *c = find(argv[2]);
+		const struct cli_command *c = find(argv[2]);
 		if (!c) {
 			fprintf(stderr, "llmsim: unknown command '%s' (see 'llmsim help')\n", argv[2]);
 			return 2;
@@ -78,7 +81,7 @@ int main(int argc, char **argv)
 		char *hargv[] = {argv[2], "--help", NULL};
 		return c->fn(2, hargv);
 	}
-	const struct command *c = find(name);
+	const struct cli_command *c = find(name);
 	if (!c) {
 		fprintf(stderr, "llmsim: unknown command '%s' (see 'llmsim help')\n", name);
 		return 2;

@@ -2,7 +2,8 @@
  * gpu.c - reading one hardware file (hw/NAME.yaml) into struct llmsim_gpu.
  *
  * The schema is a set of sections (compute, sm_limits, memory,
- * peak_flops_per_s, interconnect, host (optional), efficiency), each extracted with a
+ * peak_flops_per_s, interconnect (with an optional nvlink_domain_gpus
+ * when NVLink spans several nodes), host (optional), efficiency), each extracted with a
  * field table; every key carries its unit, every value is checked (sizes
  * positive, counts integral, fractions in (0, 1]) and every complaint
  * names the file, line and column. Name resolution and profiles live in
@@ -143,6 +144,8 @@ static const struct llmsim_yfield memory_fields[] = {
 
 static const struct llmsim_yfield ic_fields[] = {
 	REQ_POS_INT(gpus_per_node),
+	FLD("nvlink_domain_gpus", LLMSIM_YF_INT, nvlink_domain_gpus, LLMSIM_YF_OPTIONAL,
+	    LLMSIM_YR_POSITIVE),
 	REQ_POS_DBL(intra_node_bytes_per_s),
 	REQ_POS_DBL(intra_node_latency_s),
 	REQ_POS_DBL(inter_node_bytes_per_s),
@@ -342,6 +345,15 @@ static int load_tree(const struct llmsim_ynode *root, void *obj, const char *pat
 	if ((rc = section(root, "interconnect", 1, path, &sec, err)) ||
 	    (rc = extract(sec, ic_fields, N(ic_fields), gpu, path, "interconnect", err)))
 		return rc;
+	if (!gpu->nvlink_domain_gpus) {
+		gpu->nvlink_domain_gpus = gpu->gpus_per_node;
+	} else if (gpu->nvlink_domain_gpus < gpu->gpus_per_node ||
+		   gpu->nvlink_domain_gpus % gpu->gpus_per_node) {
+		const struct llmsim_ynode *v = at(sec, "nvlink_domain_gpus");
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, v->line, v->col,
+					 "'nvlink_domain_gpus' must be a multiple of 'gpus_per_node' "
+					 "(whole nodes share one NVLink domain)");
+	}
 	if ((rc = section(root, "host", 0, path, &sec, err)) ||
 	    (sec && (rc = extract(sec, host_fields, N(host_fields), gpu, path, "host", err))))
 		return rc;

@@ -102,8 +102,14 @@ struct llmsim_gpu {
 
 	double kernel_launch_s;         /* host launch to start, back-to-back */
 
-	/* interconnect */
-	int gpus_per_node;
+	/* interconnect: two levels. The first is one NVLink domain, GPUs
+	 * joined by NVLink at intra_node_* (a node, or several nodes of a
+	 * rack-scale NVLink fabric: GB200 NVL72 joins 72 GPUs of 18 nodes);
+	 * the second is the network between domains at inter_node_*. A
+	 * collective's `nodes` counts the NVLink domains it spans. */
+	int gpus_per_node;              /* GPUs of one node (its host: host memory, CPU) */
+	int nvlink_domain_gpus;         /* GPUs of one NVLink domain: gpus_per_node unless the
+					 * file sets interconnect.nvlink_domain_gpus */
 	double intra_node_bytes_per_s;  /* per GPU, per direction (NVLink) */
 	double intra_node_latency_s;
 	double inter_node_bytes_per_s;  /* per GPU, per direction (network) */
@@ -171,6 +177,13 @@ int llmsim_gpu_list(void (*fn)(const char *path, void *ctx), void *ctx,
 /* Expected error for an op class, or NULL when not calibrated. */
 const struct llmsim_err_class *llmsim_gpu_err_class(const struct llmsim_gpu *gpu,
 						    const char *op_class);
+
+/* GPUs of one NVLink domain: nvlink_domain_gpus, or gpus_per_node for a
+ * struct filled without it (0). */
+static inline int llmsim_gpu_nvlink_domain(const struct llmsim_gpu *g)
+{
+	return g->nvlink_domain_gpus > 0 ? g->nvlink_domain_gpus : g->gpus_per_node;
+}
 
 /* Best dense rate for a data type: tensor if present, else vector (0 if
  * the chip has neither). */

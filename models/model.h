@@ -70,8 +70,20 @@ struct llmsim_model {
 	struct llmsim_moe moe;
 
 	int position_rows;      /* rows of a learned position table (OPT: max_seq + 2); 0 otherwise */
+
+	/* What the description carries beyond the shape: the keys of its
+	 * `extra:` map (or of a config.json, those llmsim does not use),
+	 * ", "-separated and cut with "..." past the buffer; and `notes:`,
+	 * what it leaves out ("" when none). */
+	char extra_keys[512];
+	int nextra;
+	char notes[512];
 };
 
+/* Load a model by name, alias or path: a path ending in .json, or a folder
+ * holding a config.json (a downloaded model), is a Hugging Face config
+ * (models/hf.h); any other path or name model YAML (models/NAME.yaml in
+ * the data folder). */
 int llmsim_model_load(const char *name_or_path, struct llmsim_model *m,
 		      struct llmsim_err *err);
 /* A shipped model by its name or an alias only, never a path: for names

@@ -5,8 +5,8 @@
  * time from the measurement).
  *
  * Measurements come from a calibration database (--db FILE), or else from
- * the text dumps shipped as <data>/calib/data/NAME.tsv, imported into a
- * temporary SQLite database through the calibration store.
+ * the shipped calibration (calib/shipped.h: the text dumps of
+ * <data>/calib/data/, in memory).
  */
 #ifndef LLMSIM_REPORT_MEASURED_H
 #define LLMSIM_REPORT_MEASURED_H
@@ -47,13 +47,12 @@ struct llmsim_measured {
 };
 
 /* Load the measured cases of gpu (devices.hw_name == gpu->name). With
- * db_path NULL, every .tsv dump in <data>/calib/data is imported into a database
- * created in work_dir (a file that fails to import is noted in m->note
- * and skipped). No measurements is not an error: m->n is 0. Returns 0, or
- * an error of the store when db_path cannot be read. */
+ * db_path NULL, the shipped calibration (a dump that fails to import is
+ * noted in m->note, and the page has no measurements). No measurements is
+ * not an error: m->n is 0. Returns 0, or an error of the store when
+ * db_path cannot be read. */
 int llmsim_measured_load(const struct llmsim_gpu *gpu, const char *db_path,
-			 const char *work_dir, struct llmsim_measured *m,
-			 struct llmsim_err *err);
+			 struct llmsim_measured *m, struct llmsim_err *err);
 
 void llmsim_measured_release(struct llmsim_measured *m); /* NULL-safe */
 

@@ -116,7 +116,7 @@ int llmsim_report_write(const struct llmsim_gpu *gpu, const struct llmsim_model 
 	d->gpu = gpu;
 	d->model = model;
 	d->cfg = &cfg;
-	rc = report_gather(d, work, err);
+	rc = report_gather(d, err);
 	if (!rc)
 		rc = report_draw(d, &gp, work, out.tmp, pics, err);
 	if (!rc && llmsim_outdir_path(&out, "index.html", index, sizeof index))

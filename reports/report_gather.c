@@ -166,10 +166,10 @@ static int gather_serve(struct report_data *d, struct llmsim_err *err)
 	return 0;
 }
 
-int report_gather(struct report_data *d, const char *work, struct llmsim_err *err)
+int report_gather(struct report_data *d, struct llmsim_err *err)
 {
 	llmsim_model_params(d->model, &d->params);
-	int rc = llmsim_measured_load(d->gpu, d->cfg->db_path, work, &d->meas, err);
+	int rc = llmsim_measured_load(d->gpu, d->cfg->db_path, &d->meas, err);
 	if (rc)
 		return rc;
 	/* The workload first: the roofline shows one GPU of the layout it

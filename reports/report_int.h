@@ -66,7 +66,7 @@ struct report_pics {
 };
 
 /* Gather everything (predictions, measurements, training or serving). */
-int report_gather(struct report_data *d, const char *work, struct llmsim_err *err);
+int report_gather(struct report_data *d, struct llmsim_err *err);
 void report_data_release(struct report_data *d);
 
 /* Draw the pictures into the staging folder `stage`. */

@@ -143,7 +143,9 @@ struct llmsim_op {
 			enum llmsim_coll_kind kind;
 			double bytes;         /* per-rank buffer (all-reduce input size) */
 			int gpus;             /* ranks in the group */
-			int nodes;            /* nodes the group spans (1: one node) */
+			int nodes;            /* NVLink domains the group spans (1: one; a domain
+					       * is a node unless the GPU's nvlink_domain_gpus
+					       * joins several) */
 			enum llmsim_coll_algo algo;
 		} coll;
 	} u;

@@ -56,7 +56,7 @@ static void need_runner(void)
 
 static const char prefix[] = "llmsim-calib-runner: no CUDA GPU found (cudaGetDeviceCount: ";
 
-Test(gpu_kernels, quick_run_or_no_gpu, .timeout = 600)
+Test(gpu_kernels, quick_run_on_gpu, .timeout = 600)
 {
 	need_runner();
 	char db[] = "/tmp/llmsim-runner-dbXXXXXX";

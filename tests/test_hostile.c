@@ -359,7 +359,7 @@ Test(hostile, calib_import_of_an_endless_line)
 	snprintf(args, sizeof args, "calib import --db %s --in /dev/zero", in_dir("z.db"));
 	expect_one_line(args, 1, "/dev/zero:1: line longer than 1 MiB (not a calibration dump?)");
 	cr_expect_neq(access(in_dir("z.db"), F_OK), 0, "no database left behind");
-	long_line(in_dir("long.tsv"), "llmsim-calib\tschema_version\t2\n", 3u << 20);
+	long_line(in_dir("long.tsv"), "llmsim-calib\tschema_version\t3\n", 3u << 20);
 	snprintf(args, sizeof args, "calib import --db %s --in %s", in_dir("z.db"),
 		 in_dir("long.tsv"));
 	expect_one_line(args, 1, "long.tsv:2: line longer than 1 MiB");
@@ -451,7 +451,7 @@ Test(hostile, read_only_v1_store_is_shown)
 	cr_assert_eq(chmod(in_dir("v1.db"), 0644), 0);
 	snprintf(args, sizeof args, "calib upgrade --db %s", in_dir("v1.db"));
 	cr_expect_eq(run_llmsim(args, out, sizeof out, err, sizeof err), 0, "%s", err);
-	cr_expect(strstr(out, "schema version 1 -> 2") != NULL, "%s", out);
+	cr_expect(strstr(out, "schema version 1 -> 3") != NULL, "%s", out);
 	cr_expect_eq(run_llmsim(args, out, sizeof out, err, sizeof err), 0, "%s", err);
-	cr_expect(strstr(out, "already at schema version 2") != NULL, "%s", out);
+	cr_expect(strstr(out, "already at schema version 3") != NULL, "%s", out);
 }

@@ -590,7 +590,7 @@ static void make_db(const char *path)
 	static const char *const cls[] = {"gemm", "gemm", "elementwise", "hbm"};
 	struct llmsim_store *s;
 	struct llmsim_device_info dev = {0};
-	struct llmsim_run_info run = {0};
+	struct llmsim_run_info run = {.operand_data = "normal"};
 	struct llmsim_gpu g;
 	int64_t run_id, case_id;
 	cr_assert_eq(llmsim_gpu_load("h200", &g, NULL), 0);
@@ -705,7 +705,12 @@ Test(report_cli, measured_points_from_shipped_dumps, .init = make_root, .fini = 
 	fclose(f);
 	snprintf(path, sizeof path, "%s/calib/data/broken.tsv", data);
 	f = fopen(path, "w");
-	fputs("this is not a calibration dump\n", f);
+	fputs("llmsim-calib\tschema_version\t2\nthis line is not a record\n", f);
+	fclose(f);
+	/* a tab-separated file that is no dump (nccl-tests tables live there) */
+	snprintf(path, sizeof path, "%s/calib/data/table.tsv", data);
+	f = fopen(path, "w");
+	fputs("op\tgpus\tbytes\n", f);
 	fclose(f);
 
 	snprintf(dir, sizeof dir, "%s/shipped", root);
@@ -722,8 +727,9 @@ Test(report_cli, measured_points_from_shipped_dumps, .init = make_root, .fini = 
 	snprintf(path, sizeof path, "%s/index.html", dir);
 	char *html = slurp(path, NULL);
 	cr_assert(html);
-	cr_expect(strstr(html, "Source: h200-test.tsv."), "source named");
-	cr_expect(strstr(html, "broken.tsv not imported"), "import problem noted");
+	cr_expect(strstr(html, "Source: calib/data/h200-test.tsv."), "source named");
+	cr_expect(strstr(html, "not imported: calib/data/broken.tsv ("), "import problem noted");
+	cr_expect(!strstr(html, "table.tsv"), "a file that is no dump is not one to note");
 	free(html);
 }
 

@@ -16,7 +16,8 @@
  * (kernels/kcommon.h): normal (the default; what trained weights and
  * activations look like, and the only data the fit takes), or grid / zeros
  * to measure how operand data moves the clock under the power limit. The
- * store records it with each run (runs.operand_data).
+ * store records it with each run (runs.operand_data); cases on other data
+ * than normal are stored as "probe" cases, which no fit uses.
  *
  * Per case: set up (fresh random inputs), check against the CPU reference,
  * warm up, time 10-50 repetitions (about 50 ms) with the CUPTI Activity API
@@ -255,7 +256,10 @@ static int measure(const struct rcase *rc, int idx, const struct plan *pl, uint6
 	memset(res, 0, sizeof *res);
 	snprintf(res->c.op_spec, sizeof res->c.op_spec, "%s", rc->op_spec);
 	snprintf(res->c.op_class, sizeof res->c.op_class, "%s", rc->op_class);
-	snprintf(res->c.split, sizeof res->c.split, "%s", rc->split);
+	/* only normal operands may be fitted: other data is a probe of how
+	 * data moves the clock */
+	snprintf(res->c.split, sizeof res->c.split, "%s",
+		 g_operand_data == LLMSIM_KDATA_NORMAL ? rc->split : "probe");
 	struct llmsim_kspec spec = rc->spec;
 	spec.data = (enum llmsim_kdata)g_operand_data;
 	if (llmsim_kbench_setup(&b, &spec, mix(run_seed + (uint64_t)idx) | 1, err, errsz))
@@ -609,8 +613,9 @@ int main(int argc, char **argv)
 		iso_now(run.started_at, sizeof run.started_at);
 		snprintf(run.host, sizeof run.host, "%s", host);
 		snprintf(run.tool, sizeof run.tool, PROG " %s (git %s)", LLMSIM_VERSION, LLMSIM_GIT_REV);
-		snprintf(run.notes, sizeof run.notes, "operand_data=%s; class=%s; counters %.180s",
-			 runner_operand_data_name[g_operand_data], cls, counters_why);
+		snprintf(run.notes, sizeof run.notes, "class=%s; counters %.200s", cls, counters_why);
+		snprintf(run.operand_data, sizeof run.operand_data, "%s",
+			 runner_operand_data_name[g_operand_data]);
 		int64_t run_id = 0;
 		if (llmsim_store_run_begin(st, &dev, &run, &run_id, &e)) {
 			fprintf(stderr, "%s: store: %s\n", prog, e.msg);

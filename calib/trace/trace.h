@@ -176,7 +176,7 @@ int llmsim_trace_text_read(FILE *f, const char *name,
 
 /* Load run run_id (0: the last) from path, whichever form it is in: an
  * SQLite file with trace tables, a text trace, or a gzip-compressed text
- * trace (read through `gzip -dc`). Text runs are numbered 1.. in file
+ * trace (read through zlib: base/gzfile.h). Text runs are numbered 1.. in file
  * order. t must be initialized. */
 int llmsim_trace_load(const char *path, int64_t run_id, struct llmsim_trace *t,
 		      struct llmsim_err *err);

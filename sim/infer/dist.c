@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../../base/bounds.h"
+#include "../../base/gzfile.h"
 #include "../../base/lines.h"
 
 static uint64_t splitmix64(uint64_t *x)
@@ -173,9 +174,9 @@ int llmsim_lengths_load(const char *path, int64_t **prompt, int64_t **output, in
 {
 	*prompt = *output = NULL;
 	*n = 0;
-	FILE *f = fopen(path, "r");
+	FILE *f = llmsim_gz_open(path, NULL, err); /* plain or .gz */
 	if (!f)
-		return llmsim_err_set(err, LLMSIM_ENOENT, "%s: %s", path, strerror(errno));
+		return err ? err->code : LLMSIM_EIO;
 	char *line;
 	size_t len, alloc = 0;
 	int lineno = 0, rc;
@@ -228,7 +229,12 @@ int llmsim_lengths_load(const char *path, int64_t **prompt, int64_t **output, in
 	if (!rc && *n == 0)
 		rc = llmsim_err_set(err, LLMSIM_EPARSE, "%s: no requests in the file", path);
 	llmsim_lines_release(&lr);
-	fclose(f);
+	struct llmsim_err zerr = {0};
+	if (llmsim_gz_close(f, path, &zerr)) { /* a cut-off stream wins */
+		rc = zerr.code;
+		if (err)
+			*err = zerr;
+	}
 	if (rc) {
 		free(*prompt);
 		free(*output);

@@ -101,7 +101,7 @@ static void coll(struct acc *a, enum section sec, enum llmsim_coll_kind kind, do
 	if (gpus <= 1 || bytes <= 0)
 		return;
 	const struct llmsim_gpu *g = a->cfg->gpu;
-	int per_node = g->gpus_per_node > 0 ? g->gpus_per_node : 8;
+	int per_node = llmsim_gpu_nvlink_domain(g) > 0 ? llmsim_gpu_nvlink_domain(g) : 8;
 	struct llmsim_op op = {.kind = LLMSIM_OP_COLLECTIVE, .dtype = a->cfg->act_dtype};
 	op.u.coll.kind = kind;
 	op.u.coll.bytes = bytes;

@@ -142,7 +142,7 @@ static double tp_point(struct bld *b, double bytes, int col)
 	const struct llmsim_train_cfg *c = b->c;
 	if (c->tp <= 1)
 		return 0;
-	int nodes = train_group_nodes(b->ctx->gpu.gpus_per_node, c->tp, 1);
+	int nodes = train_group_nodes(llmsim_gpu_nvlink_domain(&b->ctx->gpu), c->tp, 1);
 	double f = 0, r = 0;
 	if (!c->sequence_parallel) {
 		if (col)
@@ -227,7 +227,7 @@ static void attention(struct bld *b)
 					   : 2.0 * op.u.attn.kv_heads * m->head_dim;
 		double blk = (double)c->micro_batch * (c->seq / c->cp) * kv_dim * 2;
 		int stride = c->tp;
-		int nodes = train_group_nodes(b->ctx->gpu.gpus_per_node, 2, stride) > 1 ? 2 : 1;
+		int nodes = train_group_nodes(llmsim_gpu_nvlink_domain(&b->ctx->gpu), 2, stride) > 1 ? 2 : 1;
 		double step_f = coll(b, LLMSIM_COLL_SENDRECV, blk, 2, nodes, NULL);
 		double step_b = coll(b, LLMSIM_COLL_SENDRECV, 2 * blk, 2, nodes, NULL);
 		double cf = (c->cp - 1) * step_f, cb = (c->cp - 1) * step_b;
@@ -334,7 +334,7 @@ static void layer(struct bld *b, int moe)
 	if (moe) {
 		fwd_bwd_gemm(b, T, m->moe.experts, h, 1, c->lora_rank == 0); /* router */
 		if (c->ep > 1) {
-			int nodes = train_group_nodes(b->ctx->gpu.gpus_per_node, c->ep, c->tp);
+			int nodes = train_group_nodes(llmsim_gpu_nvlink_domain(&b->ctx->gpu), c->ep, c->tp);
 			double a2a = (double)T * m->moe.top_k * h * 2 /
 				     (c->sequence_parallel && t > 1 ? t : 1);
 			/* dispatch + combine forward; their transposes backward */
@@ -374,7 +374,7 @@ static void head(struct bld *b, struct layer_cost *emb, struct layer_cost *hd)
 	col_end(b, pend);
 	ew(b, LLMSIM_EW_CROSS_ENTROPY, T, m->vocab / t);
 	if (t > 1) { /* vocab-parallel loss: max, sum-exp, target logit (fp32) */
-		int nodes = train_group_nodes(b->ctx->gpu.gpus_per_node, c->tp, 1);
+		int nodes = train_group_nodes(llmsim_gpu_nvlink_domain(&b->ctx->gpu), c->tp, 1);
 		b->lc->tp_fwd_s += coll(b, LLMSIM_COLL_ALLREDUCE, 3.0 * T * 4, c->tp, nodes,
 					&b->lc->tp_bytes);
 	}
@@ -411,7 +411,7 @@ int train_p2p_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 	int64_t T = (int64_t)c->micro_batch * c->seq / c->cp;
 	int spd = c->sequence_parallel && c->tp > 1 ? c->tp : 1;
 	int stride = c->tp * c->cp * c->dp;
-	int nodes = stride >= ctx->gpu.gpus_per_node ? 2 : 1;
+	int nodes = stride >= llmsim_gpu_nvlink_domain(&ctx->gpu) ? 2 : 1;
 	sc->p2p_bytes = (double)T * ctx->model.hidden * 2 / spd;
 	sc->p2p_s = coll(&b, LLMSIM_COLL_SENDRECV, sc->p2p_bytes, 2, nodes, NULL);
 	return b.rc;
