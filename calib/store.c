@@ -62,6 +62,7 @@ static const struct store_col cases_cols[] = {
     {"time_p90_s", COL_REAL, 1, NULL},
     {"sm_clock_hz", COL_REAL, 1, NULL},
     {"check_rel_err", COL_REAL, 2, "-1"},
+    {"load_s", COL_REAL, 3, "0"},
 };
 
 static const struct store_col kernels_cols[] = {
@@ -192,7 +193,8 @@ static const char schema_v3[] =
     "  flops_declared REAL, bytes_declared REAL, reps INTEGER NOT NULL,\n"
     "  time_median_s REAL NOT NULL, time_min_s REAL, time_p10_s REAL, time_p90_s REAL,\n"
     "  sm_clock_hz REAL,\n"
-    "  check_rel_err REAL NOT NULL DEFAULT -1);\n"
+    "  check_rel_err REAL NOT NULL DEFAULT -1,\n"
+    "  load_s REAL NOT NULL DEFAULT 0);\n"
     "CREATE TABLE kernels (\n"
     "  id INTEGER PRIMARY KEY,\n"
     "  case_id INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,\n"
@@ -228,6 +230,7 @@ static const char migrate_v1_v2[] =
  * cannot hold 'probe' cases (a new store can). */
 static const char migrate_v2_v3[] =
     "ALTER TABLE runs ADD COLUMN operand_data TEXT NOT NULL DEFAULT 'unknown';\n"
+    "ALTER TABLE cases ADD COLUMN load_s REAL NOT NULL DEFAULT 0;\n"
     STEPS_DDL("") STEP_KERNELS_DDL("")
     "CREATE INDEX steps_run ON steps(run_id);\n"
     "UPDATE meta SET value = '3' WHERE key = 'schema_version';\n";
@@ -634,8 +637,8 @@ int llmsim_store_add_case(struct llmsim_store *s, int64_t run_id, const struct l
 		 s,
 		 "INSERT INTO cases (run_id, op_spec, op_class, impl, split,"
 		 " flops_declared, bytes_declared, reps, time_median_s, time_min_s,"
-		 " time_p10_s, time_p90_s, sm_clock_hz, check_rel_err) VALUES (?1, ?2,"
-		 " ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+		 " time_p10_s, time_p90_s, sm_clock_hz, check_rel_err, load_s) VALUES (?1, ?2,"
+		 " ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
 		 &s->ins_case, err)))
 		return rc;
 	sqlite3_stmt *st = s->ins_case;
@@ -653,6 +656,7 @@ int llmsim_store_add_case(struct llmsim_store *s, int64_t run_id, const struct l
 	sqlite3_bind_double(st, 12, c->time_p90_s);
 	sqlite3_bind_double(st, 13, c->sm_clock_hz);
 	sqlite3_bind_double(st, 14, isnan(c->check_rel_err) ? -1.0 : c->check_rel_err);
+	sqlite3_bind_double(st, 15, c->load_s > 0 ? c->load_s : 0);
 	if ((rc = step_reset(s, st, "cannot write the case", err)))
 		return rc;
 	*case_id = sqlite3_last_insert_rowid(s->db);

@@ -83,6 +83,10 @@ struct llmsim_case {
 	double time_p10_s, time_p90_s;
 	double sm_clock_hz;       /* measured (counter) or 0 */
 	double check_rel_err;     /* ||out-ref||/||ref|| of the correctness check, -1 if none */
+	double load_s;            /* seconds the GPU was kept busy with this case's
+				   * work just before its timed repetitions (0:
+				   * none): a case timed inside a sustained load
+				   * runs at the clock the power limit holds */
 };
 
 /* One kernel launched by a case (from the CUPTI activity record). */

@@ -125,8 +125,11 @@ static int cases_row(sqlite3_stmt *st, const struct cb *cb)
 	c->time_p90_s = llmsim_sdb_col_real(st, 11);
 	c->sm_clock_hz = llmsim_sdb_col_real(st, 12);
 	c->check_rel_err = llmsim_sdb_col_real(st, 13);
-	int i = read_run(st, 14, &row.run, NULL, 0);
-	row.run_id = sqlite3_column_int64(st, 14);
+	c->load_s = llmsim_sdb_col_real(st, 14);
+	if (!(c->load_s > 0))
+		c->load_s = 0;
+	int i = read_run(st, 15, &row.run, NULL, 0);
+	row.run_id = sqlite3_column_int64(st, 15);
 	row.device_id = sqlite3_column_int64(st, i);
 	read_device(st, i, &row.dev);
 	return cb->fn.cas(&row, cb->ctx);
@@ -141,7 +144,7 @@ int llmsim_store_cases(struct llmsim_store *s, const struct llmsim_store_filter 
 				    "SELECT c.id, c.op_spec, c.op_class, c.impl, c.split,"
 				    " c.flops_declared, c.bytes_declared, c.reps, c.time_median_s,"
 				    " c.time_min_s, c.time_p10_s, c.time_p90_s, c.sm_clock_hz,"
-				    " c.check_rel_err, " RUN_COLS ", " DEVICE_COLS
+				    " c.check_rel_err, c.load_s, " RUN_COLS ", " DEVICE_COLS
 				    " FROM cases c JOIN runs r ON r.id = c.run_id"
 				    " JOIN devices d ON d.id = r.device_id"
 				    " WHERE r.status = 'complete'"

@@ -113,7 +113,7 @@ class Cases:
             return
         kern = [(i, nm, 0, 0, 0, 0, 0, 0, 0, 0, 0, t, 1) for i, (nm, t) in enumerate(names[:8])]
         self.st.add_case(spec, op_class, impl, self.split, flops, nbytes, res,
-                         clock_hz=win.get("sm_clock_hz"), kernels=kern)
+                         clock_hz=win.get("sm_clock_hz"), kernels=kern, load_s=a.load_s)
         self.n += 1
         lt.log(PROG, "%-18s %-100s %10.2f us %s MHz  %s" % (
             impl, spec, res["median_s"] * 1e6,

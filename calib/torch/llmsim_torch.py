@@ -304,7 +304,7 @@ def esc(v):
 
 CASE_COLS = ("id", "run_id", "op_spec", "op_class", "impl", "split", "flops_declared",
              "bytes_declared", "reps", "time_median_s", "time_min_s", "time_p10_s", "time_p90_s",
-             "sm_clock_hz", "check_rel_err")
+             "sm_clock_hz", "check_rel_err", "load_s")
 KERNEL_COLS = ("id", "case_id", "seq", "name", "grid_x", "grid_y", "grid_z", "block_x", "block_y",
                "block_z", "regs_per_thread", "static_smem_bytes", "dynamic_smem_bytes",
                "duration_median_s", "launches_per_rep")
@@ -325,11 +325,11 @@ class StoreText:
         self.cases, self.kernels, self.steps, self.step_kernels = [], [], [], []
 
     def add_case(self, spec, op_class, impl, split, flops, nbytes, st, clock_hz=None, check=-1.0,
-                 kernels=None):
+                 kernels=None, load_s=0.0):
         cid = len(self.cases) + 1
         self.cases.append((cid, 1, spec, op_class, impl, split, float(flops), float(nbytes),
                            st["reps"], st["median_s"], st["min_s"], st["p10_s"], st["p90_s"],
-                           clock_hz, float(check)))
+                           clock_hz, float(check), float(load_s)))
         for k in kernels or ():
             self.kernels.append((len(self.kernels) + 1, cid) + tuple(k))
         return cid
