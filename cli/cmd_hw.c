@@ -146,8 +146,8 @@ static void show_json(const struct llmsim_gpu *g, FILE *out)
 		llmsim_json_num(&j, "tensor_clock_hz", g->tensor_clock_hz);
 	if (g->sustained_clock_hz > 0)
 		llmsim_json_num(&j, "sustained_clock_hz", g->sustained_clock_hz);
-	if (g->power_capped_clock_hz > 0)
-		llmsim_json_num(&j, "power_capped_clock_hz", g->power_capped_clock_hz);
+	if (llmsim_gpu_power_cap_hz(g) > 0)
+		llmsim_json_num(&j, "power_capped_clock_hz", llmsim_gpu_power_cap_hz(g));
 	if (g->power_window_s > 0)
 		llmsim_json_num(&j, "power_window_s", g->power_window_s);
 	llmsim_json_num(&j, "hbm_bytes", g->hbm_bytes);
@@ -253,9 +253,9 @@ static void show_human(const struct llmsim_gpu *g)
 	if (g->sustained_clock_hz > 0)
 		kv_row(&k, "sustained clock", "%.0f MHz (one kernel under tensor load)",
 		       g->sustained_clock_hz / 1e6);
-	if (g->power_capped_clock_hz > 0)
+	if (llmsim_gpu_power_cap_hz(g) > 0)
 		kv_row(&k, "power-capped clock", "%.0f MHz (tensor pipes busy without a break)",
-		       g->power_capped_clock_hz / 1e6);
+		       llmsim_gpu_power_cap_hz(g) / 1e6);
 	if (g->power_window_s > 0)
 		kv_row(&k, "power window", "%.0f ms (a load slows once it fills it)",
 		       g->power_window_s * 1e3);

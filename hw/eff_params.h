@@ -75,3 +75,5 @@ LLMSIM_EFF(GROUPED_HBM, "grouped_gemm_hbm_fraction", 0.60,
 	   "fraction of HBM bandwidth a grouped GEMM streams its experts' weights at: a few rows per expert leave its TMA pipeline latency-bound")
 LLMSIM_EFF(GROUPED_FIXED, "grouped_gemm_fixed_s", 1e-5,
 	   "fixed time of a grouped GEMM beyond a batched one's: its device-side setup of every group's problem shape, pointers and TMA descriptors before the first tile")
+LLMSIM_EFF(POWER_CAP, "power_capped_clock_hz", 1e12,
+	   "the SM clock at which a load keeping the tensor pipes fully busy (on trained-like data, at duty 1) meets the board's power limit: any other load runs at this x (rho x duty x activity)^(-1/3) when that is below its burst clock (sim/predict.c); 1e12, the default: no power limit modelled")

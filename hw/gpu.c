@@ -48,8 +48,6 @@ static const struct llmsim_yfield compute_fields[] = {
 	    LLMSIM_YR_POSITIVE),
 	FLD("sustained_clock_hz", LLMSIM_YF_DOUBLE, sustained_clock_hz, LLMSIM_YF_OPTIONAL,
 	    LLMSIM_YR_POSITIVE),
-	FLD("power_capped_clock_hz", LLMSIM_YF_DOUBLE, power_capped_clock_hz, LLMSIM_YF_OPTIONAL,
-	    LLMSIM_YR_POSITIVE),
 	FLD("power_window_s", LLMSIM_YF_DOUBLE, power_window_s, LLMSIM_YF_OPTIONAL,
 	    LLMSIM_YR_POSITIVE),
 	FLD("burst_activity_exponent", LLMSIM_YF_DOUBLE, burst_activity_exponent,

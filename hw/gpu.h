@@ -139,10 +139,6 @@ struct llmsim_gpu {
 	 * sustained clock is lower */
 	double tensor_clock_hz;
 	double sustained_clock_hz;
-	/* the SM clock a long, continuous tensor-heavy run (a training step of
-	 * seconds) settles at under the board's power cap, below the clock of
-	 * one kernel's burst (sustained_clock_hz); 0: no lower than that */
-	double power_capped_clock_hz;
 	/* how long the power controller averages over: a load from idle has
 	 * slowed fully once it has run this long (0: unknown) */
 	double power_window_s;
@@ -155,6 +151,15 @@ struct llmsim_gpu {
 	 * activity^(-exponent) (compute.burst_activity_exponent; 0: not at all) */
 	double burst_activity_exponent;
 };
+
+/* The power-capped clock of the model (efficiency parameter
+ * power_capped_clock_hz, fitted by calibration), or 0 when the file models
+ * no power limit. */
+static inline double llmsim_gpu_power_cap_hz(const struct llmsim_gpu *gpu)
+{
+	double f = gpu->eff[LLMSIM_EFF_POWER_CAP];
+	return f > 0 && f < 1e11 ? f : 0;
+}
 
 /* Load a GPU by short name, alias (case-insensitive) or path to a YAML
  * file. Names are looked up in <data>/hw/. On error, err names the file,

@@ -110,7 +110,16 @@ const char *llmsim_op_class(const struct llmsim_op *op)
 {
 	switch (op->kind) {
 	case LLMSIM_OP_GEMM: return "gemm";
-	case LLMSIM_OP_ELEMENTWISE: return "elementwise";
+	case LLMSIM_OP_ELEMENTWISE:
+		/* an MoE layer's routing kernels: index and sort work, small and
+		 * latency-bound, apart from the streaming element-wise class */
+		switch (op->u.ew.kind) {
+		case LLMSIM_EW_GATHER:
+		case LLMSIM_EW_SCATTER_ADD:
+		case LLMSIM_EW_TOPK:
+		case LLMSIM_EW_SORT: return "routing";
+		default: return "elementwise";
+		}
 	case LLMSIM_OP_ATTENTION: return "attention";
 	case LLMSIM_OP_DECODE: return "decode";
 	case LLMSIM_OP_COLLECTIVE: return "collective";

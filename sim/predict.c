@@ -125,7 +125,7 @@ static double loaded_clock(const struct llmsim_gpu *gpu, double rho, double duty
 	double x = (rho < 1 ? rho : 1) * (duty < 1 ? duty : 1) * activity;
 	if (!(x > 0))
 		return 0;
-	double f_hz = gpu->power_capped_clock_hz / cbrt(x);
+	double f_hz = llmsim_gpu_power_cap_hz(gpu) / cbrt(x);
 	return f_hz < burst_clock(gpu, activity) ? f_hz : 0;
 }
 
@@ -160,8 +160,8 @@ int llmsim_predict(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
 			out->time_err_pct = price_err(gpu, out->op_class);
 		return rc;
 	}
-	if (op->load_duty > 0 && gpu->power_capped_clock_hz > 0 &&
-	    gpu->power_capped_clock_hz < gpu->sustained_clock_hz) {
+	if (op->load_duty > 0 && llmsim_gpu_power_cap_hz(gpu) > 0 &&
+	    llmsim_gpu_power_cap_hz(gpu) < gpu->sustained_clock_hz) {
 		/* the load's rho when the caller knows it, else the op's own,
 		 * from its price at the burst clock */
 		struct llmsim_op lone = *op;

@@ -375,7 +375,7 @@ Test(sim_gemm, power_limit_slows_sustained_tensor_work)
 	test_gpu_h200(&g);
 	g.tensor_clock_hz = 1.83e9;
 	g.sustained_clock_hz = 1.67e9;
-	g.power_capped_clock_hz = 1.41e9;
+	g.eff[LLMSIM_EFF_POWER_CAP] = 1.41e9;
 	struct llmsim_op op = {.kind = LLMSIM_OP_GEMM, .dtype = LLMSIM_DT_BF16};
 	op.u.gemm.m = op.u.gemm.n = op.u.gemm.k = 8192;
 	struct llmsim_pred lone, loaded, light;
@@ -491,7 +491,7 @@ Test(sim_gemm, narrow_flops_weigh_on_the_power_limit_by_their_energy)
 	test_gpu_h200(&g);
 	g.tensor_clock_hz = 1.83e9;
 	g.sustained_clock_hz = 1.67e9;
-	g.power_capped_clock_hz = 1.41e9;
+	g.eff[LLMSIM_EFF_POWER_CAP] = 1.41e9;
 	struct llmsim_op op = {.kind = LLMSIM_OP_GEMM, .dtype = LLMSIM_DT_FP8};
 	op.u.gemm.m = op.u.gemm.n = op.u.gemm.k = 8192;
 	for (int i = 0; i < 2; i++) {

@@ -21,7 +21,7 @@ static void gpu_h200_power(struct llmsim_gpu *g)
 	test_gpu_h200(g);
 	g->tensor_clock_hz = 1.83e9;
 	g->sustained_clock_hz = 1.67e9;
-	g->power_capped_clock_hz = 1.41e9;
+	g->eff[LLMSIM_EFF_POWER_CAP] = 1.41e9;
 	g->power_window_s = 0.05;
 	g->operand_activity[LLMSIM_OPD_TRAINED] = 1;
 	g->operand_activity[LLMSIM_OPD_RANDOM] = 1;

@@ -80,18 +80,18 @@ def moe_cases(c, dev, dry):
                           lt.randn(E, n, kk, device=dev, dtype=dt, sd=0.02).transpose(-2, -1), offs),
                       lambda x, w, o: torch._grouped_mm(x, w, offs=o))
             # routing ops
-            c.run("ew kind=topk tokens=%d hidden=%d k=%d dtype=bf16" % (T, E, k), "elementwise",
+            c.run("ew kind=topk tokens=%d hidden=%d k=%d dtype=bf16" % (T, E, k), "routing",
                   "torch_topk", 0.0, 2.0 * T * E + 10.0 * T * k,
                   lambda T=T: (lt.randn(T, E, device=dev, dtype=dt),), lambda x, k=k: torch.topk(x, k, dim=-1))
-            c.run("ew kind=sort tokens=%d hidden=1 dtype=int64" % m, "elementwise", "torch_argsort",
+            c.run("ew kind=sort tokens=%d hidden=1 dtype=int64" % m, "routing", "torch_argsort",
                   0.0, 16.0 * m,
                   lambda m=m: (torch.randint(0, E, (m,), device=dev),),
                   lambda x: torch.argsort(x, stable=True))
-            c.run("ew kind=gather tokens=%d hidden=%d dtype=bf16" % (m, H), "elementwise",
+            c.run("ew kind=gather tokens=%d hidden=%d dtype=bf16" % (m, H), "routing",
                   "torch_index_select", 0.0, 4.0 * m * H,
                   lambda T=T, m=m, order=order: (lt.randn(T, H, device=dev, dtype=dt), order // k),
                   lambda x, idx: x.index_select(0, idx))
-            c.run("ew kind=scatter_add tokens=%d hidden=%d dtype=bf16" % (m, H), "elementwise",
+            c.run("ew kind=scatter_add tokens=%d hidden=%d dtype=bf16" % (m, H), "routing",
                   "torch_index_add", float(m * H), 2.0 * m * H + 4.0 * T * H,
                   lambda T=T, m=m, order=order: (torch.zeros(T, H, device=dev, dtype=dt),
                                                  lt.randn(m, H, device=dev, dtype=dt), order // k),

@@ -706,7 +706,7 @@ static int run(const struct llmsim_trace *t, const struct llmsim_gpu *gpu,
 	       int (*fn)(const struct llmsim_trace_instance *in, void *ctx), void *fnctx,
 	       struct llmsim_trace_cmp *out, struct llmsim_err *err)
 {
-	if (!(gpu->power_capped_clock_hz > 0))
+	if (!(llmsim_gpu_power_cap_hz(gpu) > 0))
 		return run_pass(t, gpu, m, target, flags, fn, fnctx, out, NULL, NULL, NULL, err);
 	size_t nr = t->nranges ? t->nranges : 1;
 	double *acc = calloc(3 * nr, sizeof *acc);

@@ -172,7 +172,7 @@ static int infer_once(const struct llmsim_infer_cfg *cfg, const struct llmsim_in
  * window the run fills by its middle. */
 double llmsim_infer_load(const struct llmsim_gpu *gpu, double busy_s, double duration_s)
 {
-	if (!(duration_s > 0) || !(busy_s > 0) || !(gpu->power_capped_clock_hz > 0))
+	if (!(duration_s > 0) || !(busy_s > 0) || !(llmsim_gpu_power_cap_hz(gpu) > 0))
 		return 0;
 	return llmsim_power_load(gpu, busy_s / duration_s, duration_s);
 }
