@@ -83,7 +83,8 @@ int llmsim_data_read_aliases(const struct llmsim_ynode *root, const char *path,
 int llmsim_data_is_path(const char *s)
 {
 	size_t n = strlen(s);
-	return strchr(s, '/') || (n >= 5 && !strcasecmp(s + n - 5, ".yaml"));
+	return strchr(s, '/') || (n >= 5 && !strcasecmp(s + n - 5, ".yaml")) ||
+	       (n >= 5 && !strcasecmp(s + n - 5, ".json"));
 }
 
 /* ---- the files of one folder ---- */
@@ -111,8 +112,8 @@ static int list_files(const char *sub, struct file_list *l, struct llmsim_err *e
 	char dir[4096];
 	l->n = 0;
 	if (llmsim_data_path(dir, sizeof dir, sub, "") != 0)
-		return llmsim_err_set(err, LLMSIM_ENOENT,
-				      "no llmsim data folder with %s/ (set LLMSIM_DATA_DIR)", sub);
+		return llmsim_err_set(err, LLMSIM_ENOENT, "no llmsim data folder with %s/: %s", sub,
+				      llmsim_data_dir_hint());
 	DIR *d = opendir(dir);
 	if (!d)
 		return llmsim_err_set(err, LLMSIM_ENOENT, "%s: cannot open: %s", dir,
@@ -196,8 +197,10 @@ int llmsim_data_find(const struct llmsim_data_kind *k, const char *name, void *o
 {
 	if (!name || !*name)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "empty %s name", k->what);
-	if (llmsim_data_is_path(name))
-		return llmsim_data_read_file(name, k->parse, obj, err);
+	if (llmsim_data_is_path(name)) {
+		char p[4096];
+		return llmsim_data_read_file(llmsim_data_input(name, p, sizeof p), k->parse, obj, err);
+	}
 	struct file_list l;
 	int rc = list_files(k->sub, &l, err);
 	if (rc)
@@ -225,4 +228,13 @@ int llmsim_data_find(const struct llmsim_data_kind *k, const char *name, void *o
 	}
 	list_release(&l);
 	return unknown(k, name, known, nknown, err);
+}
+
+int llmsim_data_find_name(const struct llmsim_data_kind *k, const char *name, void *obj,
+			  struct llmsim_err *err)
+{
+	if (!name || !llmsim_data_name_ok(name) || llmsim_data_is_path(name))
+		return llmsim_err_set(err, LLMSIM_EINVAL, "'%s' is not a %s name", name ? name : "",
+				      k->what);
+	return llmsim_data_find(k, name, obj, err);
 }

@@ -37,7 +37,7 @@ int llmsim_data_read_aliases(const struct llmsim_ynode *root, const char *path,
 			     struct llmsim_err *err);
 
 /* 1 if s names a file rather than a description: it contains '/' or ends
- * in ".yaml" (any case). */
+ * in ".yaml" or ".json" (any case). */
 int llmsim_data_is_path(const char *s);
 
 /* Call fn(path, ctx) for each regular, non-hidden *.yaml file of
@@ -61,7 +61,8 @@ struct llmsim_data_kind {
 int llmsim_data_answers(const struct llmsim_data_kind *k, const void *obj, const char *name);
 
 /* Read into obj the description `name` names. A path (llmsim_data_is_path)
- * is read as it stands. Otherwise the file of <data>/SUB whose stem equals
+ * is read as it stands (a relative one not found here is looked for in the
+ * data folder: llmsim_data_input). Otherwise the file of <data>/SUB whose stem equals
  * name, case-insensitively; failing that, the first file in sorted order
  * that answers to it (every file is parsed in turn; a broken one is an
  * error, not skipped). Fails with LLMSIM_EINVAL "empty WHAT name" for a
@@ -69,5 +70,12 @@ int llmsim_data_answers(const struct llmsim_data_kind *k, const void *obj, const
  * when nothing answers. obj is undefined after a failure. */
 int llmsim_data_find(const struct llmsim_data_kind *k, const char *name, void *obj,
 		     struct llmsim_err *err);
+
+/* As llmsim_data_find, for a name that comes from data rather than from
+ * the user (a model named inside a trace): only a name or alias of a
+ * description in <data>/SUB is looked up, never a path; anything else
+ * fails with LLMSIM_EINVAL "'x' is not a WHAT name". */
+int llmsim_data_find_name(const struct llmsim_data_kind *k, const char *name, void *obj,
+			  struct llmsim_err *err);
 
 #endif

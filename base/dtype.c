@@ -17,6 +17,7 @@ static const struct {
 	[LLMSIM_DT_FP4] = {"fp4", 0.5},
 	[LLMSIM_DT_INT8] = {"int8", 1},
 	[LLMSIM_DT_INT4] = {"int4", 0.5},
+	[LLMSIM_DT_INT64] = {"int64", 8},
 };
 _Static_assert(sizeof dtypes / sizeof dtypes[0] == LLMSIM_DT_COUNT, "dtype table");
 

@@ -14,6 +14,7 @@ enum llmsim_dtype {
 	LLMSIM_DT_FP4,   /* NVFP4/MXFP4 */
 	LLMSIM_DT_INT8,
 	LLMSIM_DT_INT4,  /* weight-only quantization */
+	LLMSIM_DT_INT64, /* indices and sort keys (no math rate) */
 	LLMSIM_DT_COUNT
 };
 

@@ -34,6 +34,7 @@ char *llmsim_fmt_bytes(char *buf, double b) { return scaled(buf, b, "B", si, 7, 
 char *llmsim_fmt_flops(char *buf, double f) { return scaled(buf, f, "FLOP", si, 7, 1000.0); }
 char *llmsim_fmt_flops_rate(char *buf, double f) { return scaled(buf, f, "FLOP/s", si, 7, 1000.0); }
 char *llmsim_fmt_bytes_rate(char *buf, double b) { return scaled(buf, b, "B/s", si, 7, 1000.0); }
+char *llmsim_fmt_hz(char *buf, double hz) { return scaled(buf, hz, "Hz", si, 7, 1000.0); }
 
 char *llmsim_fmt_count(char *buf, double n)
 {

@@ -19,6 +19,7 @@ char *llmsim_fmt_time(char *buf, double s);             /* "3.21 ms" */
 char *llmsim_fmt_flops(char *buf, double flops);        /* "1.23 TFLOP" */
 char *llmsim_fmt_flops_rate(char *buf, double flops_per_s); /* "989.4 TFLOP/s" */
 char *llmsim_fmt_bytes_rate(char *buf, double bytes_per_s);  /* "4.80 TB/s" */
+char *llmsim_fmt_hz(char *buf, double hz);              /* "1.55 GHz" */
 char *llmsim_fmt_count(char *buf, double n);            /* "70.55 B", "8.03 M" */
 char *llmsim_fmt_pct(char *buf, double fraction);       /* "41.2%" */
 

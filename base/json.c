@@ -2,6 +2,8 @@
 #include "json.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 #include "err.h"
 
 void llmsim_json_init(struct llmsim_json *j, FILE *f)
@@ -113,4 +115,18 @@ void llmsim_json_finish(struct llmsim_json *j)
 {
 	fputc('\n', j->f);
 	fflush(j->f);
+}
+
+void llmsim_json_str_list(struct llmsim_json *j, const char *key, const char *list)
+{
+	llmsim_json_arr_begin(j, key);
+	while (*list) {
+		const char *e = strstr(list, ", ");
+		size_t n = e ? (size_t)(e - list) : strlen(list);
+		char item[512];
+		snprintf(item, sizeof item, "%.*s", (int)(n < sizeof item ? n : sizeof item - 1), list);
+		llmsim_json_str(j, NULL, item);
+		list += n + (e ? 2 : 0);
+	}
+	llmsim_json_arr_end(j);
 }

@@ -29,6 +29,8 @@ void llmsim_json_int(struct llmsim_json *j, const char *key, int64_t v);
 void llmsim_json_str(struct llmsim_json *j, const char *key, const char *v);
 void llmsim_json_bool(struct llmsim_json *j, const char *key, int v);
 void llmsim_json_null(struct llmsim_json *j, const char *key);
+/* A ", "-separated list ("a, b, c") as an array of its strings; "" is []. */
+void llmsim_json_str_list(struct llmsim_json *j, const char *key, const char *list);
 /* Ends the document with a newline (call after the outermost _end). */
 void llmsim_json_finish(struct llmsim_json *j);
 

@@ -3,7 +3,10 @@
  *
  * The parser is iterative over events with an explicit stack so that a
  * deeply nested (or fuzzed) document cannot overflow the C stack; nesting
- * past LLMSIM_YAML_MAX_DEPTH is an error.
+ * past LLMSIM_YAML_MAX_DEPTH is an error. Time is linear in the document:
+ * containers grow geometrically and each open mapping indexes its keys by
+ * hash for the duplicate-key check (a 200,000-key mapping parses in tens
+ * of milliseconds, bench/bench_yaml.c).
  */
 #include "yaml.h"
 
@@ -15,8 +18,14 @@
 #include <strings.h>
 #include <yaml.h>
 
+#include "bounds.h"
+#include "gzfile.h"
+#include "hash.h"
+
 #define LLMSIM_YAML_MAX_DEPTH 64
-#define LLMSIM_YAML_MAX_FILE (16u << 20)
+/* "Did you mean" compares a missing key with every key of its mapping:
+ * only in mappings of at most this many keys (any description's). */
+#define LLMSIM_YAML_SUGGEST_MAX_KEYS 1024
 
 static struct llmsim_ynode *node_new(enum llmsim_ykind kind, int line, int col)
 {
@@ -48,46 +57,58 @@ void llmsim_ynode_free(struct llmsim_ynode *node)
 	free(node);
 }
 
-/* Append value v (and for maps key k at kl:kc) to container c. */
+/* Resize array a (a pointer lvalue) to n elements; nonzero on failure. */
+#define RESIZE(a, n) resize((void **)&(a), sizeof *(a), (n))
+static int resize(void **a, size_t elem, size_t n)
+{
+	void *q = realloc(*a, n * elem);
+	if (!q)
+		return -1;
+	*a = q;
+	return 0;
+}
+
+/* Append value v (and for maps key k at kl:kc) to container c; the arrays
+ * double, so n appends cost O(n). */
 static int node_push(struct llmsim_ynode *c, char *k, int kl, int kc,
 		     struct llmsim_ynode *v)
 {
-	size_t m = c->n + 1;
-	struct llmsim_ynode **vals = realloc(c->vals, m * sizeof *vals);
-	if (!vals)
-		return -1;
-	c->vals = vals;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 8;
+		if (RESIZE(c->vals, cap))
+			return -1;
+		if (c->kind == LLMSIM_Y_MAP && (RESIZE(c->keys, cap) || RESIZE(c->key_line, cap) ||
+						RESIZE(c->key_col, cap) || RESIZE(c->used, cap)))
+			return -1;
+		c->cap = cap;
+	}
 	if (c->kind == LLMSIM_Y_MAP) {
-		char **keys = realloc(c->keys, m * sizeof *keys);
-		if (!keys)
-			return -1;
-		c->keys = keys;
-		int *kl_ = realloc(c->key_line, m * sizeof *kl_);
-		if (!kl_)
-			return -1;
-		c->key_line = kl_;
-		int *kc_ = realloc(c->key_col, m * sizeof *kc_);
-		if (!kc_)
-			return -1;
-		c->key_col = kc_;
-		unsigned char *u = realloc(c->used, m);
-		if (!u)
-			return -1;
-		c->used = u;
 		c->keys[c->n] = k;
 		c->key_line[c->n] = kl;
 		c->key_col[c->n] = kc;
 		c->used[c->n] = 0;
 	}
-	c->vals[c->n] = v;
-	c->n = m;
+	c->vals[c->n++] = v;
 	return 0;
+}
+
+/* The duplicate-key check's comparison: key `pos` of the mapping is s. */
+struct key_probe {
+	const struct llmsim_ynode *map;
+	const char *s;
+};
+
+static int same_key(size_t pos, const void *probe)
+{
+	const struct key_probe *k = probe;
+	return !strcmp(k->map->keys[pos], k->s);
 }
 
 struct frame {
 	struct llmsim_ynode *node;
 	char *pending_key; /* MAP: key read, value not yet */
 	int kl, kc;
+	struct llmsim_hindex keys; /* MAP: its keys by hash */
 };
 
 static int parse(yaml_parser_t *p, const char *name, struct llmsim_ynode **root,
@@ -137,15 +158,15 @@ static int parse(yaml_parser_t *p, const char *name, struct llmsim_ynode **root,
 					yaml_event_delete(&ev);
 					goto fail;
 				}
-				struct llmsim_ynode *m = st[depth - 1].node;
-				for (size_t i = 0; i < m->n; i++)
-					if (!strcmp(m->keys[i], k)) {
-						rc = llmsim_err_setloc(err, LLMSIM_EPARSE, name, line, col,
-								       "duplicate key '%s'", k);
-						free(k);
-						yaml_event_delete(&ev);
-						goto fail;
-					}
+				struct key_probe probe = {st[depth - 1].node, k};
+				if (llmsim_hindex_find(&st[depth - 1].keys, llmsim_hash_str(LLMSIM_HASH_SEED, k),
+						       same_key, &probe) >= 0) {
+					rc = llmsim_err_setloc(err, LLMSIM_EPARSE, name, line, col,
+							       "duplicate key '%s'", k);
+					free(k);
+					yaml_event_delete(&ev);
+					goto fail;
+				}
 				st[depth - 1].pending_key = k;
 				st[depth - 1].kl = line;
 				st[depth - 1].kc = col;
@@ -199,18 +220,27 @@ static int parse(yaml_parser_t *p, const char *name, struct llmsim_ynode **root,
 					yaml_event_delete(&ev);
 					goto fail;
 				}
+				if (f->node->kind == LLMSIM_Y_MAP &&
+				    llmsim_hindex_add(&f->keys, llmsim_hash_str(LLMSIM_HASH_SEED, f->pending_key),
+						      f->node->n - 1)) {
+					f->pending_key = NULL; /* the map owns it now */
+					rc = llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
+					yaml_event_delete(&ev);
+					goto fail;
+				}
 				f->pending_key = NULL;
 			}
 			if (made->kind != LLMSIM_Y_SCALAR) {
 				st[depth].node = made;
 				st[depth].pending_key = NULL;
+				memset(&st[depth].keys, 0, sizeof st[depth].keys);
 				depth++;
 			}
 			break;
 		case YAML_MAPPING_END_EVENT:
 		case YAML_SEQUENCE_END_EVENT:
 			if (depth > 0)
-				depth--;
+				llmsim_hindex_release(&st[--depth].keys);
 			break;
 		default:
 			break;
@@ -224,8 +254,10 @@ done:
 	*root = top;
 	return 0;
 fail:
-	for (int i = 0; i < depth; i++)
+	for (int i = 0; i < depth; i++) {
 		free(st[i].pending_key);
+		llmsim_hindex_release(&st[i].keys);
+	}
 	llmsim_ynode_free(top);
 	return rc;
 }
@@ -245,26 +277,28 @@ int llmsim_yaml_load_buf(const char *buf, size_t len, const char *name,
 int llmsim_yaml_load_file(const char *path, struct llmsim_ynode **root,
 			  struct llmsim_err *err)
 {
-	FILE *f = fopen(path, "rb");
+	struct llmsim_err oerr = {0};
+	FILE *f = llmsim_gz_open(path, NULL, &oerr); /* plain or .gz */
 	if (!f)
-		return llmsim_err_set(err, errno == ENOENT ? LLMSIM_ENOENT : LLMSIM_EIO,
-				      "%s: cannot open: %s", path, strerror(errno));
-	char *buf = malloc(LLMSIM_YAML_MAX_FILE);
+		return llmsim_err_set(err, oerr.code, "%s", oerr.msg);
+	char *buf = malloc(LLMSIM_MAX_YAML_BYTES + 1);
 	if (!buf) {
 		fclose(f);
 		return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
 	}
 	errno = 0;
-	size_t len = fread(buf, 1, LLMSIM_YAML_MAX_FILE, f);
-	int bad = ferror(f), big = len == LLMSIM_YAML_MAX_FILE, why = errno;
-	fclose(f);
+	size_t len = fread(buf, 1, LLMSIM_MAX_YAML_BYTES + 1, f);
+	int bad = ferror(f), big = len > LLMSIM_MAX_YAML_BYTES, why = errno;
 	int rc;
-	if (bad)
+	if (llmsim_gz_close(f, path, &oerr) && oerr.code == LLMSIM_EPARSE)
+		rc = llmsim_err_set(err, oerr.code, "%s", oerr.msg);
+	else if (bad)
 		rc = llmsim_err_set(err, LLMSIM_EIO, "%s: cannot read: %s", path,
 				    why ? strerror(why) : "read error");
 	else if (big)
-		rc = llmsim_err_set(err, LLMSIM_EINVAL, "%s: larger than %u bytes", path,
-				    LLMSIM_YAML_MAX_FILE);
+		rc = llmsim_err_set(err, LLMSIM_EINVAL,
+				    "%s: larger than %u KiB, the limit for a YAML file (llmsim's"
+				    " descriptions are a few KiB)", path, LLMSIM_MAX_YAML_BYTES >> 10);
 	else
 		rc = llmsim_yaml_load_buf(buf, len, path, root, err);
 	free(buf);
@@ -376,6 +410,8 @@ static int edit_distance(const char *a, const char *b)
 static long misspelt(const struct llmsim_ynode *map, const struct llmsim_yfield *fields, size_t n,
 		     const char *want)
 {
+	if (map->n > LLMSIM_YAML_SUGGEST_MAX_KEYS)
+		return -1;
 	for (size_t i = 0; i < map->n; i++) {
 		int known = 0;
 		for (size_t j = 0; j < n && !known; j++)

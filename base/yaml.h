@@ -26,6 +26,7 @@ struct llmsim_ynode {
 	int *key_line, *key_col;  /* MAP: n key positions */
 	unsigned char *used;      /* MAP: key consumed by an extractor */
 	struct llmsim_ynode **vals; /* MAP and SEQ: n values */
+	size_t cap;               /* private: room in the arrays */
 };
 
 /* Parse a whole file. On success *root owns the tree (free with

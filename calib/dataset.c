@@ -79,6 +79,7 @@ int llmsim_calib_set_add(struct llmsim_calib_set *set, int64_t case_id, const st
 	pt->dram_bytes = dram_bytes;
 	pt->per_call = !strncmp(c->impl, "torch_", 6);
 	pt->loop_s = c->reps > 0 && c->time_median_s > 0 ? 0.5 * c->reps * c->time_median_s : 0;
+	pt->loop_s += c->load_s; /* busy before the timing began */
 	pt->how = LLMSIM_CALIB_NOT_MODELLED;
 	set->n++;
 

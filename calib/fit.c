@@ -65,6 +65,17 @@ static const struct {
     {"vector_fraction", 0.10, 1.0, "gemm"},
     {"gemm_hbm_fraction", 0.30, 1.0, "gemm"},
     {"sm_inflight_bytes", 2048, 262144, "gemm"},
+    /* the power law's capped clock, on the tensor-bound cases timed inside
+     * a sustained load (cases.load_s: PyTorch GEMMs looped for 0.3 s,
+     * MoE expert GEMMs): the only cases it moves, as lone kernel loops
+     * stay at their burst clock */
+    {"power_capped_clock_hz", 0.8e9, 2.0e9, "gemm"},
+    /* the grouped GEMM kernel of MoE experts (torch._grouped_mm) */
+    {"grouped_gemm_tensor_fraction", 0.20, 1.0, "gemm"},
+    {"grouped_gemm_hbm_fraction", 0.10, 1.0, "gemm"},
+    {"grouped_gemm_fixed_s", 1e-7, 1e-4, "gemm"},
+    /* an MoE combine's index_add_: its L2 atomics */
+    {"l2_atomic_ops_per_s", 1e9, 1e13, "routing"},
     {"attention_tensor_fraction", 0.10, 1.0, "attention"},
     {"attention3_tensor_fraction", 0.10, 1.0, "attention"},
     {"attention_bwd_relative", 0.20, 1.5, "attention"},

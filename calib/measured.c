@@ -2,12 +2,12 @@
  * measurements (see measured.h). */
 #include "measured.h"
 
-#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/paths.h"
+#include "calib/shipped.h"
 #include "fit.h"
 
 static void note(struct llmsim_measured *m, const char *msg)
@@ -19,40 +19,25 @@ static void note(struct llmsim_measured *m, const char *msg)
 	snprintf(m->note + l, sizeof m->note - l, "%s%.200s", l ? "; " : "", msg);
 }
 
-/* Import the shipped dumps into a new in-memory database. */
-static int import_shipped(struct llmsim_measured *m, struct llmsim_store **out,
-			  struct llmsim_err *err)
+/* The shipped calibration (calib/shipped.h); a broken dump is noted on
+ * the page, and the page is made without measurements. */
+static int open_shipped(struct llmsim_measured *m, struct llmsim_store **out)
 {
-	char pattern[4096];
-	glob_t g;
-	*out = NULL;
-	if (llmsim_data_path(pattern, sizeof pattern, "calib/data", "*.tsv"))
-		return 0;
-	if (glob(pattern, 0, NULL, &g) != 0)
-		return 0; /* no dumps shipped: no measurements */
-	int rc = llmsim_store_open(":memory:", LLMSIM_STORE_CREATE, out, err);
+	struct llmsim_err e = {0};
+	char src[sizeof m->source], skipped[sizeof m->note];
+	int rc = llmsim_store_open_shipped(out, src, sizeof src, skipped, sizeof skipped, &e);
+	if (skipped[0]) {
+		char msg[sizeof m->note + 32];
+		snprintf(msg, sizeof msg, "not imported: %s", skipped);
+		note(m, msg);
+	}
 	if (rc) {
-		globfree(&g);
-		return rc;
+		char msg[400];
+		snprintf(msg, sizeof msg, "shipped calibration not read (%.300s)", e.msg);
+		note(m, msg);
+		return 0;
 	}
-	for (size_t i = 0; i < g.gl_pathc; i++) {
-		const char *path = g.gl_pathv[i];
-		const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-		struct llmsim_err e = {0};
-		FILE *f = fopen(path, "r");
-		if (!f || llmsim_store_import(*out, f, base, &e)) {
-			char msg[300];
-			snprintf(msg, sizeof msg, "%.60s not imported (%.200s)", base,
-				 f ? e.msg : "cannot open");
-			note(m, msg);
-		} else {
-			size_t l = strlen(m->source);
-			snprintf(m->source + l, sizeof m->source - l, "%s%s", l ? ", " : "", base);
-		}
-		if (f)
-			fclose(f);
-	}
-	globfree(&g);
+	snprintf(m->source, sizeof m->source, "%s", src);
 	return 0;
 }
 
@@ -69,8 +54,11 @@ static void score(const struct llmsim_gpu *gpu, const struct llmsim_calib_set *s
 			m->skipped++;
 			continue;
 		}
-		/* Only kernels with math have a place on a roofline. */
-		if (!(p.flops > 0 && p.hbm_bytes > 0) || m->n >= LLMSIM_MEASURED_MAX)
+		/* Only kernels with math have a place on a roofline; a
+		 * collective's time is the links', which no roofline of one
+		 * GPU shows. */
+		if (!(p.flops > 0 && p.hbm_bytes > 0) || pt->op.kind == LLMSIM_OP_COLLECTIVE ||
+		    m->n >= LLMSIM_MEASURED_MAX)
 			continue;
 		struct llmsim_measured_pt *q = &m->pts[m->n++];
 		snprintf(q->op_class, sizeof q->op_class, "%s", pt->op_class);
@@ -95,10 +83,12 @@ int llmsim_measured_load(const struct llmsim_gpu *gpu, const char *db_path,
 	if (!m->pts)
 		return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
 	if (db_path) {
+		char p[4096];
 		snprintf(m->source, sizeof m->source, "%s", db_path);
-		rc = llmsim_store_open(db_path, LLMSIM_STORE_READ, &s, err);
+		rc = llmsim_store_open(llmsim_data_input(db_path, p, sizeof p), LLMSIM_STORE_READ,
+				       &s, err);
 	} else {
-		rc = import_shipped(m, &s, err);
+		rc = open_shipped(m, &s);
 	}
 	if (rc || !s) {
 		if (rc)

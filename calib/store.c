@@ -6,9 +6,11 @@
  * devices.device_count; opening a v1 file adds them inside a transaction).
  * Devices are shared between runs: a run's device row is found by all of
  * its fields, so the GPU count of a multi-GPU run is part of its device.
- * The journal is SQLite's default rollback journal: a writer killed before
- * run_commit leaves a hot journal that the next opener rolls back, and a
- * read-only file can still be read.
+ * Files are opened as calib/sqlite_open.h says: readers read-only (a v1
+ * file is read as v1, never migrated: `llmsim calib upgrade` or the next
+ * write does that), writers in WAL mode (readers are not blocked, and a
+ * writer killed before run_commit leaves nothing a reader sees), every
+ * open after PRAGMA quick_check.
  */
 #include "store_impl.h"
 
@@ -41,6 +43,7 @@ static const struct store_col runs_cols[] = {
     {"started_at", COL_TEXT, 1, NULL}, {"host", COL_TEXT, 1, NULL},
     {"tool", COL_TEXT, 1, NULL},       {"quick", COL_INT, 1, NULL},
     {"notes", COL_TEXT, 1, NULL},      {"status", COL_TEXT, 1, NULL},
+    {"operand_data", COL_TEXT, 3, "'unknown'"},
 };
 
 static const struct store_col cases_cols[] = {
@@ -59,6 +62,7 @@ static const struct store_col cases_cols[] = {
     {"time_p90_s", COL_REAL, 1, NULL},
     {"sm_clock_hz", COL_REAL, 1, NULL},
     {"check_rel_err", COL_REAL, 2, "-1"},
+    {"load_s", COL_REAL, 3, "0"},
 };
 
 static const struct store_col kernels_cols[] = {
@@ -85,19 +89,86 @@ static const struct store_col counters_cols[] = {
     {"value", COL_REAL, 1, NULL},
 };
 
+static const struct store_col steps_cols[] = {
+    {"id", COL_INT, 3, NULL},
+    {"run_id", COL_INT, 3, NULL},
+    {"program", COL_TEXT, 3, NULL},
+    {"model_spec", COL_TEXT, 3, NULL},
+    {"phase", COL_TEXT, 3, NULL},
+    {"batch", COL_INT, 3, NULL},
+    {"tokens", COL_INT, 3, NULL},
+    {"context", COL_INT, 3, NULL},
+    {"recompute", COL_TEXT, 3, NULL},
+    {"graph", COL_INT, 3, NULL},
+    {"time_median_s", COL_REAL, 3, NULL},
+    {"time_p10_s", COL_REAL, 3, NULL},
+    {"time_p90_s", COL_REAL, 3, NULL},
+    {"kernel_time_s", COL_REAL, 3, NULL},
+    {"sm_clock_hz", COL_REAL, 3, NULL},
+    {"power_w", COL_REAL, 3, NULL},
+    {"mem_peak_allocated_bytes", COL_REAL, 3, NULL},
+    {"mem_peak_reserved_bytes", COL_REAL, 3, NULL},
+    {"mem_device_total_bytes", COL_REAL, 3, NULL},
+    {"reps", COL_INT, 3, NULL},
+    {"notes", COL_TEXT, 3, NULL},
+};
+
+static const struct store_col step_kernels_cols[] = {
+    {"step_id", COL_INT, 3, NULL}, {"seq", COL_INT, 3, NULL},   {"op", COL_TEXT, 3, NULL},
+    {"name", COL_TEXT, 3, NULL},   {"calls", COL_INT, 3, NULL}, {"time_s", COL_REAL, 3, NULL},
+};
+
+/* The schema-3 tables, in the current schema and, empty and TEMP, for an
+ * older file read as it stands. */
+#define STEPS_DDL(prefix)                                                                          \
+	"CREATE " prefix "TABLE steps (\n"                                                         \
+	"  id INTEGER PRIMARY KEY,\n"                                                              \
+	"  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"                       \
+	"  program TEXT NOT NULL, model_spec TEXT NOT NULL, phase TEXT NOT NULL,\n"                \
+	"  batch INTEGER NOT NULL, tokens INTEGER NOT NULL, context INTEGER NOT NULL,\n"           \
+	"  recompute TEXT NOT NULL, graph INTEGER NOT NULL,\n"                                     \
+	"  time_median_s REAL NOT NULL, time_p10_s REAL, time_p90_s REAL, kernel_time_s REAL,\n"   \
+	"  sm_clock_hz REAL, power_w REAL, mem_peak_allocated_bytes REAL,\n"                       \
+	"  mem_peak_reserved_bytes REAL, mem_device_total_bytes REAL, reps INTEGER,\n"            \
+	"  notes TEXT NOT NULL);\n"
+#define STEP_KERNELS_DDL(prefix)                                                                   \
+	"CREATE " prefix "TABLE step_kernels (\n"                                                  \
+	"  step_id INTEGER NOT NULL REFERENCES steps(id) ON DELETE CASCADE,\n"                     \
+	"  seq INTEGER NOT NULL, op TEXT NOT NULL, name TEXT NOT NULL, calls INTEGER,\n"           \
+	"  time_s REAL, PRIMARY KEY (step_id, seq));\n"
+
+static const char *const operand_data_names[] = {"normal", "grid",  "coarse", "zeros",
+						  "randn",  "mixed", "any",    "unknown"};
+
+int llmsim_store_operand_data_known(const char *d)
+{
+	for (size_t i = 0; d && i < sizeof operand_data_names / sizeof operand_data_names[0]; i++)
+		if (!strcmp(d, operand_data_names[i]))
+			return 1;
+	return 0;
+}
+
+int llmsim_store_fit_data(const char *d)
+{
+	return d && (!strcmp(d, "normal") || !strcmp(d, "any"));
+}
+
 #define NCOLS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 const struct store_table_info llmsim_sdb_tables[TBL_COUNT] = {
-    [TBL_DEVICES] = {"devices", devices_cols, NCOLS(devices_cols), "id"},
-    [TBL_RUNS] = {"runs", runs_cols, NCOLS(runs_cols), "id"},
-    [TBL_CASES] = {"cases", cases_cols, NCOLS(cases_cols), "id"},
-    [TBL_KERNELS] = {"kernels", kernels_cols, NCOLS(kernels_cols), "id"},
-    [TBL_COUNTERS] = {"counters", counters_cols, NCOLS(counters_cols), "case_id, name"},
+    [TBL_DEVICES] = {"devices", devices_cols, NCOLS(devices_cols), "id", 1, NULL},
+    [TBL_RUNS] = {"runs", runs_cols, NCOLS(runs_cols), "id", 1, NULL},
+    [TBL_CASES] = {"cases", cases_cols, NCOLS(cases_cols), "id", 1, NULL},
+    [TBL_KERNELS] = {"kernels", kernels_cols, NCOLS(kernels_cols), "id", 1, NULL},
+    [TBL_COUNTERS] = {"counters", counters_cols, NCOLS(counters_cols), "case_id, name", 1, NULL},
+    [TBL_STEPS] = {"steps", steps_cols, NCOLS(steps_cols), "id", 3, STEPS_DDL("TEMP ")},
+    [TBL_STEP_KERNELS] = {"step_kernels", step_kernels_cols, NCOLS(step_kernels_cols),
+			  "step_id, seq", 3, STEP_KERNELS_DDL("TEMP ")},
 };
-_Static_assert(TBL_COUNT == 5, "llmsim_sdb_tables lists every table");
+_Static_assert(TBL_COUNT == 7, "llmsim_sdb_tables lists every table");
 
 /* The current schema. Reals may be NULL (NaN in C); text is never NULL. */
-static const char schema_v2[] =
+static const char schema_v3[] =
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
     "CREATE TABLE devices (\n"
     "  id INTEGER PRIMARY KEY,\n"
@@ -112,16 +183,18 @@ static const char schema_v2[] =
     "  device_id INTEGER NOT NULL REFERENCES devices(id),\n"
     "  started_at TEXT NOT NULL, host TEXT NOT NULL, tool TEXT NOT NULL,\n"
     "  quick INTEGER NOT NULL, notes TEXT NOT NULL,\n"
-    "  status TEXT NOT NULL CHECK (status IN ('running', 'complete')));\n"
+    "  status TEXT NOT NULL CHECK (status IN ('running', 'complete')),\n"
+    "  operand_data TEXT NOT NULL DEFAULT 'unknown');\n"
     "CREATE TABLE cases (\n"
     "  id INTEGER PRIMARY KEY,\n"
     "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
     "  op_spec TEXT NOT NULL, op_class TEXT NOT NULL, impl TEXT NOT NULL,\n"
-    "  split TEXT NOT NULL CHECK (split IN ('fit', 'holdout')),\n"
+    "  split TEXT NOT NULL CHECK (split IN ('fit', 'holdout', 'probe')),\n"
     "  flops_declared REAL, bytes_declared REAL, reps INTEGER NOT NULL,\n"
     "  time_median_s REAL NOT NULL, time_min_s REAL, time_p10_s REAL, time_p90_s REAL,\n"
     "  sm_clock_hz REAL,\n"
-    "  check_rel_err REAL NOT NULL DEFAULT -1);\n"
+    "  check_rel_err REAL NOT NULL DEFAULT -1,\n"
+    "  load_s REAL NOT NULL DEFAULT 0);\n"
     "CREATE TABLE kernels (\n"
     "  id INTEGER PRIMARY KEY,\n"
     "  case_id INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,\n"
@@ -140,7 +213,9 @@ static const char schema_v2[] =
     "CREATE INDEX cases_class ON cases(op_class, split);\n"
     "CREATE INDEX kernels_case ON kernels(case_id, seq);\n"
     "CREATE INDEX devices_hw ON devices(hw_name);\n"
-    "INSERT INTO meta VALUES ('schema_version', '2');\n";
+    STEPS_DDL("") STEP_KERNELS_DDL("")
+    "CREATE INDEX steps_run ON steps(run_id);\n"
+    "INSERT INTO meta VALUES ('schema_version', '3');\n";
 
 /* v1 -> v2: the two columns v1 lacked, with the values v1 data implies. */
 static const char migrate_v1_v2[] =
@@ -148,6 +223,17 @@ static const char migrate_v1_v2[] =
     "ALTER TABLE devices ADD COLUMN device_count INTEGER NOT NULL DEFAULT 1"
     " CHECK (device_count >= 1);\n"
     "UPDATE meta SET value = '2' WHERE key = 'schema_version';\n";
+
+/* v2 -> v3: runs say their operand data ('unknown' for what v2 holds: its
+ * runs did not record it, and the runner filled grids then), and the
+ * whole-program steps. A migrated store keeps v2's split constraint, so it
+ * cannot hold 'probe' cases (a new store can). */
+static const char migrate_v2_v3[] =
+    "ALTER TABLE runs ADD COLUMN operand_data TEXT NOT NULL DEFAULT 'unknown';\n"
+    "ALTER TABLE cases ADD COLUMN load_s REAL NOT NULL DEFAULT 0;\n"
+    STEPS_DDL("") STEP_KERNELS_DDL("")
+    "CREATE INDEX steps_run ON steps(run_id);\n"
+    "UPDATE meta SET value = '3' WHERE key = 'schema_version';\n";
 
 int llmsim_sdb_err(struct llmsim_store *s, struct llmsim_err *err, const char *what)
 {
@@ -244,13 +330,8 @@ static int read_version(struct llmsim_store *s, int *version, struct llmsim_err 
 
 /* Create the schema in an empty file, or migrate an old one, inside one
  * write transaction (re-checking the version once the lock is held). */
-static int upgrade(struct llmsim_store *s, int create, struct llmsim_err *err)
+static int version_ok(struct llmsim_store *s, int v, int create, struct llmsim_err *err)
 {
-	int v, rc = read_version(s, &v, err);
-	if (rc)
-		return rc;
-	if (v == LLMSIM_STORE_SCHEMA_VERSION)
-		return 0;
 	if (v < 0)
 		return llmsim_err_set(
 		    err, LLMSIM_EDB, "%s: not a calibration database (no schema version)", s->path);
@@ -262,14 +343,28 @@ static int upgrade(struct llmsim_store *s, int create, struct llmsim_err *err)
 	if (v == 0 && !create)
 		return llmsim_err_set(err, LLMSIM_EDB, "%s: empty file, not a calibration database",
 				      s->path);
+	return 0;
+}
+
+static int upgrade(struct llmsim_store *s, int create, struct llmsim_err *err)
+{
+	int v, rc = read_version(s, &v, err);
+	if (rc)
+		return rc;
+	if (v == LLMSIM_STORE_SCHEMA_VERSION)
+		return 0;
+	if ((rc = version_ok(s, v, create, err)))
+		return rc;
 	if ((rc = llmsim_sdb_exec(s, "BEGIN IMMEDIATE", err)))
 		return rc;
 	if ((rc = read_version(s, &v, err)))
 		goto fail;
 	if (v == 0)
-		rc = llmsim_sdb_exec(s, schema_v2, err);
-	else if (v == 1)
+		rc = llmsim_sdb_exec(s, schema_v3, err);
+	if (!rc && v == 1)
 		rc = llmsim_sdb_exec(s, migrate_v1_v2, err);
+	if (!rc && (v == 1 || v == 2))
+		rc = llmsim_sdb_exec(s, migrate_v2_v3, err);
 	if (rc)
 		goto fail;
 	if ((rc = llmsim_sdb_exec(s, "COMMIT", err)))
@@ -280,34 +375,93 @@ fail:
 	return rc;
 }
 
+/* An older file read as it stands: a TEMP view per table that lacks a
+ * later version's columns, adding them with their defaults. Unqualified
+ * names find TEMP objects first, so every reader (store_read.c, the
+ * export) sees the current schema; the file itself is not touched. */
+static int compat_views(struct llmsim_store *s, struct llmsim_err *err)
+{
+	for (int t = 0; t < TBL_COUNT; t++) {
+		const struct store_table_info *ti = &llmsim_sdb_tables[t];
+		if (ti->since > s->version) { /* a table the file lacks: empty */
+			int rc = llmsim_sdb_exec(s, ti->temp_ddl, err);
+			if (rc)
+				return rc;
+			continue;
+		}
+		char sql[1024];
+		size_t n = (size_t)snprintf(sql, sizeof sql, "CREATE TEMP VIEW %s AS SELECT *", ti->name);
+		int added = 0;
+		for (int c = 0; c < ti->ncols; c++)
+			if (ti->cols[c].since > s->version) {
+				n += (size_t)snprintf(sql + n, sizeof sql - n, ", %s AS %s",
+						      ti->cols[c].v1_default, ti->cols[c].name);
+				added = 1;
+			}
+		n += (size_t)snprintf(sql + n, sizeof sql - n, " FROM main.%s", ti->name);
+		LLMSIM_ASSERT(n < sizeof sql);
+		int rc = added ? llmsim_sdb_exec(s, sql, err) : 0;
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 int llmsim_store_open(const char *path, int flags, struct llmsim_store **out,
 		      struct llmsim_err *err)
 {
 	*out = NULL;
-	int create = flags & LLMSIM_STORE_CREATE;
+	int create = flags & LLMSIM_STORE_CREATE, write = create || (flags & LLMSIM_STORE_WRITE);
 	if (!create && access(path, F_OK) != 0)
 		return llmsim_err_set(err, LLMSIM_ENOENT, "%s: no such database", path);
 	struct llmsim_store *s = calloc(1, sizeof *s);
 	if (!s)
 		return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
 	snprintf(s->path, sizeof s->path, "%s", path);
-	int oflags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
-	int rc;
-	if (sqlite3_open_v2(path, &s->db, oflags, NULL) != SQLITE_OK) {
-		rc = llmsim_err_set(err, LLMSIM_EDB, "%s: cannot open: %s", path,
-				    s->db ? sqlite3_errmsg(s->db) : "out of memory");
+	s->read_only = !write;
+	int rc = llmsim_sqlite_open(path,
+				    create  ? LLMSIM_SQLITE_CREATE
+				    : write ? LLMSIM_SQLITE_WRITE
+					    : LLMSIM_SQLITE_READ,
+				    "a calibration database", &s->db, err);
+	if (rc)
 		goto fail;
-	}
-	sqlite3_extended_result_codes(s->db, 0);
-	sqlite3_busy_timeout(s->db, 10000);
 	if ((rc = llmsim_sdb_exec(s, "PRAGMA foreign_keys = ON", err)))
 		goto fail;
-	if ((rc = upgrade(s, create, err)))
-		goto fail;
-	s->version = LLMSIM_STORE_SCHEMA_VERSION;
+	if (write) {
+		/* a writer brings the schema up to date (in one transaction) */
+		if ((rc = upgrade(s, create, err)))
+			goto fail;
+		s->version = LLMSIM_STORE_SCHEMA_VERSION;
+	} else {
+		/* a reader reads whichever version it finds, changing nothing */
+		int v;
+		if ((rc = read_version(s, &v, err)))
+			goto fail;
+		if ((rc = version_ok(s, v, 0, err)))
+			goto fail;
+		s->version = v;
+		if (v < LLMSIM_STORE_SCHEMA_VERSION && (rc = compat_views(s, err)))
+			goto fail;
+	}
 	*out = s;
 	return 0;
 fail:
+	llmsim_store_close(s);
+	return rc;
+}
+
+int llmsim_store_upgrade(const char *path, int *from, struct llmsim_err *err)
+{
+	struct llmsim_store *s;
+	int rc = llmsim_store_open(path, LLMSIM_STORE_READ, &s, err);
+	if (rc)
+		return rc;
+	*from = s->version;
+	llmsim_store_close(s);
+	if (*from == LLMSIM_STORE_SCHEMA_VERSION)
+		return 0;
+	rc = llmsim_store_open(path, LLMSIM_STORE_WRITE, &s, err);
 	llmsim_store_close(s);
 	return rc;
 }
@@ -386,6 +540,8 @@ int llmsim_store_run_begin(struct llmsim_store *s, const struct llmsim_device_in
 			   const struct llmsim_run_info *run, int64_t *run_id,
 			   struct llmsim_err *err)
 {
+	if (s->read_only)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "%s: opened read-only", s->path);
 	if (s->active_run)
 		return llmsim_err_set(err, LLMSIM_EINVAL,
 				      "%s: run %lld is still open (commit or abort it first)",
@@ -393,6 +549,11 @@ int llmsim_store_run_begin(struct llmsim_store *s, const struct llmsim_device_in
 	if (!dev->sms || !dev->name[0])
 		return llmsim_err_set(err, LLMSIM_EINVAL,
 				      "%s: the device needs a name and an SM count", s->path);
+	const char *data = run->operand_data[0] ? run->operand_data : "unknown";
+	if (!llmsim_store_operand_data_known(data))
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "%s: unknown operand data '%s' (normal, grid, coarse, zeros, "
+				      "randn, mixed, any or unknown)", s->path, data);
 	int rc = llmsim_sdb_exec(s, "BEGIN IMMEDIATE", err);
 	if (rc)
 		return rc;
@@ -403,7 +564,7 @@ int llmsim_store_run_begin(struct llmsim_store *s, const struct llmsim_device_in
 	if ((rc = llmsim_sdb_prepare(
 		 s,
 		 "INSERT INTO runs (device_id, started_at, host, tool, quick, notes,"
-		 " status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running')",
+		 " status, operand_data) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running', ?7)",
 		 &st, err)))
 		goto fail;
 	sqlite3_bind_int64(st, 1, dev_id);
@@ -412,6 +573,7 @@ int llmsim_store_run_begin(struct llmsim_store *s, const struct llmsim_device_in
 	llmsim_sdb_bind_text(st, 4, run->tool);
 	sqlite3_bind_int(st, 5, run->quick ? 1 : 0);
 	llmsim_sdb_bind_text(st, 6, run->notes);
+	llmsim_sdb_bind_text(st, 7, run->operand_data[0] ? run->operand_data : "unknown");
 	int r = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (r != SQLITE_DONE) {
@@ -419,6 +581,7 @@ int llmsim_store_run_begin(struct llmsim_store *s, const struct llmsim_device_in
 		goto fail;
 	}
 	s->active_run = sqlite3_last_insert_rowid(s->db);
+	s->active_fit_data = llmsim_store_fit_data(data);
 	s->kernel_case = 0;
 	*run_id = s->active_run;
 	return 0;
@@ -452,11 +615,16 @@ int llmsim_store_add_case(struct llmsim_store *s, int64_t run_id, const struct l
 	int rc = check_active(s, run_id, err);
 	if (rc)
 		return rc;
-	if (strcmp(c->split, "fit") && strcmp(c->split, "holdout"))
+	if (strcmp(c->split, "fit") && strcmp(c->split, "holdout") && strcmp(c->split, "probe"))
 		return llmsim_err_set(
 		    err, LLMSIM_EINVAL,
-		    "%s: case '%s': split must be \"fit\" or \"holdout\", not \"%s\"", s->path,
-		    c->op_spec, c->split);
+		    "%s: case '%s': split must be \"fit\", \"holdout\" or \"probe\", not \"%s\"",
+		    s->path, c->op_spec, c->split);
+	if (!strcmp(c->split, "fit") && !s->active_fit_data)
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "%s: case '%s': only a run on normal (or data-independent) "
+				      "operands may hold fit cases; this one's are \"probe\" cases",
+				      s->path, c->op_spec);
 	if (!c->op_spec[0] || !c->op_class[0])
 		return llmsim_err_set(err, LLMSIM_EINVAL, "%s: a case needs an op spec and a class",
 				      s->path);
@@ -469,8 +637,8 @@ int llmsim_store_add_case(struct llmsim_store *s, int64_t run_id, const struct l
 		 s,
 		 "INSERT INTO cases (run_id, op_spec, op_class, impl, split,"
 		 " flops_declared, bytes_declared, reps, time_median_s, time_min_s,"
-		 " time_p10_s, time_p90_s, sm_clock_hz, check_rel_err) VALUES (?1, ?2,"
-		 " ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+		 " time_p10_s, time_p90_s, sm_clock_hz, check_rel_err, load_s) VALUES (?1, ?2,"
+		 " ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
 		 &s->ins_case, err)))
 		return rc;
 	sqlite3_stmt *st = s->ins_case;
@@ -488,6 +656,7 @@ int llmsim_store_add_case(struct llmsim_store *s, int64_t run_id, const struct l
 	sqlite3_bind_double(st, 12, c->time_p90_s);
 	sqlite3_bind_double(st, 13, c->sm_clock_hz);
 	sqlite3_bind_double(st, 14, isnan(c->check_rel_err) ? -1.0 : c->check_rel_err);
+	sqlite3_bind_double(st, 15, c->load_s > 0 ? c->load_s : 0);
 	if ((rc = step_reset(s, st, "cannot write the case", err)))
 		return rc;
 	*case_id = sqlite3_last_insert_rowid(s->db);
@@ -573,6 +742,91 @@ int llmsim_store_add_counter(struct llmsim_store *s, int64_t case_id, const char
 	llmsim_sdb_bind_text(st, 2, name);
 	sqlite3_bind_double(st, 3, value);
 	return step_reset(s, st, "cannot write the counter", err);
+}
+
+int llmsim_store_add_step(struct llmsim_store *s, int64_t run_id, const struct llmsim_step_rec *x,
+			  int64_t *step_id, struct llmsim_err *err)
+{
+	int rc = check_active(s, run_id, err);
+	if (rc)
+		return rc;
+	if (!x->program[0] || !x->model_spec[0] ||
+	    (strcmp(x->phase, "prefill") && strcmp(x->phase, "decode") && strcmp(x->phase, "train")))
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "%s: a step needs a program, a model and a phase (prefill, "
+				      "decode or train)", s->path);
+	if (!isfinite(x->time_median_s) || x->time_median_s <= 0 || x->batch < 1 || x->tokens < 1 ||
+	    x->context < 0)
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "%s: step of '%s': time, batch and tokens must be positive",
+				      s->path, x->model_spec);
+	sqlite3_stmt *st;
+	if ((rc = llmsim_sdb_prepare(
+		 s,
+		 "INSERT INTO steps (run_id, program, model_spec, phase, batch, tokens, context,"
+		 " recompute, graph, time_median_s, time_p10_s, time_p90_s, kernel_time_s,"
+		 " sm_clock_hz, power_w, mem_peak_allocated_bytes, mem_peak_reserved_bytes,"
+		 " mem_device_total_bytes, reps, notes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
+		 " ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
+		 &st, err)))
+		return rc;
+	sqlite3_bind_int64(st, 1, run_id);
+	llmsim_sdb_bind_text(st, 2, x->program);
+	llmsim_sdb_bind_text(st, 3, x->model_spec);
+	llmsim_sdb_bind_text(st, 4, x->phase);
+	sqlite3_bind_int64(st, 5, x->batch);
+	sqlite3_bind_int64(st, 6, x->tokens);
+	sqlite3_bind_int64(st, 7, x->context);
+	llmsim_sdb_bind_text(st, 8, x->recompute);
+	sqlite3_bind_int(st, 9, x->graph ? 1 : 0);
+	const double r[] = {x->time_median_s,  x->time_p10_s,
+			    x->time_p90_s,	    x->kernel_time_s,
+			    x->sm_clock_hz,	    x->power_w,
+			    x->mem_peak_allocated_bytes, x->mem_peak_reserved_bytes,
+			    x->mem_device_total_bytes};
+	for (int i = 0; i < (int)(sizeof r / sizeof r[0]); i++)
+		sqlite3_bind_double(st, 10 + i, r[i]); /* NaN binds as NULL */
+	if (x->reps > 0)
+		sqlite3_bind_int(st, 19, x->reps);
+	else
+		sqlite3_bind_null(st, 19);
+	llmsim_sdb_bind_text(st, 20, x->notes);
+	rc = step_reset(s, st, "cannot write the step", err);
+	sqlite3_finalize(st);
+	if (!rc && step_id)
+		*step_id = sqlite3_last_insert_rowid(s->db);
+	return rc;
+}
+
+int llmsim_store_add_step_kernel(struct llmsim_store *s, int64_t step_id,
+				 const struct llmsim_step_kernel_rec *k, struct llmsim_err *err)
+{
+	if (!s->active_run)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "%s: no run is open", s->path);
+	sqlite3_stmt *st;
+	int rc = llmsim_sdb_prepare(s,
+				    "INSERT INTO step_kernels (step_id, seq, op, name, calls, time_s)"
+				    " SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE EXISTS (SELECT 1 FROM steps"
+				    " WHERE id = ?1 AND run_id = ?7)",
+				    &st, err);
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, step_id);
+	sqlite3_bind_int(st, 2, k->seq);
+	llmsim_sdb_bind_text(st, 3, k->op);
+	llmsim_sdb_bind_text(st, 4, k->name);
+	if (k->calls > 0)
+		sqlite3_bind_int(st, 5, k->calls);
+	else
+		sqlite3_bind_null(st, 5);
+	sqlite3_bind_double(st, 6, k->time_s);
+	sqlite3_bind_int64(st, 7, s->active_run);
+	rc = step_reset(s, st, "cannot write the step's kernel", err);
+	if (!rc && sqlite3_changes(s->db) != 1)
+		rc = llmsim_err_set(err, LLMSIM_EINVAL, "%s: step %lld is not in the open run",
+				    s->path, (long long)step_id);
+	sqlite3_finalize(st);
+	return rc;
 }
 
 int llmsim_store_run_commit(struct llmsim_store *s, int64_t run_id, struct llmsim_err *err)

@@ -5,9 +5,12 @@
  *
  * The only module that includes sqlite3.h. Each run is written inside one
  * transaction (llmsim_store_run_begin .. llmsim_store_run_commit), so a
- * writer killed half-way leaves the database exactly as it was. The schema
- * carries a version in table `meta`; opening an older database migrates
- * it forward inside a transaction.
+ * writer killed half-way leaves the database exactly as it was; writers use
+ * SQLite's WAL, so readers are not blocked meanwhile. The schema carries a
+ * version in table `meta`. Opening an older database to write migrates it
+ * forward inside a transaction; opening it to read changes nothing (the
+ * read API reads either version). Every open checks the file's integrity
+ * (PRAGMA quick_check): a corrupted store is refused in one line.
  */
 #ifndef LLMSIM_STORE_H
 #define LLMSIM_STORE_H
@@ -16,11 +19,14 @@
 #include <stdio.h>
 #include "base/err.h"
 
-#define LLMSIM_STORE_SCHEMA_VERSION 2
+#define LLMSIM_STORE_SCHEMA_VERSION 3
 
 struct llmsim_store; /* opaque */
 
-enum { LLMSIM_STORE_READ = 0, LLMSIM_STORE_CREATE = 1 };
+/* READ: an existing store, read-only (never written, never migrated).
+ * WRITE: an existing store, read-write, migrated to the current schema.
+ * CREATE: as WRITE, created when absent (":memory:" for one in memory). */
+enum { LLMSIM_STORE_READ = 0, LLMSIM_STORE_CREATE = 1, LLMSIM_STORE_WRITE = 2 };
 
 /* The GPU and software a run was made on. Strings may be "" if unknown. */
 struct llmsim_device_info {
@@ -46,7 +52,20 @@ struct llmsim_run_info {
 	char tool[64];            /* "llmsim-calib-runner 0.1.0 (git abc)" */
 	int quick;                /* --quick */
 	char notes[256];
+	char operand_data[16];    /* what the run's operands held (schema 3):
+				   * "normal" (trained-like: N(0,1) activations,
+				   * N(0,0.02) weights, range-scaled FP8), "grid",
+				   * "coarse", "zeros", "randn", "mixed" (several,
+				   * case by case), "any" (no tensor math: data-
+				   * independent, e.g. NCCL), "unknown" (a schema-2
+				   * store read as it stands). Only "normal" and
+				   * "any" runs may hold fit cases. */
 };
+
+/* Whether a run's operand data may enter a fit: "normal" or "any". */
+int llmsim_store_fit_data(const char *operand_data);
+/* Whether a name is one of the operand-data values above. */
+int llmsim_store_operand_data_known(const char *operand_data);
 
 /* One case: one op invocation (e.g. a GEMM through cuBLAS, which may launch
  * a main kernel plus a split-K reduction), timed over many repeats. */
@@ -54,7 +73,8 @@ struct llmsim_case {
 	char op_spec[256];        /* llmsim op spec (sim/sim.h), e.g. "gemm m=.. n=.. k=.." */
 	char op_class[32];        /* "gemm", "elementwise", "attention", "decode", "collective", "launch", "hbm", "smem" */
 	char impl[64];            /* what ran: "cublas", "cublaslt", "llmsim_flash2", "stream_copy", "nccl", ... */
-	char split[16];           /* "fit" or "holdout" */
+	char split[16];           /* "fit", "holdout" or "probe" (an experiment on
+				   * other operand data: never fitted) */
 	double flops_declared;    /* what the kernel declares it does */
 	double bytes_declared;    /* minimal HBM bytes it must move */
 	int reps;                 /* timed repetitions */
@@ -63,6 +83,10 @@ struct llmsim_case {
 	double time_p10_s, time_p90_s;
 	double sm_clock_hz;       /* measured (counter) or 0 */
 	double check_rel_err;     /* ||out-ref||/||ref|| of the correctness check, -1 if none */
+	double load_s;            /* seconds the GPU was kept busy with this case's
+				   * work just before its timed repetitions (0:
+				   * none): a case timed inside a sustained load
+				   * runs at the clock the power limit holds */
 };
 
 /* One kernel launched by a case (from the CUPTI activity record). */
@@ -112,7 +136,9 @@ struct llmsim_store_case_row {
 struct llmsim_store_filter {
 	const char *hw_name;      /* devices.hw_name, e.g. "h200" */
 	const char *op_class;     /* cases.op_class */
-	const char *split;        /* "fit" or "holdout" */
+	const char *split;        /* "fit", "holdout" or "probe" */
+	int fit_data;             /* 1: only runs whose operand data may enter a
+				   * fit (llmsim_store_fit_data) */
 };
 
 /* Calls fn for every matching case, ordered by run then case id. */
@@ -143,18 +169,88 @@ struct llmsim_store_run_row {
 	int64_t ncases;
 };
 
+/* ---- Whole-program steps (schema 3) ------------------------------------
+ * A program's step measured end to end on the GPU (a prefill, a decode
+ * step, a training step), for the `steps` validation class: what infer and
+ * train predict against what the program took, and for training its peak
+ * memory. Written by the PyTorch scripts of calib/torch/. */
+struct llmsim_step_rec {
+	char program[32];         /* "lean_graph", "hf_sdpa", "hf_sdpa_eager", "torch_train" */
+	char model_spec[128];     /* "model=llama-3.1-8b layers=32" */
+	char phase[16];           /* "prefill", "decode", "train" */
+	int64_t batch;            /* sequences (train: micro-batch) */
+	int64_t tokens;           /* new tokens per sequence (prefill: the prompt;
+				   * decode: 1; train: the sequence) */
+	int64_t context;          /* decode: tokens already cached */
+	char recompute[16];       /* train: "none", "full"; else "" */
+	int graph;                /* 1: the step is one CUDA graph */
+	double time_median_s, time_p10_s, time_p90_s; /* NaN where not taken */
+	double kernel_time_s;     /* device kernel time per step (profiler), NaN if none */
+	double sm_clock_hz, power_w; /* NVML during the timed steps, NaN if none */
+	double mem_peak_allocated_bytes; /* train: torch.cuda.max_memory_allocated */
+	double mem_peak_reserved_bytes;  /* train: the caching allocator's peak */
+	double mem_device_total_bytes;
+	int reps;                 /* timed steps (0: unknown) */
+	char notes[256];
+};
+
+/* A kernel of a step, summed over the step (profiler names). */
+struct llmsim_step_kernel_rec {
+	int seq;                  /* order, most time first */
+	char op[64];              /* the op it belongs to, "" when not attributed */
+	char name[256];
+	int calls;                /* launches per step (0: unknown) */
+	double time_s;            /* device time per step */
+};
+
+struct llmsim_store_step_row {
+	int64_t step_id, run_id, device_id;
+	struct llmsim_step_rec st;
+	struct llmsim_run_info run;
+	struct llmsim_device_info dev;
+};
+
+/* Filter for llmsim_store_steps; NULL or "" fields match everything. */
+struct llmsim_store_step_filter {
+	const char *hw_name;
+	const char *program;
+	const char *phase;
+};
+
+/* Write a step and its kernels inside an open run. */
+int llmsim_store_add_step(struct llmsim_store *s, int64_t run_id, const struct llmsim_step_rec *st,
+			  int64_t *step_id, struct llmsim_err *err);
+int llmsim_store_add_step_kernel(struct llmsim_store *s, int64_t step_id,
+				 const struct llmsim_step_kernel_rec *k, struct llmsim_err *err);
+
+/* Calls fn for every matching step of a committed run, by run then id. */
+int llmsim_store_steps(struct llmsim_store *s, const struct llmsim_store_step_filter *f,
+		       int (*fn)(const struct llmsim_store_step_row *row, void *ctx), void *ctx,
+		       struct llmsim_err *err);
+/* Calls fn for each kernel of a step, in order. */
+int llmsim_store_step_kernels(struct llmsim_store *s, int64_t step_id,
+			      int (*fn)(const struct llmsim_step_kernel_rec *k, void *ctx), void *ctx,
+			      struct llmsim_err *err);
+
 /* Calls fn for every committed run, oldest first. */
 int llmsim_store_runs(struct llmsim_store *s,
 		      int (*fn)(const struct llmsim_store_run_row *row, void *ctx),
 		      void *ctx, struct llmsim_err *err);
 
-/* The schema version of the open database (after any migration). */
+/* The schema version of the open database: the file's own when opened
+ * read-only, else LLMSIM_STORE_SCHEMA_VERSION (after any migration). */
 int llmsim_store_schema_version(const struct llmsim_store *s);
+
+/* Migrate the store at path to the current schema in one transaction
+ * (`llmsim calib upgrade`); *from gets the version it had (equal to
+ * LLMSIM_STORE_SCHEMA_VERSION when there was nothing to do). */
+int llmsim_store_upgrade(const char *path, int *from, struct llmsim_err *err);
 
 /* ---- Text form ---------------------------------------------------------
  * A stable, diff-friendly dump: a header line
- *   llmsim-calib<TAB>schema_version<TAB>2
- * then, per table in order (devices, runs, cases, kernels, counters), a line
+ *   llmsim-calib<TAB>schema_version<TAB>3
+ * then, per table in order (devices, runs, cases, kernels, counters, steps,
+ * step_kernels), a line
  *   columns<TAB>TABLE<TAB>col1<TAB>col2...
  * and one line per row, "TABLE<TAB>v1<TAB>v2...", ordered by id. Strings
  * escape backslash, tab, newline and CR as \\ \t \n \r; SQL NULL is \N;
@@ -167,10 +263,22 @@ int llmsim_store_export(struct llmsim_store *s, FILE *f, struct llmsim_err *err)
 /* Load a text dump into the store in one transaction (nothing is written
  * if any line is bad: the error reads "name:line: message"). Ids are
  * renumbered; devices are shared with identical existing ones; a run
- * already present (same device, start time, host and tool) is refused.
- * Dumps of schema version 1 (without the v2 columns) load with the v2
- * defaults. `name` is used in messages. */
+ * already present (same device, start time, host, tool and notes) is refused.
+ * Every run must say its operand data, and a "fit" case must belong to a
+ * run of normal (or data-independent) operands: the few-bit grid data of
+ * earlier calibrations is retired from fits. A dump of schema 1 or 2 says
+ * nothing of its operands and is refused, naming the file, unless the
+ * caller states what they held (legacy_operand_data): then its runs carry
+ * that, and its fit cases must still pass the rule above. Lines are at
+ * most LLMSIM_MAX_LINE bytes and the input at most
+ * LLMSIM_MAX_CALIB_TEXT_BYTES (base/bounds.h). `name` is used in
+ * messages. */
+struct llmsim_store_import_opts {
+	const char *legacy_operand_data; /* schema 1-2 dumps: what their runs held */
+};
 int llmsim_store_import(struct llmsim_store *s, FILE *f, const char *name,
 			struct llmsim_err *err);
+int llmsim_store_import_opts(struct llmsim_store *s, FILE *f, const char *name,
+			     const struct llmsim_store_import_opts *opts, struct llmsim_err *err);
 
 #endif

@@ -7,14 +7,16 @@
 #ifndef LLMSIM_STORE_IMPL_H
 #define LLMSIM_STORE_IMPL_H
 
-#include <sqlite3.h>
+#include "sqlite_open.h"
 #include "store.h"
 
 struct llmsim_store {
 	sqlite3 *db;
 	char path[512];
-	int version;	    /* schema version after migration */
+	int version;	    /* schema version: the file's when read-only, else the current */
+	int read_only;	    /* opened LLMSIM_STORE_READ */
 	int64_t active_run; /* run inside an open transaction, 0 if none */
+	int active_fit_data; /* the open run's operand data may enter a fit */
 	int kernel_seq;	    /* order of kernels within the active case */
 	int64_t kernel_case;
 	sqlite3_stmt *ins_case, *ins_kernel, *ins_counter, *sel_case_run; /* cached */
@@ -30,13 +32,19 @@ struct store_col {
 	const char *v1_default; /* text-form value when an older dump lacks it */
 };
 
-enum store_table { TBL_DEVICES, TBL_RUNS, TBL_CASES, TBL_KERNELS, TBL_COUNTERS, TBL_COUNT };
+enum store_table {
+	TBL_DEVICES, TBL_RUNS, TBL_CASES, TBL_KERNELS, TBL_COUNTERS, TBL_STEPS, TBL_STEP_KERNELS,
+	TBL_COUNT
+};
 
 struct store_table_info {
 	const char *name;
 	const struct store_col *cols;
 	int ncols;
 	const char *order_by; /* export order */
+	int since;	      /* schema version that added the table */
+	const char *temp_ddl; /* since > 1: an empty TEMP table standing in for it
+			       * when an older file is read as it stands */
 };
 
 extern const struct store_table_info llmsim_sdb_tables[TBL_COUNT];

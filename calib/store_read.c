@@ -11,8 +11,8 @@
 	" d.l2_bytes, d.sm_clock_max_hz, d.mem_clock_hz, d.driver, d.cuda_runtime,"                \
 	" d.cupti, d.cublas, d.nccl"
 #define NDEVICE_COLS 15
-#define RUN_COLS     "r.id, r.started_at, r.host, r.tool, r.quick, r.notes, r.status"
-#define NRUN_COLS    7
+#define RUN_COLS     "r.id, r.started_at, r.host, r.tool, r.quick, r.notes, r.status, r.operand_data"
+#define NRUN_COLS    8
 
 static int read_device(sqlite3_stmt *st, int i, struct llmsim_device_info *d)
 {
@@ -45,6 +45,7 @@ static int read_run(sqlite3_stmt *st, int i, struct llmsim_run_info *r, char *st
 	llmsim_sdb_col_text(st, i + 5, r->notes, sizeof r->notes);
 	if (status)
 		llmsim_sdb_col_text(st, i + 6, status, status_size);
+	llmsim_sdb_col_text(st, i + 7, r->operand_data, sizeof r->operand_data);
 	return i + NRUN_COLS;
 }
 
@@ -55,6 +56,8 @@ struct cb {
 		int (*cas)(const struct llmsim_store_case_row *row, void *ctx);
 		int (*counter)(const char *name, double value, void *ctx);
 		int (*kernel)(const struct llmsim_kernel_rec *k, void *ctx);
+		int (*step)(const struct llmsim_store_step_row *row, void *ctx);
+		int (*step_kernel)(const struct llmsim_step_kernel_rec *k, void *ctx);
 	} fn;
 	void *ctx;
 };
@@ -122,8 +125,11 @@ static int cases_row(sqlite3_stmt *st, const struct cb *cb)
 	c->time_p90_s = llmsim_sdb_col_real(st, 11);
 	c->sm_clock_hz = llmsim_sdb_col_real(st, 12);
 	c->check_rel_err = llmsim_sdb_col_real(st, 13);
-	int i = read_run(st, 14, &row.run, NULL, 0);
-	row.run_id = sqlite3_column_int64(st, 14);
+	c->load_s = llmsim_sdb_col_real(st, 14);
+	if (!(c->load_s > 0))
+		c->load_s = 0;
+	int i = read_run(st, 15, &row.run, NULL, 0);
+	row.run_id = sqlite3_column_int64(st, 15);
 	row.device_id = sqlite3_column_int64(st, i);
 	read_device(st, i, &row.dev);
 	return cb->fn.cas(&row, cb->ctx);
@@ -138,13 +144,14 @@ int llmsim_store_cases(struct llmsim_store *s, const struct llmsim_store_filter 
 				    "SELECT c.id, c.op_spec, c.op_class, c.impl, c.split,"
 				    " c.flops_declared, c.bytes_declared, c.reps, c.time_median_s,"
 				    " c.time_min_s, c.time_p10_s, c.time_p90_s, c.sm_clock_hz,"
-				    " c.check_rel_err, " RUN_COLS ", " DEVICE_COLS
+				    " c.check_rel_err, c.load_s, " RUN_COLS ", " DEVICE_COLS
 				    " FROM cases c JOIN runs r ON r.id = c.run_id"
 				    " JOIN devices d ON d.id = r.device_id"
 				    " WHERE r.status = 'complete'"
 				    " AND (?1 IS NULL OR d.hw_name = ?1)"
 				    " AND (?2 IS NULL OR c.op_class = ?2)"
 				    " AND (?3 IS NULL OR c.split = ?3)"
+				    " AND (?4 IS NULL OR r.operand_data IN ('normal', 'any'))"
 				    " ORDER BY r.id, c.id",
 				    &st, err);
 	if (rc)
@@ -153,6 +160,8 @@ int llmsim_store_cases(struct llmsim_store *s, const struct llmsim_store_filter 
 	for (int i = 0; i < 3; i++)
 		if (v[i] && *v[i])
 			llmsim_sdb_bind_text(st, i + 1, v[i]);
+	if (f && f->fit_data)
+		sqlite3_bind_int(st, 4, 1);
 	struct cb cb = {.fn.cas = fn, .ctx = ctx};
 	return each_row(s, st, cases_row, &cb, err);
 }
@@ -233,4 +242,89 @@ int llmsim_store_kernels(struct llmsim_store *s, int64_t case_id,
 	sqlite3_bind_int64(st, 1, case_id);
 	struct cb cb = {.fn.kernel = fn, .ctx = ctx};
 	return each_row(s, st, kernels_row, &cb, err);
+}
+
+static int steps_row(sqlite3_stmt *st, const struct cb *cb)
+{
+	struct llmsim_store_step_row row;
+	struct llmsim_step_rec *x = &row.st;
+	memset(x, 0, sizeof *x);
+	row.step_id = sqlite3_column_int64(st, 0);
+	llmsim_sdb_col_text(st, 1, x->program, sizeof x->program);
+	llmsim_sdb_col_text(st, 2, x->model_spec, sizeof x->model_spec);
+	llmsim_sdb_col_text(st, 3, x->phase, sizeof x->phase);
+	x->batch = sqlite3_column_int64(st, 4);
+	x->tokens = sqlite3_column_int64(st, 5);
+	x->context = sqlite3_column_int64(st, 6);
+	llmsim_sdb_col_text(st, 7, x->recompute, sizeof x->recompute);
+	x->graph = sqlite3_column_int(st, 8);
+	double *r[] = {&x->time_median_s, &x->time_p10_s, &x->time_p90_s, &x->kernel_time_s,
+		       &x->sm_clock_hz, &x->power_w, &x->mem_peak_allocated_bytes,
+		       &x->mem_peak_reserved_bytes, &x->mem_device_total_bytes};
+	for (int i = 0; i < (int)(sizeof r / sizeof r[0]); i++)
+		*r[i] = llmsim_sdb_col_real(st, 9 + i);
+	x->reps = sqlite3_column_int(st, 18);
+	llmsim_sdb_col_text(st, 19, x->notes, sizeof x->notes);
+	int i = read_run(st, 20, &row.run, NULL, 0);
+	row.run_id = sqlite3_column_int64(st, 20);
+	row.device_id = sqlite3_column_int64(st, i);
+	read_device(st, i, &row.dev);
+	return cb->fn.step(&row, cb->ctx);
+}
+
+int llmsim_store_steps(struct llmsim_store *s, const struct llmsim_store_step_filter *f,
+		       int (*fn)(const struct llmsim_store_step_row *row, void *ctx), void *ctx,
+		       struct llmsim_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = llmsim_sdb_prepare(s,
+				    "SELECT x.id, x.program, x.model_spec, x.phase, x.batch, x.tokens,"
+				    " x.context, x.recompute, x.graph, x.time_median_s, x.time_p10_s,"
+				    " x.time_p90_s, x.kernel_time_s, x.sm_clock_hz, x.power_w,"
+				    " x.mem_peak_allocated_bytes, x.mem_peak_reserved_bytes,"
+				    " x.mem_device_total_bytes, x.reps, x.notes, " RUN_COLS
+				    ", " DEVICE_COLS " FROM steps x JOIN runs r ON r.id = x.run_id"
+				    " JOIN devices d ON d.id = r.device_id"
+				    " WHERE r.status = 'complete'"
+				    " AND (?1 IS NULL OR d.hw_name = ?1)"
+				    " AND (?2 IS NULL OR x.program = ?2)"
+				    " AND (?3 IS NULL OR x.phase = ?3)"
+				    " ORDER BY r.id, x.id",
+				    &st, err);
+	if (rc)
+		return rc;
+	const char *v[3] = {f ? f->hw_name : NULL, f ? f->program : NULL, f ? f->phase : NULL};
+	for (int i = 0; i < 3; i++)
+		if (v[i] && *v[i])
+			llmsim_sdb_bind_text(st, i + 1, v[i]);
+	struct cb cb = {.fn.step = fn, .ctx = ctx};
+	return each_row(s, st, steps_row, &cb, err);
+}
+
+static int step_kernels_row(sqlite3_stmt *st, const struct cb *cb)
+{
+	struct llmsim_step_kernel_rec k;
+	memset(&k, 0, sizeof k);
+	k.seq = sqlite3_column_int(st, 0);
+	llmsim_sdb_col_text(st, 1, k.op, sizeof k.op);
+	llmsim_sdb_col_text(st, 2, k.name, sizeof k.name);
+	k.calls = sqlite3_column_int(st, 3);
+	k.time_s = llmsim_sdb_col_real(st, 4);
+	return cb->fn.step_kernel(&k, cb->ctx);
+}
+
+int llmsim_store_step_kernels(struct llmsim_store *s, int64_t step_id,
+			      int (*fn)(const struct llmsim_step_kernel_rec *k, void *ctx), void *ctx,
+			      struct llmsim_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = llmsim_sdb_prepare(s,
+				    "SELECT seq, op, name, calls, time_s FROM step_kernels"
+				    " WHERE step_id = ?1 ORDER BY seq",
+				    &st, err);
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, step_id);
+	struct cb cb = {.fn.step_kernel = fn, .ctx = ctx};
+	return each_row(s, st, step_kernels_row, &cb, err);
 }

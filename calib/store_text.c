@@ -14,6 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bounds.h"
+#include "base/lines.h"
+
 #define MAX_COLS 32
 #define HEADER	 "llmsim-calib"
 
@@ -65,6 +68,9 @@ static const char *const export_where[TBL_COUNT] = {
     [TBL_CASES] = "run_id IN (SELECT id FROM runs WHERE status = 'complete')",
     [TBL_KERNELS] = "case_id IN (SELECT c.id FROM cases c JOIN runs r ON r.id = c.run_id"
 		    " WHERE r.status = 'complete')",
+    [TBL_STEPS] = "run_id IN (SELECT id FROM runs WHERE status = 'complete')",
+    [TBL_STEP_KERNELS] = "step_id IN (SELECT x.id FROM steps x JOIN runs r ON r.id = x.run_id"
+			 " WHERE r.status = 'complete')",
     [TBL_COUNTERS] = "case_id IN (SELECT c.id FROM cases c JOIN runs r ON r.id = c.run_id"
 		     " WHERE r.status = 'complete')",
 };
@@ -184,7 +190,8 @@ static const struct {
 } foreign[TBL_COUNT] = {
     [TBL_DEVICES] = {NULL, TBL_DEVICES},     [TBL_RUNS] = {"device_id", TBL_DEVICES},
     [TBL_CASES] = {"run_id", TBL_RUNS},	     [TBL_KERNELS] = {"case_id", TBL_CASES},
-    [TBL_COUNTERS] = {"case_id", TBL_CASES},
+    [TBL_COUNTERS] = {"case_id", TBL_CASES}, [TBL_STEPS] = {"run_id", TBL_RUNS},
+    [TBL_STEP_KERNELS] = {"step_id", TBL_STEPS},
 };
 
 struct value {
@@ -208,7 +215,32 @@ struct importer {
 	int64_t last_id[TBL_COUNT];
 	int nrows[TBL_COUNT];
 	sqlite3_stmt *ins[TBL_COUNT], *find_device, *find_run;
+	const char *legacy;    /* schema 1-2: the operand data its runs held */
+	int64_t *fit_runs;     /* file ids of runs whose operands may enter a fit */
+	size_t nfit_runs, cap_fit_runs;
 };
+
+static int fit_run_add(struct importer *im, int64_t id)
+{
+	if (im->nfit_runs == im->cap_fit_runs) {
+		size_t cap = im->cap_fit_runs ? 2 * im->cap_fit_runs : 16;
+		int64_t *p = realloc(im->fit_runs, cap * sizeof *p);
+		if (!p)
+			return -1;
+		im->fit_runs = p, im->cap_fit_runs = cap;
+	}
+	im->fit_runs[im->nfit_runs++] = id;
+	return 0;
+}
+
+static int fit_run(const struct importer *im, int64_t id)
+{
+	/* runs come in increasing id order, cases after them: a short list */
+	for (size_t i = im->nfit_runs; i-- > 0;)
+		if (im->fit_runs[i] == id)
+			return 1;
+	return 0;
+}
 
 #define BAD(im, ...)                                                                               \
 	llmsim_err_setloc((im)->err, LLMSIM_EPARSE, (im)->name, (im)->line, 0, __VA_ARGS__)
@@ -316,7 +348,7 @@ static int columns_line(struct importer *im, char **f, int n)
 	if (t <= im->table)
 		return BAD(im,
 			   "table '%s' out of order (expected devices, runs, cases, kernels,"
-			   " counters, each once)",
+			   " counters, steps, step_kernels, each once)",
 			   f[1]);
 	const struct store_table_info *ti = &llmsim_sdb_tables[t];
 	im->table = t;
@@ -332,8 +364,12 @@ static int columns_line(struct importer *im, char **f, int n)
 		im->colmap[i - 2] = c;
 	}
 	for (int c = 0; c < ti->ncols; c++)
-		if (!im->present[c] && !ti->cols[c].v1_default)
+		if (!im->present[c] &&
+		    (!ti->cols[c].v1_default || (ti->cols[c].type == COL_TEXT && im->version >= 3)))
 			return BAD(im, "table '%s' lacks column '%s'", ti->name, ti->cols[c].name);
+	if (ti->since > im->version)
+		return BAD(im, "table '%s' in a schema-%d dump (it came with schema %d)", ti->name,
+			   im->version, ti->since);
 	return 0;
 }
 
@@ -409,14 +445,15 @@ static int existing_device(struct importer *im, const struct value *v, int64_t *
 	return r == SQLITE_ROW || r == SQLITE_DONE ? 0 : db_bad(im);
 }
 
-/* A run already present: same device, start, host and tool. */
+/* A run already present: same device, start, host, tool and notes (a
+ * runner's classes may start within one second). */
 static int check_new_run(struct importer *im, const struct value *v)
 {
 	if (!im->find_run) {
 		int rc = llmsim_sdb_prepare(
 		    im->s,
 		    "SELECT id FROM runs WHERE device_id = ?1 AND started_at = ?2"
-		    " AND host = ?3 AND tool = ?4",
+		    " AND host = ?3 AND tool = ?4 AND notes = ?5",
 		    &im->find_run, im->err);
 		if (rc)
 			return rc;
@@ -427,6 +464,7 @@ static int check_new_run(struct importer *im, const struct value *v)
 	llmsim_sdb_bind_text(st, 2, v[2].t);
 	llmsim_sdb_bind_text(st, 3, v[3].t);
 	llmsim_sdb_bind_text(st, 4, v[4].t);
+	llmsim_sdb_bind_text(st, 5, v[6].t);
 	int r = sqlite3_step(st);
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
@@ -448,9 +486,14 @@ static int row_line(struct importer *im, int t, char **f, int n)
 	for (int c = 0; c < ti->ncols; c++) {
 		if (im->present[c])
 			continue;
-		/* A column the file's schema lacked: its (numeric) default. */
+		/* A column the file's schema lacked: its (numeric) default, or
+		 * for the runs' operand data what the caller said they held */
 		memset(&v[c], 0, sizeof v[c]);
-		LLMSIM_ASSERT(ti->cols[c].type != COL_TEXT);
+		if (ti->cols[c].type == COL_TEXT) {
+			LLMSIM_ASSERT(t == TBL_RUNS && im->legacy);
+			v[c].t = (char *)im->legacy;
+			continue;
+		}
 		v[c].i = strtoll(ti->cols[c].v1_default, NULL, 10);
 		v[c].r = strtod(ti->cols[c].v1_default, NULL);
 	}
@@ -471,6 +514,12 @@ static int row_line(struct importer *im, int t, char **f, int n)
 				   (long long)v[idc].i, (long long)im->last_id[t]);
 		im->last_id[t] = v[idc].i;
 	}
+	/* the file's own run id (before it is renumbered below) */
+	if (t == TBL_CASES && !v[1].null && !strcmp(v[5].t, "fit") && !fit_run(im, v[1].i))
+		return BAD(im, "case '%s' is a fit case of run %lld, whose operands were not "
+			   "normal: the grid data of earlier calibrations is retired from fits "
+			   "(mark such cases 'probe', or re-measure on normal operands)",
+			   v[2].t, (long long)v[1].i);
 	if (foreign[t].col) {
 		int fc = col_index(ti, foreign[t].col);
 		int64_t to;
@@ -486,10 +535,18 @@ static int row_line(struct importer *im, int t, char **f, int n)
 		if (strcmp(v[7].t, "complete"))
 			return BAD(im, "run status '%s': only complete runs can be imported",
 				   v[7].t);
+		if (!llmsim_store_operand_data_known(v[8].t))
+			return BAD(im, "run %lld: unknown operand data '%s' (normal, grid, coarse, "
+				   "zeros, randn, mixed, any or unknown)", (long long)v[0].i, v[8].t);
+		if (llmsim_store_fit_data(v[8].t) && fit_run_add(im, v[0].i))
+			return llmsim_err_set(im->err, LLMSIM_ENOMEM, "out of memory");
 		int rc = check_new_run(im, v);
 		if (rc)
 			return rc;
 	}
+	if (t == TBL_CASES && strcmp(v[5].t, "fit") && strcmp(v[5].t, "holdout") &&
+	    strcmp(v[5].t, "probe"))
+		return BAD(im, "case '%s': split '%s' (fit, holdout or probe)", v[2].t, v[5].t);
 	if (t == TBL_DEVICES) {
 		int rc = existing_device(im, v, &new_id);
 		if (rc)
@@ -526,23 +583,30 @@ static int header_line(struct importer *im, char **f, int n)
 	if (v < 1 || v > LLMSIM_STORE_SCHEMA_VERSION)
 		return BAD(im, "schema version %ld is not supported (this llmsim reads 1 to %d)", v,
 			   LLMSIM_STORE_SCHEMA_VERSION);
+	if (v < 3 && !im->legacy)
+		return BAD(im,
+			   "a schema-%ld dump: its runs do not say what their operands held (schema 3"
+			   " records it; the grid-filled cases of earlier calibrations are retired from"
+			   " fits): re-measure, or import with --legacy-operand-data DATA",
+			   v);
 	im->version = (int)v;
 	return 0;
 }
 
 static int import_lines(struct importer *im, FILE *in)
 {
-	char *line = NULL, *f[MAX_COLS + 2];
-	size_t cap = 0;
-	ssize_t len;
-	int rc = 0;
-	while ((len = getline(&line, &cap, in)) >= 0) {
-		im->line++;
-		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-			line[--len] = 0;
+	char *line, *f[MAX_COLS + 2];
+	size_t len;
+	int rc;
+	struct llmsim_lines lr;
+	llmsim_lines_init(&lr, in, im->name, LLMSIM_MAX_LINE, LLMSIM_MAX_CALIB_TEXT_BYTES,
+			  "a calibration dump");
+	while ((rc = llmsim_lines_next(&lr, &line, &len, im->err)) > 0) {
+		rc = 0;
+		im->line = lr.line;
 		if (!len || line[0] == '#')
 			continue;
-		if ((size_t)len != strlen(line)) {
+		if (len != strlen(line)) {
 			rc = BAD(im, "NUL byte in the line");
 			break;
 		}
@@ -562,22 +626,32 @@ static int import_lines(struct importer *im, FILE *in)
 		if (rc)
 			break;
 	}
-	if (!rc && ferror(in))
-		rc = llmsim_err_set(im->err, LLMSIM_EIO, "%s: read error: %s", im->name,
-				    strerror(errno));
 	if (!rc && !im->version)
 		rc = llmsim_err_set(im->err, LLMSIM_EPARSE,
 				    "%s: empty file, not an llmsim calibration dump", im->name);
-	free(line);
+	llmsim_lines_release(&lr);
 	return rc;
 }
 
 int llmsim_store_import(struct llmsim_store *s, FILE *in, const char *name, struct llmsim_err *err)
 {
+	return llmsim_store_import_opts(s, in, name, NULL, err);
+}
+
+int llmsim_store_import_opts(struct llmsim_store *s, FILE *in, const char *name,
+			     const struct llmsim_store_import_opts *opts, struct llmsim_err *err)
+{
+	const char *legacy = opts ? opts->legacy_operand_data : NULL;
+	if (legacy && !llmsim_store_operand_data_known(legacy))
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "unknown operand data '%s' (normal, grid, coarse, zeros, randn,"
+				      " mixed, any or unknown)", legacy);
+	if (s->read_only)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "%s: opened read-only", s->path);
 	if (s->active_run)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "%s: a run is open; commit it first",
 				      s->path);
-	struct importer im = {.s = s, .name = name, .err = err, .table = -1};
+	struct importer im = {.s = s, .name = name, .err = err, .table = -1, .legacy = legacy};
 	int rc = llmsim_sdb_exec(s, "BEGIN IMMEDIATE", err);
 	if (rc)
 		return rc;
@@ -589,6 +663,7 @@ int llmsim_store_import(struct llmsim_store *s, FILE *in, const char *name, stru
 	}
 	sqlite3_finalize(im.find_device);
 	sqlite3_finalize(im.find_run);
+	free(im.fit_runs);
 	if (!rc)
 		rc = llmsim_sdb_exec(s, "COMMIT", err);
 	if (rc)

@@ -98,7 +98,9 @@ int llmsim_calib_validate_cases(const struct llmsim_gpu *gpu, const struct llmsi
 	}
 	for (size_t i = 0; i < set->n; i++) {
 		const struct llmsim_calib_point *pt = &set->p[i];
-		if (split && strcmp(pt->split, split))
+		/* probes (other operand data, repeats) are not predictions of
+		 * the model's conditions: never scored */
+		if ((split && strcmp(pt->split, split)) || !strcmp(pt->split, "probe"))
 			continue;
 		if (pt->how == LLMSIM_CALIB_NOT_MODELLED) {
 			v->not_modelled++;

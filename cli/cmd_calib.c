@@ -15,8 +15,11 @@
 #include <unistd.h>
 
 #include "base/fmt.h"
+#include "base/gzfile.h"
 #include "base/json.h"
+#include "base/paths.h"
 #include "calib/fit.h"
+#include "calib/shipped.h"
 #include "calib/store.h"
 #include "calib/validate.h"
 #include "hw/gpu.h"
@@ -31,7 +34,10 @@ static const char calib_about[] =
     "  validate  predicted against measured, per op class (held-out cases)\n"
     "  show      runs, devices, software versions and case counts of --db\n"
     "  export    the database as stable, tab-separated text\n"
-    "  import    load such text into a (new or existing) database";
+    "  import    load such text into a (new or existing) database\n"
+    "  upgrade   migrate a database of an older schema to the current one\n\n"
+    "Verbs that only read (fit, validate, show, export) open the database read-only and\n"
+    "read an older schema as it stands; import and upgrade migrate it.";
 
 static int fail(const char *cmd, const struct llmsim_err *err)
 {
@@ -44,6 +50,36 @@ static int open_db(const char *cmd, const char *path, int flags, struct llmsim_s
 	struct llmsim_err err = {0};
 	if (llmsim_store_open(path, flags, s, &err))
 		return fail(cmd, &err);
+	return 0;
+}
+
+/* What the measurements are: the database --db names, or the shipped
+ * calibration (its dumps in `files`, "" for a database). */
+struct input_name {
+	char name[PATH_MAX + 64];
+	char files[2048];
+};
+
+/* The measurements to read: the database --db names (a relative path not
+ * found here is looked for in the data folder) or, without --db, the
+ * shipped calibration. Prints one line and returns 1 on failure. */
+static int open_input(const char *cmd, const char *db, struct llmsim_store **s,
+		      struct input_name *in)
+{
+	in->files[0] = 0;
+	if (db) {
+		char p[PATH_MAX];
+		snprintf(in->name, sizeof in->name, "%s", db);
+		return open_db(cmd, llmsim_data_input(db, p, sizeof p), LLMSIM_STORE_READ, s);
+	}
+	struct llmsim_err err = {0};
+	if (llmsim_store_open_shipped(s, in->files, sizeof in->files, NULL, 0, &err))
+		return fail(cmd, &err);
+	int n = 1;
+	for (const char *c = in->files; (c = strchr(c, ',')); c++)
+		n++;
+	snprintf(in->name, sizeof in->name, "the shipped calibration (%d dump%s in calib/data/)", n,
+		 n == 1 ? "" : "s");
 	return 0;
 }
 
@@ -148,20 +184,26 @@ static int load_gpu(const char *name, int with_profile, const char *profile, str
 /* The GPU (load_gpu) and its measured cases in db; prints one line and
  * returns 1 on failure. */
 static int load_inputs(const char *cmd, const char *db, const char *gpu_name, int with_profile,
-		       const char *profile, struct llmsim_gpu *gpu, struct llmsim_calib_set *set)
+		       const char *profile, struct llmsim_gpu *gpu, struct llmsim_calib_set *set,
+		       struct input_name *name)
 {
 	struct llmsim_store *s;
 	struct llmsim_err err = {0};
 	if (load_gpu(gpu_name, with_profile, profile, gpu, &err))
 		return fail(cmd, &err);
-	if (open_db(cmd, db, LLMSIM_STORE_READ, &s))
+	if (open_input(cmd, db, &s, name))
 		return 1;
 	int rc = llmsim_calib_set_load(s, gpu->name, set, &err);
 	llmsim_store_close(s);
 	if (rc) {
-		if (rc == LLMSIM_ENOENT)
+		if (rc == LLMSIM_ENOENT && db)
 			fprintf(stderr, "%s: %s: no calibration cases for GPU '%s'\n", cmd, db,
 				gpu->name);
+		else if (rc == LLMSIM_ENOENT)
+			fprintf(stderr,
+				"%s: no calibration of GPU '%s' is shipped (measure one: llmsim calib "
+				"run --db FILE, then --db FILE)\n",
+				cmd, gpu->name);
 		else
 			fprintf(stderr, "%s: %s\n", cmd, err.msg);
 		return 1;
@@ -248,7 +290,7 @@ static int calib_fit(int argc, char **argv)
 	const char *cmd = "llmsim calib fit", *db = NULL, *out = NULL, *gpu_name = "h200";
 	int json = 0;
 	const struct llmsim_opt opts[] = {
-	    {"db", LLMSIM_ARG_STRING, &db, "FILE", "calibration database", 0, NULL, NULL},
+	    {"db", LLMSIM_ARG_STRING, &db, "FILE", "calibration database (default: the shipped calibration)", 0, NULL, NULL},
 	    {"out", LLMSIM_ARG_STRING, &out, "PROFILE.yaml",
 	     "profile to write (hw/profiles/NAME.yaml to make it the default)", 0, NULL, NULL},
 	    {"gpu", LLMSIM_ARG_STRING, &gpu_name, "NAME", "GPU whose cases to fit (default h200)",
@@ -256,25 +298,24 @@ static int calib_fit(int argc, char **argv)
 	    {"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON output (SI units)", 0, NULL, NULL},
 	};
 	int rc =
-	    llmsim_args_parse(cmd, "--db FILE --out PROFILE.yaml [--gpu NAME] [--json]",
+	    llmsim_args_parse(cmd, "[--db FILE] --out PROFILE.yaml [--gpu NAME] [--json]",
 			      "Fit the model's efficiencies and overheads on the \"fit\" cases,\n"
 			      "starting from the hardware file's values (never an older profile),\n"
 			      "and write a profile with the errors measured on the held-out cases.",
 			      argc - 1, argv + 1, opts, 4, NULL, 0, NULL);
 	if (rc)
 		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
-	if (!db)
-		return llmsim_args_error(cmd, "--db FILE is required");
 	if (!out)
 		return llmsim_args_error(cmd, "--out PROFILE.yaml is required");
 	struct llmsim_gpu gpu;
 	struct llmsim_err err = {0};
 	struct llmsim_calib_set set;
-	if (load_inputs(cmd, db, gpu_name, 0, NULL, &gpu, &set))
+	struct input_name name;
+	if (load_inputs(cmd, db, gpu_name, 0, NULL, &gpu, &set, &name))
 		return 1;
 	struct llmsim_fit_result res;
 	struct llmsim_validation ho = {0};
-	struct llmsim_profile_info info = {.source = db};
+	struct llmsim_profile_info info = {.source = db ? db : "the shipped calibration"};
 	if ((rc = llmsim_calib_fit(&gpu, &set, NULL, &res, &err)) ||
 	    (rc = llmsim_calib_validate(&gpu, &set, "holdout", &ho, &err)) ||
 	    (rc = llmsim_calib_write_profile(out, &gpu, &set, &res, &ho, &info, &err))) {
@@ -338,7 +379,7 @@ static int calib_fit(int argc, char **argv)
 		}
 		printf("fit %s on %d cases (%d held out) of %s: mean |ln(pred/meas)| summed over"
 		       " classes %.4f -> %.4f in %d sweeps\n",
-		       gpu.name, res.fit_cases, res.held_out_cases, db, res.objective_start,
+		       gpu.name, res.fit_cases, res.held_out_cases, name.name, res.objective_start,
 		       res.objective_end, res.sweeps);
 		llmsim_table_print(&t, stdout);
 		llmsim_table_release(&t);
@@ -364,7 +405,7 @@ static int calib_validate(int argc, char **argv)
 	const char *profile = NULL;
 	int json = 0, all = 0, cases = 0;
 	const struct llmsim_opt opts[] = {
-	    {"db", LLMSIM_ARG_STRING, &db, "FILE", "calibration database", 0, NULL, NULL},
+	    {"db", LLMSIM_ARG_STRING, &db, "FILE", "calibration database (default: the shipped calibration)", 0, NULL, NULL},
 	    {"gpu", LLMSIM_ARG_STRING, &gpu_name, "NAME", "GPU whose cases to check (default h200)",
 	     0, NULL, NULL},
 	    {"profile", LLMSIM_ARG_STRING, &profile, "FILE",
@@ -376,18 +417,17 @@ static int calib_validate(int argc, char **argv)
 	    {"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON output (SI units)", 0, NULL, NULL},
 	};
 	int rc =
-	    llmsim_args_parse(cmd, "--db FILE [--gpu NAME] [--profile FILE] [--all] [--cases] [--json]",
+	    llmsim_args_parse(cmd, "[--db FILE] [--gpu NAME] [--profile FILE] [--all] [--cases] [--json]",
 			      "Predict every measured kernel case and compare with its median\n"
 			      "time, per op class. Exits 0 whether or not the targets are met.",
 			      argc - 1, argv + 1, opts, 6, NULL, 0, NULL);
 	if (rc)
 		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
-	if (!db)
-		return llmsim_args_error(cmd, "--db FILE is required");
 	struct llmsim_gpu gpu;
 	struct llmsim_err err = {0};
 	struct llmsim_calib_set set;
-	if (load_inputs(cmd, db, gpu_name, 1, profile, &gpu, &set))
+	struct input_name name;
+	if (load_inputs(cmd, db, gpu_name, 1, profile, &gpu, &set, &name))
 		return 1;
 	struct llmsim_validation v;
 	const char *split = all ? NULL : "holdout";
@@ -448,7 +488,7 @@ static int calib_validate(int argc, char **argv)
 		llmsim_json_finish(&j);
 	} else {
 		printf("%s: %s cases of %s, predicted with %s\n", gpu.name,
-		       split ? "held-out" : "all", db,
+		       split ? "held-out" : "all", name.name,
 		       gpu.profile_path[0] ? gpu.profile_path : "the hardware file's values");
 		if (v.nclasses)
 			print_classes(stdout, &v);
@@ -480,7 +520,7 @@ struct show_ctx {
 	struct llmsim_json *j;
 	struct {
 		char hw[64], cls[32];
-		int fit, holdout;
+		int fit, holdout, probe;
 	} counts[64];
 	int ncounts;
 };
@@ -544,6 +584,8 @@ static int show_case(const struct llmsim_store_case_row *r, void *vctx)
 	}
 	if (!strcmp(r->c.split, "fit"))
 		c->counts[i].fit++;
+	else if (!strcmp(r->c.split, "probe"))
+		c->counts[i].probe++;
 	else
 		c->counts[i].holdout++;
 	return 0;
@@ -554,18 +596,18 @@ static int calib_show(int argc, char **argv)
 	const char *cmd = "llmsim calib show", *db = NULL;
 	int json = 0;
 	const struct llmsim_opt opts[] = {
-	    {"db", LLMSIM_ARG_STRING, &db, "FILE", "calibration database", 0, NULL, NULL},
+	    {"db", LLMSIM_ARG_STRING, &db, "FILE", "calibration database (default: the shipped calibration)", 0, NULL, NULL},
 	    {"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON output (SI units)", 0, NULL, NULL},
 	};
-	int rc = llmsim_args_parse(cmd, "--db FILE [--json]",
-				   "Runs, devices, software versions, clocks and case counts.",
+	int rc = llmsim_args_parse(cmd, "[--db FILE] [--json]",
+				   "Runs, devices, software versions, clocks and case counts of --db,\n"
+				   "or of the calibration llmsim ships (calib/data/) without it.",
 				   argc - 1, argv + 1, opts, 2, NULL, 0, NULL);
 	if (rc)
 		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
-	if (!db)
-		return llmsim_args_error(cmd, "--db FILE is required");
 	struct llmsim_store *s;
-	if (open_db(cmd, db, LLMSIM_STORE_READ, &s))
+	struct input_name name;
+	if (open_input(cmd, db, &s, &name))
 		return 1;
 	struct show_ctx *c = calloc(1, sizeof *c);
 	struct llmsim_err err = {0};
@@ -585,13 +627,19 @@ static int calib_show(int argc, char **argv)
 		llmsim_json_init(&j, mem);
 		c->j = &j;
 		llmsim_json_obj_begin(&j, NULL);
-		llmsim_json_str(&j, "db", db);
+		if (db) {
+			llmsim_json_str(&j, "db", db);
+		} else { /* the shipped dumps, each by its path in the data folder */
+			llmsim_json_null(&j, "db");
+			llmsim_json_str_list(&j, "shipped", name.files);
+		}
 		llmsim_json_int(&j, "schema_version", llmsim_store_schema_version(s));
 		llmsim_json_arr_begin(&j, "runs");
 	}
 	rc = llmsim_store_runs(s, show_run, c, &err);
 	if (!rc)
 		rc = llmsim_store_cases(s, NULL, show_case, c, &err);
+	int version = llmsim_store_schema_version(s);
 	llmsim_store_close(s);
 	if (json) {
 		llmsim_json_arr_end(&j);
@@ -602,23 +650,29 @@ static int calib_show(int argc, char **argv)
 			llmsim_json_str(&j, "class", c->counts[i].cls);
 			llmsim_json_int(&j, "fit", c->counts[i].fit);
 			llmsim_json_int(&j, "holdout", c->counts[i].holdout);
+			llmsim_json_int(&j, "probe", c->counts[i].probe);
 			llmsim_json_obj_end(&j);
 		}
 		llmsim_json_arr_end(&j);
 		llmsim_json_obj_end(&j);
 		llmsim_json_finish(&j);
 	} else if (!rc) {
-		fprintf(mem, "%s (schema version %d)\n", db, LLMSIM_STORE_SCHEMA_VERSION);
+		fprintf(mem, "%s (schema version %d%s)\n", name.name, version,
+			version < LLMSIM_STORE_SCHEMA_VERSION
+				? ", read as it stands: 'llmsim calib upgrade' migrates it"
+				: "");
+		if (!db)
+			fprintf(mem, "dumps: %s\n", name.files);
 		if (c->runs.rows)
 			llmsim_table_print(&c->runs, mem);
 		else
 			fputs("no runs\n", mem);
-		static const char *const ch[] = {"<gpu", "<class", "fit", "holdout"};
+		static const char *const ch[] = {"<gpu", "<class", "fit", "holdout", "probe"};
 		struct llmsim_table t;
-		llmsim_table_init(&t, 4, ch);
+		llmsim_table_init(&t, 5, ch);
 		for (int i = 0; i < c->ncounts; i++)
-			llmsim_table_rowf(&t, "%s\t%s\t%d\t%d", c->counts[i].hw, c->counts[i].cls,
-					  c->counts[i].fit, c->counts[i].holdout);
+			llmsim_table_rowf(&t, "%s\t%s\t%d\t%d\t%d", c->counts[i].hw, c->counts[i].cls,
+					  c->counts[i].fit, c->counts[i].holdout, c->counts[i].probe);
 		if (c->ncounts) {
 			fputs("\ncases:\n", mem);
 			llmsim_table_print(&t, mem);
@@ -643,20 +697,19 @@ static int calib_export(int argc, char **argv)
 {
 	const char *cmd = "llmsim calib export", *db = NULL, *out = NULL;
 	const struct llmsim_opt opts[] = {
-	    {"db", LLMSIM_ARG_STRING, &db, "FILE", "calibration database", 0, NULL, NULL},
+	    {"db", LLMSIM_ARG_STRING, &db, "FILE", "calibration database (default: the shipped calibration)", 0, NULL, NULL},
 	    {"out", LLMSIM_ARG_STRING, &out, "FILE.tsv", "write here (default: stdout)", 0, NULL,
 	     NULL},
 	};
-	int rc = llmsim_args_parse(cmd, "--db FILE [--out FILE.tsv]",
+	int rc = llmsim_args_parse(cmd, "[--db FILE] [--out FILE.tsv]",
 				   "Write every committed run as stable, tab-separated text\n"
 				   "(a header line, then per table a 'columns' line and its rows).",
 				   argc - 1, argv + 1, opts, 2, NULL, 0, NULL);
 	if (rc)
 		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
-	if (!db)
-		return llmsim_args_error(cmd, "--db FILE is required");
 	struct llmsim_store *s;
-	if (open_db(cmd, db, LLMSIM_STORE_READ, &s))
+	struct input_name name;
+	if (open_input(cmd, db, &s, &name))
 		return 1;
 	struct llmsim_err err = {0};
 	char tmp[PATH_MAX + 16];
@@ -701,28 +754,36 @@ static int calib_export(int argc, char **argv)
 
 static int calib_import(int argc, char **argv)
 {
-	const char *cmd = "llmsim calib import", *db = NULL, *in = NULL;
+	const char *cmd = "llmsim calib import", *db = NULL, *in = NULL, *legacy = NULL;
 	const struct llmsim_opt opts[] = {
 	    {"db", LLMSIM_ARG_STRING, &db, "FILE", "database to load into (created if absent)", 0,
 	     NULL, NULL},
 	    {"in", LLMSIM_ARG_STRING, &in, "FILE.tsv", "text written by 'llmsim calib export'", 0,
 	     NULL, NULL},
+	    {"legacy-operand-data", LLMSIM_ARG_STRING, &legacy, "DATA",
+	     "a schema 1-2 dump: what its runs' operands held (grid, any, unknown, ...)", 0, NULL,
+	     NULL},
 	};
-	int rc = llmsim_args_parse(cmd, "--db FILE --in FILE.tsv",
+	int rc = llmsim_args_parse(cmd, "--db FILE --in FILE.tsv [--legacy-operand-data DATA]",
 				   "Load exported text into a new or existing database, in one\n"
-				   "transaction: a bad line leaves the database as it was.",
-				   argc - 1, argv + 1, opts, 2, NULL, 0, NULL);
+				   "transaction: a bad line leaves the database as it was. Every run\n"
+				   "says what its operands held; only runs on normal (trained-like)\n"
+				   "or data-independent operands may hold fit cases. A dump of schema\n"
+				   "1 or 2 does not say: it is refused unless --legacy-operand-data\n"
+				   "states it.",
+				   argc - 1, argv + 1, opts, 3, NULL, 0, NULL);
 	if (rc)
 		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
 	if (!db)
 		return llmsim_args_error(cmd, "--db FILE is required");
 	if (!in)
 		return llmsim_args_error(cmd, "--in FILE.tsv is required");
-	FILE *f = fopen(in, "r");
-	if (!f) {
-		fprintf(stderr, "%s: %s: %s\n", cmd, in, strerror(errno));
-		return 1;
-	}
+	struct llmsim_err err = {0}, zerr = {0};
+	char inp[PATH_MAX];
+	in = llmsim_data_input(in, inp, sizeof inp);
+	FILE *f = llmsim_gz_open(in, NULL, &err);
+	if (!f)
+		return fail(cmd, &err);
 	/* A new file is removed again when the import fails. */
 	int existed = access(db, F_OK) == 0;
 	struct llmsim_store *s;
@@ -730,14 +791,57 @@ static int calib_import(int argc, char **argv)
 		fclose(f);
 		return 1;
 	}
-	struct llmsim_err err = {0};
-	rc = llmsim_store_import(s, f, in, &err);
-	fclose(f);
+	struct llmsim_store_import_opts io = {.legacy_operand_data = legacy};
+	rc = llmsim_store_import_opts(s, f, in, &io, &err);
+	/* a cut-off .gz explains the parse error it caused; the import is
+	 * one transaction, so nothing of a bad stream was kept */
+	if (llmsim_gz_close(f, in, &zerr) && !rc)
+		rc = zerr.code;
+	if (zerr.code)
+		err = zerr;
 	llmsim_store_close(s);
 	if (rc) {
 		if (!existed)
 			unlink(db);
 		return fail(cmd, &err);
+	}
+	return 0;
+}
+
+static int calib_upgrade(int argc, char **argv)
+{
+	const char *cmd = "llmsim calib upgrade", *db = NULL;
+	int json = 0;
+	const struct llmsim_opt opts[] = {
+	    {"db", LLMSIM_ARG_STRING, &db, "FILE", "calibration database", 0, NULL, NULL},
+	    {"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON on stdout", 0, NULL, NULL},
+	};
+	int rc = llmsim_args_parse(cmd, "--db FILE [--json]",
+				   "Migrate a database of an older schema version to the current one,\n"
+				   "in one transaction (the reading verbs never do).",
+				   argc - 1, argv + 1, opts, 2, NULL, 0, NULL);
+	if (rc)
+		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
+	if (!db)
+		return llmsim_args_error(cmd, "--db FILE is required");
+	struct llmsim_err err = {0};
+	int from = 0;
+	if (llmsim_store_upgrade(db, &from, &err))
+		return fail(cmd, &err);
+	if (json) {
+		struct llmsim_json j;
+		llmsim_json_init(&j, stdout);
+		llmsim_json_obj_begin(&j, NULL);
+		llmsim_json_str(&j, "db", db);
+		llmsim_json_int(&j, "from_version", from);
+		llmsim_json_int(&j, "schema_version", LLMSIM_STORE_SCHEMA_VERSION);
+		llmsim_json_bool(&j, "migrated", from != LLMSIM_STORE_SCHEMA_VERSION);
+		llmsim_json_obj_end(&j);
+		llmsim_json_finish(&j);
+	} else if (from == LLMSIM_STORE_SCHEMA_VERSION) {
+		printf("%s: already at schema version %d\n", db, from);
+	} else {
+		printf("%s: schema version %d -> %d\n", db, from, LLMSIM_STORE_SCHEMA_VERSION);
 	}
 	return 0;
 }
@@ -751,13 +855,14 @@ int cmd_calib(int argc, char **argv, const struct cli_setup *s)
 	} verbs[] = {
 	    {"run", calib_run},	  {"fit", calib_fit},	    {"validate", calib_validate},
 	    {"show", calib_show}, {"export", calib_export}, {"import", calib_import},
+	    {"upgrade", calib_upgrade},
 	};
 	if (argc < 2) /* one line, as every usage error */
 		return llmsim_args_error("llmsim calib", "a verb is required (%s)",
-					 "run|fit|validate|show|export|import");
+					 "run|fit|validate|show|export|import|upgrade");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		llmsim_args_usage(stdout, "llmsim calib",
-				  "run|fit|validate|show|export|import [options]", calib_about,
+				  "run|fit|validate|show|export|import|upgrade [options]", calib_about,
 				  NULL, 0);
 		return 0;
 	}
@@ -765,7 +870,7 @@ int cmd_calib(int argc, char **argv, const struct cli_setup *s)
 		if (!strcmp(argv[1], verbs[i].name))
 			return verbs[i].fn(argc - 1, argv + 1);
 	return llmsim_args_error("llmsim calib",
-				 "unknown verb '%s' (expected run, fit, validate, show, export or"
-				 " import)",
+				 "unknown verb '%s' (expected run, fit, validate, show, export,"
+				 " import or upgrade)",
 				 argv[1]);
 }

@@ -146,8 +146,8 @@ static void show_json(const struct llmsim_gpu *g, FILE *out)
 		llmsim_json_num(&j, "tensor_clock_hz", g->tensor_clock_hz);
 	if (g->burst_clock_hz > 0)
 		llmsim_json_num(&j, "burst_clock_hz", g->burst_clock_hz);
-	if (g->power_capped_clock_hz > 0)
-		llmsim_json_num(&j, "power_capped_clock_hz", g->power_capped_clock_hz);
+	if (llmsim_gpu_power_cap_hz(g) > 0)
+		llmsim_json_num(&j, "power_capped_clock_hz", llmsim_gpu_power_cap_hz(g));
 	if (g->power_window_s > 0)
 		llmsim_json_num(&j, "power_window_s", g->power_window_s);
 	llmsim_json_num(&j, "hbm_bytes", g->hbm_bytes);
@@ -185,6 +185,7 @@ static void show_json(const struct llmsim_gpu *g, FILE *out)
 	}
 	llmsim_json_obj_begin(&j, "interconnect");
 	llmsim_json_int(&j, "gpus_per_node", g->gpus_per_node);
+	llmsim_json_int(&j, "nvlink_domain_gpus", g->nvlink_domain_gpus);
 	llmsim_json_num(&j, "intra_node_bytes_per_s", g->intra_node_bytes_per_s);
 	llmsim_json_num(&j, "intra_node_latency_s", g->intra_node_latency_s);
 	llmsim_json_num(&j, "inter_node_bytes_per_s", g->inter_node_bytes_per_s);
@@ -251,9 +252,9 @@ static void show_human(const struct llmsim_gpu *g)
 	if (g->burst_clock_hz > 0)
 		kv_row(&k, "burst clock", "%.0f MHz (one kernel under tensor load)",
 		       g->burst_clock_hz / 1e6);
-	if (g->power_capped_clock_hz > 0)
+	if (llmsim_gpu_power_cap_hz(g) > 0)
 		kv_row(&k, "power-capped clock", "%.0f MHz (tensor pipes busy without a break)",
-		       g->power_capped_clock_hz / 1e6);
+		       llmsim_gpu_power_cap_hz(g) / 1e6);
 	if (g->power_window_s > 0)
 		kv_row(&k, "power window", "%.0f ms (a load slows once it fills it)",
 		       g->power_window_s * 1e3);
@@ -309,6 +310,9 @@ static void show_human(const struct llmsim_gpu *g)
 
 	kv_init(&k);
 	kv_row(&k, "GPUs per node", "%d", g->gpus_per_node);
+	if (llmsim_gpu_nvlink_domain(g) != g->gpus_per_node)
+		kv_row(&k, "NVLink domain", "%d GPUs (%d nodes), at the intra-node rate",
+		       g->nvlink_domain_gpus, g->nvlink_domain_gpus / g->gpus_per_node);
 	kv_row(&k, "intra-node", "%s per direction, %s latency",
 	       llmsim_fmt_bytes_rate(a, g->intra_node_bytes_per_s),
 	       llmsim_fmt_time(b, g->intra_node_latency_s));

@@ -8,6 +8,7 @@
 
 #include "base/fmt.h"
 #include "base/json.h"
+#include "base/paths.h"
 #include "sim/infer/infer.h"
 #include "calib/validate/steps.h"
 #include "args.h"
@@ -59,7 +60,9 @@ static int torch_steps(const char *cmd, const char *path, const struct llmsim_mo
 	static struct llmsim_steps_file f;
 	static struct llmsim_steps_cmp c;
 	struct llmsim_err err = {0};
-	if (llmsim_steps_load(path, &f, &err) || llmsim_steps_compare(&f, m, g, &c, &err)) {
+	char p[4096]; /* calib/data/torch_steps.json reads from any folder */
+	if (llmsim_steps_load(llmsim_data_input(path, p, sizeof p), &f, &err) ||
+	    llmsim_steps_compare(&f, m, g, &c, &err)) {
 		fprintf(stderr, "%s: %s\n", cmd, err.msg);
 		return 1;
 	}

@@ -13,19 +13,24 @@
 #include "base/fmt.h"
 #include "base/json.h"
 #include "hw/gpu.h"
+#include "base/datafind.h"
+#include "models/hf.h"
 #include "models/model.h"
 #include "args.h"
 #include "commands.h"
 #include "common.h"
 
 static const char model_about[] =
-	"Model descriptions: models/*.yaml in the data folder.\n\n"
+	"Model descriptions: models/*.yaml in the data folder, or a Hugging Face\n"
+	"config.json.\n\n"
 	"verbs:\n"
 	"  list            every shipped model with its size and KV cache per token\n"
 	"  show NAME|PATH  one model: shape, parameters, weight and KV bytes, FLOPs,\n"
-	"                  and with --gpu the GPUs its weights need\n\n"
+	"                  and with --gpu the GPUs its weights need\n"
+	"  import CONFIG   a Hugging Face config.json as llmsim model YAML, on stdout\n\n"
 	"NAME is a file stem, a name or an alias (8b, 70b, 405b are Llama 3.1);\n"
-	"a name containing '/' or ending in .yaml is a file.";
+	"a name containing '/' or ending in .yaml is a file, one ending in .json a\n"
+	"config.json (every command's --model takes one as it is).";
 
 static const char *const mlp_name[] = {"gated", "plain"};
 static const char *const act_name[] = {"SiLU", "GELU", "ReLU"};
@@ -112,6 +117,8 @@ static void show_json(const struct show *s)
 	llmsim_json_str(&j, "full_name", m->full_name);
 	llmsim_json_str(&j, "path", m->path);
 	llmsim_json_str(&j, "source", m->source);
+	llmsim_json_str(&j, "notes", m->notes);
+	llmsim_json_str_list(&j, "extra_keys", m->extra_keys); /* "..." when cut */
 	llmsim_json_int(&j, "layers", m->layers);
 	llmsim_json_int(&j, "hidden", m->hidden);
 	llmsim_json_int(&j, "heads", m->heads);
@@ -201,7 +208,13 @@ static void show_human(const struct show *s)
 
 	printf("%s (%s)\n", m->full_name, m->name);
 	printf("source: %s\n", m->source);
-	printf("file:   %s\n\n", m->path);
+	printf("file:   %s\n", m->path);
+	if (m->notes[0])
+		printf("notes:  %s\n", m->notes);
+	if (m->nextra)
+		printf("extra:  %d key%s llmsim does not use: %s\n", m->nextra,
+		       m->nextra == 1 ? "" : "s", m->extra_keys);
+	putchar('\n');
 
 	printf("shape\n");
 	line("layers", "%d", m->layers);
@@ -353,8 +366,60 @@ static int model_show(int argc, char **argv)
 	return 0;
 }
 
+/* ---- import ---- */
+
+static int model_import(int argc, char **argv)
+{
+	const char *cmd = "llmsim model import", *name = NULL, *as = NULL;
+	int npos = 0;
+	char *pos[1];
+	const struct llmsim_opt opts[] = {
+		{"name", LLMSIM_ARG_STRING, &name, "NAME",
+		 "the model's name (default: from _name_or_path, the folder or the file)", 0, NULL,
+		 NULL},
+		{"as", LLMSIM_ARG_STRING, &as, "TYPE",
+		 "read an unknown model_type as this one (llama, ...)", 0, NULL, NULL},
+	};
+	char about[768];
+	snprintf(about, sizeof about,
+		 "Write a Hugging Face config.json as an llmsim model description on stdout:\n"
+		 "  llmsim model import config.json > my.yaml\n"
+		 "Each value names the config key it came from; keys llmsim does not use\n"
+		 "(rope_theta, rms_norm_eps, ...) are kept under 'extra:' and listed on\n"
+		 "stderr, with what the description leaves out (notes). model_type: %s.",
+		 llmsim_hf_known_types());
+	int rc = llmsim_args_parse(cmd, "CONFIG.json [--name NAME] [--as TYPE]", about, argc - 1,
+				   argv + 1, opts, 2, pos, 1, &npos);
+	if (rc)
+		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
+	if (npos != 1)
+		return llmsim_args_error(cmd, "expected the config.json to import");
+	if (name && !llmsim_data_name_ok(name))
+		return llmsim_args_error(cmd, "--name: '%s' is not a name (letters, digits, '.', '_', '-')",
+					 name);
+	struct llmsim_model m;
+	struct llmsim_hf_info info;
+	struct llmsim_err err = {0};
+	if (llmsim_model_from_hf(pos[0], name, as, &m, &info, &err)) {
+		fprintf(stderr, "%s: %s\n", cmd, err.msg);
+		return 1;
+	}
+	fputs(info.yaml, stdout);
+	if (m.nextra)
+		fprintf(stderr, "%s: %d key%s not used (kept under 'extra:'): %s\n", cmd, m.nextra,
+			m.nextra == 1 ? "" : "s", m.extra_keys);
+	if (m.notes[0])
+		fprintf(stderr, "%s: note: %s\n", cmd, m.notes);
+	llmsim_hf_info_release(&info);
+	return 0;
+}
+
 int cmd_model(int argc, char **argv, const struct cli_setup *s)
 {
 	(void)s; /* no model or GPU of its own: its verbs load theirs */
+	if (argc >= 2 && !strcmp(argv[1], "import"))
+		return model_import(argc - 1, argv + 1);
+	if (argc < 2)
+		return llmsim_args_error("llmsim model", "a verb is required (list|show|import)");
 	return cli_list_show("llmsim model", model_about, argc, argv, model_list, model_show);
 }

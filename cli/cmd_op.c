@@ -6,6 +6,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/fmt.h"
@@ -43,6 +44,7 @@ static const char op_about[] =
 
 struct common {
 	const char *gpu, *dtype;        /* --gpu: loaded by main (setup) */
+	const char *operand_data, *load;
 	const struct llmsim_gpu *g;     /* it */
 	int json;
 };
@@ -118,6 +120,23 @@ static void print_human(const struct llmsim_gpu *g, const struct llmsim_op *op,
 					llmsim_bound_name(p->kernel_bound[i]));
 		row(&t, "per kernel", buf);
 	}
+	if (op->load_duty > 0) {
+		if (op->load_rho > 0)
+			snprintf(buf, sizeof buf, "inside a busy program of tensor intensity %.2f "
+				 "(--load busy:%.2f)", op->load_rho, op->load_rho);
+		else
+			snprintf(buf, sizeof buf, "inside a busy program doing work like this op "
+				 "(--load busy; --load lone for an idle GPU)");
+	} else {
+		snprintf(buf, sizeof buf, "a lone kernel on an idle GPU: its burst clock (--load lone)");
+	}
+	row(&t, "load", buf);
+	snprintf(buf, sizeof buf, "%s (tensor activity %.2f of trained data)",
+		 llmsim_operand_data_name(op->operand_data),
+		 (unsigned)op->operand_data < LLMSIM_OPD_COUNT
+			 ? g->operand_activity[op->operand_data] : 1.0);
+	row(&t, "operand data", buf);
+	row(&t, "SM clock", llmsim_fmt_hz(a, p->sm_clock_hz));
 	row(&t, "time", llmsim_fmt_time(a, p->time_s));
 	row(&t, "bound", llmsim_bound_name(p->bound));
 	if (p->time_s > 0 && p->flops > 0)
@@ -132,7 +151,8 @@ static void print_human(const struct llmsim_gpu *g, const struct llmsim_op *op,
 	llmsim_table_release(&t);
 }
 
-static void print_json(const struct llmsim_gpu *g, const struct llmsim_pred *p, const char *spec)
+static void print_json(const struct llmsim_gpu *g, const struct llmsim_op *op,
+		       const struct llmsim_pred *p, const char *spec)
 {
 	struct llmsim_json j;
 	llmsim_json_init(&j, stdout);
@@ -170,6 +190,10 @@ static void print_json(const struct llmsim_gpu *g, const struct llmsim_pred *p, 
 	llmsim_json_str(&j, "bound", llmsim_bound_name(p->bound));
 	llmsim_json_num(&j, "achieved_flops_per_s", p->time_s > 0 ? p->flops / p->time_s : 0);
 	llmsim_json_num(&j, "time_err_pct", p->time_err_pct); /* NaN -> null */
+	llmsim_json_num(&j, "sm_clock_hz", p->sm_clock_hz);
+	llmsim_json_str(&j, "load", op->load_duty > 0 ? "busy" : "lone");
+	llmsim_json_num(&j, "load_rho", op->load_rho);
+	llmsim_json_str(&j, "operand_data", llmsim_operand_data_name(op->operand_data));
 	llmsim_json_arr_begin(&j, "kernel_time_s");
 	for (int i = 0; i < p->kernels && i < LLMSIM_PRED_MAX_KERNELS; i++)
 		llmsim_json_num(&j, NULL, p->kernel_time_s[i]);
@@ -194,13 +218,34 @@ static int run(const char *cmd, const struct common *c, struct llmsim_op *op)
 			return llmsim_args_error(cmd, "--dtype: unknown data type '%s'", c->dtype);
 		op->dtype = dt;
 	}
+	if (c->operand_data) {
+		int d = llmsim_operand_data_parse(c->operand_data);
+		if (d < 0)
+			return llmsim_args_error(cmd, "--operand-data: unknown '%s' (%s)",
+						 c->operand_data, llmsim_operand_data_choices());
+		op->operand_data = d;
+	}
+	/* the default: a kernel inside a running program that keeps the GPU
+	 * busy with work like it (duty 1, its own tensor intensity) */
+	op->load_duty = 1;
+	op->load_rho = 0;
+	if (c->load && !strcmp(c->load, "lone")) {
+		op->load_duty = 0;
+	} else if (c->load && strcmp(c->load, "busy")) {
+		char *end = NULL;
+		double rho = strncmp(c->load, "busy:", 5) ? -1 : strtod(c->load + 5, &end);
+		if (!(rho > 0 && rho <= 1) || !end || *end)
+			return llmsim_args_error(cmd, "--load: expected lone, busy or busy:RHO with "
+						 "RHO in (0, 1], got '%s'", c->load);
+		op->load_rho = rho;
+	}
 	if (llmsim_predict(g, op, &p, &err)) {
 		fprintf(stderr, "%s: %s\n", cmd, err.msg);
 		return 1;
 	}
 	llmsim_op_format(op, spec, sizeof spec);
 	if (c->json)
-		print_json(g, &p, spec);
+		print_json(g, op, &p, spec);
 	else
 		print_human(g, op, &p, spec);
 	return 0;
@@ -211,6 +256,11 @@ static int run(const char *cmd, const struct common *c, struct llmsim_op *op)
 	 0, NULL, NULL},                                                                      \
 	{"gpu", LLMSIM_ARG_STRING, &(c).gpu, "NAME", "GPU name or file (default h200)", 0,    \
 	 NULL, NULL},                                                                         \
+	{"operand-data", LLMSIM_ARG_STRING, &(c).operand_data, "D",                          \
+	 "trained (default), random, grid, coarse or zeros", 0, NULL, NULL},                  \
+	{"load", LLMSIM_ARG_STRING, &(c).load, "L",                                          \
+	 "busy (default: inside a running program), busy:RHO or lone (an idle GPU)", 0, NULL, \
+	 NULL},                                                                               \
 	{"json", LLMSIM_ARG_FLAG, &(c).json, NULL, "JSON output", 0, NULL, NULL}
 
 #define PARSE(cmd, syn, opts)                                                               \
@@ -385,7 +435,7 @@ static int op_collective(int argc, char **argv, struct common *c)
 		{"bytes", LLMSIM_ARG_DOUBLE, &bytes, "N", "buffer bytes (nccl-tests size)", 1, NULL,
 		 NULL},
 		{"gpus", LLMSIM_ARG_INT, &gpus, "P", "ranks in the group", 1, NULL, NULL},
-		{"nodes", LLMSIM_ARG_INT, &nodes, "N", "nodes the group spans (default 1)", 1, NULL,
+		{"nodes", LLMSIM_ARG_INT, &nodes, "N", "NVLink domains the group spans: nodes, or racks of a multi-node NVLink domain (default 1)", 1, NULL,
 		 NULL},
 		{"algo", LLMSIM_ARG_CHOICE, &algo, NULL, "algorithm (default auto: the faster)", 0,
 		 algo_choices, NULL},
@@ -431,7 +481,7 @@ int cmd_op(int argc, char **argv, const struct cli_setup *setup)
 		return usage_error("llmsim op");
 	const char *k = argv[1];
 	if (!strcmp(k, "--help") || !strcmp(k, "-h") || !strcmp(k, "help")) {
-		printf("usage: llmsim op KIND [options]\n\n%s\n", op_about);
+		llmsim_args_usage(stdout, "llmsim op", "KIND [options]", op_about, NULL, 0);
 		return 0;
 	}
 	if (!strcmp(k, "gemm"))

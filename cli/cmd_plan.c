@@ -200,8 +200,6 @@ int cmd_plan(int argc, char **argv, const struct cli_setup *setup)
 		return 2;
 	if (!gpus)
 		return llmsim_args_error(cmd, "--gpus is required");
-	if (top > 1000) /* the search keeps the top list sorted in memory */
-		return llmsim_args_error(cmd, "--top: at most 1000, got %d", top);
 
 	struct llmsim_err err = {0};
 	const struct llmsim_model m = *setup->model;

@@ -161,8 +161,6 @@ int cmd_report(int argc, char **argv, const struct cli_setup *setup)
 		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
 	if (!out)
 		return llmsim_args_error(cmd, "--out is required");
-	if (cfg.top > 8)
-		return llmsim_args_error(cmd, "--top must be at most 8");
 	if (parse_dtype(cmd, dtype, &cfg.layer.dtype) ||
 	    parse_dtype(cmd, wdtype ? wdtype : dtype, &cfg.weight_dtype))
 		return 2;

@@ -25,7 +25,7 @@ static int published(const char *cmd, const char *suite, int json)
 	struct llmsim_err err = {0};
 	if (!suite) {
 		if (llmsim_data_path(def, sizeof def, "models/runs", "serve_published.yaml")) {
-			fprintf(stderr, "%s: no data folder holds models/runs/serve_published.yaml\n", cmd);
+			fprintf(stderr, "%s: no llmsim data folder: %s\n", cmd, llmsim_data_dir_hint());
 			return 1;
 		}
 		suite = def;
@@ -158,11 +158,6 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 		return llmsim_args_error(cmd, "--rate and --offline exclude each other");
 	if (lengths && (pdist || odist || seen_prompt || seen_output))
 		return llmsim_args_error(cmd, "--lengths replaces --prompt/--output and their distributions");
-	if (util > 1)
-		return llmsim_args_error(cmd, "--mem-util must be at most 1");
-	if (requests > 10000000) /* ~100 B of state each; ~10 us to simulate each */
-		return llmsim_args_error(cmd, "--requests: at most 10000000, got %lld",
-					 (long long)requests);
 
 	struct llmsim_err err = {0};
 	const struct llmsim_model *m = setup->model;

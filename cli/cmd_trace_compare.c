@@ -273,21 +273,21 @@ static int cmp_or_replay(int argc, char **argv, int replay)
 	struct llmsim_trace t;
 	if (trace_load_trace(cmd, db, run, &t))
 		return 1;
-	/* A program may name its model in an NVTX range "model NAME". */
+	/* A program may name its model in an NVTX range "model NAME": a
+	 * shipped model's name only, never a path. */
 	char declared[64] = "";
-	for (size_t i = 0; !model && i < t.nranges; i++) {
-		if (!strncmp(t.ranges[i].name, "model ", 6)) {
-			snprintf(declared, sizeof declared, "%.*s",
-				 (int)strcspn(t.ranges[i].name + 6, " "), t.ranges[i].name + 6);
-			model = declared;
-		}
+	struct llmsim_err err = {0};
+	if (!model && llmsim_trace_declared_model(&t, declared, sizeof declared, &err)) {
+		llmsim_trace_release(&t);
+		return trace_fail(cmd, &err);
 	}
+	if (!model && declared[0])
+		model = declared;
 	const char *src_name = replay ? from : gpu_name;
 	if (!src_name)
 		src_name = trace_gpu_of_device(t.run.device_name);
 	if (!src_name)
 		src_name = "h200";
-	struct llmsim_err err = {0};
 	struct llmsim_gpu *g = calloc(2, sizeof *g);
 	struct llmsim_model *m = model ? calloc(1, sizeof *m) : NULL;
 	struct llmsim_trace_cmp c;
@@ -298,7 +298,8 @@ static int cmp_or_replay(int argc, char **argv, int replay)
 	}
 	if (llmsim_gpu_load(src_name, &g[0], &err) ||
 	    (replay && llmsim_gpu_load(gpu_name, &g[1], &err)) ||
-	    (m && llmsim_model_load(model, m, &err))) {
+	    (m && (model == declared ? llmsim_model_load_named(model, m, &err)
+				     : llmsim_model_load(model, m, &err)))) {
 		trace_fail(cmd, &err);
 		goto out;
 	}

@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/gzfile.h"
+#include "base/paths.h"
 #include "trace_common.h"
 
 struct import_ctx {
@@ -43,20 +45,21 @@ int trace_import(int argc, char **argv)
 		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
 	if (!db || !in)
 		return llmsim_args_error(cmd, "--db FILE and --in FILE are required");
+	char inp[PATH_MAX];
+	in = llmsim_data_input(in, inp, sizeof inp);
 	/* Check the whole file first, so a bad line leaves the database alone. */
 	struct llmsim_trace t;
 	if (trace_load_trace(cmd, in, 0, &t))
 		return 1;
 	llmsim_trace_release(&t);
-	FILE *f = fopen(in, "r");
-	if (!f) {
-		fprintf(stderr, "%s: %s: %s\n", cmd, in, strerror(errno));
-		return 1;
-	}
-	struct llmsim_err err = {0};
+	struct llmsim_err err = {0}, zerr = {0};
+	FILE *f = llmsim_gz_open(in, NULL, &err);
+	if (!f)
+		return trace_fail(cmd, &err);
 	struct import_ctx ic = {db, 0, &err};
 	rc = llmsim_trace_text_read(f, in, import_one, &ic, &err);
-	fclose(f);
+	if (llmsim_gz_close(f, in, &zerr))
+		return trace_fail(cmd, &zerr);
 	if (rc)
 		return trace_fail(cmd, &err);
 	fprintf(stderr, "%s: %d run%s added to %s\n", cmd, ic.runs, ic.runs == 1 ? "" : "s", db);

@@ -8,39 +8,6 @@
 
 #include "trace_common.h"
 
-
-struct name_sum {
-	const char *name;
-	int64_t count;
-	double s;
-};
-
-static struct name_sum *bump(struct name_sum **arr, size_t *n, size_t *cap, const char *name)
-{
-	for (size_t i = 0; i < *n; i++)
-		if ((*arr)[i].name == name || !strcmp((*arr)[i].name, name))
-			return &(*arr)[i];
-	if (*n == *cap) {
-		size_t c = *cap ? 2 * *cap : 64;
-		void *p = realloc(*arr, c * sizeof **arr);
-		if (!p)
-			return NULL;
-		*arr = p;
-		*cap = c;
-	}
-	struct name_sum *s = &(*arr)[(*n)++];
-	s->name = name;
-	s->count = 0;
-	s->s = 0;
-	return s;
-}
-
-static int by_time(const void *a, const void *b)
-{
-	const struct name_sum *x = a, *y = b;
-	return (x->s < y->s) - (x->s > y->s);
-}
-
 int trace_show(int argc, char **argv)
 {
 	const char *cmd = "llmsim trace show", *db = NULL;
@@ -64,69 +31,16 @@ int trace_show(int argc, char **argv)
 	if (trace_load_trace(cmd, db, run, &t))
 		return 1;
 
-	double cls_s[LLMSIM_TC_COUNT] = {0}, total = 0;
-	int64_t cls_n[LLMSIM_TC_COUNT] = {0};
-	struct name_sum *ks = NULL, *rs = NULL;
-	size_t nk = 0, capk = 0, nr = 0, capr = 0;
-	int oom = 0;
-	for (size_t i = 0; i < t.nkernels && !oom; i++) {
-		const struct llmsim_trace_kernel *k = &t.kernels[i];
-		double s = (double)(k->end_ns - k->start_ns) * 1e-9;
-		enum llmsim_trace_class c = llmsim_trace_classify(k->name);
-		cls_s[c] += s;
-		cls_n[c]++;
-		total += s;
-		struct name_sum *x = bump(&ks, &nk, &capk, k->name);
-		if (!x) {
-			oom = 1;
-			break;
-		}
-		x->count++;
-		x->s += s;
-		/* every enclosing range, each name once per kernel */
-		const char *seen[64];
-		int nseen = 0;
-		for (const struct llmsim_trace_range *r = llmsim_trace_range(&t, k->range_id);
-		     r && nseen < 64; r = llmsim_trace_range(&t, r->parent_id)) {
-			int dup = 0;
-			for (int j = 0; j < nseen; j++)
-				dup |= seen[j] == r->name;
-			if (dup)
-				continue;
-			seen[nseen++] = r->name;
-			struct name_sum *y = bump(&rs, &nr, &capr, r->name);
-			if (!y) {
-				oom = 1;
-				break;
-			}
-			y->s += s;
-		}
-	}
-	for (size_t i = 0; i < t.ncopies; i++) {
-		double s = (double)(t.copies[i].end_ns - t.copies[i].start_ns) * 1e-9;
-		cls_s[LLMSIM_TC_COPIES] += s;
-		cls_n[LLMSIM_TC_COPIES]++;
-		total += s;
-	}
-	for (size_t i = 0; i < t.nranges && !oom; i++) {
-		struct name_sum *y = bump(&rs, &nr, &capr, t.ranges[i].name);
-		if (!y)
-			oom = 1;
-		else
-			y->count++;
-	}
-	if (oom) {
-		free(ks);
-		free(rs);
+	struct llmsim_trace_summary sum;
+	struct llmsim_err err = {0};
+	if (llmsim_trace_summarize(&t, &sum, &err)) {
 		llmsim_trace_release(&t);
-		fprintf(stderr, "%s: out of memory\n", cmd);
-		return 1;
+		return trace_fail(cmd, &err);
 	}
-	if (nk)
-		qsort(ks, nk, sizeof *ks, by_time);
-	if (nr)
-		qsort(rs, nr, sizeof *rs, by_time);
-
+	const double *cls_s = sum.cls_s, total = sum.total_s;
+	const int64_t *cls_n = sum.cls_n;
+	const struct llmsim_trace_name_sum *ks = sum.kernels, *rs = sum.ranges;
+	size_t nk = sum.nkernels, nr = sum.nranges;
 	char b1[LLMSIM_FMT_MAX], b2[LLMSIM_FMT_MAX], b3[LLMSIM_FMT_MAX], sn[160];
 	if (json) {
 		struct llmsim_json j;
@@ -210,8 +124,7 @@ int trace_show(int argc, char **argv)
 			printf("\nno NVTX ranges (capture with --nvtx where the program sets them)\n");
 		}
 	}
-	free(ks);
-	free(rs);
+	llmsim_trace_summary_release(&sum);
 	llmsim_trace_release(&t);
 	return 0;
 }

@@ -78,7 +78,7 @@ int cmd_validate(int argc, char **argv, const struct cli_setup *s)
 	char path[1024];
 	if (!suite) {
 		if (llmsim_data_path(path, sizeof path, "models/runs", "train_published.yaml")) {
-			fprintf(stderr, "%s: no data folder (set LLMSIM_DATA_DIR)\n", cmd);
+			fprintf(stderr, "%s: no llmsim data folder: %s\n", cmd, llmsim_data_dir_hint());
 			return 1;
 		}
 		suite = path;

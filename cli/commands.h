@@ -8,7 +8,21 @@
 #ifndef LLMSIM_COMMANDS_H
 #define LLMSIM_COMMANDS_H
 
+#include <stddef.h>
+
 #include "setup.h"
+
+/* One row of the command table (cli/main.c): a subcommand, and what main
+ * loads for it before it runs (setup.h). */
+struct cli_command {
+	const char *name;
+	int (*fn)(int argc, char **argv, const struct cli_setup *s);
+	unsigned flags; /* CLI_NEED_MODEL, CLI_NEED_GPU, CLI_OPT_MODEL */
+	const char *summary;
+};
+
+/* The command table, in the order `llmsim --help` lists it; *n rows. */
+const struct cli_command *cli_commands(size_t *n);
 
 int cmd_hw(int argc, char **argv, const struct cli_setup *s);
 int cmd_model(int argc, char **argv, const struct cli_setup *s);
@@ -24,5 +38,6 @@ int cmd_spec(int argc, char **argv, const struct cli_setup *s);
 int cmd_report(int argc, char **argv, const struct cli_setup *s);
 int cmd_calib(int argc, char **argv, const struct cli_setup *s);
 int cmd_trace(int argc, char **argv, const struct cli_setup *s);
+int cmd_completion(int argc, char **argv, const struct cli_setup *s); /* cli/completion.c */
 
 #endif

@@ -9,16 +9,8 @@
 #include "base/paths.h"
 #include "commands.h"
 
-/* A subcommand, and what main loads for it before it runs (setup.h). */
-struct command {
-	const char *name;
-	int (*fn)(int argc, char **argv, const struct cli_setup *s);
-	unsigned flags; /* CLI_NEED_MODEL, CLI_NEED_GPU, CLI_OPT_MODEL */
-	const char *summary;
-};
-
 #define MODEL_GPU (CLI_NEED_MODEL | CLI_NEED_GPU)
-static const struct command commands[] = {
+static const struct cli_command commands[] = {
 	{"hw", cmd_hw, 0, "list GPUs, show one GPU's description"},
 	{"model", cmd_model, 0, "list models, show one model's sizes, KV cache and FLOPs"},
 	{"op", cmd_op, CLI_NEED_GPU,
@@ -35,7 +27,14 @@ static const struct command commands[] = {
 	{"report", cmd_report, MODEL_GPU, "write an HTML report with roofline and capacity plots"},
 	{"calib", cmd_calib, 0, "run, store, fit and validate GPU calibration measurements"},
 	{"trace", cmd_trace, 0, "capture a CUDA program's kernels, compare, replay on another GPU"},
+	{"completion", cmd_completion, 0, "print the bash or zsh completion script"},
 };
+
+const struct cli_command *cli_commands(size_t *n)
+{
+	*n = sizeof commands / sizeof commands[0];
+	return commands;
+}
 
 static void usage(FILE *f)
 {
@@ -49,7 +48,7 @@ static void usage(FILE *f)
 	      "Every command takes --json for machine-readable output.\n", f);
 }
 
-static const struct command *find(const char *name)
+static const struct cli_command *find(const char *name)
 {
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
 		if (!strcmp(commands[i].name, name))
@@ -66,6 +65,8 @@ int main(int argc, char **argv)
 	const char *name = argv[1];
 	if (!strcmp(name, "--version") || !strcmp(name, "version")) {
 		printf("llmsim %s (git %s)\n", llmsim_version(), llmsim_git_revision());
+		const char *d = llmsim_data_dir();
+		printf("data: %s (%s)\n", d ? d : "none found", d ? llmsim_data_dir_origin() : llmsim_data_dir_hint());
 		return 0;
 	}
 	if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
@@ -77,7 +78,7 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		}
-		const struct command *c = find(argv[2]);
+		const struct cli_command *c = find(argv[2]);
 		if (!c) {
 			fprintf(stderr, "llmsim: unknown command '%s' (see 'llmsim help')\n", argv[2]);
 			return 2;
@@ -86,7 +87,7 @@ int main(int argc, char **argv)
 		struct cli_setup none = {0};
 		return c->fn(2, hargv, &none);
 	}
-	const struct command *c = find(name);
+	const struct cli_command *c = find(name);
 	if (!c) {
 		fprintf(stderr, "llmsim: unknown command '%s' (see 'llmsim help')\n", name);
 		return 2;

@@ -3,9 +3,12 @@
  */
 #include "trace_common.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "base/paths.h"
 
 int trace_fail(const char *cmd, const struct llmsim_err *err)
 {
@@ -13,11 +16,14 @@ int trace_fail(const char *cmd, const struct llmsim_err *err)
 	return 1;
 }
 
+/* A relative path not found here is looked for in the data folder (so
+ * calib/data/trace_llama.txt.gz reads from anywhere). */
 int trace_load_trace(const char *cmd, const char *path, int64_t run, struct llmsim_trace *t)
 {
 	struct llmsim_err err = {0};
+	char p[PATH_MAX];
 	llmsim_trace_init(t);
-	if (llmsim_trace_load(path, run, t, &err))
+	if (llmsim_trace_load(llmsim_data_input(path, p, sizeof p), run, t, &err))
 		return trace_fail(cmd, &err);
 	return 0;
 }

@@ -2,7 +2,8 @@
  * gpu.c - reading one hardware file (hw/NAME.yaml) into struct llmsim_gpu.
  *
  * The schema is a set of sections (compute, sm_limits, memory,
- * peak_flops_per_s, interconnect, host (optional), efficiency), each extracted with a
+ * peak_flops_per_s, interconnect (with an optional nvlink_domain_gpus
+ * when NVLink spans several nodes), host (optional), efficiency), each extracted with a
  * field table; every key carries its unit, every value is checked (sizes
  * positive, counts integral, fractions in (0, 1]) and every complaint
  * names the file, line and column. Name resolution and profiles live in
@@ -46,11 +47,72 @@ static const struct llmsim_yfield compute_fields[] = {
 	    LLMSIM_YR_POSITIVE),
 	FLD("burst_clock_hz", LLMSIM_YF_DOUBLE, burst_clock_hz, LLMSIM_YF_OPTIONAL,
 	    LLMSIM_YR_POSITIVE),
-	FLD("power_capped_clock_hz", LLMSIM_YF_DOUBLE, power_capped_clock_hz, LLMSIM_YF_OPTIONAL,
-	    LLMSIM_YR_POSITIVE),
 	FLD("power_window_s", LLMSIM_YF_DOUBLE, power_window_s, LLMSIM_YF_OPTIONAL,
 	    LLMSIM_YR_POSITIVE),
+	FLD("burst_activity_exponent", LLMSIM_YF_DOUBLE, burst_activity_exponent,
+	    LLMSIM_YF_OPTIONAL, LLMSIM_YR_NONNEG),
 };
+
+static const char *const operand_data_names[LLMSIM_OPD_COUNT] = {
+	[LLMSIM_OPD_TRAINED] = "trained", [LLMSIM_OPD_RANDOM] = "random",
+	[LLMSIM_OPD_GRID] = "grid", [LLMSIM_OPD_COARSE] = "coarse", [LLMSIM_OPD_ZEROS] = "zeros",
+};
+_Static_assert(sizeof operand_data_names / sizeof operand_data_names[0] == LLMSIM_OPD_COUNT,
+	       "operand data names");
+
+const char *llmsim_operand_data_name(enum llmsim_operand_data d)
+{
+	return (unsigned)d < LLMSIM_OPD_COUNT ? operand_data_names[d] : NULL;
+}
+
+int llmsim_operand_data_parse(const char *s)
+{
+	for (int i = 0; s && i < LLMSIM_OPD_COUNT; i++)
+		if (!strcmp(s, operand_data_names[i]))
+			return i;
+	return -1;
+}
+
+const char *llmsim_operand_data_choices(void)
+{
+	return "trained, random, grid, coarse or zeros";
+}
+
+/* compute.operand_activity: {trained: 1, random: .., ...}, each positive;
+ * trained must be 1 (the reference). Absent: all 1. */
+static int load_activity(const struct llmsim_ynode *compute, struct llmsim_gpu *gpu,
+			 const char *path, struct llmsim_err *err)
+{
+	for (int i = 0; i < LLMSIM_OPD_COUNT; i++)
+		gpu->operand_activity[i] = 1;
+	const struct llmsim_ynode *m = llmsim_ymap_get(compute, "operand_activity");
+	if (!m)
+		return 0;
+	if (m->kind != LLMSIM_Y_MAP)
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, m->line, m->col,
+					 "'compute.operand_activity' must be a mapping of %s",
+					 llmsim_operand_data_choices());
+	struct llmsim_yfield f[LLMSIM_OPD_COUNT];
+	for (int i = 0; i < LLMSIM_OPD_COUNT; i++)
+		f[i] = (struct llmsim_yfield){
+			.key = operand_data_names[i],
+			.type = LLMSIM_YF_DOUBLE,
+			.offset = G(operand_activity) + (size_t)i * sizeof(double),
+			.required = LLMSIM_YF_OPTIONAL,
+			.range = LLMSIM_YR_POSITIVE,
+		};
+	int rc = llmsim_yaml_extract(m, f, LLMSIM_OPD_COUNT, gpu, path, "compute.operand_activity",
+				     err);
+	if (!rc)
+		rc = llmsim_ymap_check_unused(m, path, "compute.operand_activity", err);
+	if (!rc && gpu->operand_activity[LLMSIM_OPD_TRAINED] != 1) {
+		const struct llmsim_ynode *v = llmsim_ymap_get(m, "trained");
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, v->line, v->col,
+					 "'trained' is the reference of "
+					 "'compute.operand_activity': it must be 1");
+	}
+	return rc;
+}
 
 static const struct llmsim_yfield sm_fields[] = {
 	REQ_POS_INT(registers_per_sm),
@@ -79,6 +141,8 @@ static const struct llmsim_yfield memory_fields[] = {
 
 static const struct llmsim_yfield ic_fields[] = {
 	REQ_POS_INT(gpus_per_node),
+	FLD("nvlink_domain_gpus", LLMSIM_YF_INT, nvlink_domain_gpus, LLMSIM_YF_OPTIONAL,
+	    LLMSIM_YR_POSITIVE),
 	REQ_POS_DBL(intra_node_bytes_per_s),
 	REQ_POS_DBL(intra_node_latency_s),
 	REQ_POS_DBL(inter_node_bytes_per_s),
@@ -292,6 +356,7 @@ static int load_tree(const struct llmsim_ynode *root, void *obj, const char *pat
 					   LLMSIM_GPU_MAX_ALIASES, &gpu->naliases, err)))
 		return rc;
 	if ((rc = section(root, "compute", 1, path, &sec, err)) ||
+	    (rc = load_activity(sec, gpu, path, err)) ||
 	    (rc = extract(sec, compute_fields, N(compute_fields), gpu, path, "compute", err)))
 		return rc;
 	if ((rc = section(root, "sm_limits", 1, path, &sec, err)) ||
@@ -305,6 +370,15 @@ static int load_tree(const struct llmsim_ynode *root, void *obj, const char *pat
 	if ((rc = section(root, "interconnect", 1, path, &sec, err)) ||
 	    (rc = extract(sec, ic_fields, N(ic_fields), gpu, path, "interconnect", err)))
 		return rc;
+	if (!gpu->nvlink_domain_gpus) {
+		gpu->nvlink_domain_gpus = gpu->gpus_per_node;
+	} else if (gpu->nvlink_domain_gpus < gpu->gpus_per_node ||
+		   gpu->nvlink_domain_gpus % gpu->gpus_per_node) {
+		const struct llmsim_ynode *v = at(sec, "nvlink_domain_gpus");
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, v->line, v->col,
+					 "'nvlink_domain_gpus' must be a multiple of 'gpus_per_node' "
+					 "(whole nodes share one NVLink domain)");
+	}
 	if ((rc = section(root, "host", 0, path, &sec, err)) ||
 	    (sec && (rc = extract(sec, host_fields, N(host_fields), gpu, path, "host", err))))
 		return rc;

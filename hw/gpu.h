@@ -28,6 +28,26 @@ struct llmsim_param_info {
 };
 extern const struct llmsim_param_info llmsim_param_info[LLMSIM_PARAM_COUNT];
 
+/* The values an op's operands hold. Tensor-core power follows how many
+ * bits toggle, so under the power limit (and in a lone kernel's burst) the
+ * clock depends on the data: trained weights and activations (bell-shaped
+ * values with full mantissas, the default) and random normal data toggle
+ * alike; few-bit grids and zeros toggle less and run faster. */
+enum llmsim_operand_data {
+	LLMSIM_OPD_TRAINED,  /* trained weights and activations (the default) */
+	LLMSIM_OPD_RANDOM,   /* torch.randn-style random normal data */
+	LLMSIM_OPD_GRID,     /* k/128, |k| <= 127: 8-bit grids */
+	LLMSIM_OPD_COARSE,   /* k/8, |k| <= 7: few-bit grids */
+	LLMSIM_OPD_ZEROS,
+	LLMSIM_OPD_COUNT
+};
+/* "trained", "random", "grid", "coarse", "zeros"; NULL if out of range. */
+const char *llmsim_operand_data_name(enum llmsim_operand_data d);
+/* The enum of a name, or -1. */
+int llmsim_operand_data_parse(const char *s);
+/* "trained, random, grid, coarse or zeros": the choices, for messages. */
+const char *llmsim_operand_data_choices(void);
+
 #define LLMSIM_GPU_MAX_ALIASES 8
 #define LLMSIM_GPU_MAX_ERR_CLASSES 16
 
@@ -80,8 +100,14 @@ struct llmsim_gpu {
 	double tensor_flops_per_s[LLMSIM_DT_COUNT]; /* matrix units */
 	double vector_flops_per_s[LLMSIM_DT_COUNT]; /* CUDA cores / vector ALUs */
 
-	/* interconnect */
-	int gpus_per_node;
+	/* interconnect: two levels. The first is one NVLink domain, GPUs
+	 * joined by NVLink at intra_node_* (a node, or several nodes of a
+	 * rack-scale NVLink fabric: GB200 NVL72 joins 72 GPUs of 18 nodes);
+	 * the second is the network between domains at inter_node_*. A
+	 * collective's `nodes` counts the NVLink domains it spans. */
+	int gpus_per_node;              /* GPUs of one node (its host: host memory, CPU) */
+	int nvlink_domain_gpus;         /* GPUs of one NVLink domain: gpus_per_node unless the
+					 * file sets interconnect.nvlink_domain_gpus */
 	double intra_node_bytes_per_s;  /* per GPU, per direction (NVLink) */
 	double intra_node_latency_s;
 	double inter_node_bytes_per_s;  /* per GPU, per direction (network) */
@@ -111,14 +137,27 @@ struct llmsim_gpu {
 	 * the burst clock is lower */
 	double tensor_clock_hz;
 	double burst_clock_hz;
-	/* the SM clock a long, continuous tensor-heavy run (a training step of
-	 * seconds) settles at under the board's power cap, below the clock of
-	 * one kernel's burst (burst_clock_hz); 0: no lower than that */
-	double power_capped_clock_hz;
 	/* how long the power controller averages over: a load from idle has
 	 * slowed fully once it has run this long (0: unknown) */
 	double power_window_s;
+	/* tensor-core switching activity of each kind of operand data,
+	 * relative to trained data (1): the dynamic power of tensor work scales
+	 * with it, so a power-limited clock goes as activity^(-1/3)
+	 * (compute.operand_activity; every entry 1 when absent) */
+	double operand_activity[LLMSIM_OPD_COUNT];
+	/* how a lone kernel's burst clock follows that activity, as
+	 * activity^(-exponent) (compute.burst_activity_exponent; 0: not at all) */
+	double burst_activity_exponent;
 };
+
+/* The power-capped clock of the model (efficiency parameter
+ * power_capped_clock_hz, fitted by calibration), or 0 when the file models
+ * no power limit. */
+static inline double llmsim_gpu_power_cap_hz(const struct llmsim_gpu *gpu)
+{
+	double f = gpu->param[LLMSIM_PARAM_POWER_CAPPED_CLOCK_HZ];
+	return f > 0 && f < 1e11 ? f : 0;
+}
 
 /* Load a GPU by short name, alias (case-insensitive) or path to a YAML
  * file. Names are looked up in <data>/hw/. On error, err names the file,
@@ -141,6 +180,13 @@ int llmsim_gpu_list(void (*fn)(const char *path, void *ctx), void *ctx,
 /* Expected error for an op class, or NULL when not calibrated. */
 const struct llmsim_err_class *llmsim_gpu_err_class(const struct llmsim_gpu *gpu,
 						    const char *op_class);
+
+/* GPUs of one NVLink domain: nvlink_domain_gpus, or gpus_per_node for a
+ * struct filled without it (0). */
+static inline int llmsim_gpu_nvlink_domain(const struct llmsim_gpu *g)
+{
+	return g->nvlink_domain_gpus > 0 ? g->nvlink_domain_gpus : g->gpus_per_node;
+}
 
 /* Best dense rate for a data type: tensor if present, else vector (0 if
  * the chip has neither). */

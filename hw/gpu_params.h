@@ -71,3 +71,13 @@ LLMSIM_PARAM(GRAPH_KERNEL_GAP_S, "graph_kernel_gap_s", 2.5e-6,
 	     "time from one kernel's end to the start of the next kernel of the same call that depends on it (the front end's dependent launch after the first one's drain): a call of several kernels timed as a whole (CUDA events, CUDA graphs) pays it between them; kernel durations (CUPTI) do not")
 LLMSIM_PARAM(NARROW_TENSOR_ENERGY_RELATIVE, "narrow_tensor_energy_relative", 0.66,
 	     "energy of an 8-bit (FP8, INT8) or narrower tensor-core FLOP against a 16-bit one: how much of the power limit an FP8 GEMM's rate uses (sim/predict.c)")
+LLMSIM_PARAM(L2_ATOMIC_OPS_PER_S, "l2_atomic_ops_per_s", 1.2e11,
+	     "16-bit atomic adds per second the L2 completes for a scatter-add (index_add_ of an MoE combine), whose rows collide")
+LLMSIM_PARAM(GROUPED_GEMM_TENSOR_FRACTION, "grouped_gemm_tensor_fraction", 0.80,
+	     "fraction of the tensor peak a grouped GEMM's mainloop sustains (CUTLASS's sm90 grouped kernel behind torch._grouped_mm), as gemm_tensor_fraction for cuBLAS")
+LLMSIM_PARAM(GROUPED_GEMM_HBM_FRACTION, "grouped_gemm_hbm_fraction", 0.60,
+	     "fraction of HBM bandwidth a grouped GEMM streams its experts' weights at: a few rows per expert leave its TMA pipeline latency-bound")
+LLMSIM_PARAM(GROUPED_GEMM_FIXED_S, "grouped_gemm_fixed_s", 1e-5,
+	     "fixed time of a grouped GEMM beyond a batched one's: its device-side setup of every group's problem shape, pointers and TMA descriptors before the first tile")
+LLMSIM_PARAM(POWER_CAPPED_CLOCK_HZ, "power_capped_clock_hz", 1e12,
+	     "the SM clock at which a load keeping the tensor pipes fully busy (on trained-like data, at duty 1) meets the board's power limit: any other load runs at this x (rho x duty x activity)^(-1/3) when that is below its burst clock (sim/predict.c); 1e12, the default: no power limit modelled")

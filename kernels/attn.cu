@@ -36,6 +36,7 @@ struct attn_state {
 	bf16 *p;                  /* naive: (B*H, S, S) */
 	void **ptrs;              /* naive: device pointer arrays, 6 x B*H */
 	uint64_t seed;
+	int grid;                 /* kgrid of q, k and v */
 	size_t smem_bytes;        /* flash2: dynamic shared memory per block */
 };
 
@@ -242,12 +243,13 @@ static int attn_setup(struct llmsim_kbench *b, uint64_t seed, char *err, size_t 
 	s->b = p->batch, s->s = p->seq, s->h = p->heads, s->hkv = p->kv_heads, s->d = p->head_dim;
 	s->causal = p->causal != 0;
 	s->seed = seed * 8;
+	s->grid = kgrid_for(p->data, KR_ACT, KT_BF16); /* q, k, v: activations */
 	int64_t nq = s->b * s->s * s->h * s->d, nkv = s->b * s->s * s->hkv * s->d;
 	if (kalloc((void **)&s->q, nq * 2, err, errsz) || kalloc((void **)&s->o, nq * 2, err, errsz) ||
 	    kalloc((void **)&s->k, nkv * 2, err, errsz) || kalloc((void **)&s->v, nkv * 2, err, errsz) ||
-	    kfill(s->q, nq, KT_BF16, s->seed, KG_B7, err, errsz) ||
-	    kfill(s->k, nkv, KT_BF16, s->seed + 1, KG_B7, err, errsz) ||
-	    kfill(s->v, nkv, KT_BF16, s->seed + 2, KG_B7, err, errsz))
+	    kfill(s->q, nq, KT_BF16, s->seed, s->grid, err, errsz) ||
+	    kfill(s->k, nkv, KT_BF16, s->seed + 1, s->grid, err, errsz) ||
+	    kfill(s->v, nkv, KT_BF16, s->seed + 2, s->grid, err, errsz))
 		return -1;
 	double io_bytes = 2.0 * (2 * nq + 2 * nkv);
 	b->tol = 2e-2; /* bf16 P and O: 2^-9 relative per rounding */
@@ -370,13 +372,13 @@ static int attn_check(struct llmsim_kbench *b, char *err, size_t errsz)
 		int64_t kvh = hh / (s->h / s->hkv), n = s->causal ? qi + 1 : s->s;
 		int64_t qoff = ((bb * s->s + qi) * s->h + hh) * D;
 		for (int64_t d = 0; d < D; d++)
-			qv[d] = kgen(s->seed, qoff + d, KG_B7);
+			qv[d] = kval(s->seed, qoff + d, s->grid, KT_BF16);
 		double mx = -INFINITY, sum = 0;
 		for (int64_t j = 0; j < n; j++) {
 			int64_t koff = ((bb * s->s + j) * s->hkv + kvh) * D;
 			double dot = 0;
 			for (int64_t d = 0; d < D; d++)
-				dot += qv[d] * kgen(s->seed + 1, koff + d, KG_B7);
+				dot += qv[d] * kval(s->seed + 1, koff + d, s->grid, KT_BF16);
 			sc[j] = dot / sqrt((double)D);
 			mx = sc[j] > mx ? sc[j] : mx;
 		}
@@ -387,7 +389,7 @@ static int attn_check(struct llmsim_kbench *b, char *err, size_t errsz)
 			int64_t voff = ((bb * s->s + j) * s->hkv + kvh) * D;
 			sum += p;
 			for (int64_t d = 0; d < D; d++)
-				ref[d] += p * kgen(s->seed + 2, voff + d, KG_B7);
+				ref[d] += p * kval(s->seed + 2, voff + d, s->grid, KT_BF16);
 		}
 		rc = kread_n(s->o, qoff, D, KT_BF16, out, err, errsz);
 		for (int64_t d = 0; d < D && rc == 0; d++)

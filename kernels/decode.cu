@@ -39,6 +39,7 @@ struct dec_state {
 	float *part_o;                     /* (B, H, splits, D) */
 	float2 *part_ml;                   /* (B, H, splits) */
 	uint64_t seed;
+	int grid;                          /* kgrid of q and the KV cache */
 };
 
 __device__ static inline void ld8(const bf16 *p, float f[8])
@@ -230,6 +231,7 @@ static int dec_setup(struct llmsim_kbench *b, uint64_t seed, char *err, size_t e
 	s->b = p->batch, s->h = p->heads, s->hkv = p->kv_heads, s->d = p->head_dim, s->len = p->seq;
 	s->paged = p->variant == LLMSIM_KD_PAGED;
 	s->seed = seed * 32;
+	s->grid = kgrid_for(p->data, KR_ACT, KT_BF16);
 	int dev = 0, sms = 132;
 	cudaGetDevice(&dev);
 	cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
@@ -257,13 +259,13 @@ static int dec_setup(struct llmsim_kbench *b, uint64_t seed, char *err, size_t e
 	if (s->sets > DEC_MAX_SETS)
 		s->sets = DEC_MAX_SETS;
 	if (kalloc((void **)&s->q, nq * 2, err, errsz) || kalloc((void **)&s->o, nq * 2, err, errsz) ||
-	    kfill(s->q, nq, KT_BF16, s->seed, KG_B7, err, errsz))
+	    kfill(s->q, nq, KT_BF16, s->seed, s->grid, err, errsz))
 		return -1;
 	for (int i = 0; i < s->sets; i++)
 		if (kalloc((void **)&s->k[i], nkv * 2, err, errsz) ||
 		    kalloc((void **)&s->v[i], nkv * 2, err, errsz) ||
-		    kfill(s->k[i], nkv, KT_BF16, s->seed + 1 + 2 * i, KG_B7, err, errsz) ||
-		    kfill(s->v[i], nkv, KT_BF16, s->seed + 2 + 2 * i, KG_B7, err, errsz))
+		    kfill(s->k[i], nkv, KT_BF16, s->seed + 1 + 2 * i, s->grid, err, errsz) ||
+		    kfill(s->v[i], nkv, KT_BF16, s->seed + 2 + 2 * i, s->grid, err, errsz))
 			return -1;
 	double extra = 0;
 	if (s->paged) {
@@ -358,7 +360,7 @@ static int dec_check(struct llmsim_kbench *b, char *err, size_t errsz)
 		int64_t hh = (int64_t)(krand(&r) % (uint64_t)s->h);
 		int64_t kvh = hh / (s->h / s->hkv), qoff = (bb * s->h + hh) * D;
 		for (int64_t d = 0; d < D; d++)
-			qv[d] = kgen(s->seed, qoff + d, KG_B7);
+			qv[d] = kval(s->seed, qoff + d, s->grid, KT_BF16);
 		double mx = -INFINITY, sum = 0;
 		for (int64_t t = 0; t < s->len; t++) {
 			int64_t row = s->paged ? (int64_t)s->htable[bb * s->max_blocks + t / s->bs] *
@@ -367,7 +369,7 @@ static int dec_check(struct llmsim_kbench *b, char *err, size_t errsz)
 			int64_t koff = (row * s->hkv + kvh) * D;
 			double dot = 0;
 			for (int64_t d = 0; d < D; d++)
-				dot += qv[d] * kgen(s->seed + 1, koff + d, KG_B7);
+				dot += qv[d] * kval(s->seed + 1, koff + d, s->grid, KT_BF16);
 			sc[t] = dot / sqrt((double)D);
 			mx = sc[t] > mx ? sc[t] : mx;
 		}
@@ -381,7 +383,7 @@ static int dec_check(struct llmsim_kbench *b, char *err, size_t errsz)
 			double p = exp(sc[t] - mx);
 			sum += p;
 			for (int64_t d = 0; d < D; d++)
-				ref[d] += p * kgen(s->seed + 2, voff + d, KG_B7);
+				ref[d] += p * kval(s->seed + 2, voff + d, s->grid, KT_BF16);
 		}
 		rc = kread_n(s->o, qoff, D, KT_BF16, out, err, errsz);
 		for (int64_t d = 0; d < D && rc == 0; d++)

@@ -34,6 +34,7 @@ struct ew_state {
 	bf16 *out;                     /* (T, H) */
 	uint64_t seed;
 	int grid, threads;
+	int dgrid;                     /* kgrid of every operand (activations) */
 };
 
 union v8 {
@@ -257,6 +258,7 @@ static int ew_setup(struct llmsim_kbench *b, uint64_t seed, char *err, size_t er
 	b->priv = s;
 	s->t = t, s->h = h;
 	s->seed = seed * 32;
+	s->dgrid = kgrid_for(b->spec.data, KR_ACT, KT_BF16);
 	size_t tb = (size_t)(t * h) * 2;
 	double in_bytes = (double)tb * (llmsim_ke_two_inputs(kind) ? 2 : 1);
 	s->sets = (int)(EW_ROTATE_BYTES / in_bytes) + 1;
@@ -264,11 +266,11 @@ static int ew_setup(struct llmsim_kbench *b, uint64_t seed, char *err, size_t er
 		s->sets = EW_MAX_SETS;
 	for (int i = 0; i < s->sets; i++) {
 		if (kalloc((void **)&s->x[i], tb, err, errsz) ||
-		    kfill(s->x[i], t * h, KT_BF16, s->seed + 2 * i, KG_B7, err, errsz))
+		    kfill(s->x[i], t * h, KT_BF16, s->seed + 2 * i, s->dgrid, err, errsz))
 			return -1;
 		if (llmsim_ke_two_inputs(kind) &&
 		    (kalloc((void **)&s->y[i], tb, err, errsz) ||
-		     kfill(s->y[i], t * h, KT_BF16, s->seed + 2 * i + 1, KG_B7, err, errsz)))
+		     kfill(s->y[i], t * h, KT_BF16, s->seed + 2 * i + 1, s->dgrid, err, errsz)))
 			return -1;
 	}
 	if (kalloc((void **)&s->out, tb, err, errsz))
@@ -277,8 +279,8 @@ static int ew_setup(struct llmsim_kbench *b, uint64_t seed, char *err, size_t er
 	if (kind == LLMSIM_KE_RMSNORM || kind == LLMSIM_KE_LAYERNORM) {
 		if (kalloc((void **)&s->w, h * 2, err, errsz) ||
 		    kalloc((void **)&s->bias, h * 2, err, errsz) ||
-		    kfill(s->w, h, KT_BF16, s->seed + 30, KG_B7, err, errsz) ||
-		    kfill(s->bias, h, KT_BF16, s->seed + 31, KG_B7, err, errsz))
+		    kfill(s->w, h, KT_BF16, s->seed + 30, s->dgrid, err, errsz) ||
+		    kfill(s->bias, h, KT_BF16, s->seed + 31, s->dgrid, err, errsz))
 			return -1;
 		extra = (kind == LLMSIM_KE_LAYERNORM ? 2.0 : 1.0) * h * 2;
 	}
@@ -350,18 +352,18 @@ static void ew_ref_row(const struct ew_state *s, int kind, int64_t row, double *
 	int64_t h = s->h, base = row * h;
 	double s1 = 0, s2 = 0, mx = -INFINITY;
 	for (int64_t j = 0; j < h; j++) {
-		double a = kgen(s->seed, base + j, KG_B7);
+		double a = kval(s->seed, base + j, s->dgrid, KT_BF16);
 		s1 += a, s2 += a * a, mx = a > mx ? a : mx;
 	}
 	double se = 0;
 	if (kind == LLMSIM_KE_SOFTMAX)
 		for (int64_t j = 0; j < h; j++)
-			se += exp(kgen(s->seed, base + j, KG_B7) - mx);
+			se += exp(kval(s->seed, base + j, s->dgrid, KT_BF16) - mx);
 	for (int64_t j = 0; j < h; j++) {
-		double a = kgen(s->seed, base + j, KG_B7);
-		double y = llmsim_ke_two_inputs(kind) ? kgen(s->seed + 1, base + j, KG_B7) : 0;
-		double w = s->w ? kgen(s->seed + 30, j, KG_B7) : 0;
-		double c = s->bias ? kgen(s->seed + 31, j, KG_B7) : 0;
+		double a = kval(s->seed, base + j, s->dgrid, KT_BF16);
+		double y = llmsim_ke_two_inputs(kind) ? kval(s->seed + 1, base + j, s->dgrid, KT_BF16) : 0;
+		double w = s->w ? kval(s->seed + 30, j, s->dgrid, KT_BF16) : 0;
+		double c = s->bias ? kval(s->seed + 31, j, s->dgrid, KT_BF16) : 0;
 		switch (kind) {
 		case LLMSIM_KE_ADD: ref[j] = a + y; break;
 		case LLMSIM_KE_MUL: ref[j] = a * y; break;
@@ -378,8 +380,8 @@ static void ew_ref_row(const struct ew_state *s, int kind, int64_t row, double *
 			int64_t d = j % ROPE_DIM, i = d % (ROPE_DIM / 2), hb = j - d;
 			double cs, sn;
 			rope_angle(row % ROPE_POS, (int)i, &cs, &sn);
-			double x1 = kgen(s->seed, base + hb + i, KG_B7);
-			double x2 = kgen(s->seed, base + hb + i + ROPE_DIM / 2, KG_B7);
+			double x1 = kval(s->seed, base + hb + i, s->dgrid, KT_BF16);
+			double x2 = kval(s->seed, base + hb + i + ROPE_DIM / 2, s->dgrid, KT_BF16);
 			ref[j] = d < ROPE_DIM / 2 ? x1 * cs - x2 * sn : x2 * cs + x1 * sn;
 			break;
 		}

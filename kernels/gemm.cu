@@ -9,8 +9,11 @@
  * only layout cuBLASLt takes for fp8 on Hopper.
  * Inputs rotate over several buffer sets whose total exceeds the L2, so
  * small (decode) GEMMs read their weights from HBM as in a real model.
- * Check: 128 random outputs against float64 dot products, and no output
- * element left unwritten.
+ * Operands (kcommon.h): activations A N(0, 1), weights W N(0, 0.02); FP8
+ * ones scaled to the e4m3 range, with the dequantization scales passed to
+ * cuBLASLt as its A/B scale pointers, as a quantized model runs.
+ * Check: 128 random outputs against float64 dot products of the stored
+ * (rounded) operands, and no output element left unwritten.
  */
 #include <cublasLt.h>
 #include <cublas_v2.h>
@@ -82,7 +85,8 @@ extern "C" void llmsim_kernels_shutdown(void)
 struct gemm_state {
 	int64_t m, n, k;
 	int in_t, out_t;              /* ktype of A/W and of C */
-	int grid;                     /* kgrid of the inputs */
+	int grid_a, grid_w;           /* kgrid of A (activations) and W (weights) */
+	float deq_a, deq_w;           /* FP8: dequantization scales (1 otherwise) */
 	int sets, cur;
 	void *a[GEMM_MAX_SETS];       /* (M, K) */
 	void *w[GEMM_MAX_SETS];       /* (N, K) = B^T */
@@ -129,8 +133,9 @@ static int lt_setup(struct gemm_state *s, char *err, size_t errsz)
 	if (kalloc((void **)&s->scales, 2 * sizeof(float), err, errsz) ||
 	    kalloc(&s->ws, GEMM_LT_WORKSPACE, err, errsz))
 		return -1;
-	float one[2] = {1.0f, 1.0f};
-	KCK(cudaMemcpy(s->scales, one, sizeof one, cudaMemcpyHostToDevice));
+	/* cuBLASLt's "A" is our W (see the layouts below), its "B" our A */
+	float deq[2] = {s->deq_w, s->deq_a};
+	KCK(cudaMemcpy(s->scales, deq, sizeof deq, cudaMemcpyHostToDevice));
 	KCUBLAS(cublasLtMatmulDescCreate(&s->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
 	cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
 	KCUBLAS(cublasLtMatmulDescSetAttribute(s->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
@@ -176,24 +181,28 @@ static int gemm_setup(struct llmsim_kbench *b, uint64_t seed, char *err, size_t 
 	s->seed = seed * 64;
 	switch (p->dtype) {
 	case LLMSIM_KDT_FP32:
-		s->in_t = s->out_t = KT_F32, s->grid = KG_F24, b->tol = 1e-4;
+		s->in_t = s->out_t = KT_F32, b->tol = 1e-4;
 		break;
 	case LLMSIM_KDT_TF32:
 		/* tf32 keeps 10 mantissa bits: ~2^-11 per product, random signs */
-		s->in_t = s->out_t = KT_F32, s->grid = KG_F24, b->tol = 5e-3;
+		s->in_t = s->out_t = KT_F32, b->tol = 5e-3;
 		break;
 	case LLMSIM_KDT_BF16:
-		s->in_t = s->out_t = KT_BF16, s->grid = KG_B7, b->tol = 1e-2;
+		s->in_t = s->out_t = KT_BF16, b->tol = 1e-2;
 		break;
 	case LLMSIM_KDT_FP16:
-		s->in_t = s->out_t = KT_F16, s->grid = KG_B7, b->tol = 5e-3;
+		s->in_t = s->out_t = KT_F16, b->tol = 5e-3;
 		break;
 	case LLMSIM_KDT_FP8:
-		s->in_t = KT_FP8, s->out_t = KT_BF16, s->grid = KG_E3, b->tol = 2e-2;
+		s->in_t = KT_FP8, s->out_t = KT_BF16, b->tol = 2e-2;
 		break;
 	default:
 		return kerr(err, errsz, "gemm: unknown dtype %d", (int)p->dtype);
 	}
+	s->grid_a = kgrid_for(p->data, KR_ACT, s->in_t);
+	s->grid_w = kgrid_for(p->data, KR_WEIGHT, s->in_t);
+	s->deq_a = s->grid_a == KG_N8 ? KN8_DEQUANT(1.0f) : 1.0f;
+	s->deq_w = s->grid_w == KG_N8 ? KN8_DEQUANT(0.02f) : 1.0f;
 	snprintf(b->impl, sizeof b->impl, "%s", p->dtype == LLMSIM_KDT_FP8 ? "cublaslt" : "cublas");
 	double eb = (double)ktype_bytes(s->in_t), ob = (double)ktype_bytes(s->out_t);
 	double in_bytes = ((double)s->m * s->k + (double)s->n * s->k) * eb;
@@ -205,8 +214,8 @@ static int gemm_setup(struct llmsim_kbench *b, uint64_t seed, char *err, size_t 
 	for (int i = 0; i < s->sets; i++) {
 		if (kalloc(&s->a[i], (size_t)(s->m * s->k * eb), err, errsz) ||
 		    kalloc(&s->w[i], (size_t)(s->n * s->k * eb), err, errsz) ||
-		    kfill(s->a[i], s->m * s->k, s->in_t, seed_a(s, i), s->grid, err, errsz) ||
-		    kfill(s->w[i], s->n * s->k, s->in_t, seed_w(s, i), s->grid, err, errsz))
+		    kfill(s->a[i], s->m * s->k, s->in_t, seed_a(s, i), s->grid_a, err, errsz) ||
+		    kfill(s->w[i], s->n * s->k, s->in_t, seed_w(s, i), s->grid_w, err, errsz))
 			return -1;
 	}
 	if (kalloc(&s->c, (size_t)(s->m * s->n * ob), err, errsz))
@@ -281,9 +290,9 @@ static int gemm_check(struct llmsim_kbench *b, char *err, size_t errsz)
 			return -1;
 		double ref = 0;
 		for (int64_t kk = 0; kk < s->k; kk++)
-			ref += (double)kgen(seed_a(s, 0), i * s->k + kk, s->grid) *
-			       (double)kgen(seed_w(s, 0), j * s->k + kk, s->grid);
-		kacc_add(&acc, out, ref);
+			ref += (double)kval(seed_a(s, 0), i * s->k + kk, s->grid_a, s->in_t) *
+			       (double)kval(seed_w(s, 0), j * s->k + kk, s->grid_w, s->in_t);
+		kacc_add(&acc, out, ref * s->deq_a * s->deq_w);
 	}
 	return kcheck_finish(b, &acc, bad, err, errsz);
 }

@@ -5,11 +5,24 @@
  * poison and unwritten-output checks, error helpers, and the table of
  * benchmark families behind kernels.h.
  *
- * Input grids are exactly representable in the storage type, so host and
- * device see the same values with no rounding question:
- *   KG_F24: 24-bit uniform in [-1, 1)          (fp32)
- *   KG_B7:  (i - 127) / 128, i in [0, 255)      (bf16 and fp16 exact)
- *   KG_E3:  (i - 7) / 8, i in [0, 15)           (fp8 e4m3 exact)
+ * Operand data (kernels.h's llmsim_kdata) picks each operand's generator:
+ *   normal (the default): bell-shaped values with full mantissas, as
+ *     trained weights and activations have: activations N(0, 1), weights
+ *     N(0, 0.02), FP8 tensors scaled to their range (amax -> 448, a per-
+ *     tensor scale as a quantized model carries). Tensor-core power, and so
+ *     the clock under the power limit, depends on how many bits toggle, so
+ *     these are what calibration measures.
+ *     The normal is Irwin-Hall of 8 uniforms (16-bit integers from two
+ *     hashes; its tails end at 4.9 sd): integer arithmetic and one float
+ *     multiply, so host and device make bit-identical values.
+ *   grid: the few-bit grids of the first calibrations (retired from the fit;
+ *     kept to measure the operand-data effect), exact in the storage type:
+ *       KG_F24: 24-bit uniform in [-1, 1)          (fp32)
+ *       KG_B7:  (i - 127) / 128, i in [0, 255)      (bf16 and fp16)
+ *       KG_E3:  (i - 7) / 8, i in [0, 15)           (fp8 e4m3)
+ *   zeros: every operand 0.
+ * The CPU references read kval(), the generated value rounded to the
+ * operand's storage type exactly as the device fill rounds it.
  */
 #ifndef LLMSIM_KCOMMON_H
 #define LLMSIM_KCOMMON_H
@@ -24,7 +37,23 @@
 #include <stdio.h>
 #include "kernels.h"
 
-enum kgrid { KG_F24, KG_B7, KG_E3 };
+enum kgrid {
+	KG_F24, KG_B7, KG_E3,   /* grid data (see above) */
+	KG_N1,                  /* N(0, 1): activations */
+	KG_NW,                  /* N(0, 0.02): weights */
+	KG_N8,                  /* normal scaled to the e4m3 range: amax 448 */
+	KG_ZERO
+};
+/* operand roles, for kgrid_for */
+enum krole { KR_ACT, KR_WEIGHT };
+
+/* Irwin-Hall(8) in units: 2 * (sum of 8 uniform 16-bit integers) - 8 * 65535,
+ * in [-524280, 524280], standard deviation 65536 * sqrt(8/3) = 107020.21. */
+#define KIH8_AMAX 524280.0f
+#define KIH8_SD 107020.2149f
+/* dequantization scale of an FP8 operand of standard deviation sd filled by
+ * KG_N8 (value = x * 448 / (4.9 sd)): multiply the product by both */
+#define KN8_DEQUANT(sd) ((sd) * KIH8_AMAX / (KIH8_SD * 448.0f))
 enum ktype { KT_F32, KT_BF16, KT_F16, KT_FP8 };
 
 __host__ __device__ static inline uint64_t khash(uint64_t seed, uint64_t i)
@@ -39,12 +68,54 @@ __host__ __device__ static inline float kgen(uint64_t seed, uint64_t i, int grid
 {
 	uint64_t h = khash(seed, i);
 	switch (grid) {
+	case KG_N1:
+	case KG_NW:
+	case KG_N8: {
+		uint64_t a = khash(seed, 2 * i), b = khash(seed, 2 * i + 1);
+		int sum = 0;
+		for (int j = 0; j < 4; j++)
+			sum += (int)((a >> (16 * j)) & 0xFFFFu) + (int)((b >> (16 * j)) & 0xFFFFu);
+		float u = (float)(2 * sum - 8 * 65535);
+		/* one correctly rounded multiply by a constant folded at compile
+		 * time: the same float on host and device */
+		return grid == KG_N1   ? u * (1.0f / KIH8_SD)
+		       : grid == KG_NW ? u * (0.02f / KIH8_SD)
+				       : u * (448.0f / KIH8_AMAX);
+	}
+	case KG_ZERO:
+		return 0.0f;
 	case KG_F24:
 		return (float)(uint32_t)(h >> 40) * (1.0f / 8388608.0f) - 1.0f;
 	case KG_B7:
 		return ((float)(int)((h >> 32) % 255u) - 127.0f) * (1.0f / 128.0f);
 	default:
 		return ((float)(int)((h >> 32) % 15u) - 7.0f) * (1.0f / 8.0f);
+	}
+}
+
+/* The generator of an operand of storage type t in role r under operand
+ * data `data` (enum llmsim_kdata). */
+static inline int kgrid_for(int data, int r, int t)
+{
+	if (data == LLMSIM_KDATA_ZEROS)
+		return KG_ZERO;
+	if (data == LLMSIM_KDATA_GRID)
+		return t == KT_F32 ? KG_F24 : t == KT_FP8 ? KG_E3 : KG_B7;
+	if (t == KT_FP8)
+		return KG_N8;
+	return r == KR_WEIGHT ? KG_NW : KG_N1;
+}
+
+/* The value element i holds on the device: kgen rounded to storage type t
+ * as the fill kernel rounds it (host and device). */
+__host__ __device__ static inline float kval(uint64_t seed, uint64_t i, int grid, int t)
+{
+	float v = kgen(seed, i, grid);
+	switch (t) {
+	case KT_F32: return v;
+	case KT_BF16: return __bfloat162float(__float2bfloat16_rn(v));
+	case KT_F16: return __half2float(__float2half_rn(v));
+	default: return (float)__nv_fp8_e4m3(v);
 	}
 }
 

@@ -65,8 +65,15 @@ enum llmsim_kdtype {
 	LLMSIM_KDT_COUNT
 };
 
+/* The values a case fills its operands with (kcommon.h says how):
+ * normal is what trained weights and activations look like, and the
+ * default; grid and zeros exist to measure how operand data moves the
+ * clock under the power limit. */
+enum llmsim_kdata { LLMSIM_KDATA_NORMAL, LLMSIM_KDATA_GRID, LLMSIM_KDATA_ZEROS, LLMSIM_KDATA_COUNT };
+
 struct llmsim_kspec {
 	enum llmsim_kfam fam;
+	enum llmsim_kdata data;    /* operand values (0: normal) */
 	int variant;
 	enum llmsim_kdtype dtype;  /* GEMM only */
 	int64_t m, n, k;           /* GEMM; EW: m tokens, n hidden; STREAM/SMEM/EMPTY: n */

@@ -17,6 +17,7 @@ struct stream_state {
 	float *a, *b, *c;      /* (n) each; a is the output */
 	int64_t n;
 	uint64_t seed_b, seed_c;
+	int grid_in;              /* kgrid of b and c */
 	int grid;
 };
 
@@ -74,6 +75,7 @@ static int stream_setup(struct llmsim_kbench *b, uint64_t seed, char *err, size_
 		return kerr(err, errsz, "out of host memory");
 	b->priv = s;
 	s->n = n;
+	s->grid_in = kgrid_for(b->spec.data, KR_ACT, KT_F32);
 	s->seed_b = seed * 3 + 1;
 	s->seed_c = seed * 3 + 2;
 	/* Enough resident threads to cover latency; grid-stride beyond. */
@@ -82,7 +84,7 @@ static int stream_setup(struct llmsim_kbench *b, uint64_t seed, char *err, size_
 	size_t bytes = (size_t)n * 4;
 	if (kalloc((void **)&s->a, bytes, err, errsz) || kalloc((void **)&s->b, bytes, err, errsz))
 		return -1;
-	if (kfill(s->b, n, KT_F32, s->seed_b, KG_F24, err, errsz))
+	if (kfill(s->b, n, KT_F32, s->seed_b, s->grid_in, err, errsz))
 		return -1;
 	double e = (double)n;
 	switch (b->spec.variant) {
@@ -101,7 +103,7 @@ static int stream_setup(struct llmsim_kbench *b, uint64_t seed, char *err, size_
 		b->flops_declared = 2 * e;
 		b->bytes_declared = 12 * e;
 		if (kalloc((void **)&s->c, bytes, err, errsz) ||
-		    kfill(s->c, n, KT_F32, s->seed_c, KG_F24, err, errsz))
+		    kfill(s->c, n, KT_F32, s->seed_c, s->grid_in, err, errsz))
 			return -1;
 		break;
 	default:
@@ -151,13 +153,13 @@ static int stream_check(struct llmsim_kbench *b, char *err, size_t errsz)
 		if (kread_n(s->a, i0, len, KT_F32, out, err, errsz))
 			return -1;
 		for (int64_t j = 0; j < len; j++) {
-			double bv = kgen(s->seed_b, i0 + j, KG_F24), ref;
+			double bv = kgen(s->seed_b, i0 + j, s->grid_in), ref;
 			if (b->spec.variant == LLMSIM_KS_COPY)
 				ref = bv;
 			else if (b->spec.variant == LLMSIM_KS_SCALE)
 				ref = STREAM_SCALE * bv;
 			else
-				ref = bv + STREAM_SCALE * (double)kgen(s->seed_c, i0 + j, KG_F24);
+				ref = bv + STREAM_SCALE * (double)kgen(s->seed_c, i0 + j, s->grid_in);
 			kacc_add(&acc, out[j], ref);
 		}
 	}
@@ -177,6 +179,7 @@ struct smem_state {
 	int blocks;
 	int iters;
 	uint64_t seed;
+	int grid_in;   /* kgrid of in */
 };
 
 __global__ void __launch_bounds__(SMEM_THREADS) k_smem(const float4 *__restrict__ in,
@@ -218,9 +221,10 @@ static int smem_setup(struct llmsim_kbench *b, uint64_t seed, char *err, size_t 
 	s->blocks = sm_count() * 8; /* 8 x 256 threads: a full SM */
 	s->iters = (int)b->spec.n;
 	s->seed = seed;
+	s->grid_in = kgrid_for(b->spec.data, KR_ACT, KT_F32);
 	if (kalloc((void **)&s->in, (size_t)s->blocks * SMEM_TILE * 16, err, errsz) ||
 	    kalloc((void **)&s->out, (size_t)s->blocks * SMEM_THREADS * 4, err, errsz) ||
-	    kfill(s->in, (int64_t)s->blocks * SMEM_TILE * 4, KT_F32, seed, KG_F24, err, errsz))
+	    kfill(s->in, (int64_t)s->blocks * SMEM_TILE * 4, KT_F32, seed, s->grid_in, err, errsz))
 		return -1;
 	snprintf(b->impl, sizeof b->impl, "smem_read_f4");
 	double reads = (double)s->blocks * SMEM_THREADS * s->iters;
@@ -264,7 +268,7 @@ static int smem_check(struct llmsim_kbench *b, char *err, size_t errsz)
 		for (int q = 0; q < 4; q++)
 			for (int c = 0; c < 4; c++)
 				sum += kgen(s->seed, (blk * SMEM_TILE + t + q * SMEM_THREADS) * 4 + c,
-					    KG_F24);
+					    s->grid_in);
 		kacc_add(&acc, out[g], sum * (s->iters / 4));
 	}
 	free(out);

@@ -3,20 +3,29 @@
  * llmsim_model, and finding one by name.
  *
  * The file holds the fields of the struct at the top level, with optional
- * `mla:` and `moe:` sections. The attention kind is derived, never stated:
+ * `mla:` and `moe:` sections, an optional `notes:` line (what the
+ * description leaves out) and an optional `extra:` map of anything: keys
+ * llmsim does not use (rope_theta, rms_norm_eps, ...), kept with the
+ * description and listed, never read. Any other key is an error, so a
+ * misspelt field cannot pass unnoticed. The attention kind is derived, never stated:
  * an mla section makes it MLA, else kv_heads == heads is MHA, kv_heads == 1
  * MQA, anything else GQA. A name containing '/' or ending in ".yaml" is a
- * path; other names match a file stem, `name:` or `aliases:` in
- * <data>/models/, case-insensitively.
+ * path (one ending in .json, or a folder holding config.json, a Hugging
+ * Face config: models/hf.h); other names match a file stem, `name:` or
+ * `aliases:` in <data>/models/, case-insensitively.
  */
 #include "model.h"
 
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/datafind.h"
+#include "base/paths.h"
 #include "base/yaml.h"
+#include "models/hf.h"
 #include "model_load.h"
 
 #define M(f) offsetof(struct llmsim_model, f)
@@ -55,6 +64,7 @@ static const struct llmsim_yfield top_fields[] = {
 	OPT_BOOL(linear_bias),
 	FLD("mtp_layers", LLMSIM_YF_INT, mtp_layers, LLMSIM_YF_OPTIONAL, LLMSIM_YR_NONNEG),
 	FLD("position_rows", LLMSIM_YF_INT, position_rows, LLMSIM_YF_OPTIONAL, LLMSIM_YR_POSITIVE),
+	FLD("notes", LLMSIM_YF_STRING, notes, LLMSIM_YF_OPTIONAL, LLMSIM_YR_ANY),
 };
 
 #define MLA(k, rng) {.key = #k, .type = LLMSIM_YF_INT, .offset = offsetof(struct llmsim_mla, k), .required = LLMSIM_YF_REQUIRED, .range = rng}
@@ -156,6 +166,44 @@ static int check(const struct llmsim_ynode *root, struct llmsim_model *m, const 
 	return 0;
 }
 
+/* The `extra:` map: its keys, listed in m->extra_keys; its values are the
+ * file's own business. */
+static int read_extra(const struct llmsim_ynode *root, struct llmsim_model *m, const char *path,
+		      struct llmsim_err *err)
+{
+	const struct llmsim_ynode *x = llmsim_ymap_get(root, "extra");
+	if (!x)
+		return 0;
+	if (x->kind != LLMSIM_Y_MAP)
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, x->line, x->col,
+					 "'extra' must be a mapping of keys llmsim does not use");
+	size_t l = 0;
+	for (size_t i = 0; i < x->n; i++) {
+		size_t k = strlen(x->keys[i]);
+		if (l + k + 6 >= sizeof m->extra_keys) {
+			snprintf(m->extra_keys + l, sizeof m->extra_keys - l, "%s...", l ? ", " : "");
+			break;
+		}
+		l += (size_t)snprintf(m->extra_keys + l, sizeof m->extra_keys - l, "%s%s",
+				      l ? ", " : "", x->keys[i]);
+	}
+	m->nextra = (int)x->n;
+	return 0;
+}
+
+/* An unknown top-level key, with where keys llmsim does not use belong. */
+static int unknown_key(const struct llmsim_ynode *root, const char *path, struct llmsim_err *err)
+{
+	for (size_t i = 0; i < root->n; i++)
+		if (!root->used[i])
+			return llmsim_err_setloc(err, LLMSIM_EPARSE, path, root->key_line[i],
+						 root->key_col[i],
+						 "unknown key '%s' (keys llmsim does not use go under "
+						 "'extra:')",
+						 root->keys[i]);
+	return 0;
+}
+
 static int load_tree(const struct llmsim_ynode *root, void *obj, const char *path,
 		     struct llmsim_err *err)
 {
@@ -176,7 +224,7 @@ static int load_tree(const struct llmsim_ynode *root, void *obj, const char *pat
 		return rc;
 	if ((rc = sub(root, "moe", moe_fields, N(moe_fields), &m->moe, path, &m->has_moe, err)))
 		return rc;
-	if ((rc = llmsim_ymap_check_unused(root, path, NULL, err)))
+	if ((rc = read_extra(root, m, path, err)) || (rc = unknown_key(root, path, err)))
 		return rc;
 	if ((rc = check(root, m, path, err)))
 		return rc;
@@ -223,5 +271,28 @@ int llmsim_model_list(void (*fn)(const char *path, void *ctx), void *ctx, struct
 
 int llmsim_model_load(const char *name, struct llmsim_model *m, struct llmsim_err *err)
 {
+	char p[4096];
+	struct stat st;
+	if (name && llmsim_hf_is_config(name))
+		return llmsim_model_from_hf(llmsim_data_input(name, p, sizeof p), NULL, NULL, m, NULL,
+					    err);
+	/* a downloaded model's folder: its config.json */
+	if (name && !stat(name, &st) && S_ISDIR(st.st_mode)) {
+		size_t n = strlen(name);
+		if (snprintf(p, sizeof p, "%s%sconfig.json", name, n && name[n - 1] == '/' ? "" : "/") >=
+		    (int)sizeof p)
+			return llmsim_err_set(err, LLMSIM_EINVAL, "%s: path too long", name);
+		if (access(p, F_OK))
+			return llmsim_err_set(err, LLMSIM_ENOENT,
+					      "%s: a folder without a config.json (want a model name, a "
+					      "model YAML or a Hugging Face config.json)",
+					      name);
+		return llmsim_model_from_hf(p, NULL, NULL, m, NULL, err);
+	}
 	return llmsim_data_find(&model_kind, name, m, err);
+}
+
+int llmsim_model_load_named(const char *name, struct llmsim_model *m, struct llmsim_err *err)
+{
+	return llmsim_data_find_name(&model_kind, name, m, err);
 }

@@ -70,10 +70,26 @@ struct llmsim_model {
 	struct llmsim_moe moe;
 
 	int position_rows;      /* rows of a learned position table (OPT: max_seq + 2); 0 otherwise */
+
+	/* What the description carries beyond the shape: the keys of its
+	 * `extra:` map (or of a config.json, those llmsim does not use),
+	 * ", "-separated and cut with "..." past the buffer; and `notes:`,
+	 * what it leaves out ("" when none). */
+	char extra_keys[512];
+	int nextra;
+	char notes[512];
 };
 
+/* Load a model by name, alias or path: a path ending in .json, or a folder
+ * holding a config.json (a downloaded model), is a Hugging Face config
+ * (models/hf.h); any other path or name model YAML (models/NAME.yaml in
+ * the data folder). */
 int llmsim_model_load(const char *name_or_path, struct llmsim_model *m,
 		      struct llmsim_err *err);
+/* A shipped model by its name or an alias only, never a path: for names
+ * that come from data (a trace's "model NAME" range), so that a file's
+ * author cannot make llmsim open a path of their choosing. */
+int llmsim_model_load_named(const char *name, struct llmsim_model *m, struct llmsim_err *err);
 int llmsim_model_load_file(const char *path, struct llmsim_model *m,
 			   struct llmsim_err *err);
 int llmsim_model_list(void (*fn)(const char *path, void *ctx), void *ctx,

@@ -38,6 +38,28 @@ static int not_empty(const char *dir)
 	return any;
 }
 
+/* Whether dir holds the marker, as a regular file (a link to one elsewhere
+ * does not count). */
+static int has_marker(const char *dir)
+{
+	char p[4200];
+	struct stat st;
+	snprintf(p, sizeof p, "%s/%s", dir, LLMSIM_OUTDIR_MARKER);
+	return !lstat(p, &st) && S_ISREG(st.st_mode);
+}
+
+static int write_marker(const char *dir)
+{
+	char p[4200];
+	snprintf(p, sizeof p, "%s/%s", dir, LLMSIM_OUTDIR_MARKER);
+	FILE *f = fopen(p, "w");
+	if (!f)
+		return -1;
+	fputs("This folder was written by llmsim (llmsim report). `llmsim report --force`\n"
+	      "replaces only folders holding this file.\n", f);
+	return fclose(f) ? -1 : 0;
+}
+
 int llmsim_outdir_begin(struct llmsim_outdir *o, const char *dir, int force,
 			struct llmsim_err *err)
 {
@@ -72,6 +94,12 @@ int llmsim_outdir_begin(struct llmsim_outdir *o, const char *dir, int force,
 			return llmsim_err_set(err, LLMSIM_EINVAL,
 					      "output folder '%s' exists and is not empty "
 					      "(use --force to replace it)", o->dir);
+		if (ne && !has_marker(o->dir))
+			return llmsim_err_set(err, LLMSIM_EINVAL,
+					      "output folder '%s' holds no earlier llmsim report (no %s"
+					      " file): --force replaces only such a folder; remove it "
+					      "yourself or choose another --out", o->dir,
+					      LLMSIM_OUTDIR_MARKER);
 		o->replace = ne;
 	} else if (errno != ENOENT) {
 		return llmsim_err_set(err, LLMSIM_EIO, "cannot use output folder '%s': %s",
@@ -107,6 +135,12 @@ int llmsim_outdir_commit(struct llmsim_outdir *o, struct llmsim_err *err)
 	if (!o->tmp[0])
 		return llmsim_err_set(err, LLMSIM_EINVAL, "no staging folder to commit");
 	/* Group and others get the usual folder permissions (mkdtemp made it 0700). */
+	if (write_marker(o->tmp)) {
+		int e = errno;
+		llmsim_outdir_abort(o);
+		return llmsim_err_set(err, LLMSIM_EIO, "cannot write into '%s': %s", o->dir,
+				      strerror(e));
+	}
 	mode_t mask = umask(0);
 	umask(mask);
 	chmod(o->tmp, 0777 & ~mask);

@@ -1,13 +1,19 @@
 /*
  * outdir.h - write a folder of results all at once: everything goes into
  * DIR.tmp-XXXXXX next to DIR, and only a finished folder is renamed into
- * place, so a failure at any step leaves the file system as it was.
+ * place, so a failure at any step leaves the file system as it was. A
+ * committed folder holds a marker file, LLMSIM_OUTDIR_MARKER, and only a
+ * folder holding one is ever replaced (--force): nothing else a user keeps
+ * is deleted.
  */
 #ifndef LLMSIM_REPORT_OUTDIR_H
 #define LLMSIM_REPORT_OUTDIR_H
 
 #include <stddef.h>
 #include "base/err.h"
+
+/* The file every folder llmsim writes holds (its contents say what it is). */
+#define LLMSIM_OUTDIR_MARKER ".llmsim-report"
 
 struct llmsim_outdir {
 	char dir[4000];         /* the folder asked for, trailing '/' removed */
@@ -17,8 +23,10 @@ struct llmsim_outdir {
 
 /* Check dir and create the staging folder. Refuses (LLMSIM_EINVAL) a dir
  * that exists and is not a folder, or is not writable, or is not empty
- * unless force; LLMSIM_EIO when the staging folder cannot be created. The
- * message is one line naming the folder. Nothing is created on failure. */
+ * unless force, and with force one that holds no LLMSIM_OUTDIR_MARKER (it
+ * is not an earlier llmsim folder); LLMSIM_EIO when the staging folder
+ * cannot be created. The message is one line naming the folder. Nothing
+ * is created on failure. */
 int llmsim_outdir_begin(struct llmsim_outdir *o, const char *dir, int force,
 			struct llmsim_err *err);
 
@@ -30,8 +38,9 @@ int llmsim_outdir_path(const struct llmsim_outdir *o, const char *name, char *bu
 int llmsim_outdir_final_path(const struct llmsim_outdir *o, const char *name, char *buf,
 			     size_t size);
 
-/* Move the staging folder into place (replacing dir's old contents when
- * forced). On failure the staging folder is removed and dir is unchanged. */
+/* Write the marker into the staging folder and move it into place
+ * (replacing dir's old contents when forced). On failure the staging
+ * folder is removed and dir is unchanged. */
 int llmsim_outdir_commit(struct llmsim_outdir *o, struct llmsim_err *err);
 
 /* Remove the staging folder and all in it (no-op when none). */

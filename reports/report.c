@@ -1,6 +1,8 @@
 /* report.c - `llmsim report`: draw, write, then move into place. */
 #include "report_int.h"
 
+#include "base/bounds.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,10 +73,11 @@ int llmsim_report_check(const struct llmsim_report_cfg *cfg, struct llmsim_err *
 {
 	struct llmsim_gnuplot gp;
 	struct llmsim_outdir out;
-	if (cfg->width < 320 || cfg->height < 240 || cfg->width > 8000 || cfg->height > 8000)
+	if (cfg->width < 320 || cfg->height < 240 || cfg->width > LLMSIM_MAX_PIXELS ||
+	    cfg->height > LLMSIM_MAX_PIXELS)
 		return llmsim_err_set(err, LLMSIM_EINVAL,
-				      "picture size %dx%d is out of range (320x240 to 8000x8000)",
-				      cfg->width, cfg->height);
+				      "picture size %dx%d is out of range (320x240 to %dx%d)",
+				      cfg->width, cfg->height, LLMSIM_MAX_PIXELS, LLMSIM_MAX_PIXELS);
 	int rc = llmsim_gnuplot_open(&gp, err);
 	if (!rc && !(rc = llmsim_outdir_begin(&out, cfg->out_dir, cfg->force, err)))
 		llmsim_outdir_abort(&out);

@@ -7,7 +7,7 @@ tmp=$out.tmp.$$
 trap 'rm -f "$tmp"' EXIT
 esc() { sed -e 's/\\/\\e/g' -e 's/^\./\\\&./' -e "s/^'/\\\\\\&'/"; }
 {
-	echo '.TH LLMSIM 1 "" "llmsim '"$("$bin" --version | awk '{print $2}')"'" "User Commands"'
+	echo '.TH LLMSIM 1 "" "llmsim '"$("$bin" --version | awk 'NR==1{print $2}')"'" "User Commands"'
 	echo '.SH NAME'
 	echo 'llmsim \- GPU performance simulator and roofline analyzer for large language models'
 	echo '.SH SYNOPSIS'
@@ -21,7 +21,10 @@ esc() { sed -e 's/\\/\\e/g' -e 's/^\./\\\&./' -e "s/^'/\\\\\\&'/"; }
 	echo '.SH ENVIRONMENT'
 	echo '.TP'
 	echo '.B LLMSIM_DATA_DIR'
-	echo 'folder holding hw/ and models/ (default: the install tree, then the source tree)'
+	echo 'folder holding hw/, models/ and calib/data/ (default: the install tree next to the binary, then the install prefix; llmsim --version names the one in use)'
+	echo '.TP'
+	echo '.B LLMSIM_SOURCE_DATA'
+	echo 'set to 1 to fall back to the source tree the binary was built from when no installed data is found'
 	echo '.TP'
 	echo '.B LLMSIM_NO_PROFILE'
 	echo 'set to 1 to ignore calibration profiles (hw/profiles/NAME.yaml)'

@@ -1,22 +1,31 @@
 #!/usr/bin/env bash
 # readme-tour.sh [LLMSIM] - print the README's tour: every subcommand run for
 # real, as markdown. The README's tour section is this script's output.
+#
+# Each command runs as written in the README, in an empty folder outside
+# the source tree, reading only the data the binary finds (an installed
+# `llmsim` on PATH by default; a build-tree binary given as LLMSIM reads
+# the source tree through LLMSIM_SOURCE_DATA=1). tests/install_readme.sh
+# runs the same lines against a `cmake --install` prefix.
 set -u
-L=${1:-build/cli/llmsim}
-tmp=/tmp/llmsim-tour
-rm -rf "$tmp" && mkdir -p "$tmp"
+src=$(cd "$(dirname "$0")/.." && pwd)
+L=${1:-$(command -v llmsim || echo "$src/build/cli/llmsim")}
+case $L in /*) ;; *) L=$src/$L ;; esac
+if [ -z "${LLMSIM_DATA_DIR:-}" ] && ! "$L" --version | sed -n 2p | grep -q '^data: /'; then
+	export LLMSIM_SOURCE_DATA=1 # a build-tree binary before cmake --install
+fi
+tmp=$(mktemp -d /tmp/llmsim-tour-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-src=$(pwd)
-run() { # title, command line (llmsim ...), optional line limit
-	local title=$1 cmd=$2 lines=${3:-400}
-	printf '\n#### %s\n\n```console\n$ %s\n' "$title" "$cmd"
-	eval "${cmd/#llmsim/$L}" 2>&1 | head -n "$lines" | sed "s|$src/||g"
+cd "$tmp" || exit 1
+run() { # title, command lines (llmsim ...; more lines run in turn), optional line limit
+	local title=$1 cmds=$2 lines=${3:-400} c
+	printf '\n#### %s\n\n```console\n' "$title"
+	while IFS= read -r c; do
+		printf '$ %s\n' "$c"
+		eval "${c//llmsim /$L }" 2>&1 | head -n "$lines" | sed -e "s|$src/||g" -e "s|$tmp/||g"
+	done <<<"$cmds"
 	printf '```\n'
 }
-for f in calib/data/h200*.tsv; do
-	"$L" calib import --db "$tmp/h200.db" --in "$f" >/dev/null
-done
-"$L" calib import --db "$tmp/h200.db" --in calib/data/multi_gpu/nccl_h200x2.tsv >/dev/null
 echo "### GPUs and models"
 run "The GPUs llmsim knows (hw/*.yaml)" "llmsim hw list"
 run "A model, and what its weights need" "llmsim model show 70b --gpu h200"
@@ -40,16 +49,23 @@ run "Speculative decoding" "llmsim spec --model 70b --draft llama-3.2-1b --gamma
 run "Capacity planning for serving" "llmsim plan --model 70b --gpus 8 --workload serve --prompt 2048 --output 256 --tpot-slo 0.05 --top 5" 40
 echo
 echo "### Reports"
-run "An HTML report with its pictures" "llmsim report --model 8b --gpu h200 --out $tmp/report"
+run "An HTML report with its pictures" "llmsim report --model 8b --gpu h200 --out report"
 echo
 echo "### Calibration and traces"
-run "What the H200 measurements hold" "llmsim calib show --db $tmp/h200.db" 30
-run "Predicted against measured, held-out kernels" "llmsim calib validate --db $tmp/h200.db" 40
+run "What the shipped H200 measurements hold" "llmsim calib show" 30
+run "Predicted against measured, held-out kernels" "llmsim calib validate --gpu h200" 40
 run "A captured PyTorch run compared with the model" "llmsim trace compare --db calib/data/trace_llama.txt.gz --gpu h200 --phases-only" 26
 run "The same program on a B200" "llmsim trace replay --db calib/data/trace_llama.txt.gz --gpu b200 --phases-only" 25
 echo
+echo "### Models from Hugging Face"
+run "A config.json, as --model takes it and as llmsim YAML" "mkdir Mistral-7B-v0.1
+printf '{\"architectures\": [\"MistralForCausalLM\"], \"model_type\": \"mistral\", \"hidden_size\": 4096, \"intermediate_size\": 14336, \"num_hidden_layers\": 32, \"num_attention_heads\": 32, \"num_key_value_heads\": 8, \"vocab_size\": 32000, \"max_position_embeddings\": 32768, \"hidden_act\": \"silu\", \"rms_norm_eps\": 1e-05, \"rope_theta\": 10000.0, \"sliding_window\": 4096, \"tie_word_embeddings\": false}' > Mistral-7B-v0.1/config.json
+llmsim infer --model Mistral-7B-v0.1/config.json --gpu h200 --batch 8 --prompt 1024 --output 128 | head -n 6
+llmsim model import Mistral-7B-v0.1/config.json --name mistral-7b > mistral-7b.yaml
+llmsim model show mistral-7b.yaml | head -n 22"
+echo
 echo "### Errors"
-printf 'model: x\nlayers: 0\n' >"$tmp/bad.yaml"
-run "A broken model file" "llmsim model show $tmp/bad.yaml"
+run "A broken model file" "printf 'model: x\\nlayers: 0\\n' > bad.yaml
+llmsim model show bad.yaml"
 run "An unknown flag" "llmsim op gemm --m 1 --n 2 --kk 3"
 run "An impossible configuration" "llmsim train --model 405b --gpu h200 --gpus 1 --tp 1 --pp 1 --dp 1"

@@ -49,10 +49,14 @@
  * (all-reduce only) 2 log2 p steps sending 2x the buffer per rank, as
  * NCCL's double binary tree. Point-to-point: one exchange per peer. Small
  * collectives run on fewer channels (channels(), bulk_channels()), so the
- * bandwidth ramps up with the size. Several nodes: hierarchical, the
- * intra-node part on NVLink and the inter-node part on the network at the
- * per-GPU network rate (all-reduce: reduce-scatter in the node, all-reduce
- * of bytes/g across nodes, all-gather in the node); the protocol is then
+ * bandwidth ramps up with the size. A "node" here is one NVLink domain
+ * (the hardware file's nvlink_domain_gpus: a node, or all 72 GPUs of a
+ * GB200 NVL72 rack, whose NVLink switches join 18 nodes at the same
+ * per-GPU rate), so a group inside one domain is one level of NVLink
+ * whatever nodes it crosses. Several domains: hierarchical, the
+ * intra-domain part on NVLink and the rest on the network at the
+ * per-GPU network rate (all-reduce: reduce-scatter in the domain,
+ * all-reduce of bytes/g across domains, all-gather in the domain); the protocol is then
  * the cheapest of the modelled ones (NCCL's network terms are not
  * mirrored). One rank: NCCL copies the send buffer to the receive buffer
  * (out of place, as nccl-tests and the calibration run it).
@@ -355,10 +359,11 @@ int sim_collective(const struct llmsim_gpu *gpu, const struct llmsim_op *op, str
 	if (k->gpus % nodes)
 		return llmsim_err_set(err, LLMSIM_EINVAL,
 				      "gpus (%d) must be divisible by nodes (%d)", k->gpus, nodes);
-	if (gpu->gpus_per_node > 0 && k->gpus / nodes > gpu->gpus_per_node)
+	int domain = llmsim_gpu_nvlink_domain(gpu);
+	if (domain > 0 && k->gpus / nodes > domain)
 		return llmsim_err_set(err, LLMSIM_EINVAL,
-				      "%d gpus per node exceed the %d of a %s node",
-				      k->gpus / nodes, gpu->gpus_per_node, gpu->name);
+				      "%d gpus per node exceed the %d of a %s NVLink domain",
+				      k->gpus / nodes, domain, gpu->name);
 	if (k->algo == LLMSIM_ALGO_TREE && k->kind != LLMSIM_COLL_ALLREDUCE)
 		return llmsim_err_set(
 		    err, LLMSIM_EUNSUPPORTED,

@@ -20,13 +20,23 @@ struct ew_cost {
 	double l2;              /* bytes served by L2 (small shared tables) */
 	double vec, sfu;        /* FP32 ops, exp/tanh/sqrt */
 	int rowwise;            /* one block per token row */
+	double atomics;         /* L2 read-modify-write atomics */
+	double rounds;          /* > 0: dependent DRAM round trips per block (a
+				 * radix select or sort's passes), not a stream */
+};
+
+/* The parts of an op beyond its kind and shape that its bytes depend on. */
+struct ew_shape {
+	double e_out;           /* bytes of the written type */
+	int bcast;              /* second operand broadcast */
+	double k;               /* topk: kept per row */
 };
 
 /* blocks that keep partial weight gradients in a norm's backward */
 enum { NPART = 128 };
 
 static void cost(enum llmsim_ew_kind kind, int bwd, double T, double H, double e, double sms,
-		 double row_max, struct ew_cost *c)
+		 double row_max, const struct ew_shape *sh, struct ew_cost *c)
 {
 	double N = T * H;
 	/* a row longer than one block's registers hold (in fp32) cannot stay
@@ -39,12 +49,13 @@ static void cost(enum llmsim_ew_kind kind, int bwd, double T, double H, double e
 	switch (kind) {
 	case LLMSIM_EW_ADD:
 		/* fwd: a + b; bwd: the sum of two gradient branches (the
-		 * identity itself needs no kernel) */
-		c->read = 2 * N * e, c->write = N * e, c->vec = N;
+		 * identity itself needs no kernel); a broadcast second operand
+		 * (a bias, a per-row scale) is an L1/L2 hit */
+		c->read = (sh->bcast ? 1 : 2) * N * e, c->write = N * e, c->vec = N;
 		break;
 	case LLMSIM_EW_MUL:
 		if (!bwd)
-			c->read = 2 * N * e, c->write = N * e, c->vec = N;
+			c->read = (sh->bcast ? 1 : 2) * N * e, c->write = N * e, c->vec = N;
 		else /* da = dy*b, db = dy*a */
 			c->read = 3 * N * e, c->write = 2 * N * e, c->vec = 2 * N;
 		break;
@@ -131,7 +142,52 @@ static void cost(enum llmsim_ew_kind kind, int bwd, double T, double H, double e
 			c->sfu = N;
 		break;
 	case LLMSIM_EW_COPY:
-		c->read = N * e, c->write = N * e;
+		/* a plain copy, or a cast: e bytes in, e_out out */
+		c->read = N * e, c->write = N * sh->e_out, c->vec = sh->e_out != e ? N : 0;
+		break;
+	case LLMSIM_EW_GATHER:
+		/* index_select of rows: the ids, then each row (vectorized) */
+		c->read = T * 8 + N * e, c->write = N * e;
+		break;
+	case LLMSIM_EW_SCATTER_ADD:
+		/* index_add_: the ids and the source rows stream in; every
+		 * element is an atomic add in L2 into its destination row, which
+		 * reaches HBM once (H200: 16384 x 4096 bf16 rows into 8192 rows,
+		 * 572 us: 1.2e11 adds/s, 0.45 TB/s of source) */
+		c->read = T * 8 + N * e, c->write = N * e, c->atomics = N, c->vec = N;
+		break;
+	case LLMSIM_EW_TOPK:
+		/* PyTorch's radix select (sbtopk), one block per row: 2 key bits
+		 * per pass, each pass a block-wide count that waits on its loads
+		 * (8 passes for 16-bit keys, 16 for 32-bit), then a pass that
+		 * writes the k values and their int64 indices (H200: 1-128 rows
+		 * of 8 or 128 logits take 8.6-10.8 us) */
+		c->rowwise = 1;
+		c->rounds = e * 8 / 2 + 1;
+		c->read = N * e, c->write = T * sh->k * (e + 8), c->vec = 4 * N;
+		break;
+	case LLMSIM_EW_SORT:
+		/* a stable sort of T int64 keys carrying int64 values, as
+		 * PyTorch dispatches it: up to 4096 keys in one block (a block
+		 * radix sort, 4 key bits a pass: 16 passes of a count, a scan
+		 * and a scatter, each a barrier-separated round in shared memory,
+		 * and fewer key bits to go over when the keys are few: 4 passes
+		 * under 64); beyond, CUB's onesweep over the GPU (a histogram,
+		 * then 8 passes of 8 bits reading and writing keys and values;
+		 * H200: 10.6 us for 2-64 keys, 30 us for 192-1024, 37 us for
+		 * 4096, 70-80 us for 12288-65536) */
+		if (T <= 4096) {
+			c->rounds = T <= 64 ? 4 * 3 : 16 * 3;
+			c->read = T * 16, c->write = T * 16, c->vec = 16 * 8 * T;
+		} else {
+			c->rounds = 9 * 2;
+			c->read = 9 * T * 16, c->write = 8 * T * 16, c->vec = 8 * 8 * T;
+		}
+		break;
+	case LLMSIM_EW_REDUCE:
+		/* a row mean or sum: the row in, one value out */
+		c->rowwise = 1;
+		c->read = N * e, c->write = T * e, c->vec = N;
 		break;
 	case LLMSIM_EW_ADAMW:
 		/* per parameter: read fp32 master (4), m (4), v (4) and the
@@ -169,14 +225,34 @@ static void overlap_pipes(const struct llmsim_gpu *gpu, struct kern *k, double v
 enum { EW_STRIDED = 1, EW_SERIAL = 2, EW_IN_L2 = 4 };
 
 static void add_pass(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, int bwd, double T,
-		     double H, double e, unsigned layout, struct sim_acc *a, int main)
+		     double H, double e, const struct ew_shape *sh, unsigned layout,
+		     struct sim_acc *a, int main)
 {
 	struct ew_cost c;
 	struct kern k;
-	cost(kind, bwd, T, H, e, gpu->sms, row_max(gpu), &c);
-	sim_stream_kern(gpu, &k, T * H, e, c.read, c.write, c.vec);
+	cost(kind, bwd, T, H, e, gpu->sms, row_max(gpu), sh, &c);
+	/* a gather or scatter also loads one int64 id per row: its grid
+	 * covers those loads too (rows of a few elements are id-bound) */
+	double elems = T * H;
+	if (kind == LLMSIM_EW_GATHER || kind == LLMSIM_EW_SCATTER_ADD)
+		elems += T * 8 / e;
+	sim_stream_kern(gpu, &k, elems, e, c.read, c.write, c.vec);
 	double vec = c.vec;
 	k.l2_bytes = c.l2;
+	k.atomic_ops = c.atomics;
+	if (c.atomics > 0)
+		k.l2_store_bytes += c.atomics * e;
+	if (c.rounds > 0 && !c.rowwise) {
+		/* a sort: one block while the keys fit a block's shared
+		 * memory (4096 int64 pairs), else a grid of passes (its nine
+		 * kernels' fixed costs: see ew_add); every pass a dependent
+		 * round trip */
+		k.blocks = T <= 4096 ? 1 : (int64_t)sim_max(1, sim_ceil(T / 4096));
+		k.threads = 1024;
+		k.lat_rounds = c.rounds;
+		if (T > 4096)
+			k.fill_s += 8 * (gpu->param[LLMSIM_PARAM_KERNEL_OVERHEAD_S] + gpu->hbm_latency_s);
+	}
 	/* A framework's kernel loads four vectors per operand and thread
 	 * before it computes, so other warps' loads hide its math; a
 	 * grid-stride loop over one vector per step has a quarter of those
@@ -228,6 +304,8 @@ static void add_pass(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, int
 		 * llmsim's, one step of 512 threads, 2.0 us) */
 		if (norm && !(layout & EW_SERIAL))
 			k.lat_rounds = sim_ceil(H / (th * per_thread));
+		if (c.rounds > 0) /* a radix select: its passes */
+			k.lat_rounds = c.rounds;
 		/* two dependent phases: load and reduce, then write */
 		k.fill_s = 2 * gpu->hbm_latency_s;
 	}
@@ -257,36 +335,52 @@ static void add_pass(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, int
 }
 
 static void ew_add(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, enum llmsim_pass pass,
-		   int64_t tokens, int64_t hidden, enum llmsim_dtype dt, unsigned layout,
-		   struct sim_acc *a, int main);
+		   int64_t tokens, int64_t hidden, enum llmsim_dtype dt, const struct ew_shape *sh,
+		   unsigned layout, struct sim_acc *a, int main);
+
+static struct ew_shape plain_shape(enum llmsim_dtype dt)
+{
+	return (struct ew_shape){.e_out = llmsim_dtype_bytes(dt), .k = 1};
+}
 
 void sim_ew_strided_copy(const struct llmsim_gpu *gpu, int64_t elems, enum llmsim_dtype dt,
 			 struct sim_acc *a)
 {
-	ew_add(gpu, LLMSIM_EW_COPY, LLMSIM_PASS_FWD, 1, elems, dt, EW_STRIDED, a, 0);
+	struct ew_shape sh = plain_shape(dt);
+	ew_add(gpu, LLMSIM_EW_COPY, LLMSIM_PASS_FWD, 1, elems, dt, &sh, EW_STRIDED, a, 0);
 }
 
 void sim_ew_add(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, enum llmsim_pass pass,
 		int64_t tokens, int64_t hidden, enum llmsim_dtype dt, struct sim_acc *a, int main)
 {
-	ew_add(gpu, kind, pass, tokens, hidden, dt, 0, a, main);
+	struct ew_shape sh = plain_shape(dt);
+	ew_add(gpu, kind, pass, tokens, hidden, dt, &sh, 0, a, main);
 }
 
 static void ew_add(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, enum llmsim_pass pass,
-		   int64_t tokens, int64_t hidden, enum llmsim_dtype dt, unsigned layout,
-		   struct sim_acc *a, int main)
+		   int64_t tokens, int64_t hidden, enum llmsim_dtype dt, const struct ew_shape *sh,
+		   unsigned layout, struct sim_acc *a, int main)
 {
 	double e = llmsim_dtype_bytes(dt), T = (double)tokens, H = (double)hidden;
 	struct ew_cost c;
 	if (pass != LLMSIM_PASS_BWD) {
-		cost(kind, 0, T, H, e, gpu->sms, row_max(gpu), &c);
+		cost(kind, 0, T, H, e, gpu->sms, row_max(gpu), sh, &c);
 		a->p->flops += c.vec + c.sfu;
-		add_pass(gpu, kind, 0, T, H, e, layout, a, main);
+		add_pass(gpu, kind, 0, T, H, e, sh, layout, a, main);
+		if (kind == LLMSIM_EW_TOPK) {
+			/* torch.topk's results come sorted: a bitonic sort of each
+			 * row's k values and indices in shared memory, a second
+			 * kernel of a block per row (H200, in an MoE step:
+			 * gatherTopK 5.2 us, then bitonicSortKVInPlace 4.6 us) */
+			struct ew_shape ksh = *sh;
+			ew_add(gpu, LLMSIM_EW_REDUCE, LLMSIM_PASS_FWD, tokens,
+			       (int64_t)sh->k, dt, &ksh, layout, a, 0);
+		}
 	}
 	if (pass != LLMSIM_PASS_FWD && kind != LLMSIM_EW_ADAMW) {
-		cost(kind, 1, T, H, e, gpu->sms, row_max(gpu), &c);
+		cost(kind, 1, T, H, e, gpu->sms, row_max(gpu), sh, &c);
 		a->p->flops += c.vec + c.sfu;
-		add_pass(gpu, kind, 1, T, H, e, layout, a, main && pass == LLMSIM_PASS_BWD);
+		add_pass(gpu, kind, 1, T, H, e, sh, layout, a, main && pass == LLMSIM_PASS_BWD);
 	}
 }
 
@@ -315,9 +409,23 @@ int sim_elementwise(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
 	if (sim_vec_rate(gpu) <= 0)
 		return llmsim_err_set(err, LLMSIM_EUNSUPPORTED, "ew: %s has no FP32 vector rate",
 				      gpu->name);
+	if (w->kind == LLMSIM_EW_TOPK && (w->k < 1 || w->k > w->hidden))
+		return llmsim_err_set(err, LLMSIM_EINVAL, "ew topk: k (%lld) must be in 1..hidden (%lld)",
+				      (long long)w->k, (long long)w->hidden);
+	if (w->bcast && w->kind != LLMSIM_EW_ADD && w->kind != LLMSIM_EW_MUL)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "ew %s: bcast=1 applies to add and mul only",
+				      llmsim_ew_kind_name(w->kind));
+	enum llmsim_dtype out = w->out_dtype;
+	if ((unsigned)out >= LLMSIM_DT_COUNT || out == LLMSIM_DT_FP64)
+		out = op->dtype;
+	if (out != op->dtype && w->kind != LLMSIM_EW_COPY)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "ew %s: out_dtype applies to copy (a cast) only",
+				      llmsim_ew_kind_name(w->kind));
+	struct ew_shape sh = {.e_out = llmsim_dtype_bytes(out), .bcast = w->bcast,
+			      .k = (double)(w->k > 0 ? w->k : 1)};
 	struct sim_acc a;
 	sim_acc_init(&a, p);
-	ew_add(gpu, w->kind, w->pass, w->tokens, w->hidden, op->dtype,
+	ew_add(gpu, w->kind, w->pass, w->tokens, w->hidden, op->dtype, &sh,
 	       (w->strided ? EW_STRIDED : 0) | (w->serial ? EW_SERIAL : 0) |
 		       (w->in_l2 ? EW_IN_L2 : 0),
 	       &a, 1);

@@ -659,6 +659,44 @@ static int mul_overflows(int n, const int64_t *f)
 	return 0;
 }
 
+/* Experts a grouped GEMM of `rows` rows routed uniformly over `groups`
+ * reaches on average: groups * (1 - (1 - 1/groups)^rows), at least 1. */
+static double active_groups(double rows, double groups)
+{
+	if (groups <= 1)
+		return 1;
+	double a = groups * -expm1(rows * log1p(-1 / groups));
+	return a < 1 ? 1 : a > groups ? groups : a;
+}
+
+/* A grouped GEMM (CUTLASS's sm90 grouped kernel, what torch._grouped_mm
+ * and MoE engines run): m rows routed uniformly over `groups` experts
+ * reach, on average, a = G (1 - (1 - 1/G)^m) of them with m / a rows each;
+ * the kernel tiles each expert's rows against its own [n, k] weights, so
+ * it prices as a batched GEMM over the active experts, at the grouped
+ * kernel's own tensor and weight-streaming efficiencies. The FLOPs counted
+ * are the useful 2 m n k. */
+static int grouped(const struct llmsim_gpu *gpu, int64_t m, int64_t n, int64_t k, int64_t groups,
+		   enum llmsim_dtype dt, enum llmsim_dtype b_dt, struct sim_acc *a,
+		   struct llmsim_err *err)
+{
+	double act = active_groups((double)m, (double)groups);
+	int64_t batch = (int64_t)sim_ceil(act - 1e-9);
+	int64_t rows = (int64_t)sim_ceil((double)m / (double)batch);
+	struct llmsim_gpu g = *gpu;
+	g.param[LLMSIM_PARAM_GEMM_TENSOR_FRACTION] = gpu->param[LLMSIM_PARAM_GROUPED_GEMM_TENSOR_FRACTION];
+	g.param[LLMSIM_PARAM_GEMM_HBM_FRACTION] = gpu->param[LLMSIM_PARAM_GROUPED_GEMM_HBM_FRACTION];
+	if (sim_gemm_add(&g, rows, n, k, batch, dt, b_dt, 2.0 * (double)m * n * k, a, 1))
+		return llmsim_err_set(err, LLMSIM_EUNSUPPORTED,
+				      "gemm: no tile fits the shared memory of %s", gpu->name);
+	sim_acc_finish(a);
+	double fixed = gpu->param[LLMSIM_PARAM_GROUPED_GEMM_FIXED_S];
+	a->p->overhead_s += fixed;
+	a->p->time_s += fixed;
+	a->p->kernel_time_s[0] += fixed;
+	return 0;
+}
+
 int sim_gemm(const struct llmsim_gpu *gpu, const struct llmsim_op *op, struct llmsim_pred *p,
 	     struct llmsim_err *err)
 {
@@ -690,6 +728,14 @@ int sim_gemm(const struct llmsim_gpu *gpu, const struct llmsim_op *op, struct ll
 	}
 	struct sim_acc a;
 	sim_acc_init(&a, p);
+	int64_t groups = op->u.gemm.groups;
+	if (groups > 1) {
+		if (batch != 1)
+			return llmsim_err_set(err, LLMSIM_EINVAL,
+					      "gemm: groups=%lld takes batch=1 (got %lld)",
+					      (long long)groups, (long long)batch);
+		return grouped(gpu, m, n, k, groups, op->dtype, b_dt, &a, err);
+	}
 	if (sim_gemm_add(gpu, m, n, k, batch, op->dtype, b_dt, -1, &a, 1))
 		return llmsim_err_set(err, LLMSIM_EUNSUPPORTED,
 				      "gemm: no tile fits the shared memory of %s", gpu->name);

@@ -232,6 +232,9 @@ void sim_kern_time(const struct llmsim_gpu *gpu, const struct kern *k, struct kt
 	if (gpu->l2_bytes_per_s > 0)
 		t->l2_s = (k->l2_bytes + k->l2_store_bytes + hbm) /
 			  (gpu->l2_bytes_per_s * gpu->param[LLMSIM_PARAM_L2_FRACTION]);
+	/* atomics serialize in the L2 slices that own their lines */
+	if (k->atomic_ops > 0)
+		t->l2_s = dmax(t->l2_s, k->atomic_ops / gpu->param[LLMSIM_PARAM_L2_ATOMIC_OPS_PER_S]);
 	if (k->smem_bytes > 0 && gpu->smem_bytes_per_s_per_sm > 0)
 		t->smem_s = k->smem_bytes / (sms * gpu->smem_bytes_per_s_per_sm *
 					     gpu->param[LLMSIM_PARAM_SMEM_FRACTION]) / t->tail;

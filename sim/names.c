@@ -31,6 +31,11 @@ static const char *const ew_names[] = {
 	[LLMSIM_EW_ADAMW] = "adamw",
 	[LLMSIM_EW_SILU] = "silu",
 	[LLMSIM_EW_RELU] = "relu",
+	[LLMSIM_EW_GATHER] = "gather",
+	[LLMSIM_EW_SCATTER_ADD] = "scatter_add",
+	[LLMSIM_EW_TOPK] = "topk",
+	[LLMSIM_EW_SORT] = "sort",
+	[LLMSIM_EW_REDUCE] = "reduce",
 };
 _Static_assert(sizeof ew_names / sizeof ew_names[0] == LLMSIM_EW_COUNT, "ew kinds");
 
@@ -107,7 +112,16 @@ const char *llmsim_op_class(const struct llmsim_op *op)
 {
 	switch (op->kind) {
 	case LLMSIM_OP_GEMM: return "gemm";
-	case LLMSIM_OP_ELEMENTWISE: return "elementwise";
+	case LLMSIM_OP_ELEMENTWISE:
+		/* an MoE layer's routing kernels: index and sort work, small and
+		 * latency-bound, apart from the streaming element-wise class */
+		switch (op->u.ew.kind) {
+		case LLMSIM_EW_GATHER:
+		case LLMSIM_EW_SCATTER_ADD:
+		case LLMSIM_EW_TOPK:
+		case LLMSIM_EW_SORT: return "routing";
+		default: return "elementwise";
+		}
 	case LLMSIM_OP_ATTENTION: return "attention";
 	case LLMSIM_OP_DECODE: return "decode";
 	case LLMSIM_OP_COLLECTIVE: return "collective";

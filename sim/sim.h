@@ -39,6 +39,14 @@ enum llmsim_ew_kind {
 	LLMSIM_EW_ADAMW,         /* optimizer update over `hidden` params (tokens=1) */
 	LLMSIM_EW_SILU,          /* x * sigmoid(x) alone (an unfused SwiGLU's first half) */
 	LLMSIM_EW_RELU,          /* max(x, 0) (OPT's MLP) */
+	LLMSIM_EW_GATHER,        /* index_select: `tokens` rows of `hidden` picked by int64 ids */
+	LLMSIM_EW_SCATTER_ADD,   /* index_add_: `tokens` rows of `hidden` added into rows
+				  * picked by ids, with atomics (an MoE combine) */
+	LLMSIM_EW_TOPK,          /* the k largest of each of `tokens` rows of `hidden` (values
+				  * and int64 indices): a router's expert choice */
+	LLMSIM_EW_SORT,          /* a stable sort of `tokens` int64 keys with their indices
+				  * (hidden 1): the permute of MoE routing */
+	LLMSIM_EW_REDUCE,        /* a mean (or sum) over each row: [tokens, hidden] -> [tokens] */
 	LLMSIM_EW_COUNT
 };
 
@@ -96,6 +104,9 @@ struct llmsim_op {
 			int64_t m, n, k;
 			int64_t batch;        /* >= 1: batched GEMM */
 			enum llmsim_dtype b_dtype; /* weights (B); == dtype unless weight-only quant */
+			int64_t groups;       /* > 1: a grouped GEMM (MoE experts): m rows in
+					       * all, routed uniformly over `groups` weight
+					       * matrices [n, k]; 0 or 1: one matrix */
 		} gemm;
 		struct {
 			enum llmsim_ew_kind kind;
@@ -111,6 +122,13 @@ struct llmsim_op {
 					       * loads 4 vectors, then computes): a quarter
 					       * of the bytes in flight, and the math sits
 					       * between each load and its store */
+			int bcast;            /* add, mul: the second operand is broadcast
+					       * (a [hidden] weight or a [tokens, 1] scale):
+					       * its bytes are negligible */
+			enum llmsim_dtype out_dtype; /* copy: the type written (a cast);
+					       * 0 (fp64 is never a cast target here):
+					       * the same as dtype */
+			int64_t k;            /* topk: elements kept per row */
 			int in_l2;            /* its operands are in L2 already (just
 					       * written by the kernel before, or a
 					       * working set well within the L2): loads
@@ -136,7 +154,9 @@ struct llmsim_op {
 			enum llmsim_coll_kind kind;
 			double bytes;         /* per-rank buffer (all-reduce input size) */
 			int gpus;             /* ranks in the group */
-			int nodes;            /* nodes the group spans (1: one node) */
+			int nodes;            /* NVLink domains the group spans (1: one; a domain
+					       * is a node unless the GPU's nvlink_domain_gpus
+					       * joins several) */
 			enum llmsim_coll_algo algo;
 		} coll;
 		struct {
@@ -150,6 +170,10 @@ struct llmsim_op {
 				       * this fraction of the power controller's
 				       * window (a training step: 1): its clock
 				       * follows the power limit (sim/predict.c) */
+	enum llmsim_operand_data operand_data; /* what the operands hold (hw/gpu.h;
+				       * 0: trained weights and activations): sets the
+				       * switching activity of tensor work, and so the
+				       * clock under the power limit and in a burst */
 	double load_rho;              /* > 0: the tensor intensity (rho, in 16-bit
 				       * work) of the whole load the op runs in,
 				       * known to the caller: one clock for every op
@@ -183,6 +207,9 @@ struct llmsim_pred {
 	double time_s;
 	enum llmsim_bound bound;
 	double time_err_pct;          /* expected error (calibrated), NaN if none */
+	double sm_clock_hz;           /* the SM clock the op was priced at: its burst
+				       * clock for its data, or the clock its load
+				       * holds under the power limit */
 	const char *op_class;         /* "gemm", "elementwise", ... (static) */
 
 	/* added by the sim helper: each kernel's time in launch order (the

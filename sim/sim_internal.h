@@ -54,6 +54,8 @@ struct kern {
 				   * trips (a pipeline of fixed depth) instead
 				   * of the aggregate Little's-law window */
 	double fill_s;            /* pipeline fill/drain not overlapped */
+	double atomic_ops;        /* read-modify-write atomics the L2 performs:
+				   * no faster than its atomic rate */
 	double block_edge_bytes;  /* loaded before a block's loop and stored
 				   * after it (flash: Q and O; K, V and dK, dV):
 				   * with few blocks per SM and no persistence

@@ -18,7 +18,7 @@
 
 enum ktype {
 	K_I64, K_INT, K_BOOL, K_DBL, K_DTYPE, K_EW, K_ATTN, K_DEC, K_COLL, K_PASS, K_ALGO,
-	K_STREAM
+	K_STREAM, K_OPD
 };
 
 struct key {
@@ -34,12 +34,15 @@ static const struct key gemm_keys[] = {
 	{"m", K_I64, F(u.gemm.m), 1}, {"n", K_I64, F(u.gemm.n), 1},
 	{"k", K_I64, F(u.gemm.k), 1}, {"batch", K_I64, F(u.gemm.batch), 0},
 	{"dtype", K_DTYPE, F(dtype), 0}, {"b_dtype", K_DTYPE, F(u.gemm.b_dtype), 0},
+	{"groups", K_I64, F(u.gemm.groups), 0}, {"operand_data", K_OPD, F(operand_data), 0},
 };
 static const struct key ew_keys[] = {
 	{"kind", K_EW, F(u.ew.kind), 1}, {"tokens", K_I64, F(u.ew.tokens), 1},
 	{"hidden", K_I64, F(u.ew.hidden), 1}, {"pass", K_PASS, F(u.ew.pass), 0},
 	{"dtype", K_DTYPE, F(dtype), 0}, {"strided", K_BOOL, F(u.ew.strided), 0},
 	{"serial", K_BOOL, F(u.ew.serial), 0}, {"in_l2", K_BOOL, F(u.ew.in_l2), 0},
+	{"bcast", K_BOOL, F(u.ew.bcast), 0}, {"out_dtype", K_DTYPE, F(u.ew.out_dtype), 0},
+	{"k", K_I64, F(u.ew.k), 0},
 };
 static const struct key attn_keys[] = {
 	{"impl", K_ATTN, F(u.attn.impl), 1}, {"batch", K_I64, F(u.attn.batch), 1},
@@ -48,7 +51,7 @@ static const struct key attn_keys[] = {
 	{"head_dim", K_I64, F(u.attn.head_dim), 1},
 	{"v_head_dim", K_I64, F(u.attn.v_head_dim), 0},
 	{"causal", K_BOOL, F(u.attn.causal), 0}, {"pass", K_PASS, F(u.attn.pass), 0},
-	{"dtype", K_DTYPE, F(dtype), 0},
+	{"dtype", K_DTYPE, F(dtype), 0}, {"operand_data", K_OPD, F(operand_data), 0},
 };
 static const struct key dec_keys[] = {
 	{"impl", K_DEC, F(u.dec.impl), 1}, {"batch", K_I64, F(u.dec.batch), 1},
@@ -59,6 +62,7 @@ static const struct key dec_keys[] = {
 	{"rope_dim", K_I64, F(u.dec.rope_dim), 0},
 	{"mla_absorbed", K_BOOL, F(u.dec.mla_absorbed), 0},
 	{"dtype", K_DTYPE, F(dtype), 0}, {"kv_dtype", K_DTYPE, F(u.dec.kv_dtype), 0},
+	{"operand_data", K_OPD, F(operand_data), 0},
 };
 static const struct key coll_keys[] = {
 	{"kind", K_COLL, F(u.coll.kind), 1}, {"bytes", K_DBL, F(u.coll.bytes), 1},
@@ -96,6 +100,7 @@ static int parse_enum(enum ktype t, const char *v)
 	case K_COLL: return llmsim_coll_kind_parse(v);
 	case K_PASS: return llmsim_pass_parse(v);
 	case K_STREAM: return llmsim_stream_kind_parse(v);
+	case K_OPD: return llmsim_operand_data_parse(v);
 	case K_ALGO:
 		for (int i = 0; i < 3; i++)
 			if (!strcmp(v, algo_names[i]))
@@ -257,6 +262,12 @@ int llmsim_op_parse(const char *spec, struct llmsim_op *op, struct llmsim_err *e
 		if (!SEEN("dtype"))
 			o.dtype = LLMSIM_DT_FP32;
 		break;
+	case LLMSIM_OP_ELEMENTWISE:
+		if (!SEEN("out_dtype"))
+			o.u.ew.out_dtype = o.dtype;
+		if (!SEEN("k"))
+			o.u.ew.k = 1;
+		break;
 	default:
 		break;
 	}
@@ -268,7 +279,25 @@ int llmsim_op_parse(const char *spec, struct llmsim_op *op, struct llmsim_err *e
 #define DT(x) llmsim_dtype_name(x) ? llmsim_dtype_name(x) : "?"
 #define NM(x) ((x) ? (x) : "?")
 
+static int format_kind(const struct llmsim_op *op, char *buf, size_t size);
+
+/* The canonical spec: every key of the kind, then operand_data when it is
+ * not the default (so specs of trained data read as they always have). */
 int llmsim_op_format(const struct llmsim_op *op, char *buf, size_t size)
+{
+	int n = format_kind(op, buf, size);
+	if (n < 0 || op->operand_data == LLMSIM_OPD_TRAINED ||
+	    (op->kind != LLMSIM_OP_GEMM && op->kind != LLMSIM_OP_ATTENTION &&
+	     op->kind != LLMSIM_OP_DECODE))
+		return n;
+	const char *nm = llmsim_operand_data_name(op->operand_data);
+	size_t used = (size_t)n < size ? (size_t)n : size ? size - 1 : 0;
+	int m = snprintf(buf + used, size > used ? size - used : 0, " operand_data=%s",
+			 nm ? nm : "?");
+	return m < 0 ? m : n + m;
+}
+
+static int format_kind(const struct llmsim_op *op, char *buf, size_t size)
 {
 	const char *dt = DT(op->dtype);
 	switch (op->kind) {
@@ -276,17 +305,33 @@ int llmsim_op_format(const struct llmsim_op *op, char *buf, size_t size)
 		enum llmsim_dtype b = op->u.gemm.b_dtype;
 		if (b == LLMSIM_DT_FP64 && op->dtype != LLMSIM_DT_FP64)
 			b = op->dtype;
-		return snprintf(buf, size, "gemm m=%lld n=%lld k=%lld batch=%lld dtype=%s b_dtype=%s",
+		char grp[32] = "";
+		if (op->u.gemm.groups > 1)
+			snprintf(grp, sizeof grp, " groups=%lld", (long long)op->u.gemm.groups);
+		return snprintf(buf, size, "gemm m=%lld n=%lld k=%lld batch=%lld dtype=%s b_dtype=%s%s",
 				(long long)op->u.gemm.m, (long long)op->u.gemm.n,
 				(long long)op->u.gemm.k,
-				(long long)(op->u.gemm.batch ? op->u.gemm.batch : 1), dt, DT(b));
+				(long long)(op->u.gemm.batch ? op->u.gemm.batch : 1), dt, DT(b), grp);
 	}
-	case LLMSIM_OP_ELEMENTWISE:
-		return snprintf(buf, size, "ew kind=%s tokens=%lld hidden=%lld pass=%s dtype=%s%s%s%s",
-				NM(llmsim_ew_kind_name(op->u.ew.kind)), (long long)op->u.ew.tokens,
-				(long long)op->u.ew.hidden, NM(llmsim_pass_name(op->u.ew.pass)), dt,
-				op->u.ew.strided ? " strided=1" : "",
-				op->u.ew.serial ? " serial=1" : "", op->u.ew.in_l2 ? " in_l2=1" : "");
+	case LLMSIM_OP_ELEMENTWISE: {
+		/* the layout keys and kind-specific keys only where they matter,
+		 * so older specs read as they were written */
+		const __typeof__(op->u.ew) *w = &op->u.ew;
+		char extra[96] = "";
+		size_t n = 0;
+		if (w->out_dtype != op->dtype && w->out_dtype != LLMSIM_DT_FP64)
+			n += (size_t)snprintf(extra + n, sizeof extra - n, " out_dtype=%s",
+					      DT(w->out_dtype));
+		if (w->kind == LLMSIM_EW_TOPK && n < sizeof extra)
+			n += (size_t)snprintf(extra + n, sizeof extra - n, " k=%lld", (long long)w->k);
+		if (w->bcast && n < sizeof extra)
+			snprintf(extra + n, sizeof extra - n, " bcast=1");
+		return snprintf(buf, size, "ew kind=%s tokens=%lld hidden=%lld pass=%s dtype=%s%s%s%s%s",
+				NM(llmsim_ew_kind_name(w->kind)), (long long)w->tokens,
+				(long long)w->hidden, NM(llmsim_pass_name(w->pass)), dt,
+				w->strided ? " strided=1" : "", w->serial ? " serial=1" : "",
+				w->in_l2 ? " in_l2=1" : "", extra);
+	}
 	case LLMSIM_OP_ATTENTION: {
 		const __typeof__(op->u.attn) *a = &op->u.attn;
 		return snprintf(buf, size,

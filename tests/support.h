@@ -9,6 +9,10 @@
 
 #include "sim/sim.h"
 
+/* The exit status of a test program none of whose tests ran (all
+ * skipped): CTest's SKIP_RETURN_CODE (tests/CMakeLists.txt). */
+#define TEST_SKIP_STATUS 77
+
 /* Assert |actual - expected| <= rel_tol * |expected| (absolute when
  * expected is 0), printing both values on failure. */
 #define expect_close(actual, expected, rel_tol)                                   \

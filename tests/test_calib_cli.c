@@ -60,12 +60,11 @@ static const char *fixture(void)
 
 Test(calib_cli, usage_errors)
 {
-	const char *verbs[] = {"fit --out x.yaml", "validate", "show", "export", "import --in x"};
-	for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++) {
-		cr_expect_eq(calib("%s", verbs[i]), 2, "%s", verbs[i]);
-		expect_one_line("llmsim calib ");
-		cr_expect(strstr(err, "--db FILE is required") != NULL, "%s: %s", verbs[i], err);
-	}
+	/* fit, validate, show and export read the shipped calibration
+	 * without --db (shipped_calibration_without_db); import writes one */
+	cr_expect_eq(calib("import --in x"), 2);
+	expect_one_line("llmsim calib ");
+	cr_expect(strstr(err, "--db FILE is required") != NULL, "import: %s", err);
 	cr_expect_eq(calib("frobnicate"), 2);
 	expect_one_line("llmsim calib: unknown verb 'frobnicate'");
 	cr_expect_eq(calib("validate --db x.db --bogus"), 2);
@@ -136,14 +135,25 @@ Test(calib_cli, import_refuses_bad_file)
 	char bad[128];
 	snprintf(bad, sizeof bad, "%s/bad.tsv", dir);
 	FILE *f = fopen(bad, "w");
-	fputs("llmsim-calib\tschema_version\t2\n"
+	fputs("llmsim-calib\tschema_version\t3\n"
 	      "columns\tdevices\tid\tname\n",
 	      f);
 	fclose(f);
 	cr_expect_eq(calib("import --db %s/new.db --in %s", dir, bad), 1);
-	char want[256];
+	char want[512];
 	snprintf(want, sizeof want,
 		 "llmsim calib import: %s:2: table 'devices' lacks column 'hw_name'\n", bad);
+	cr_expect_str_eq(err, want);
+	/* a dump of an older schema does not say what its operands held */
+	f = fopen(bad, "w");
+	fputs("llmsim-calib\tschema_version\t2\n", f);
+	fclose(f);
+	cr_expect_eq(calib("import --db %s/new.db --in %s", dir, bad), 1);
+	snprintf(want, sizeof want,
+		 "llmsim calib import: %s:1: a schema-2 dump: its runs do not say what their "
+		 "operands held (schema 3 records it; the grid-filled cases of earlier calibrations "
+		 "are retired from fits): re-measure, or import with --legacy-operand-data DATA\n",
+		 bad);
 	cr_expect_str_eq(err, want);
 	char path[128];
 	snprintf(path, sizeof path, "%s/new.db", dir);
@@ -214,4 +224,66 @@ Test(calib_cli, run_without_runner)
 	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %d", st);
 	cr_expect_str_eq(err, "llmsim calib run: the GPU runner was not built (no CUDA toolkit at"
 			      " build time)\n");
+}
+
+/* Case rows of the shipped dumps, counted from the text itself: every
+ * "cases<TAB>" record line of each file that starts with the dump header,
+ * in calib/data and one folder below. */
+static int shipped_case_rows(void)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd,
+		 "find %s/calib/data -maxdepth 2 -name '*.tsv' -not -path '*/retired/*' |"
+		 " xargs awk -F '\\t' 'FNR == 1 { dump = $1 == \"llmsim-calib\" }"
+		 " dump && $1 == \"cases\" { n++ } END { print n }'",
+		 LLMSIM_SOURCE_DIR);
+	FILE *p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	int n = 0;
+	cr_assert_eq(fscanf(p, "%d", &n), 1);
+	pclose(p);
+	return n;
+}
+
+/* Without --db, show, validate and export read the calibration llmsim
+ * ships (every dump of calib/data), for the GPU asked for. */
+Test(calib_cli, shipped_calibration_without_db)
+{
+	int rows = shipped_case_rows();
+	cr_assert_gt(rows, 100, "the shipped H200 dumps hold hundreds of cases");
+	cr_assert_eq(calib("show --json"), 0, "%s", err);
+	cr_expect(json_parses(out), "%s", out);
+	/* the fit + holdout + probe counts of every (gpu, class) add up to
+	 * the rows */
+	int sum = 0;
+	for (const char *p = out; (p = strstr(p, "\"fit\": ")); p++) {
+		int fit = atoi(p + 7), hold = 0, probe = 0;
+		const char *h = strstr(p, "\"holdout\": ");
+		const char *q = strstr(p, "\"probe\": ");
+		cr_assert(h && q);
+		hold = atoi(h + 11);
+		probe = atoi(q + 9);
+		sum += fit + hold + probe;
+	}
+	cr_expect_eq(sum, rows, "cases shown %d, case rows in the dumps %d", sum, rows);
+	cr_expect(strstr(out, "\"db\": null"), "%s", out);
+	cr_expect(strstr(out, "calib/data/multi_gpu/nccl_h200x2.tsv"), "the 2-GPU NCCL dump is shipped too");
+
+	cr_assert_eq(calib("validate --gpu h200"), 0, "%s", err);
+	cr_expect(strstr(out, "h200: held-out cases of the shipped calibration"), "%s", out);
+	cr_expect(strstr(out, "collective"), "collectives are part of the shipped calibration");
+
+	cr_expect_eq(calib("validate --gpu a100"), 1);
+	expect_one_line("llmsim calib validate: no calibration of GPU 'a100' is shipped");
+
+	/* export without --db: the shipped cases as one dump */
+	cr_assert_eq(calib("export --out %s/all.tsv", dir), 0, "%s", err);
+	char path[256], cmd[512];
+	snprintf(path, sizeof path, "%s/all.tsv", dir);
+	snprintf(cmd, sizeof cmd, "awk -F '\\t' '$1 == \"cases\" { n++ } END { print n }' %s", path);
+	FILE *p = popen(cmd, "r");
+	int n = 0;
+	cr_assert_eq(fscanf(p, "%d", &n), 1);
+	pclose(p);
+	cr_expect_eq(n, rows);
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -67,7 +68,8 @@ static struct llmsim_device_info h200(void)
 
 static struct llmsim_run_info run_info(const char *started)
 {
-	struct llmsim_run_info r = {.host = "calib-host", .tool = "test 1.0", .quick = 1};
+	struct llmsim_run_info r = {.host = "calib-host", .tool = "test 1.0", .quick = 1,
+				    .operand_data = "normal"};
 	snprintf(r.started_at, sizeof r.started_at, "%s", started);
 	snprintf(r.notes, sizeof r.notes, "notes with\ta tab, a\nnewline and a \\ backslash");
 	return r;
@@ -259,13 +261,17 @@ static void export_to(const char *db, const char *txt)
 	llmsim_store_close(s);
 }
 
+/* The operand data a schema 1-2 dump is imported as (NULL: none said). */
+static const char *import_legacy;
+
 static int import_from(const char *db, const char *txt, struct llmsim_err *err)
 {
 	struct llmsim_store *s;
 	cr_assert_eq(llmsim_store_open(db, LLMSIM_STORE_CREATE, &s, err), 0, "%s", err->msg);
 	FILE *f = fopen(txt, "r");
 	cr_assert_not_null(f);
-	int rc = llmsim_store_import(s, f, "dump.tsv", err);
+	struct llmsim_store_import_opts o = {.legacy_operand_data = import_legacy};
+	int rc = llmsim_store_import_opts(s, f, "dump.tsv", &o, err);
 	fclose(f);
 	llmsim_store_close(s);
 	return rc;
@@ -300,12 +306,12 @@ Test(calib_store, export_import_round_trip)
 	/* A fresh database numbers rows as the original did: same text. */
 	export_to(tmp("b.db"), tmp("b.tsv"));
 	cr_expect_str_eq(slurp(tmp("a.tsv")), slurp(tmp("b.tsv")));
-	/* The escaped notes keep each row on one line: 1 header + 5 columns
+	/* The escaped notes keep each row on one line: 1 header + 7 columns
 	 * lines + 1 device + 1 run + 3 cases + 2 kernels + 2 counters. */
 	int lines = 0;
 	for (const char *p = slurp(tmp("a.tsv")); *p; p++)
 		lines += *p == '\n';
-	cr_expect_eq(lines, 15);
+	cr_expect_eq(lines, 17);
 }
 
 Test(calib_store, import_into_existing_shares_device_refuses_duplicate_run)
@@ -351,8 +357,8 @@ Test(calib_store, import_refuses_bad_files_with_line)
 	cr_expect(strstr(err.msg, "empty file") != NULL, "%s", err.msg);
 	cr_expect_eq(import_text("hello\tworld\n", &err), LLMSIM_EPARSE);
 	cr_expect(!strncmp(err.msg, "dump.tsv:1: ", 12), "%s", err.msg);
-	cr_expect_eq(import_text("llmsim-calib\tschema_version\t3\n", &err), LLMSIM_EPARSE);
-	cr_expect(strstr(err.msg, "schema version 3") != NULL, "%s", err.msg);
+	cr_expect_eq(import_text("llmsim-calib\tschema_version\t4\n", &err), LLMSIM_EPARSE);
+	cr_expect(strstr(err.msg, "schema version 4") != NULL, "%s", err.msg);
 
 	/* Corrupt the first case's median time (line 8: header, devices
 	 * columns + row, runs columns + row, cases columns, then cases). */
@@ -384,12 +390,12 @@ Test(calib_store, import_refuses_bad_files_with_line)
 
 	/* Too few fields; an unknown column; a bad escape. */
 	cr_expect_eq(
-	    import_text("llmsim-calib\tschema_version\t2\ncolumns\tdevices\tid\tname\n", &err),
+	    import_text("llmsim-calib\tschema_version\t3\ncolumns\tdevices\tid\tname\n", &err),
 	    LLMSIM_EPARSE);
 	cr_expect(strstr(err.msg, "dump.tsv:2: table 'devices' lacks column 'hw_name'") != NULL,
 		  "%s", err.msg);
 	cr_expect_eq(
-	    import_text("llmsim-calib\tschema_version\t2\ncolumns\tdevices\tbogus\n", &err),
+	    import_text("llmsim-calib\tschema_version\t3\ncolumns\tdevices\tbogus\n", &err),
 	    LLMSIM_EPARSE);
 	cr_expect(strstr(err.msg, "unknown column 'bogus'") != NULL, "%s", err.msg);
 	snprintf(bad, sizeof bad, "%s", good);
@@ -418,7 +424,12 @@ Test(calib_store, v1_dump_loads_with_defaults)
 	    "sm_clock_hz\n"
 	    "cases\t11\t3\tgemm m=1 n=1 k=1\tgemm\tcublas\tfit\t2\t6\t5\t1e-5\t\\N\t\\N\t\\N\t0\n";
 	struct llmsim_err err = {0};
+	/* it says nothing of its operands: refused unless the caller does */
+	cr_expect_eq(import_text(v1, &err), LLMSIM_EPARSE);
+	cr_expect(strstr(err.msg, "dump.tsv:1: a schema-1 dump") != NULL, "%s", err.msg);
+	import_legacy = "any";
 	cr_assert_eq(import_text(v1, &err), 0, "%s", err.msg);
+	import_legacy = NULL;
 	struct llmsim_store *s;
 	struct collect c = {.n = 0};
 	cr_assert_eq(llmsim_store_open(tmp("bad.db"), LLMSIM_STORE_READ, &s, &err), 0);
@@ -428,7 +439,14 @@ Test(calib_store, v1_dump_loads_with_defaults)
 	cr_expect_eq(c.rows[0].dev.device_count, 1);
 	cr_expect(isnan(c.rows[0].dev.l2_bytes));
 	cr_expect_eq(c.rows[0].c.time_median_s, 1e-5);
+	cr_expect_str_eq(c.rows[0].run.operand_data, "any");
 	llmsim_store_close(s);
+	/* said to hold grid data, its fit case is refused: grids are retired */
+	import_legacy = "grid";
+	cr_expect_eq(import_text(v1, &err), LLMSIM_EPARSE);
+	cr_expect(strstr(err.msg, "dump.tsv:7: case 'gemm m=1 n=1 k=1' is a fit case of run 3")
+		  != NULL, "%s", err.msg);
+	import_legacy = NULL;
 }
 
 static int load_sql(const char *db, const char *sql_path)
@@ -448,15 +466,33 @@ static int load_sql(const char *db, const char *sql_path)
 	return rc;
 }
 
-Test(calib_store, migrates_v1)
+/* The bytes of a file, malloc'd (free them); *n gets the size. */
+static char *file_bytes(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	cr_assert_not_null(f, "%s", path);
+	char *buf = malloc(1 << 20);
+	cr_assert_not_null(buf);
+	*n = fread(buf, 1, 1 << 20, f);
+	fclose(f);
+	return buf;
+}
+
+/* A v1 file read as it stands: the v2 columns' defaults come back, and
+ * neither the file nor its version changes (nothing is migrated on read,
+ * so a read-only v1 file can be read); writing is refused. */
+Test(calib_store, reads_v1_without_migrating)
 {
 	char fx[512];
 	load_sql(tmp("v1.db"), test_data(fx, sizeof fx, "calib/store_v1.sql"));
+	size_t n0, n1;
+	char *before = file_bytes(tmp("v1.db"), &n0);
+	cr_assert_eq(chmod(tmp("v1.db"), 0444), 0);
 	struct llmsim_store *s;
 	struct llmsim_err err = {0};
 	cr_assert_eq(llmsim_store_open(tmp("v1.db"), LLMSIM_STORE_READ, &s, &err), 0, "%s",
 		     err.msg);
-	cr_expect_eq(llmsim_store_schema_version(s), 2);
+	cr_expect_eq(llmsim_store_schema_version(s), 1);
 	struct collect c = {.n = 0};
 	cr_assert_eq(llmsim_store_cases(s, NULL, collect_case, &c, &err), 0, "%s", err.msg);
 	cr_assert_eq(c.n, 2);
@@ -470,6 +506,38 @@ Test(calib_store, migrates_v1)
 	cr_expect_eq(llmsim_store_counter(s, c.rows[1].case_id, "dram__bytes_read.sum", &v, &err),
 		     0);
 	cr_expect_eq(v, 1073741824.0);
+	/* the export of a v1 file is a v2 dump (with the defaults) */
+	char *dump = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&dump, &len);
+	cr_assert_eq(llmsim_store_export(s, f, &err), 0, "%s", err.msg);
+	fclose(f);
+	cr_expect(strstr(dump, "\tdevice_count\t") != NULL, "%s", dump);
+	free(dump);
+	struct llmsim_device_info d = h200();
+	struct llmsim_run_info r = run_info("2026-11-29T13:00:00Z");
+	int64_t run;
+	cr_expect_eq(llmsim_store_run_begin(s, &d, &r, &run, &err), LLMSIM_EINVAL);
+	cr_expect(strstr(err.msg, "read-only") != NULL, "%s", err.msg);
+	llmsim_store_close(s);
+	char *after = file_bytes(tmp("v1.db"), &n1);
+	cr_expect(n0 == n1 && !memcmp(before, after, n0), "reading changed the file");
+	free(before);
+	free(after);
+	chmod(tmp("v1.db"), 0644);
+}
+
+/* Opening to write migrates (once), and so does `calib upgrade`. */
+Test(calib_store, migrates_v1_on_write_and_upgrade)
+{
+	char fx[512];
+	load_sql(tmp("v1.db"), test_data(fx, sizeof fx, "calib/store_v1.sql"));
+	load_sql(tmp("v1b.db"), test_data(fx, sizeof fx, "calib/store_v1.sql"));
+	struct llmsim_store *s;
+	struct llmsim_err err = {0};
+	cr_assert_eq(llmsim_store_open(tmp("v1.db"), LLMSIM_STORE_WRITE, &s, &err), 0, "%s",
+		     err.msg);
+	cr_expect_eq(llmsim_store_schema_version(s), 3);
 	/* The migrated file takes v2 writes. */
 	struct llmsim_device_info d = h200();
 	d.device_count = 8;
@@ -481,16 +549,23 @@ Test(calib_store, migrates_v1)
 	cr_assert_eq(llmsim_store_add_case(s, run, &k, &cid, &err), 0, "%s", err.msg);
 	cr_assert_eq(llmsim_store_run_commit(s, run, &err), 0, "%s", err.msg);
 	llmsim_store_close(s);
-	/* Opening again does not migrate twice. */
+	/* Opening again reads v3 (the migration is not repeated). */
 	cr_assert_eq(llmsim_store_open(tmp("v1.db"), LLMSIM_STORE_READ, &s, &err), 0, "%s",
 		     err.msg);
-	c.n = 0;
+	cr_expect_eq(llmsim_store_schema_version(s), 3);
+	struct collect c = {.n = 0};
 	struct llmsim_store_filter f = {.op_class = "collective"};
 	cr_assert_eq(llmsim_store_cases(s, &f, collect_case, &c, &err), 0);
 	cr_assert_eq(c.n, 1);
 	cr_expect_eq(c.rows[0].dev.device_count, 8);
 	cr_expect_eq(c.rows[0].c.check_rel_err, 3.0517578125e-05);
 	llmsim_store_close(s);
+	/* llmsim_store_upgrade: v1 -> v3, then nothing to do */
+	int from = 0;
+	cr_assert_eq(llmsim_store_upgrade(tmp("v1b.db"), &from, &err), 0, "%s", err.msg);
+	cr_expect_eq(from, 1);
+	cr_assert_eq(llmsim_store_upgrade(tmp("v1b.db"), &from, &err), 0, "%s", err.msg);
+	cr_expect_eq(from, 3);
 }
 
 Test(calib_store, filters)
@@ -503,9 +578,10 @@ Test(calib_store, filters)
 		struct llmsim_store_filter f;
 		int n;
 	} cases[] = {
-	    {{NULL, NULL, NULL}, 3},	    {{"h200", NULL, NULL}, 3}, {{"b200", NULL, NULL}, 0},
-	    {{NULL, "gemm", NULL}, 1},	    {{NULL, NULL, "fit"}, 2},  {{NULL, NULL, "holdout"}, 1},
-	    {{"h200", "launch", "fit"}, 1}, {{"", "", ""}, 3},
+	    {{NULL, NULL, NULL, 0}, 3},	       {{"h200", NULL, NULL, 0}, 3},
+	    {{"b200", NULL, NULL, 0}, 0},      {{NULL, "gemm", NULL, 0}, 1},
+	    {{NULL, NULL, "fit", 0}, 2},       {{NULL, NULL, "holdout", 0}, 1},
+	    {{"h200", "launch", "fit", 0}, 1}, {{"", "", "", 0}, 3},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct collect c = {.n = 0};

@@ -51,6 +51,11 @@ static void replay(const char *name)
 	cr_expect_str_eq(out, want, "%s", cmd);
 }
 
+Test(fuzz_corpus, json_and_hf_config)
+{
+	replay("json");
+}
+
 Test(fuzz_corpus, store_import)
 {
 	replay("store");

@@ -43,7 +43,7 @@ Test(hw, every_shipped_file_loads, .init = init)
 	int n = 0;
 	struct llmsim_err err = {0};
 	cr_assert_eq(llmsim_gpu_list(count_one, &n, &err), 0, "%s", err.msg);
-	cr_expect_geq(n, 5, "expected at least the 5 shipped GPUs, listed %d", n);
+	cr_expect_geq(n, 10, "expected at least the 10 shipped GPUs, listed %d", n);
 }
 
 Test(hw, names_aliases_stems_and_paths_resolve, .init = init)
@@ -54,7 +54,9 @@ Test(hw, names_aliases_stems_and_paths_resolve, .init = init)
 		{"a100", "a100"}, {"h100", "h100"}, {"h200", "h200"}, {"b200", "b200"},
 		{"mi300x", "mi300x"}, {"H200", "h200"}, {"MI300X", "mi300x"},
 		{"h200-sxm-141gb", "h200"}, {"a100-sxm4-80gb", "a100"}, {"h100-sxm5-80gb", "h100"},
-		{"b200-sxm-180gb", "b200"}, {"h200-sxm", "h200"},
+		{"b200-sxm-180gb", "b200"}, {"h200-sxm", "h200"}, {"h800", "h800"}, {"h20", "h20"},
+		{"gb200", "gb200"}, {"nvl72", "gb200"}, {"l40s", "l40s"}, {"mi325x", "mi325x"},
+		{"h800-sxm5-80gb", "h800"}, {"l40s-48gb", "l40s"},
 		{LLMSIM_SOURCE_DIR "/hw/h100-sxm5-80gb.yaml", "h100"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -72,7 +74,8 @@ Test(hw, unknown_name_lists_the_known_ones, .init = init)
 	struct llmsim_gpu g;
 	struct llmsim_err err = {0};
 	cr_assert_eq(llmsim_gpu_load("h300", &g, &err), LLMSIM_ENOENT);
-	cr_expect_str_eq(err.msg, "unknown GPU 'h300' (known: a100, b200, h100, h200, mi300x)");
+	cr_expect_str_eq(err.msg, "unknown GPU 'h300' (known: a100, b200, gb200, h100, h20, h200, "
+				  "h800, l40s, mi300x, mi325x)");
 }
 
 Test(hw, h200_published_and_observed_figures, .init = init)
@@ -120,6 +123,92 @@ Test(hw, other_gpus_headline_figures, .init = init)
 	expect_close(g.smem_bytes_per_sm, 164 * 1024, 0);
 }
 
+/* The added GPUs against their datasheets (dense = the sparse figure / 2). */
+Test(hw, added_gpus_datasheet_figures, .init = init)
+{
+	struct llmsim_gpu g;
+	struct llmsim_err err = {0};
+	/* H800: the H100 SXM5 with NVLink at 400 GB/s both ways and FP64 at 1 TF */
+	cr_assert_eq(llmsim_gpu_load("h800", &g, &err), 0, "%s", err.msg);
+	expect_close(g.intra_node_bytes_per_s, 400e9 / 2, 0);
+	expect_close(llmsim_gpu_peak_flops(&g, LLMSIM_DT_FP64), 1e12, 0);
+	expect_close(llmsim_gpu_peak_flops(&g, LLMSIM_DT_BF16), 1979e12 / 2, 1e-3);
+	expect_close(g.hbm_bytes_per_s, 3.35e12, 0);
+	/* H20: 96 GB at 4.0 TB/s, 148 BF16 / 296 FP8 TFLOP/s, 400 W, NVLink 900 GB/s */
+	cr_assert_eq(llmsim_gpu_load("h20", &g, &err), 0, "%s", err.msg);
+	expect_close(g.hbm_bytes, 96e9, 0);
+	expect_close(g.hbm_bytes_per_s, 4.0e12, 0);
+	expect_close(llmsim_gpu_peak_flops(&g, LLMSIM_DT_BF16), 148e12, 0);
+	expect_close(llmsim_gpu_peak_flops(&g, LLMSIM_DT_FP8), 296e12, 0);
+	expect_close(g.tdp_w, 400, 0);
+	expect_close(g.intra_node_bytes_per_s, 900e9 / 2, 0);
+	/* GB200 NVL72, per GPU of the rack: BF16 360 PF / 72 sparse, FP4 1440 PF /
+	 * 72 sparse, 576 TB/s / 72 of HBM3e, NVLink 130 TB/s / 72 both ways, one
+	 * NVLink domain of 72 over trays of 4 */
+	cr_assert_eq(llmsim_gpu_load("gb200", &g, &err), 0, "%s", err.msg);
+	expect_close(llmsim_gpu_peak_flops(&g, LLMSIM_DT_BF16), 360e15 / 72 / 2, 1e-9);
+	expect_close(llmsim_gpu_peak_flops(&g, LLMSIM_DT_FP4), 1440e15 / 72 / 2, 1e-9);
+	expect_close(g.hbm_bytes_per_s, 576e12 / 72, 1e-9);
+	expect_close(g.intra_node_bytes_per_s, 130e12 / 72 / 2, 0.01);
+	cr_expect_eq(g.gpus_per_node, 4);
+	cr_expect_eq(g.nvlink_domain_gpus, 72);
+	cr_expect_eq(llmsim_gpu_nvlink_domain(&g), 72);
+	cr_expect_eq(g.cpu_cores, 2592 / 36 * 2);
+	/* L40S: 18,176 CUDA cores at 128 a SM, 864 GB/s, BF16 362.05 TF, 350 W */
+	cr_assert_eq(llmsim_gpu_load("l40s", &g, &err), 0, "%s", err.msg);
+	cr_expect_eq(g.sms, 18176 / 128);
+	expect_close(g.hbm_bytes_per_s, 864e9, 0);
+	expect_close(llmsim_gpu_peak_flops(&g, LLMSIM_DT_BF16), 362.05e12, 0);
+	expect_close(llmsim_gpu_peak_flops(&g, LLMSIM_DT_FP8), 1466e12 / 2, 0);
+	cr_expect_eq(g.nvlink_domain_gpus, g.gpus_per_node, "no NVLink: the node is the domain");
+	/* MI325X: the MI300X's rates, 256 GB HBM3E at 6 TB/s, 1000 W */
+	cr_assert_eq(llmsim_gpu_load("mi325x", &g, &err), 0, "%s", err.msg);
+	expect_close(g.hbm_bytes, 256e9, 0);
+	expect_close(g.hbm_bytes_per_s, 6e12, 0);
+	expect_close(llmsim_gpu_peak_flops(&g, LLMSIM_DT_BF16), 1307.4e12, 0);
+	expect_close(g.tdp_w, 1000, 0);
+}
+
+/* interconnect.nvlink_domain_gpus: whole nodes, at least one */
+Test(hw, nvlink_domain_is_whole_nodes)
+{
+	char p[512];
+	FIX(p, "hw/tiny-gpu.yaml");
+	FILE *f = fopen(p, "r");
+	cr_assert_not_null(f);
+	char text[8192];
+	size_t n = fread(text, 1, sizeof text - 1, f);
+	fclose(f);
+	text[n] = 0;
+	const char *at = strstr(text, "  gpus_per_node: 8\n");
+	cr_assert_not_null(at);
+	size_t head = (size_t)(at - text) + strlen("  gpus_per_node: 8\n");
+	static const struct {
+		const char *line;
+		int ok, domain;
+	} cases[] = {
+		{"  nvlink_domain_gpus: 72\n", 1, 72},
+		{"", 1, 8},
+		{"  nvlink_domain_gpus: 12\n", 0, 0},
+		{"  nvlink_domain_gpus: 4\n", 0, 0},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char buf[8400];
+		snprintf(buf, sizeof buf, "%.*s%s%s", (int)head, text, cases[i].line, text + head);
+		struct llmsim_gpu g;
+		struct llmsim_err err = {0};
+		int rc = llmsim_gpu_load_buf(buf, strlen(buf), "t.yaml", &g, &err);
+		if (cases[i].ok) {
+			cr_expect_eq(rc, 0, "%s", err.msg);
+			cr_expect_eq(g.nvlink_domain_gpus, cases[i].domain);
+		} else {
+			/* the key sits on line 39, after gpus_per_node (line 38) */
+			cr_expect_str_eq(err.msg, "t.yaml:39:23: 'nvlink_domain_gpus' must be a multiple of "
+						  "'gpus_per_node' (whole nodes share one NVLink domain)");
+		}
+	}
+}
+
 /* ---- a valid fixture: defaults, peaks ---- */
 
 Test(hw, fixture_fills_defaults_for_missing_efficiencies, .init = init)
@@ -165,7 +254,7 @@ Test(hw, param_names_are_their_keys_with_units)
 	};
 	static const char *const units[] = {"_s", "_bytes", "_fraction", "_relative",
 					    "_per_s", "_per_thread", "_per_sm", "_per_element",
-					    "_channels"};
+					    "_channels", "_hz"};
 	for (int i = 0; i < LLMSIM_PARAM_COUNT; i++) {
 		const char *k = llmsim_param_info[i].key;
 		char upper[64];
@@ -315,7 +404,7 @@ Test(hw_cli, list_json_and_table, .init = init)
 	cr_expect(json_parses(out), "not JSON:\n%s", out);
 	cr_assert_eq(run_llmsim("hw list", out, sizeof out, errb, sizeof errb), 0, "%s", errb);
 	cr_expect_not_null(strstr(out, "mi300x"));
-	cr_expect_geq(count_lines(out), 2 + 5, "header, rule and the 5 shipped GPUs:\n%s", out);
+	cr_expect_geq(count_lines(out), 2 + 10, "header, rule and the 10 shipped GPUs:\n%s", out);
 }
 
 Test(hw_cli, errors_are_one_line, .init = init)
@@ -323,7 +412,8 @@ Test(hw_cli, errors_are_one_line, .init = init)
 	cr_expect_eq(run_llmsim("hw show h200 --bogus", out, sizeof out, errb, sizeof errb), 2);
 	cr_expect_eq(count_lines(errb), 1, "%s", errb);
 	cr_expect_eq(run_llmsim("hw show h300", out, sizeof out, errb, sizeof errb), 1);
-	cr_expect_str_eq(errb, "llmsim hw show: unknown GPU 'h300' (known: a100, b200, h100, h200, mi300x)\n");
+	cr_expect_str_eq(errb, "llmsim hw show: unknown GPU 'h300' (known: a100, b200, gb200, h100, "
+			       "h20, h200, h800, l40s, mi300x, mi325x)\n");
 	cr_expect_eq(out[0], 0);
 	cr_expect_eq(run_llmsim("hw frob", out, sizeof out, errb, sizeof errb), 2);
 	cr_expect_eq(count_lines(errb), 1, "%s", errb);

@@ -12,7 +12,7 @@
 static void gpu_with_cap(struct llmsim_gpu *g)
 {
 	test_gpu_h200(g);
-	g->power_capped_clock_hz = 1.41e9;
+	g->param[LLMSIM_PARAM_POWER_CAPPED_CLOCK_HZ] = 1.41e9;
 	g->power_window_s = 0.05;
 }
 
@@ -27,7 +27,7 @@ Test(infer_power, load_is_the_busy_share_scaled_by_the_window)
 	expect_close(llmsim_infer_load(&g, 0.04, 0.04), 0.4, 1e-12);
 	expect_close(llmsim_infer_load(&g, 2.0, 1.0), 1.0, 1e-12);
 	cr_expect_eq(llmsim_infer_load(&g, 0, 1.0), 0);
-	g.power_capped_clock_hz = 0;
+	g.param[LLMSIM_PARAM_POWER_CAPPED_CLOCK_HZ] = 1e12;
 	cr_expect_eq(llmsim_infer_load(&g, 0.8, 1.0), 0);
 }
 

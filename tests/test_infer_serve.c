@@ -176,7 +176,7 @@ Test(infer_serve, cli_reports_bad_lengths_file)
 	cr_expect(strstr(err, "llmsim serve: ") == err, "stderr: %s", err);
 	/* too many requests is a usage error, not an allocation failure */
 	cr_expect_eq(run_llmsim("serve --model 8b --requests 1e12", out, sizeof out, err, sizeof err), 2);
-	cr_expect_str_eq(err, "llmsim serve: --requests: at most 10000000, got 1000000000000\n");
+	cr_expect_str_eq(err, "llmsim serve: --requests: at most 10000000 requests, got '1e12'\n");
 }
 
 Test(infer_serve, cli_json_keys)

@@ -221,7 +221,8 @@ static void expect_fail(const char *name, const char *msg)
 Test(model, broken_fixtures_fail_with_position)
 {
 	expect_fail("models/bad-kv-heads.yaml", "8:11: 'kv_heads' (3) must divide 'heads' (8)");
-	expect_fail("models/bad-unknown-key.yaml", "7:1: unknown key 'hiden'");
+	expect_fail("models/bad-unknown-key.yaml",
+		    "7:1: unknown key 'hiden' (keys llmsim does not use go under 'extra:')");
 	/* missing top-level key: reported at the document's first key */
 	expect_fail("models/bad-missing-key.yaml", "2:1: missing key 'vocab'");
 	expect_fail("models/bad-wrong-type.yaml", "13:6: 'mlp' must be one of gated, plain, got 'swiglu'");

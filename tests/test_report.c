@@ -282,6 +282,27 @@ Test(report_outdir, non_empty_needs_force, .init = make_root, .fini = drop_root)
 	cr_expect_eq(entries(root), 1, "nothing created next to it");
 	cr_expect_eq(entries(dir), 1);
 
+	/* force replaces only a folder llmsim wrote (it holds the marker) */
+	cr_expect_eq(llmsim_outdir_begin(&o, dir, 1, &e), LLMSIM_EINVAL);
+	cr_expect(strstr(e.msg, "holds no earlier llmsim report"), "%s", e.msg);
+	cr_expect_eq(entries(root), 1, "nothing created next to it");
+	cr_expect_eq(access(keep, F_OK), 0, "the user's file is kept");
+	/* a marker that is a link to a file elsewhere does not count */
+	char marker[200];
+	snprintf(marker, sizeof marker, "%s/%s", dir, LLMSIM_OUTDIR_MARKER);
+	cr_assert_eq(symlink(keep, marker), 0);
+	cr_expect_eq(llmsim_outdir_begin(&o, dir, 1, &e), LLMSIM_EINVAL);
+	unlink(marker);
+
+	/* a committed folder holds the marker, so force may replace it */
+	snprintf(p, sizeof p, "%s/rep", root);
+	cr_assert_eq(llmsim_outdir_begin(&o, p, 0, NULL), 0);
+	cr_assert_eq(llmsim_outdir_commit(&o, NULL), 0);
+	llmsim_rmtree(dir);
+	cr_assert_eq(rename(p, dir), 0);
+	snprintf(marker, sizeof marker, "%s/%s", dir, LLMSIM_OUTDIR_MARKER);
+	cr_expect_eq(access(marker, F_OK), 0);
+	write_file(keep, "old");
 	cr_assert_eq(llmsim_outdir_begin(&o, dir, 1, NULL), 0);
 	llmsim_outdir_path(&o, "new.txt", p, sizeof p);
 	write_file(p, "new");

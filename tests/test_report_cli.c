@@ -235,7 +235,10 @@ Test(report_cli, serving_report_is_complete, .init = make_root, .fini = drop_roo
 		cr_expect_eq(access(path, F_OK), 0, "%s missing", path);
 	}
 	cr_expect(strstr(out, "\"tpot_s\": "), "%s", out);
-	cr_expect_eq(count_entries(dir), 6);
+	/* the six, and the marker that lets --force replace the folder */
+	snprintf(path, sizeof path, "%s/%s", dir, LLMSIM_OUTDIR_MARKER);
+	cr_expect_eq(access(path, F_OK), 0, "%s missing", path);
+	cr_expect_eq(count_entries(dir), 7);
 	cr_expect_eq(count_entries(root), 1, "no staging folder left beside it");
 
 	/* Pictures: PNG of exactly the size gnuplot was asked for. */
@@ -377,12 +380,32 @@ Test(report_cli, refuses_a_non_empty_folder, .init = make_root, .fini = drop_roo
 	cr_expect_str_eq(s, "mine\n");
 	free(s);
 
-	/* --force replaces it. */
+	/* --force does not replace it either: it holds no earlier report */
 	snprintf(args, sizeof args, "report --model 8b --gpu h200 --out %s --force", dir);
 	rc = llmsim(args, out, sizeof out, err, sizeof err);
+	cr_expect_eq(rc, 1);
+	cr_expect_eq(count_lines(err), 1, "one line: %s", err);
+	cr_expect(strstr(err, "holds no earlier llmsim report"), "%s", err);
+	s = slurp(keep, NULL);
+	cr_expect_str_eq(s, "mine\n");
+	free(s);
+	cr_expect_eq(count_entries(dir), 1);
+	cr_expect_eq(count_entries(root), 1, "no staging folder left");
+
+	/* a folder an earlier report wrote: --force replaces it */
+	char rep[128];
+	snprintf(rep, sizeof rep, "%s/rep", root);
+	snprintf(args, sizeof args, "report --model 8b --gpu h200 --out %s", rep);
+	rc = llmsim(args, out, sizeof out, err, sizeof err);
+	cr_assert_eq(rc, 0, "%s", err);
+	snprintf(keep, sizeof keep, "%s/old.txt", rep);
+	f = fopen(keep, "w");
+	fclose(f);
+	snprintf(args, sizeof args, "report --model 8b --gpu h200 --out %s --force", rep);
+	rc = llmsim(args, out, sizeof out, err, sizeof err);
 	cr_expect_eq(rc, 0, "%s", err);
-	cr_expect_neq(access(keep, F_OK), 0);
-	cr_expect_eq(count_entries(root), 1);
+	cr_expect_neq(access(keep, F_OK), 0, "the old report's contents are gone");
+	cr_expect_eq(count_entries(root), 2, "no staging folder left");
 }
 
 Test(report_cli, refuses_an_unwritable_place, .init = make_root, .fini = drop_root)
@@ -495,7 +518,7 @@ static void row_agrees(const char *html, const char *phase, const char *op, doub
 	td(row, 6, tm, sizeof tm);
 	td(row, 11, spec, sizeof spec);
 	cr_assert(spec[0], "no spec in the %s/%s row", phase, op);
-	snprintf(args, sizeof args, "op spec \"%s\" --gpu h200 --json", spec);
+	snprintf(args, sizeof args, "op spec \"%s\" --gpu h200 --load lone --json", spec);
 	int rc = llmsim(args, out, sizeof out, err, sizeof err);
 	cr_assert_eq(rc, 0, "%s: %s", args, err);
 	double f = json_num(out, "flops"), t = json_num(out, "time_s");
@@ -540,7 +563,7 @@ Test(report_cli, roofline_json_agrees_with_llmsim_op)
 	expect_close(json_num(bf, "ridge_flops_per_byte"), 989.4 / 4.8, 1e-3);
 	const char *qkv = strstr(out, "\"name\": \"qkv_proj\"");
 	cr_assert(qkv, "%s", out);
-	rc = llmsim("op gemm --m 4096 --n 6144 --k 4096 --gpu h200 --json", op, sizeof op, err,
+	rc = llmsim("op gemm --m 4096 --n 6144 --k 4096 --gpu h200 --load lone --json", op, sizeof op, err,
 		    sizeof err);
 	cr_assert_eq(rc, 0, "%s", err);
 	expect_close(json_num(qkv, "flops"), json_num(op, "flops"), 1e-9);
@@ -567,7 +590,7 @@ static void make_db(const char *path)
 	static const char *const cls[] = {"gemm", "gemm", "elementwise", "hbm"};
 	struct llmsim_store *s;
 	struct llmsim_device_info dev = {0};
-	struct llmsim_run_info run = {0};
+	struct llmsim_run_info run = {.operand_data = "normal"};
 	struct llmsim_gpu g;
 	int64_t run_id, case_id;
 	cr_assert_eq(llmsim_gpu_load("h200", &g, NULL), 0);
@@ -682,7 +705,12 @@ Test(report_cli, measured_points_from_shipped_dumps, .init = make_root, .fini = 
 	fclose(f);
 	snprintf(path, sizeof path, "%s/calib/data/broken.tsv", data);
 	f = fopen(path, "w");
-	fputs("this is not a calibration dump\n", f);
+	fputs("llmsim-calib\tschema_version\t2\nthis line is not a record\n", f);
+	fclose(f);
+	/* a tab-separated file that is no dump (nccl-tests tables live there) */
+	snprintf(path, sizeof path, "%s/calib/data/table.tsv", data);
+	f = fopen(path, "w");
+	fputs("op\tgpus\tbytes\n", f);
 	fclose(f);
 
 	snprintf(dir, sizeof dir, "%s/shipped", root);
@@ -699,8 +727,9 @@ Test(report_cli, measured_points_from_shipped_dumps, .init = make_root, .fini = 
 	snprintf(path, sizeof path, "%s/index.html", dir);
 	char *html = slurp(path, NULL);
 	cr_assert(html);
-	cr_expect(strstr(html, "Source: h200-test.tsv."), "source named");
-	cr_expect(strstr(html, "broken.tsv not imported"), "import problem noted");
+	cr_expect(strstr(html, "Source: calib/data/h200-test.tsv."), "source named");
+	cr_expect(strstr(html, "not imported: calib/data/broken.tsv ("), "import problem noted");
+	cr_expect(!strstr(html, "table.tsv"), "a file that is no dump is not one to note");
 	free(html);
 }
 

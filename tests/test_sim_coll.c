@@ -223,3 +223,42 @@ Test(sim_coll, errors)
 	op = coll(LLMSIM_COLL_ALLREDUCE, 1e6, 16, 1, LLMSIM_ALGO_AUTO);
 	cr_expect_eq(llmsim_predict(&g, &op, &p, &err), LLMSIM_EINVAL); /* 16 > 8 per node */
 }
+
+/* A multi-node NVLink domain (GB200 NVL72: 72 GPUs over trays of 4) is one
+ * level of the network: a collective of 16 GPUs inside it costs what it
+ * would in one 16-GPU node, on NVLink; without the domain the same 16
+ * GPUs exceed a node; two domains of 8 go through the network. */
+Test(coll, nvlink_domain_is_one_level)
+{
+	struct llmsim_gpu dom, node16, node8;
+	gpu(&dom);
+	dom.gpus_per_node = 4;
+	dom.nvlink_domain_gpus = 72;
+	gpu(&node16);
+	node16.gpus_per_node = 16;
+	node16.nvlink_domain_gpus = 0; /* a struct filled without it: the node */
+	gpu(&node8);
+	struct llmsim_op ar = coll(LLMSIM_COLL_ALLREDUCE, 1e9, 16, 1, LLMSIM_ALGO_AUTO);
+	struct llmsim_pred a = predict_ok(&dom, ar), b = predict_ok(&node16, ar);
+	expect_close(a.time_s, b.time_s, 1e-12);
+	/* on NVLink: no faster than 2(p-1)/p of the buffer at the full link
+	 * rate, and within the Simple protocol's 0.80 of it plus latencies */
+	double wire = 2.0 * 15 / 16 * 1e9 / 450e9;
+	cr_expect_gt(a.time_s, wire);
+	cr_expect_lt(a.time_s, 1.5 * wire / 0.80, "%g s: not on the 50 GB/s network", a.time_s);
+	/* the same 16 GPUs in one plain 8-GPU node cannot be */
+	struct llmsim_pred p;
+	struct llmsim_err err = {0};
+	cr_expect_neq(llmsim_predict(&node8, &ar, &p, &err), 0);
+	cr_expect_str_eq(err.msg, "16 gpus per node exceed the 8 of a h100 NVLink domain");
+	/* two domains of 8: reduce-scatter and all-gather inside each (7/8 of
+	 * the buffer each way, about the flat ring's 2 x 15/16), and between
+	 * them an all-reduce of 1 GB / 8 that sends 2 x 1/2 of it, 125 MB, at
+	 * no more than the 50 GB/s network: 2.5 ms on top */
+	struct llmsim_pred two = predict_ok(&node8, coll(LLMSIM_COLL_ALLREDUCE, 1e9, 16, 2,
+							  LLMSIM_ALGO_AUTO));
+	cr_expect_gt(two.time_s, a.time_s + 125e6 / 50e9, "network %g s vs NVLink %g s", two.time_s,
+		     a.time_s);
+	/* all 72 of the rack in one domain */
+	predict_ok(&dom, coll(LLMSIM_COLL_ALLGATHER, 1e9, 72, 1, LLMSIM_ALGO_AUTO));
+}

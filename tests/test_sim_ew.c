@@ -237,3 +237,69 @@ Test(sim_stream, microbenchmarks_by_hand)
 	cr_expect(back.kind == LLMSIM_OP_STREAM && back.u.stream.kind == LLMSIM_STREAM_SMEM &&
 		  back.u.stream.bytes == 1e9);
 }
+
+/* The ops of a PyTorch MoE layer and of HF's norms, by hand
+ * (N = tokens * hidden, bf16 = 2 B, int64 ids 8 B). */
+Test(sim_ew, routing_and_cast_bytes)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	double T = 16384, H = 4096, N = T * H;
+	/* index_select of 16384 rows: the ids and the rows in, the rows out */
+	struct llmsim_pred p = predict_ok(&g, ew(LLMSIM_EW_GATHER, 16384, 4096, LLMSIM_PASS_FWD));
+	expect_close(p.hbm_read_bytes, T * 8 + N * 2, 1e-12);
+	expect_close(p.hbm_write_bytes, N * 2, 1e-12);
+	/* a cast bf16 -> fp32 reads 2 B and writes 4 B per element */
+	struct llmsim_op c = ew(LLMSIM_EW_COPY, 16384, 4096, LLMSIM_PASS_FWD);
+	c.u.ew.out_dtype = LLMSIM_DT_FP32;
+	p = predict_ok(&g, c);
+	expect_close(p.hbm_read_bytes, N * 2, 1e-12);
+	expect_close(p.hbm_write_bytes, N * 4, 1e-12);
+	/* a multiply by a broadcast [tokens, 1] scale reads one operand */
+	struct llmsim_op m = ew(LLMSIM_EW_MUL, 16384, 4096, LLMSIM_PASS_FWD);
+	m.u.ew.bcast = 1;
+	expect_close(predict_ok(&g, m).hbm_read_bytes, N * 2, 1e-12);
+	/* a row mean: the row in, one value out per row, a block per row */
+	p = predict_ok(&g, ew(LLMSIM_EW_REDUCE, 16384, 4096, LLMSIM_PASS_FWD));
+	expect_close(p.hbm_write_bytes, T * 2, 1e-12);
+	cr_expect_eq(p.blocks, 16384);
+	/* topk: a select kernel, then a sort of each row's k results */
+	struct llmsim_op k = ew(LLMSIM_EW_TOPK, 512, 128, LLMSIM_PASS_FWD);
+	k.u.ew.k = 8;
+	p = predict_ok(&g, k);
+	cr_expect_eq(p.kernels, 2);
+	expect_close(p.hbm_read_bytes, 512.0 * 128 * 2 + 512.0 * 8 * 2, 1e-12);
+}
+
+/* index_add_ of 16384 x 4096 rows: 67108864 atomic adds at the file's
+ * default 1.2e11 per second take 559.2 us, more than its 0.27 GB of bytes
+ * (57 us at 4.8 TB/s): the L2's atomics bound it. */
+Test(sim_ew, scatter_add_is_bound_by_l2_atomics)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	struct llmsim_pred p = predict_ok(&g, ew(LLMSIM_EW_SCATTER_ADD, 16384, 4096, LLMSIM_PASS_FWD));
+	cr_expect_eq(p.bound, LLMSIM_BOUND_L2);
+	cr_expect_geq(p.time_s, 16384.0 * 4096 / 1.2e11);
+	cr_expect_lt(p.time_s, 16384.0 * 4096 / 1.2e11 * 1.05);
+}
+
+/* Bad shapes of the new kinds get one line each. */
+Test(sim_ew, routing_shape_errors)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	struct llmsim_pred p;
+	struct llmsim_err err = {0};
+	struct llmsim_op k = ew(LLMSIM_EW_TOPK, 4, 8, LLMSIM_PASS_FWD);
+	k.u.ew.k = 9;
+	cr_expect_neq(llmsim_predict(&g, &k, &p, &err), 0);
+	cr_expect(strstr(err.msg, "k (9)") != NULL, "%s", err.msg);
+	struct llmsim_op b = ew(LLMSIM_EW_SILU, 4, 8, LLMSIM_PASS_FWD);
+	b.u.ew.bcast = 1;
+	cr_expect_neq(llmsim_predict(&g, &b, &p, &err), 0);
+	struct llmsim_op c = ew(LLMSIM_EW_ADD, 4, 8, LLMSIM_PASS_FWD);
+	c.u.ew.out_dtype = LLMSIM_DT_FP32;
+	cr_expect_neq(llmsim_predict(&g, &c, &p, &err), 0);
+	cr_expect(strstr(err.msg, "out_dtype") != NULL, "%s", err.msg);
+}

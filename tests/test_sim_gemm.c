@@ -385,7 +385,7 @@ Test(sim_gemm, power_limit_slows_sustained_tensor_work)
 	test_gpu_h200(&g);
 	g.tensor_clock_hz = 1.83e9;
 	g.burst_clock_hz = 1.67e9;
-	g.power_capped_clock_hz = 1.41e9;
+	g.param[LLMSIM_PARAM_POWER_CAPPED_CLOCK_HZ] = 1.41e9;
 	struct llmsim_op op = {.kind = LLMSIM_OP_GEMM, .dtype = LLMSIM_DT_BF16};
 	op.u.gemm.m = op.u.gemm.n = op.u.gemm.k = 8192;
 	struct llmsim_pred lone, loaded, light;
@@ -507,7 +507,7 @@ Test(sim_gemm, narrow_flops_weigh_on_the_power_limit_by_their_energy)
 	test_gpu_h200(&g);
 	g.tensor_clock_hz = 1.83e9;
 	g.burst_clock_hz = 1.67e9;
-	g.power_capped_clock_hz = 1.41e9;
+	g.param[LLMSIM_PARAM_POWER_CAPPED_CLOCK_HZ] = 1.41e9;
 	struct llmsim_op op = {.kind = LLMSIM_OP_GEMM, .dtype = LLMSIM_DT_FP8};
 	op.u.gemm.m = op.u.gemm.n = op.u.gemm.k = 8192;
 	static const double w[2] = {0.66, 0.3}, slower[2] = {1.112, 1};
@@ -522,4 +522,35 @@ Test(sim_gemm, narrow_flops_weigh_on_the_power_limit_by_their_energy)
 		expect_close(lone.time_s, 0.971e-3, 1e-3);
 		expect_close(loaded.compute_s / lone.compute_s, slower[i], 1e-3);
 	}
+}
+
+/* A grouped GEMM (MoE experts): 16 rows routed uniformly over 8 experts
+ * reach 8 (1 - (7/8)^16) = 7.06 of them on average: priced as 8 experts
+ * of ceil(16 / 8) = 2 rows, each reading its own [28672, 4096] bf16
+ * weights (234.9 MB), so at least 8 x 234.9 MB = 1.879 GB from HBM; the
+ * FLOPs counted are the useful 2 x 16 x 28672 x 4096 = 3.758 GFLOP, and
+ * the grouped kernel's fixed setup adds to a batched GEMM's time. */
+Test(sim_gemm, grouped_experts_price_their_active_weights)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	struct llmsim_op op = {.kind = LLMSIM_OP_GEMM, .dtype = LLMSIM_DT_BF16};
+	op.u.gemm.m = 16, op.u.gemm.n = 28672, op.u.gemm.k = 4096, op.u.gemm.batch = 1;
+	op.u.gemm.b_dtype = LLMSIM_DT_BF16;
+	op.u.gemm.groups = 8;
+	struct llmsim_pred p = predict_ok(&g, op);
+	expect_close(p.flops, 2.0 * 16 * 28672 * 4096, 1e-12);
+	cr_expect_geq(p.hbm_read_bytes, 8.0 * 28672 * 4096 * 2);
+	cr_expect_lt(p.hbm_read_bytes, 8.0 * 28672 * 4096 * 2 * 1.01);
+	struct llmsim_op b = op;
+	b.u.gemm.groups = 0, b.u.gemm.m = 2, b.u.gemm.batch = 8;
+	g.param[LLMSIM_PARAM_GROUPED_GEMM_TENSOR_FRACTION] = g.param[LLMSIM_PARAM_GEMM_TENSOR_FRACTION];
+	g.param[LLMSIM_PARAM_GROUPED_GEMM_HBM_FRACTION] = g.param[LLMSIM_PARAM_GEMM_HBM_FRACTION];
+	expect_close(predict_ok(&g, op).time_s,
+		     predict_ok(&g, b).time_s + g.param[LLMSIM_PARAM_GROUPED_GEMM_FIXED_S], 1e-9);
+	/* one token's two rows over 8 experts: 8 (1 - (7/8)^2) = 1.875 -> 2 */
+	op.u.gemm.m = 2;
+	p = predict_ok(&g, op);
+	cr_expect_lt(p.hbm_read_bytes, 3.0 * 28672 * 4096 * 2);
+	cr_expect_geq(p.hbm_read_bytes, 2.0 * 28672 * 4096 * 2);
 }

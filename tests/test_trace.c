@@ -362,6 +362,36 @@ static int count_kernel(const struct llmsim_kernel_rec *k, void *ctx)
 	return 0;
 }
 
+/* The fixture's clock slowed 100 times about its first timestamp: every
+ * kernel lasts 1 ms instead of 10 us, so that each recovered GEMM is slower
+ * than the H200's dense peak allows (the largest, prefill's LM head, is
+ * 2 x 512 x 128256 x 4096 = 5.4e11 FLOPs: 0.54 ms at 989 TFLOP/s). */
+static void slow_clock(struct llmsim_trace *t, uint64_t k)
+{
+	uint64_t t0 = t->kernels[0].start_ns;
+#define SLOW(x) ((x) = (x) ? t0 + ((x) - t0) * k : 0)
+	for (size_t i = 0; i < t->nkernels; i++) {
+		SLOW(t->kernels[i].start_ns);
+		SLOW(t->kernels[i].end_ns);
+	}
+	for (size_t i = 0; i < t->ncopies; i++) {
+		SLOW(t->copies[i].start_ns);
+		SLOW(t->copies[i].end_ns);
+	}
+	for (size_t i = 0; i < t->nranges; i++) {
+		SLOW(t->ranges[i].start_ns);
+		SLOW(t->ranges[i].end_ns);
+	}
+#undef SLOW
+}
+
+static int count_run(const struct llmsim_store_run_row *row, void *ctx)
+{
+	(void)row;
+	++*(int *)ctx;
+	return 0;
+}
+
 Test(trace, to_calib_adds_library_kernels)
 {
 	char db[] = "/tmp/llmsim-trace-calib-XXXXXX";
@@ -373,6 +403,15 @@ Test(trace, to_calib_adds_library_kernels)
 	struct llmsim_err err = {0};
 	cr_assert_eq(llmsim_store_open(db, LLMSIM_STORE_CREATE, &s, &err), 0, "%s", err.msg);
 	int n = 0;
+	/* at the fixture's own clock, 10 us GEMMs of 8B's prefill shapes are
+	 * faster than the H200's peak: impossible, so nothing is added */
+	cr_assert_eq(llmsim_trace_to_calib(&tr, &h200, &m8b, s, "holdout", &n, &err),
+		     LLMSIM_EINVAL);
+	cr_expect(strstr(err.msg, "faster than the h200's peak allows") != NULL, "%s", err.msg);
+	int runs = 0;
+	cr_assert_eq(llmsim_store_runs(s, count_run, &runs, &err), 0, "%s", err.msg);
+	cr_expect_eq(runs, 0);
+	slow_clock(&tr, 100);
 	cr_assert_eq(llmsim_trace_to_calib(&tr, &h200, &m8b, s, "holdout", &n, &err), 0, "%s",
 		     err.msg);
 	/* distinct ops: 5 GEMMs (QKV, O, gate/up, down, LM head) in each step
@@ -384,8 +423,9 @@ Test(trace, to_calib_adds_library_kernels)
 	cr_expect_eq(c.gemm, 10);
 	cr_expect_eq(c.attention, 1);
 	cr_expect_eq(c.decode, 1);
-	/* decode QKV: GEMM + split-K reduction, 10 us each; 2 m n k FLOPs */
-	expect_close(c.qkv_decode_s, 20e-6, 1e-9);
+	/* decode QKV: GEMM + split-K reduction, 1 ms each (10 us slowed 100
+	 * times); 2 m n k FLOPs */
+	expect_close(c.qkv_decode_s, 2e-3, 1e-9);
 	expect_close(c.qkv_decode_flops, 2.0 * 8 * 6144 * 4096, 1e-12);
 	int nk = 0;
 	cr_assert_eq(llmsim_store_kernels(s, c.qkv_decode_case, count_kernel, &nk, &err), 0);

@@ -125,6 +125,28 @@ Test(trace_cli, truncated_text_trace)
 	cr_expect(strstr(err, "truncated"), "stderr: %s", err);
 }
 
+/* The project's own committed trace is gzip text: import reads it through
+ * zlib (it once read the compressed bytes as text: "NUL byte in line"),
+ * and the database then holds the same run as the .gz does. */
+Test(trace_cli, import_of_the_shipped_gzip_trace)
+{
+	char db[128], gz[1024];
+	snprintf(db, sizeof db, "%s/llama.db", dir);
+	snprintf(gz, sizeof gz, "%s/calib/data/trace_llama.txt.gz", LLMSIM_SOURCE_DIR);
+	cr_assert_eq(trace("import --db %s --in %s", db, gz), 0, "stderr: %s", err);
+	cr_expect(strstr(err, "1 run added"), "stderr: %s", err);
+	struct llmsim_trace a, b;
+	struct llmsim_err e = {0};
+	llmsim_trace_init(&a);
+	llmsim_trace_init(&b);
+	cr_assert_eq(llmsim_trace_load(gz, 0, &a, &e), 0, "%s", e.msg);
+	cr_assert_eq(llmsim_trace_load(db, 0, &b, &e), 0, "%s", e.msg);
+	cr_expect_eq(a.nkernels, b.nkernels);
+	cr_expect_gt(a.nkernels, 0);
+	llmsim_trace_release(&a);
+	llmsim_trace_release(&b);
+}
+
 Test(trace_cli, usage_errors)
 {
 	cr_expect_eq(trace("compare --model 8b"), 2);

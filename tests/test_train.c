@@ -586,3 +586,41 @@ Test(train, pipeline_ends_are_separate_stages)
 	expect_close(r.time.fwd_mb_s, 16 * sc.dense.fwd_s + slow->fwd_s + sc.p2p_s, 1e-9);
 	llmsim_train_ctx_free(ctx);
 }
+
+/* GB200 NVL72: a TP group of 8 spans two trays of 4 but one NVLink domain,
+ * so its all-reduces run at the NVLink rate; the same GPU with its domain
+ * cut to the tray sends them over the network, and only its TP
+ * communication grows (the bytes do not change). */
+Test(train, tp_across_trays_of_an_nvlink_domain)
+{
+	struct llmsim_gpu rack, trays;
+	struct llmsim_model m;
+	struct llmsim_err err = {0};
+	cr_assert_eq(llmsim_gpu_load("gb200", &rack, &err), 0, "%s", err.msg);
+	cr_assert_eq(llmsim_model_load("llama-3.1-70b", &m, &err), 0, "%s", err.msg);
+	trays = rack;
+	trays.nvlink_domain_gpus = trays.gpus_per_node;
+	struct llmsim_train_cfg c;
+	llmsim_train_cfg_init(&c);
+	c.seq = 4096;
+	c.micro_batch = 1;
+	c.global_batch = 8;
+	c.tp = 8;
+	c.gpus = 8;
+	c.sequence_parallel = 1;
+	struct llmsim_train_result r[2];
+	const struct llmsim_gpu *g[2] = {&rack, &trays};
+	for (int i = 0; i < 2; i++) {
+		struct llmsim_train_ctx *ctx;
+		cr_assert_eq(llmsim_train_ctx_new(&m, g[i], &ctx, &err), 0, "%s", err.msg);
+		cr_assert_eq(llmsim_train_simulate(ctx, &c, &r[i], &err), 0, "%s", err.msg);
+		llmsim_train_ctx_free(ctx);
+	}
+	expect_close(r[0].comm.tp_bytes, r[1].comm.tp_bytes, 1e-12);
+	/* Per all-reduce of S bytes: in the rack one ring of 8 sends 2 x 7/8 S
+	 * at 0.8 x 900 GB/s, 2.4e-12 S s; cut to trays, the part between the
+	 * two trays alone sends S/4 over the 50 GB/s network, 5e-12 S s at
+	 * its full rate: more than twice the whole ring in the rack */
+	cr_expect_gt(r[1].time.tp_exposed_s, 2 * r[0].time.tp_exposed_s, "rack %g s, trays %g s",
+		     r[0].time.tp_exposed_s, r[1].time.tp_exposed_s);
+}

@@ -67,7 +67,7 @@ Test(train_cli, usage_errors)
 	/* a huge --top once tried to allocate the whole list up front */
 	cr_expect_eq(run_llmsim("plan --model 8b --gpus 8 --top 1000000000", out, sizeof out, err,
 				sizeof err), 2);
-	cr_expect_str_eq(err, "llmsim plan: --top: at most 1000, got 1000000000\n");
+	cr_expect_str_eq(err, "llmsim plan: --top: at most 1000 configurations (the search keeps them sorted as it goes), got '1000000000'\n");
 }
 
 Test(train_cli, plan_json)

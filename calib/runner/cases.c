@@ -6,8 +6,9 @@
  * gate+up 28672x4096, down 4096x14336, lm head 128256x4096) and the 70B ones
  * as 8-way tensor-parallel shards (qkv 1280x8192, o 8192x1024, gate+up
  * 7168x8192, down 8192x3584, lm head 16032x8192), for M = 1 (decode) to
- * 8192 tokens, plus squares in every data type. Every 4th case of a class
- * (class index % 4 == 3) is held out from the fit.
+ * 8192 tokens, plus squares in every data type. Every case is a fit case:
+ * llmsim's held-out cases come from other programs (calib/torch/
+ * heldout_ops.py and the whole-model steps), at other shapes.
  */
 #include <stdarg.h>
 #include <math.h>
@@ -23,7 +24,6 @@ const int runner_nclasses = (int)(sizeof runner_classes / sizeof runner_classes[
 
 static struct rcase cases[MAX_CASES];
 static int ncases;
-static int class_index; /* position within the current class */
 
 static struct rcase *add(const char *cls, const struct llmsim_kspec *spec, int quick,
 			 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -40,9 +40,8 @@ static struct rcase *add(const char *cls, const struct llmsim_kspec *spec, int q
 	va_end(ap);
 	c->op_class = cls;
 	c->spec = *spec;
-	c->split = class_index % 4 == 3 ? "holdout" : "fit";
+	c->split = "fit";
 	c->quick = quick;
-	class_index++;
 	return c;
 }
 
@@ -266,10 +265,8 @@ int runner_cases(const struct rcase **out)
 		_Static_assert(sizeof builders / sizeof builders[0] ==
 				       sizeof runner_classes / sizeof runner_classes[0],
 			       "one builder per class");
-		for (size_t i = 0; i < sizeof builders / sizeof builders[0]; i++) {
-			class_index = 0;
+		for (size_t i = 0; i < sizeof builders / sizeof builders[0]; i++)
 			builders[i]();
-		}
 	}
 	*out = cases;
 	return ncases;

@@ -4,12 +4,20 @@
  *
  *   llmsim-calib-runner --db FILE [--quick] [--only CLASS] [--list]
  *                       [--budget-s S] [--verbose] [--no-counters] [--skip N]
+ *                       [--operand-data normal|grid|zeros]
  *
  * --counter-passes CHIP prints how many replay passes the counter metrics
  * take on CHIP ("GH100"), from CUPTI's host side alone (no GPU needed).
  * --skip N skips the first N selected cases of each class: after a case
  * breaks the CUDA context (exit 3) the runner prints the --only/--skip
  * arguments that resume after it.
+ *
+ * --operand-data picks the values every case fills its operands with
+ * (kernels/kcommon.h): normal (the default; what trained weights and
+ * activations look like, and the only data the fit takes), or grid / zeros
+ * to measure how operand data moves the clock under the power limit. The
+ * store records it with each run (runs.operand_data); cases on other data
+ * than normal are stored as "probe" cases, which no fit uses.
  *
  * Per case: set up (fresh random inputs), check against the CPU reference,
  * warm up, time 10-50 repetitions (about 50 ms) with the CUPTI Activity API
@@ -40,6 +48,12 @@ static const char *prog = PROG;
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 static volatile sig_atomic_t g_stop;
+static int g_operand_data; /* --operand-data: enum llmsim_kdata of every case */
+
+const char *const runner_operand_data_name[LLMSIM_KDATA_COUNT] = {
+	[LLMSIM_KDATA_NORMAL] = "normal", [LLMSIM_KDATA_GRID] = "grid",
+	[LLMSIM_KDATA_ZEROS] = "zeros",
+};
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -52,6 +66,7 @@ struct opts {
 	int quick, list, verbose, no_counters;
 	int skip;             /* selected cases of each class to skip (resume) */
 	const char *passes_chip; /* --counter-passes CHIP: host-side check only */
+	int data;             /* enum llmsim_kdata */
 	double budget_s;
 };
 
@@ -218,8 +233,13 @@ static int measure(const struct rcase *rc, int idx, const struct plan *pl, uint6
 	memset(res, 0, sizeof *res);
 	snprintf(res->c.op_spec, sizeof res->c.op_spec, "%s", rc->op_spec);
 	snprintf(res->c.op_class, sizeof res->c.op_class, "%s", rc->op_class);
-	snprintf(res->c.split, sizeof res->c.split, "%s", rc->split);
-	if (llmsim_kbench_setup(&b, &rc->spec, mix(run_seed + (uint64_t)idx) | 1, err, errsz))
+	/* only normal operands may be fitted: other data is a probe of how
+	 * data moves the clock */
+	snprintf(res->c.split, sizeof res->c.split, "%s",
+		 g_operand_data == LLMSIM_KDATA_NORMAL ? rc->split : "probe");
+	struct llmsim_kspec spec = rc->spec;
+	spec.data = (enum llmsim_kdata)g_operand_data;
+	if (llmsim_kbench_setup(&b, &spec, mix(run_seed + (uint64_t)idx) | 1, err, errsz))
 		goto fail_nofree;
 	snprintf(res->c.impl, sizeof res->c.impl, "%s", b.impl);
 	res->c.flops_declared = b.flops_declared;
@@ -247,6 +267,7 @@ static int measure(const struct rcase *rc, int idx, const struct plan *pl, uint6
 		goto fail;
 	activity_free(r, n);
 	uint64_t ext_base = (uint64_t)(idx + 1) * 1000;
+	clock_begin();
 	for (int i = 0; i < reps; i++) {
 		activity_push(ext_base + i + 1);
 		cudaEventRecord(ev[2 * i], 0);
@@ -257,6 +278,7 @@ static int measure(const struct rcase *rc, int idx, const struct plan *pl, uint6
 			goto fail;
 	}
 	cudaError_t ce = cudaDeviceSynchronize();
+	double timed_clock_hz = clock_end();
 	if (ce != cudaSuccess) {
 		snprintf(err, errsz, "timed runs: %s", cudaGetErrorString(ce));
 		goto fail;
@@ -280,7 +302,8 @@ static int measure(const struct rcase *rc, int idx, const struct plan *pl, uint6
 		activity_pause(0);
 		if (crc == 0) {
 			res->have_counters = 1;
-			res->c.sm_clock_hz = res->cv.v[COUNTER_METRICS - 1];
+			if (!(timed_clock_hz > 0)) /* no NVML: the counter pass's clock */
+				res->c.sm_clock_hz = res->cv.v[COUNTER_METRICS - 1];
 			counters_fail_streak = 0;
 		} else {
 			fprintf(stderr, "%s: counters failed for '%s': %s\n", prog, rc->op_spec, cerr);
@@ -293,6 +316,8 @@ static int measure(const struct rcase *rc, int idx, const struct plan *pl, uint6
 		}
 		/* the profiled invocation's records are dropped at the next take */
 	}
+	if (timed_clock_hz > 0)
+		res->c.sm_clock_hz = timed_clock_hz;
 	llmsim_kbench_free(&b);
 	return 0;
 fail:
@@ -369,7 +394,7 @@ static void print_case(const struct case_result *res)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: " PROG " --db FILE [--quick] [--only CLASS] [--list] [--budget-s S] "
-		   "[--verbose] [--no-counters] [--skip N]\n"
+		   "[--verbose] [--no-counters] [--skip N] [--operand-data normal|grid|zeros]\n"
 		   "       " PROG " --list [--quick] [--only CLASS] | --counter-passes CHIP\n"
 		   "classes:");
 	for (int i = 0; i < runner_nclasses; i++)
@@ -385,6 +410,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{"budget-s", required_argument, 0, 'b'}, {"verbose", no_argument, 0, 'v'},
 		{"no-counters", no_argument, 0, 'n'}, {"skip", required_argument, 0, 's'},
 		{"counter-passes", required_argument, 0, 'p'},
+		{"operand-data", required_argument, 0, 'D'},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
@@ -399,6 +425,19 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'v': o->verbose = 1; break;
 		case 'n': o->no_counters = 1; break;
 		case 'p': o->passes_chip = optarg; break;
+		case 'D': {
+			int d = -1;
+			for (int i = 0; i < LLMSIM_KDATA_COUNT; i++)
+				if (!strcmp(optarg, runner_operand_data_name[i]))
+					d = i;
+			if (d < 0) {
+				fprintf(stderr, "%s: unknown --operand-data '%s' (normal, grid or zeros)\n",
+					prog, optarg);
+				return 2;
+			}
+			o->data = d;
+			break;
+		}
 		case 'b': {
 			char *end;
 			o->budget_s = strtod(optarg, &end);
@@ -464,6 +503,7 @@ int main(int argc, char **argv)
 	int rc = parse(argc, argv, &o);
 	if (rc)
 		return rc;
+	g_operand_data = o.data;
 	if (o.passes_chip) {
 		/* the counter configuration on the host alone (no GPU needed) */
 		size_t passes = 0;
@@ -515,6 +555,8 @@ int main(int argc, char **argv)
 		"cuBLAS %s, max SM clock %.0f MHz\n",
 		prog, dev.name, dev.sms, dev.l2_bytes / 1048576, dev.hbm_bytes / 1073741824.0, dev.driver,
 		dev.cuda_runtime, dev.cupti, dev.cublas, dev.sm_clock_max_hz * 1e-6);
+	if (clock_init(dev.uuid))
+		fprintf(stderr, "%s: NVML unavailable: a case's clock is its counter pass's\n", prog);
 	struct llmsim_err e = {0};
 	struct llmsim_store *st = NULL;
 	if (llmsim_store_open(o.db, LLMSIM_STORE_CREATE, &st, &e)) {
@@ -549,6 +591,8 @@ int main(int argc, char **argv)
 		snprintf(run.host, sizeof run.host, "%s", host);
 		snprintf(run.tool, sizeof run.tool, PROG " %s (git %s)", LLMSIM_VERSION, LLMSIM_GIT_REV);
 		snprintf(run.notes, sizeof run.notes, "class=%s; counters %.200s", cls, counters_why);
+		snprintf(run.operand_data, sizeof run.operand_data, "%s",
+			 runner_operand_data_name[g_operand_data]);
 		int64_t run_id = 0;
 		if (llmsim_store_run_begin(st, &dev, &run, &run_id, &e)) {
 			fprintf(stderr, "%s: store: %s\n", prog, e.msg);
@@ -621,6 +665,7 @@ int main(int argc, char **argv)
 	if (dropped)
 		fprintf(stderr, "%s: CUPTI dropped %llu records\n", prog, (unsigned long long)dropped);
 	counters_shutdown();
+	clock_shutdown();
 	activity_shutdown();
 	llmsim_kernels_shutdown();
 	llmsim_store_close(st);

@@ -25,6 +25,9 @@ struct rcase {
 extern const char *const runner_classes[];
 extern const int runner_nclasses;
 
+/* --operand-data names, by enum llmsim_kdata ("normal", "grid", "zeros"). */
+extern const char *const runner_operand_data_name[];
+
 /* Build the case list (static storage). Returns the count. */
 int runner_cases(const struct rcase **out);
 
@@ -75,6 +78,16 @@ void counters_shutdown(void);
 /* Host-side check only: validate the metric names for a chip and count the
  * passes (works without a GPU). */
 int counters_passes(const char *chip, size_t *passes, char *err, size_t errsz);
+
+/* ---- clock.c ---- */
+
+/* Start the NVML clock sampler for the GPU of this UUID; -1 when NVML is
+ * missing (then clock_end() returns 0). */
+int clock_init(const char *uuid);
+/* Average SM clock (Hz) over the span between begin and end; 0: unknown. */
+void clock_begin(void);
+double clock_end(void);
+void clock_shutdown(void);
 
 /* ---- devinfo.c ---- */
 

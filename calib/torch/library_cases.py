@@ -8,8 +8,15 @@ warp-specialized design FlashAttention-3 also uses). This script times both,
 forward and backward, causal and not, MHA and GQA, and decode (one query
 token against a KV cache), with CUDA events (warm-up, median of repeats) on
 random bf16 inputs, and writes the results in llmsim's calibration text form
-(`llmsim calib import --db DB --in FILE`): impl "torch_sdpa_flash" cases
-price as `impl=flash2`, "torch_sdpa_cudnn" as `impl=flash3`.
+(`llmsim calib import --db DB --in FILE`, schema 3): impl "torch_sdpa_flash"
+cases price as `impl=flash2`, "torch_sdpa_cudnn" as `impl=flash3`. Every case
+is a fit case: held-out cases come from other programs (heldout_ops.py and
+the whole-model steps).
+
+Operands are realistic: activations and attention inputs N(0, 1); FP8 GEMM
+operands per-tensor scaled to the e4m3 range (weights N(0, 0.02) before
+scaling), with those scales passed to torch._scaled_mm, as a quantized model
+runs.
 
 It also times PyTorch's own element-wise kernels on the layouts a model
 step hands them: contiguous tensors (the vectorized path) and strided views
@@ -20,15 +27,17 @@ Run:  python3 calib/torch/library_cases.py --out FILE.tsv [--quick]
           [--sets attention,decode,fp8,ew] [--decode-grid small|large]
 """
 import argparse
-import datetime
 import os
-import socket
 import statistics
-import subprocess
+
+import sys
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
+
+sys.path.insert(0, os.path.dirname(__file__))
+import llmsim_torch as lt  # noqa: E402
 
 
 def timed(fn, reps):
@@ -201,7 +210,7 @@ def main():
 
     def add(spec, impl, flops, byts, stats, reps):
         med, mn, p10, p90 = stats
-        split = "holdout" if len(cases) % 4 == 3 else "fit"
+        split = "fit"
         cls = spec.split(" ", 1)[0]
         cls = {"ew": "elementwise"}.get(cls, cls)
         cases.append((spec, cls, impl, split,
@@ -291,7 +300,6 @@ def main():
         (16, 6144, 4096), (128, 6144, 4096), (2048, 6144, 4096), (8192, 6144, 4096),
         (16, 4096, 14336), (512, 4096, 14336), (4096, 4096, 14336), (64, 8192, 28672 // 8),
         (4096, 8192, 28672 // 8), (2048, 28672 // 8 * 2, 8192), (32, 128256, 8192), (4096, 128256, 8192)]
-    one = torch.ones((), device=dev, dtype=torch.float32)
     if "fp8small" in sets:
         shapes = [(1024, 1024, 1024), (2048, 2048, 2048), (16, 6144, 4096), (128, 6144, 4096),
                   (2048, 6144, 4096), (16, 4096, 14336), (512, 4096, 14336), (64, 8192, 28672 // 8)]
@@ -299,16 +307,19 @@ def main():
         try:
             nsets = max(1, int(200e6 // (m * k + n * k)) + 1)
             nsets = min(nsets, 8)
-            A = [(torch.randn(m, k, device=dev) * 0.5).to(torch.float8_e4m3fn) for _ in range(nsets)]
-            B = [(torch.randn(n, k, device=dev) * 0.5).to(torch.float8_e4m3fn).t() for _ in range(nsets)]
-            ref = (A[0].float() @ B[0].float())
-            out = torch._scaled_mm(A[0], B[0], scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+            A = [lt.fp8_scaled(torch.randn(m, k, device=dev)) for _ in range(nsets)]
+            B = [lt.fp8_scaled(torch.randn(n, k, device=dev) * 0.02) for _ in range(nsets)]
+            B = [(b.t(), sb) for b, sb in B]
+            ref = (A[0][0].float() * A[0][1]) @ (B[0][0].float() * B[0][1])
+            out = torch._scaled_mm(A[0][0], B[0][0], scale_a=A[0][1], scale_b=B[0][1],
+                                   out_dtype=torch.bfloat16)
             err = ((out.float() - ref).norm() / ref.norm()).item()
             it = [0]
 
             def mm():
                 i = it[0] = (it[0] + 1) % nsets
-                torch._scaled_mm(A[i], B[i], scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+                torch._scaled_mm(A[i][0], B[i][0], scale_a=A[i][1], scale_b=B[i][1],
+                                 out_dtype=torch.bfloat16)
             # eager events only where the kernel outlasts PyTorch's host
             # time per call by far (2048^3 = 2^33 once timed the host)
             st = timed(mm, reps) if m * n * k > 2**34 else timed_graph(mm, reps, inner=max(nsets, 10))
@@ -317,7 +328,7 @@ def main():
             continue
         spec = f"gemm m={m} n={n} k={k} dtype=fp8"
         med, mn, p10, p90 = st
-        split = "holdout" if len(cases) % 4 == 3 else "fit"
+        split = "fit"
         cases.append((spec, "gemm", "torch_scaled_mm", split, 2.0 * m * n * k,
                       float(m * k + n * k + 2 * m * n), reps, med, mn, p10, p90))
         print(f"torch_scaled_mm    {spec}: {med*1e6:10.1f} us  {2.0*m*n*k/med/1e12:7.1f} TFLOP/s  err {err:.2e}", flush=True)
@@ -330,33 +341,14 @@ def main():
     if "attn_small" in sets:
         attention_small_cases(dev, dt, add, reps, backends)
 
-    drv = subprocess.run(["nvidia-smi", "--query-gpu=driver_version,clocks.max.sm", "--format=csv,noheader,nounits"],
-                         capture_output=True, text=True).stdout.strip().split(", ")
-    name = torch.cuda.get_device_name(0)
-    hw = "h200" if "H200" in name else "h100" if "H100" in name else "a100" if "A100" in name else ""
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    with open(a.out, "w") as f:
-        w = lambda *cols: f.write("\t".join(esc(c) for c in cols) + "\n")
-        w("llmsim-calib", "schema_version", 2)
-        w("columns", "devices", "id", "name", "hw_name", "uuid", "sms", "device_count", "hbm_bytes", "l2_bytes",
-          "sm_clock_max_hz", "mem_clock_hz", "driver", "cuda_runtime", "cupti", "cublas", "nccl")
-        w("devices", 1, name, hw, str(getattr(props, "uuid", "")), props.multi_processor_count, 1,
-          float(props.total_memory), float(props.L2_cache_size),
-          float(drv[1]) * 1e6 if len(drv) > 1 else None, None, drv[0] if drv else "",
-          torch.version.cuda or "", "", "", "")
-        w("columns", "runs", "id", "device_id", "started_at", "host", "tool", "quick", "notes", "status")
-        w("runs", 1, 1, now, socket.gethostname(), f"library_cases.py (torch {torch.__version__})",
-          int(a.quick), "PyTorch SDPA flash (FA2) and cuDNN attention; CUDA events", "complete")
-        w("columns", "cases", "id", "run_id", "op_spec", "op_class", "impl", "split", "flops_declared",
-          "bytes_declared", "reps", "time_median_s", "time_min_s", "time_p10_s", "time_p90_s", "sm_clock_hz",
-          "check_rel_err")
-        for i, c in enumerate(cases, 1):
-            spec, cls, impl, split, fl, by, r, med, mn, p10, p90 = c
-            w("cases", i, 1, spec, cls, impl, split, fl, by, r, med, mn, p10, p90, None, -1.0)
-        w("columns", "kernels", "id", "case_id", "seq", "name", "grid_x", "grid_y", "grid_z", "block_x",
-          "block_y", "block_z", "regs_per_thread", "static_smem_bytes", "dynamic_smem_bytes",
-          "duration_median_s", "launches_per_rep")
-        w("columns", "counters", "case_id", "name", "value")
+    st = lt.StoreText(lt.environment(), f"library_cases.py (torch {torch.__version__})",
+                      "PyTorch SDPA flash (FA2) and cuDNN attention, FP8 _scaled_mm, element-wise; "
+                      "CUDA events", "normal", a.quick)
+    for c in cases:
+        spec, cls, impl, split, fl, by, r, med, mn, p10, p90 = c
+        st.add_case(spec, cls, impl, split, fl, by,
+                    {"median_s": med, "min_s": mn, "p10_s": p10, "p90_s": p90, "reps": r})
+    st.write(a.out)
     print(f"{len(cases)} cases -> {a.out}")
 
 

@@ -11,8 +11,9 @@
  * local to the run; 0 = none), so attribution is by launch, not by the
  * GPU's later execution window.
  *
- * This header and trace_db.c / trace_text.c depend on base/err.h only, so
- * that the injection library can compile them in.
+ * This header and trace_db.c / trace_text.c / trace_check.c depend on
+ * base/ only (err, lines, bounds), so that the injection library can
+ * compile them in.
  */
 #ifndef LLMSIM_TRACE_H
 #define LLMSIM_TRACE_H
@@ -101,6 +102,26 @@ const struct llmsim_trace_range *llmsim_trace_range(const struct llmsim_trace *t
 /* Sort ranges by id and kernels/copies by start time. */
 void llmsim_trace_sort(struct llmsim_trace *t);
 
+/* ---- Checks ------------------------------------------------------------
+ * What every reader checks of every run, whichever form it comes in
+ * (trace_check.c), so that nothing downstream meets an impossible record. */
+
+/* Why one record cannot come from a real run (a short phrase), or NULL:
+ * grids and blocks of at least one, at most 1024 threads a block, times
+ * that do not run backwards and fit 2^63 ns, a known copy kind and
+ * direction, a range whose parent opened before it. */
+const char *llmsim_trace_run_bad(const struct llmsim_trace_run *r);
+const char *llmsim_trace_kernel_bad(const struct llmsim_trace_kernel *k);
+const char *llmsim_trace_copy_bad(const struct llmsim_trace_copy *c);
+const char *llmsim_trace_range_bad(const struct llmsim_trace_range *r);
+
+/* The whole of a sorted run (llmsim_trace_sort): every record as above,
+ * range ids unique, every parent and every kernel's or copy's range a
+ * range of the run, at most LLMSIM_MAX_TRACE_RECORDS records. Since each
+ * parent opened before its child, following parents always ends: the
+ * range tree is acyclic. Errors read "name: run N: kernel K: why". */
+int llmsim_trace_check(const struct llmsim_trace *t, const char *name, struct llmsim_err *err);
+
 /* ---- The SQLite tables ------------------------------------------------
  * trace_meta(key, value) with the row ('trace_schema_version', '1');
  * trace_runs, trace_kernels, trace_memcpys (copies and memsets, column
@@ -142,9 +163,11 @@ int llmsim_trace_db_runs(const char *path,
 /* Write t as one run. 0 or LLMSIM_EIO. */
 int llmsim_trace_text_write(FILE *f, const struct llmsim_trace *t, struct llmsim_err *err);
 
-/* Read every run of a text file: fn gets each complete run (the trace is
- * released after fn returns; a nonzero return stops and is returned).
- * Errors read "name:line: message". */
+/* Read every run of a text file: fn gets each complete run, checked
+ * (llmsim_trace_check) and numbered 1.. in file order in run.id (the trace
+ * is released after fn returns; a nonzero return stops and is returned).
+ * Lines are at most LLMSIM_MAX_LINE bytes and the file at most
+ * LLMSIM_MAX_TRACE_TEXT_BYTES. Errors read "name:line: message". */
 int llmsim_trace_text_read(FILE *f, const char *name,
 			   int (*fn)(struct llmsim_trace *t, void *ctx), void *ctx,
 			   struct llmsim_err *err);
@@ -153,7 +176,7 @@ int llmsim_trace_text_read(FILE *f, const char *name,
 
 /* Load run run_id (0: the last) from path, whichever form it is in: an
  * SQLite file with trace tables, a text trace, or a gzip-compressed text
- * trace (read through `gzip -dc`). Text runs are numbered 1.. in file
+ * trace (read through zlib: base/gzfile.h). Text runs are numbered 1.. in file
  * order. t must be initialized. */
 int llmsim_trace_load(const char *path, int64_t run_id, struct llmsim_trace *t,
 		      struct llmsim_err *err);

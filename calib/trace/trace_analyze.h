@@ -79,6 +79,40 @@ struct llmsim_trace_phase {
 /* 0 and *p, or -1 when name is not a step range. */
 int llmsim_trace_phase_parse(const char *name, struct llmsim_trace_phase *p);
 
+/* ---- show (trace_summary.c) ----------------------------------------- */
+
+/* Time summed under one name. */
+struct llmsim_trace_name_sum {
+	const char *name;         /* the trace's interned string */
+	int64_t count;            /* kernels: launches; ranges: ranges of that name */
+	double s;                 /* kernels: their time; ranges: kernel time launched
+				   * inside (each kernel once per name enclosing it) */
+};
+
+struct llmsim_trace_summary {
+	double cls_s[LLMSIM_TC_COUNT];     /* per class (copies included) */
+	int64_t cls_n[LLMSIM_TC_COUNT];
+	double total_s;
+	struct llmsim_trace_name_sum *kernels; /* per distinct kernel name, heaviest first */
+	size_t nkernels;
+	struct llmsim_trace_name_sum *ranges;  /* per distinct NVTX range name, heaviest first */
+	size_t nranges;
+};
+
+/* Summarize a checked trace (llmsim_trace_check) in time linear in its
+ * records. Names point into t: release s before t. 0 or LLMSIM_ENOMEM. */
+int llmsim_trace_summarize(const struct llmsim_trace *t, struct llmsim_trace_summary *s,
+			   struct llmsim_err *err);
+void llmsim_trace_summary_release(struct llmsim_trace_summary *s); /* NULL is a no-op */
+
+/* The model a program names in an NVTX range "model NAME" (the first such
+ * range; NAME ends at a space) into buf (size bytes), or "" when none.
+ * Fails with LLMSIM_EINVAL when NAME is not a model name (letters, digits,
+ * '.', '_', '-'; no path): load it with llmsim_model_load_named, which
+ * looks among the shipped models only. */
+int llmsim_trace_declared_model(const struct llmsim_trace *t, char *buf, size_t size,
+				struct llmsim_err *err);
+
 /* ---- compare -------------------------------------------------------- */
 
 /* One row of the comparison: kernels with the same phase, op range, kernel
@@ -225,7 +259,10 @@ struct llmsim_store;
  * those of the invocations (durations: medians); impl "traced:<kernel>",
  * split as given ("fit" or "holdout"); flops/bytes declared from the
  * model's cost description. The device is the trace's, mapped to hw_name.
- * *ncases (may be NULL) gets the number of cases added. */
+ * Refuses (LLMSIM_EINVAL, nothing written) when a case is impossible: an
+ * invocation that took no time, or one faster than the GPU's dense peak
+ * allows for its recovered FLOPs. *ncases (may be NULL) gets the number of
+ * cases added. */
 int llmsim_trace_to_calib(const struct llmsim_trace *t, const struct llmsim_gpu *gpu,
 			  const struct llmsim_model *m, struct llmsim_store *store,
 			  const char *split, int *ncases, struct llmsim_err *err);

@@ -18,6 +18,7 @@
 struct inst {
 	char spec[LLMSIM_TRACE_SPEC_MAX];
 	const char *op_class;     /* static, from llmsim_op_class */
+	enum llmsim_dtype dtype;
 	double s, flops, bytes;
 	int k[MAX_K], nk;
 };
@@ -44,6 +45,7 @@ static int collect(const struct llmsim_trace_instance *in, void *ctx)
 	struct inst *x = &c->v[c->n++];
 	snprintf(x->spec, sizeof x->spec, "%s", in->op_spec);
 	x->op_class = llmsim_op_class(in->op);
+	x->dtype = in->op->dtype;
 	x->s = in->measured_s;
 	x->flops = in->pred->flops;
 	x->bytes = in->pred->hbm_bytes;
@@ -58,9 +60,31 @@ static int cmp_inst(const void *a, const void *b)
 	return strcmp(x->spec, y->spec);
 }
 
+/* A case no real kernel can give: one that took no time, or one faster
+ * than the GPU's dense peak allows for the FLOPs its recovered shape does
+ * (the shape cannot be this kernel's: a wrong --model). The store would
+ * take it, and the fit would follow it. */
+static int impossible(const struct llmsim_case *cs, const struct llmsim_gpu *gpu,
+		      enum llmsim_dtype dt, struct llmsim_err *err)
+{
+	if (!(cs->time_min_s > 0))
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "case '%s': an invocation took no time (not a real "
+				      "kernel): nothing was added", cs->op_spec);
+	double peak = llmsim_gpu_peak_flops(gpu, dt), floor_s = peak > 0 ? cs->flops_declared / peak : 0;
+	if (cs->time_min_s < floor_s)
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "case '%s': measured %.3g s, faster than the %s's peak allows "
+				      "(%.3g s for %.3g FLOPs): the shape recovered does not fit the "
+				      "kernel (wrong --model?); nothing was added",
+				      cs->op_spec, cs->time_min_s, gpu->name, floor_s,
+				      cs->flops_declared);
+	return 0;
+}
+
 static int add_group(struct llmsim_store *store, int64_t run_id, const struct llmsim_trace *t,
-		     const struct inst *g, size_t n, const char *split, double *tmp,
-		     struct llmsim_err *err)
+		     const struct llmsim_gpu *gpu, const struct inst *g, size_t n, const char *split,
+		     double *tmp, struct llmsim_err *err)
 {
 	struct llmsim_case cs = {0};
 	char sn[160];
@@ -81,7 +105,9 @@ static int add_group(struct llmsim_store *store, int64_t run_id, const struct ll
 	cs.time_p90_s = llmsim_quantile_sorted(tmp, n, 0.9);
 	cs.check_rel_err = -1;
 	int64_t case_id;
-	int rc = llmsim_store_add_case(store, run_id, &cs, &case_id, err);
+	int rc = impossible(&cs, gpu, g[0].dtype, err);
+	if (!rc)
+		rc = llmsim_store_add_case(store, run_id, &cs, &case_id, err);
 	/* its kernels: position j of the invocations that have the first's
 	 * kernel count */
 	for (int j = 0; j < g[0].nk && !rc; j++) {
@@ -152,7 +178,7 @@ int llmsim_trace_to_calib(const struct llmsim_trace *t, const struct llmsim_gpu 
 		size_t j = i;
 		while (j < c.n && !strcmp(c.v[j].spec, c.v[i].spec))
 			j++;
-		rc = add_group(store, run_id, t, &c.v[i], j - i, split, tmp, err);
+		rc = add_group(store, run_id, t, gpu, &c.v[i], j - i, split, tmp, err);
 		n++;
 		i = j;
 	}

@@ -84,29 +84,44 @@ static const struct {
 	{LLMSIM_TC_ELEMENTWISE, "randint"},
 };
 
-/* Case-insensitive substring search. */
-static int has(const char *s, const char *pat)
+/* A kernel name in lower case, for the (lowercase) patterns: in buf when
+ * it fits, else malloc'd (*heap set: free it); NULL when out of memory.
+ * One pass over the name, then strstr per pattern: linear in the name's
+ * length for any name (a trace's names can be up to a line long). */
+static char *lower(const char *s, char *buf, size_t size, char **heap)
 {
-	size_t n = strlen(pat);
-	for (; *s; s++)
-		if (!strncasecmp(s, pat, n))
-			return 1;
-	return 0;
+	size_t n = strlen(s);
+	char *d = buf;
+	*heap = NULL;
+	if (n >= size) {
+		d = *heap = malloc(n + 1);
+		if (!d)
+			return NULL;
+	}
+	for (size_t i = 0; i <= n; i++)
+		d[i] = (char)tolower((unsigned char)s[i]);
+	return d;
 }
 
 enum llmsim_trace_class llmsim_trace_classify(const char *name)
 {
-	if (!name)
-		return LLMSIM_TC_OTHER;
-	for (size_t i = 0; i < sizeof patterns / sizeof patterns[0]; i++)
-		if (has(name, patterns[i].pat))
-			return patterns[i].cls;
-	return LLMSIM_TC_OTHER;
+	char buf[1024], *heap = NULL, *l = name ? lower(name, buf, sizeof buf, &heap) : NULL;
+	enum llmsim_trace_class c = LLMSIM_TC_OTHER;
+	for (size_t i = 0; l && i < sizeof patterns / sizeof patterns[0]; i++)
+		if (strstr(l, patterns[i].pat)) {
+			c = patterns[i].cls;
+			break;
+		}
+	free(heap);
+	return c;
 }
 
 int llmsim_trace_nonvectorized(const char *name)
 {
-	return name && has(name, "elementwise_kernel") && !has(name, "vectorized_elementwise");
+	char buf[1024], *heap = NULL, *l = name ? lower(name, buf, sizeof buf, &heap) : NULL;
+	int r = l && strstr(l, "elementwise_kernel") && !strstr(l, "vectorized_elementwise");
+	free(heap);
+	return r;
 }
 
 enum llmsim_trace_class llmsim_trace_op_class(const struct llmsim_op *op)

@@ -2,7 +2,9 @@
  * trace_compare.c - a captured trace against the GPU model: each kernel's
  * op recovered (trace_analyze.h explains how), predicted with
  * llmsim_predict, and summed per row, class, phase and in total; with a
- * target GPU, the same program replayed there.
+ * target GPU, the same program replayed there. Rows and phases are found
+ * by hash (base/hash.h), so the time is linear in the trace however many
+ * distinct kernels and phases it holds (bench/bench_trace.c).
  */
 #include "trace_analyze.h"
 
@@ -11,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/hash.h"
 #include "base/stats.h"
 
 #define MAX_SPECS 8
@@ -70,6 +73,7 @@ struct ctx {
 	int (*fn)(const struct llmsim_trace_instance *in, void *ctx);
 	void *fnctx;
 	int cur_range;            /* the op range of the ops being compared (-1: by order) */
+	struct llmsim_hindex row_ix, phase_ix; /* rows by key, phases by name */
 };
 
 /* Whether a record launched in range id is left out (PHASES_ONLY). */
@@ -85,23 +89,66 @@ static int excluded(struct ctx *c, int64_t range_id, double s)
 	return 1;
 }
 
-static struct llmsim_trace_phase_sum *phase_sum(struct llmsim_trace_cmp *o, const char *name)
+struct phase_key {
+	const struct llmsim_trace_cmp *o;
+	const char *name;
+};
+
+static int same_phase(size_t pos, const void *key)
 {
-	for (size_t i = 0; i < o->nphases; i++)
-		if (!strcmp(o->phases[i].name, name))
-			return &o->phases[i];
+	const struct phase_key *k = key;
+	return !strcmp(k->o->phases[pos].name, k->name);
+}
+
+/* The phase sum of this range name (created when new), or NULL. */
+static struct llmsim_trace_phase_sum *phase_sum(struct ctx *c, const char *name)
+{
+	struct llmsim_trace_cmp *o = c->out;
+	char key[sizeof o->phases[0].name];
+	snprintf(key, sizeof key, "%s", name); /* the name as the phase keeps it */
+	struct phase_key k = {o, key};
+	uint64_t h = llmsim_hash_str(LLMSIM_HASH_SEED, key);
+	long i = llmsim_hindex_find(&c->phase_ix, h, same_phase, &k);
+	if (i >= 0)
+		return &o->phases[i];
 	if (o->nphases == o->capphases) {
-		size_t c = o->capphases ? 2 * o->capphases : 16;
-		void *p = realloc(o->phases, c * sizeof *o->phases);
+		size_t cap = o->capphases ? 2 * o->capphases : 16;
+		void *p = realloc(o->phases, cap * sizeof *o->phases);
 		if (!p)
 			return NULL;
 		o->phases = p;
-		o->capphases = c;
+		o->capphases = cap;
 	}
+	if (llmsim_hindex_add(&c->phase_ix, h, o->nphases))
+		return NULL;
 	struct llmsim_trace_phase_sum *s = &o->phases[o->nphases++];
 	memset(s, 0, sizeof *s);
-	snprintf(s->name, sizeof s->name, "%s", name);
+	snprintf(s->name, sizeof s->name, "%s", key);
 	return s;
+}
+
+static uint64_t row_hash(const struct llmsim_trace_row *r)
+{
+	uint64_t h = llmsim_hash_bytes(LLMSIM_HASH_SEED, &r->matched, sizeof r->matched);
+	h = llmsim_hash_str(h, r->phase);
+	h = llmsim_hash_str(h, r->range);
+	h = llmsim_hash_str(h, r->kernel);
+	h = llmsim_hash_str(h, r->op_spec);
+	return llmsim_hash_str(h, r->note);
+}
+
+struct row_key {
+	const struct llmsim_trace_cmp *o;
+	const struct llmsim_trace_row *r;
+};
+
+static int same_row(size_t pos, const void *key)
+{
+	const struct row_key *k = key;
+	const struct llmsim_trace_row *x = &k->o->rows[pos], *r = k->r;
+	return x->matched == r->matched && !strcmp(x->phase, r->phase) &&
+	       !strcmp(x->range, r->range) && !strcmp(x->kernel, r->kernel) &&
+	       !strcmp(x->op_spec, r->op_spec) && !strcmp(x->note, r->note);
 }
 
 /* Add to the row with this key (creating it). */
@@ -109,15 +156,11 @@ static int add_row(struct ctx *c, const struct llmsim_trace_row *r)
 {
 	struct llmsim_trace_cmp *o = c->out;
 	struct llmsim_trace_row *row = NULL;
-	for (size_t i = o->nrows; i-- > 0;) {
-		struct llmsim_trace_row *x = &o->rows[i];
-		if (x->matched == r->matched && !strcmp(x->phase, r->phase) &&
-		    !strcmp(x->range, r->range) && !strcmp(x->kernel, r->kernel) &&
-		    !strcmp(x->op_spec, r->op_spec) && !strcmp(x->note, r->note)) {
-			row = x;
-			break;
-		}
-	}
+	struct row_key key = {o, r};
+	uint64_t h = row_hash(r);
+	long at = llmsim_hindex_find(&c->row_ix, h, same_row, &key);
+	if (at >= 0)
+		row = &o->rows[at];
 	if (!row) {
 		if (o->nrows == o->caprows) {
 			size_t cap = o->caprows ? 2 * o->caprows : 64;
@@ -127,6 +170,8 @@ static int add_row(struct ctx *c, const struct llmsim_trace_row *r)
 			o->rows = p;
 			o->caprows = cap;
 		}
+		if (llmsim_hindex_add(&c->row_ix, h, o->nrows))
+			return LLMSIM_ENOMEM;
 		row = &o->rows[o->nrows++];
 		*row = *r;
 		row->launches = 0;
@@ -154,7 +199,7 @@ static int add_row(struct ctx *c, const struct llmsim_trace_row *r)
 		}
 	}
 	if (r->phase[0]) {
-		struct llmsim_trace_phase_sum *ps = phase_sum(o, r->phase);
+		struct llmsim_trace_phase_sum *ps = phase_sum(c, r->phase);
 		if (!ps)
 			return LLMSIM_ENOMEM;
 		ps->measured_s += r->measured_s;
@@ -464,18 +509,19 @@ static int copies(struct ctx *c)
  * filled by its middle instance (instances of one phase run back to back:
  * half their summed spans, over the window). */
 static void phase_loads(struct ctx *c, const uint64_t *first, const uint64_t *last,
-			const double *busy)
+			const double *busy, const int *pidx, double *total)
 {
 	const struct llmsim_trace *t = c->t;
+	for (size_t p = 0; p < c->out->nphases; p++)
+		total[p] = 0;
+	for (size_t i = 0; i < t->nranges; i++)
+		if (pidx[i] >= 0 && last[i] > first[i])
+			total[pidx[i]] += (double)(last[i] - first[i]) * 1e-9;
 	for (size_t i = 0; i < t->nranges; i++) {
-		if (c->phase_of[i] != (int)i || !(last[i] > first[i]))
+		if (pidx[i] < 0 || !(last[i] > first[i]))
 			continue;
-		double span = (double)(last[i] - first[i]) * 1e-9, total = 0;
-		for (size_t j = 0; j < t->nranges; j++)
-			if (c->phase_of[j] == (int)j && last[j] > first[j] &&
-			    !strcmp(t->ranges[j].name, t->ranges[i].name))
-				total += (double)(last[j] - first[j]) * 1e-9;
-		c->load_of[i] = llmsim_power_load(c->gpu, busy[i] / span, total);
+		double span = (double)(last[i] - first[i]) * 1e-9;
+		c->load_of[i] = llmsim_power_load(c->gpu, busy[i] / span, total[pidx[i]]);
 	}
 }
 
@@ -506,6 +552,10 @@ struct pass_arrays {
 	char *has_ops;                 /* per step range: some kernel in an op range */
 	uint64_t *first, *last;        /* per step range: its kernels' first start, last end */
 	double *busy;                  /* per step range: its kernels' time */
+	int *pidx;                     /* per step range: its phase sum */
+	double *total;                 /* per phase sum: its instances' summed spans */
+	size_t *at;                    /* per phase sum: its spans' offset (nr + 1) */
+	double *spans;                 /* the spans bucketed by phase */
 };
 
 static int pass_alloc(struct ctx *c, struct pass_arrays *a)
@@ -523,8 +573,13 @@ static int pass_alloc(struct ctx *c, struct pass_arrays *a)
 	a->first = calloc(nr, sizeof *a->first);
 	a->last = calloc(nr, sizeof *a->last);
 	a->busy = calloc(nr, sizeof *a->busy);
+	a->pidx = malloc(nr * sizeof *a->pidx);
+	a->total = malloc(nr * sizeof *a->total);
+	a->at = calloc(nr + 1, sizeof *a->at);
+	a->spans = malloc(nr * sizeof *a->spans);
 	return c->op_of && c->phase_of && c->load_of && a->pairs && a->ppairs && a->idx &&
-		       a->has_ops && a->first && a->last && a->busy
+		       a->has_ops && a->first && a->last && a->busy && a->pidx && a->total &&
+		       a->at && a->spans
 		       ? 0
 		       : LLMSIM_ENOMEM;
 }
@@ -541,11 +596,17 @@ static void pass_free(struct ctx *c, struct pass_arrays *a)
 	free(a->first);
 	free(a->last);
 	free(a->busy);
+	free(a->pidx);
+	free(a->total);
+	free(a->at);
+	free(a->spans);
+	llmsim_hindex_release(&c->row_ix);
+	llmsim_hindex_release(&c->phase_ix);
 }
 
 /* Each range's op range and step range (ranges are sorted by id and a
  * parent is older than its children), and each step name's instances. */
-static int index_ranges(struct ctx *c)
+static int index_ranges(struct ctx *c, int *pidx)
 {
 	const struct llmsim_trace *t = c->t;
 	for (size_t i = 0; i < t->nranges; i++) {
@@ -560,11 +621,13 @@ static int index_ranges(struct ctx *c)
 		c->phase_of[i] = !llmsim_trace_phase_parse(r->name, &ph) ? (int)i
 				 : p >= 0				 ? c->phase_of[p]
 									 : -1;
+		pidx[i] = -1;
 		if (c->phase_of[i] == (int)i) {
-			struct llmsim_trace_phase_sum *ps = phase_sum(c->out, r->name);
+			struct llmsim_trace_phase_sum *ps = phase_sum(c, r->name);
 			if (!ps)
 				return LLMSIM_ENOMEM;
 			ps->instances++;
+			pidx[i] = (int)(ps - c->out->phases);
 		}
 	}
 	return 0;
@@ -642,22 +705,26 @@ static int compare_groups(struct ctx *c, struct pass_arrays *a)
 }
 
 /* The median span of each phase's instances (the first instances of a
- * program pay its warm-up: module loading, library heuristics). */
-static int phase_spans(struct ctx *c, const struct pass_arrays *a)
+ * program pay its warm-up: module loading, library heuristics): the spans
+ * bucketed by phase in one pass, each bucket's median. */
+static int phase_spans(struct ctx *c, struct pass_arrays *a)
 {
 	const struct llmsim_trace *t = c->t;
-	double *spans = malloc((t->nranges ? t->nranges : 1) * sizeof *spans);
-	if (!spans)
-		return LLMSIM_ENOMEM;
-	for (size_t p = 0; p < c->out->nphases; p++) {
-		size_t ns = 0;
-		for (size_t i = 0; i < t->nranges; i++)
-			if (a->last[i] > a->first[i] && !strcmp(t->ranges[i].name, c->out->phases[p].name))
-				spans[ns++] = (double)(a->last[i] - a->first[i]) * 1e-9;
+	size_t *at = a->at;
+	for (size_t i = 0; i < t->nranges; i++)
+		if (a->pidx[i] >= 0 && a->last[i] > a->first[i])
+			at[a->pidx[i] + 1]++;
+	for (size_t p = 0; p < c->out->nphases; p++)
+		at[p + 1] += at[p];
+	for (size_t i = 0; i < t->nranges; i++)
+		if (a->pidx[i] >= 0 && a->last[i] > a->first[i])
+			a->spans[at[a->pidx[i]]++] = (double)(a->last[i] - a->first[i]) * 1e-9;
+	for (size_t p = 0, lo = 0; p < c->out->nphases; p++) {
+		size_t ns = at[p] - lo; /* at[p] now ends bucket p */
 		if (ns)
-			c->out->phases[p].span_s = llmsim_quantile(spans, ns, 0.5);
+			c->out->phases[p].span_s = llmsim_quantile(a->spans + lo, ns, 0.5);
+		lo = at[p];
 	}
-	free(spans);
 	return 0;
 }
 
@@ -683,11 +750,11 @@ static int run_pass(const struct request *q, const struct pass_load *ld,
 	struct pass_arrays a;
 	int rc = pass_alloc(&c, &a);
 	if (!rc)
-		rc = index_ranges(&c);
+		rc = index_ranges(&c, a.pidx);
 	if (!rc)
 		rc = sort_kernels(&c, q->m, &a);
 	if (!rc) {
-		phase_loads(&c, a.first, a.last, a.busy);
+		phase_loads(&c, a.first, a.last, a.busy, a.pidx, a.total);
 		rc = compare_groups(&c, &a);
 	}
 	if (!rc)
@@ -712,7 +779,7 @@ static int run(struct request *q, struct llmsim_trace_cmp *out, struct llmsim_er
 	int rc = q->m ? llmsim_trace_graphs_new(q->m, &q->tg) : 0;
 	if (rc)
 		return llmsim_err_set(err, rc, "out of memory");
-	if (!(q->gpu->power_capped_clock_hz > 0)) {
+	if (!(llmsim_gpu_power_cap_hz(q->gpu) > 0)) {
 		rc = run_pass(q, &ld, out, err);
 		llmsim_trace_graphs_free(q->tg);
 		return rc;

@@ -5,16 +5,22 @@
  * The calibration store (calib/store.c) owns the measurement tables of the
  * same file format; these tables are separate and versioned on their own
  * (trace_meta.trace_schema_version). A run is written in one transaction,
- * so a writer killed half-way leaves the file as it was. Compiled into the
- * injection library too: it depends on base/err only.
+ * so a writer killed half-way leaves the file as it was; files are opened
+ * as calib/sqlite_open.h says (readers read-only, writers in WAL mode,
+ * every open checked). Every row read is checked like a line of the text
+ * form (trace_check.c): the integers in range of their fields, then the
+ * record and the run as a whole. Compiled into the injection library too:
+ * it depends on base/ and calib/sqlite_open.c only.
  */
 #include "trace.h"
 
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "base/bounds.h"
+#include "calib/sqlite_open.h"
 
 static const char schema_sql[] =
 	"CREATE TABLE IF NOT EXISTS trace_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -59,7 +65,7 @@ static int check_version(sqlite3 *db, const char *path, struct llmsim_err *err)
 	if (rc != SQLITE_OK)
 		return db_fail(err, db, path, "reading trace_meta");
 	int ver = 0;
-	if (sqlite3_step(st) == SQLITE_ROW)
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
 		ver = atoi((const char *)sqlite3_column_text(st, 0));
 	sqlite3_finalize(st);
 	if (ver < 1)
@@ -190,12 +196,8 @@ int llmsim_trace_db_write(const char *path, const struct llmsim_trace *t,
 			  int64_t *run_id, struct llmsim_err *err)
 {
 	sqlite3 *db = NULL;
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
-	    SQLITE_OK) {
-		int e = db_fail(err, db, path, "cannot open");
-		sqlite3_close(db);
-		return e;
-	}
+	if (llmsim_sqlite_open(path, LLMSIM_SQLITE_CREATE, "an llmsim trace", &db, err))
+		return LLMSIM_EDB;
 	sqlite3_busy_timeout(db, 30000);
 	int rc = 0;
 	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
@@ -222,50 +224,11 @@ int llmsim_trace_db_write(const char *path, const struct llmsim_trace *t,
 /* Open read-only and make sure it is a sound database with trace tables. */
 static int open_read(const char *path, sqlite3 **out, struct llmsim_err *err)
 {
-	struct stat sb;
-	if (stat(path, &sb) != 0)
-		return llmsim_err_set(err, LLMSIM_ENOENT, "%s: no such file", path);
 	sqlite3 *db = NULL;
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		int e = db_fail(err, db, path, "cannot open");
-		sqlite3_close(db);
-		return e;
-	}
 	sqlite3_stmt *st = NULL;
-	int rc = sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &st, NULL);
-	if (rc == SQLITE_OK) {
-		rc = sqlite3_step(st);
-		if (rc == SQLITE_ROW) {
-			const char *r = (const char *)sqlite3_column_text(st, 0);
-			if (!r || strcmp(r, "ok")) {
-				/* the first problem quick_check names, on one line */
-				char what[160];
-				snprintf(what, sizeof what, "%s", r ? r : "?");
-				if (!strncmp(what, "*** in database main ***", 24))
-					memmove(what, what + 24, strlen(what + 24) + 1);
-				for (char *c = what; *c; c++)
-					if (*c == '\n' || *c == '\r')
-						*c = ' ';
-				llmsim_err_set(err, LLMSIM_EDB,
-					       "%s: database is corrupt or truncated (%s)", path,
-					       what + strspn(what, " "));
-				sqlite3_finalize(st);
-				sqlite3_close(db);
-				return LLMSIM_EDB;
-			}
-			rc = SQLITE_OK;
-		}
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_OK && rc != SQLITE_DONE) {
-		int code = sqlite3_errcode(db);
-		llmsim_err_set(err, LLMSIM_EDB, "%s: %s", path,
-			       code == SQLITE_NOTADB ? "not an SQLite database"
-			       : code == SQLITE_CORRUPT ? "database is corrupt or truncated"
-			       : sqlite3_errmsg(db));
-		sqlite3_close(db);
-		return LLMSIM_EDB;
-	}
+	int rc = llmsim_sqlite_open(path, LLMSIM_SQLITE_READ, "an llmsim trace", &db, err);
+	if (rc)
+		return rc;
 	rc = sqlite3_prepare_v2(db,
 		"SELECT count(*) FROM sqlite_master WHERE type='table' AND name IN"
 		" ('trace_meta','trace_runs','trace_kernels','trace_memcpys','trace_ranges')",
@@ -288,10 +251,63 @@ static int open_read(const char *path, sqlite3 **out, struct llmsim_err *err)
 	return 0;
 }
 
-static const char *col_str(sqlite3_stmt *st, int i)
+/* One row being read: the first column that is not what the schema
+ * promises (an integer in range, a text) is remembered, so that a crafted
+ * file gets one message naming its table, row and column. */
+struct row {
+	sqlite3_stmt *st;
+	const char *bad;  /* "is not an integer", ... or NULL */
+	int col;
+};
+
+static int64_t get_int(struct row *r, int i, int64_t lo, int64_t hi)
 {
-	const char *s = (const char *)sqlite3_column_text(st, i);
+	if (r->bad)
+		return 0;
+	if (sqlite3_column_type(r->st, i) != SQLITE_INTEGER) {
+		r->bad = "is not an integer", r->col = i;
+		return 0;
+	}
+	int64_t v = sqlite3_column_int64(r->st, i);
+	if (v < lo || v > hi) {
+		r->bad = "is out of range", r->col = i;
+		return 0;
+	}
+	return v;
+}
+
+static const char *get_str(struct row *r, int i)
+{
+	int type = sqlite3_column_type(r->st, i);
+	if (r->bad || type == SQLITE_NULL)
+		return "";
+	if (type != SQLITE_TEXT) {
+		r->bad = "is not text", r->col = i;
+		return "";
+	}
+	if (sqlite3_column_bytes(r->st, i) > LLMSIM_MAX_LINE) {
+		r->bad = "is longer than 1 MiB", r->col = i;
+		return "";
+	}
+	const char *s = (const char *)sqlite3_column_text(r->st, i);
+	if (s && (int)strlen(s) != sqlite3_column_bytes(r->st, i)) {
+		r->bad = "holds a NUL byte", r->col = i;
+		return "";
+	}
 	return s ? s : "";
+}
+
+/* "path: TABLE row ID: column C is not an integer", or the record's own
+ * check (trace_check.c). */
+static int row_fail(struct llmsim_err *err, const char *path, const char *table, int64_t id,
+		    const struct row *r, const char *why)
+{
+	if (r->bad)
+		return llmsim_err_set(err, LLMSIM_EPARSE, "%s: %s row %lld: column %s %s", path,
+				      table, (long long)id, sqlite3_column_name(r->st, r->col),
+				      r->bad);
+	return llmsim_err_set(err, LLMSIM_EPARSE, "%s: %s row %lld: %s", path, table,
+			      (long long)id, why);
 }
 
 static void copy_str(char *dst, size_t size, const char *s)
@@ -299,31 +315,45 @@ static void copy_str(char *dst, size_t size, const char *s)
 	snprintf(dst, size, "%s", s);
 }
 
-static void read_run_row(sqlite3_stmt *st, struct llmsim_trace_run *r)
+/* A trace_runs row (RUN_COLS); 0 or an error. */
+static int read_run_row(sqlite3_stmt *st, const char *path, struct llmsim_trace_run *r,
+			struct llmsim_err *err)
 {
+	struct row w = {st, NULL, 0};
 	memset(r, 0, sizeof *r);
-	r->id = sqlite3_column_int64(st, 0);
-	copy_str(r->started_at, sizeof r->started_at, col_str(st, 1));
-	copy_str(r->host, sizeof r->host, col_str(st, 2));
-	copy_str(r->command, sizeof r->command, col_str(st, 3));
-	copy_str(r->device_name, sizeof r->device_name, col_str(st, 4));
-	r->device_sms = sqlite3_column_int(st, 5);
-	r->device_count = sqlite3_column_int(st, 6);
-	r->cupti_version = sqlite3_column_int(st, 7);
-	r->nvtx = sqlite3_column_int(st, 8);
-	r->dropped_records = sqlite3_column_int64(st, 9);
-	copy_str(r->tool, sizeof r->tool, col_str(st, 10));
+	r->id = get_int(&w, 0, 1, INT64_MAX);
+	copy_str(r->started_at, sizeof r->started_at, get_str(&w, 1));
+	copy_str(r->host, sizeof r->host, get_str(&w, 2));
+	copy_str(r->command, sizeof r->command, get_str(&w, 3));
+	copy_str(r->device_name, sizeof r->device_name, get_str(&w, 4));
+	r->device_sms = (int)get_int(&w, 5, 0, INT32_MAX);
+	r->device_count = (int)get_int(&w, 6, 0, INT32_MAX);
+	r->cupti_version = (int)get_int(&w, 7, 0, INT32_MAX);
+	r->nvtx = (int)get_int(&w, 8, 0, 1);
+	r->dropped_records = get_int(&w, 9, 0, INT64_MAX);
+	copy_str(r->tool, sizeof r->tool, get_str(&w, 10));
+	const char *why = w.bad ? NULL : llmsim_trace_run_bad(r);
+	return w.bad || why ? row_fail(err, path, "trace_runs", sqlite3_column_int64(st, 0), &w, why)
+			    : 0;
 }
 
 #define RUN_COLS "id,started_at,host,command,device_name,device_sms,device_count," \
 		 "cupti_version,nvtx,dropped_records,tool"
+
+static int full(const struct llmsim_trace *t, const char *path, struct llmsim_err *err)
+{
+	if (t->nkernels + t->ncopies + t->nranges < LLMSIM_MAX_TRACE_RECORDS)
+		return 0;
+	return llmsim_err_set(err, LLMSIM_EINVAL, "%s: run %lld: more than %d records (the limit)",
+			      path, (long long)t->run.id, LLMSIM_MAX_TRACE_RECORDS);
+}
 
 static int read_rows(sqlite3 *db, const char *path, struct llmsim_trace *t, int64_t id,
 		     struct llmsim_err *err)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = sqlite3_prepare_v2(db,
-		"SELECT name,grid_x,grid_y,grid_z,block_x,block_y,block_z,cluster_x,cluster_y,"
+		"SELECT id,name,grid_x,grid_y,grid_z,block_x,block_y,block_z,cluster_x,cluster_y,"
 		"cluster_z,regs_per_thread,static_smem_bytes,dynamic_smem_bytes,start_ns,end_ns,"
 		"stream,device,correlation_id,range_id FROM trace_kernels WHERE run_id=? ORDER BY id",
 		-1, &st, NULL);
@@ -332,23 +362,32 @@ static int read_rows(sqlite3 *db, const char *path, struct llmsim_trace *t, int6
 	sqlite3_bind_int64(st, 1, id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct llmsim_trace_kernel k = {0};
-		int c = 0;
-		k.name = col_str(st, c++);
+		struct row w = {st, NULL, 0};
+		int c = 1;
+		k.name = get_str(&w, c++);
 		for (int d = 0; d < 3; d++)
-			k.grid[d] = sqlite3_column_int(st, c++);
+			k.grid[d] = (int)get_int(&w, c++, INT32_MIN, INT32_MAX);
 		for (int d = 0; d < 3; d++)
-			k.block[d] = sqlite3_column_int(st, c++);
+			k.block[d] = (int)get_int(&w, c++, INT32_MIN, INT32_MAX);
 		for (int d = 0; d < 3; d++)
-			k.cluster[d] = sqlite3_column_int(st, c++);
-		k.regs_per_thread = sqlite3_column_int(st, c++);
-		k.static_smem_bytes = sqlite3_column_int(st, c++);
-		k.dynamic_smem_bytes = sqlite3_column_int(st, c++);
-		k.start_ns = (uint64_t)sqlite3_column_int64(st, c++);
-		k.end_ns = (uint64_t)sqlite3_column_int64(st, c++);
-		k.stream = (uint32_t)sqlite3_column_int64(st, c++);
-		k.device = (uint32_t)sqlite3_column_int64(st, c++);
-		k.correlation_id = (uint32_t)sqlite3_column_int64(st, c++);
-		k.range_id = sqlite3_column_int64(st, c++);
+			k.cluster[d] = (int)get_int(&w, c++, INT32_MIN, INT32_MAX);
+		k.regs_per_thread = (int)get_int(&w, c++, INT32_MIN, INT32_MAX);
+		k.static_smem_bytes = (int)get_int(&w, c++, INT32_MIN, INT32_MAX);
+		k.dynamic_smem_bytes = (int)get_int(&w, c++, INT32_MIN, INT32_MAX);
+		k.start_ns = (uint64_t)get_int(&w, c++, 0, INT64_MAX);
+		k.end_ns = (uint64_t)get_int(&w, c++, 0, INT64_MAX);
+		k.stream = (uint32_t)get_int(&w, c++, 0, UINT32_MAX);
+		k.device = (uint32_t)get_int(&w, c++, 0, UINT32_MAX);
+		k.correlation_id = (uint32_t)get_int(&w, c++, 0, UINT32_MAX);
+		k.range_id = get_int(&w, c++, 0, INT64_MAX);
+		const char *why = w.bad ? NULL : llmsim_trace_kernel_bad(&k);
+		if (w.bad || why || full(t, path, err)) {
+			rc = w.bad || why ? row_fail(err, path, "trace_kernels",
+						     sqlite3_column_int64(st, 0), &w, why)
+					  : LLMSIM_EINVAL;
+			sqlite3_finalize(st);
+			return rc;
+		}
 		if (llmsim_trace_add_kernel(t, &k)) {
 			sqlite3_finalize(st);
 			return llmsim_err_set(err, LLMSIM_ENOMEM, "%s: out of memory", path);
@@ -359,23 +398,38 @@ static int read_rows(sqlite3 *db, const char *path, struct llmsim_trace *t, int6
 		return db_fail(err, db, path, "reading trace_kernels");
 
 	rc = sqlite3_prepare_v2(db,
-		"SELECT kind,dir,bytes,start_ns,end_ns,stream,device,correlation_id,range_id"
+		"SELECT id,kind,dir,bytes,start_ns,end_ns,stream,device,correlation_id,range_id"
 		" FROM trace_memcpys WHERE run_id=? ORDER BY id", -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return db_fail(err, db, path, "reading trace_memcpys");
 	sqlite3_bind_int64(st, 1, id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct llmsim_trace_copy m = {0};
-		m.kind = !strcmp(col_str(st, 0), "memset") ? LLMSIM_TRACE_MEMSET
-							   : LLMSIM_TRACE_MEMCPY;
-		copy_str(m.dir, sizeof m.dir, col_str(st, 1));
-		m.bytes = (uint64_t)sqlite3_column_int64(st, 2);
-		m.start_ns = (uint64_t)sqlite3_column_int64(st, 3);
-		m.end_ns = (uint64_t)sqlite3_column_int64(st, 4);
-		m.stream = (uint32_t)sqlite3_column_int64(st, 5);
-		m.device = (uint32_t)sqlite3_column_int64(st, 6);
-		m.correlation_id = (uint32_t)sqlite3_column_int64(st, 7);
-		m.range_id = sqlite3_column_int64(st, 8);
+		struct row w = {st, NULL, 0};
+		const char *kind = get_str(&w, 1);
+		m.kind = !strcmp(kind, "memset") ? LLMSIM_TRACE_MEMSET : LLMSIM_TRACE_MEMCPY;
+		const char *dir = get_str(&w, 2);
+		if (!w.bad && strlen(dir) >= sizeof m.dir)
+			w.bad = "is not a copy direction", w.col = 2;
+		copy_str(m.dir, sizeof m.dir, dir);
+		m.bytes = (uint64_t)get_int(&w, 3, 0, INT64_MAX);
+		m.start_ns = (uint64_t)get_int(&w, 4, 0, INT64_MAX);
+		m.end_ns = (uint64_t)get_int(&w, 5, 0, INT64_MAX);
+		m.stream = (uint32_t)get_int(&w, 6, 0, UINT32_MAX);
+		m.device = (uint32_t)get_int(&w, 7, 0, UINT32_MAX);
+		m.correlation_id = (uint32_t)get_int(&w, 8, 0, UINT32_MAX);
+		m.range_id = get_int(&w, 9, 0, INT64_MAX);
+		const char *why = w.bad ? NULL
+				: strcmp(kind, "memset") && strcmp(kind, "memcpy")
+					? "kind is neither memcpy nor memset"
+					: llmsim_trace_copy_bad(&m);
+		if (w.bad || why || full(t, path, err)) {
+			rc = w.bad || why ? row_fail(err, path, "trace_memcpys",
+						     sqlite3_column_int64(st, 0), &w, why)
+					  : LLMSIM_EINVAL;
+			sqlite3_finalize(st);
+			return rc;
+		}
 		if (llmsim_trace_add_copy(t, &m)) {
 			sqlite3_finalize(st);
 			return llmsim_err_set(err, LLMSIM_ENOMEM, "%s: out of memory", path);
@@ -386,20 +440,29 @@ static int read_rows(sqlite3 *db, const char *path, struct llmsim_trace *t, int6
 		return db_fail(err, db, path, "reading trace_memcpys");
 
 	rc = sqlite3_prepare_v2(db,
-		"SELECT range_id,parent_id,name,start_ns,end_ns,thread,depth FROM trace_ranges"
+		"SELECT id,range_id,parent_id,name,start_ns,end_ns,thread,depth FROM trace_ranges"
 		" WHERE run_id=? ORDER BY range_id", -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return db_fail(err, db, path, "reading trace_ranges");
 	sqlite3_bind_int64(st, 1, id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct llmsim_trace_range g = {0};
-		g.id = sqlite3_column_int64(st, 0);
-		g.parent_id = sqlite3_column_int64(st, 1);
-		g.name = col_str(st, 2);
-		g.start_ns = (uint64_t)sqlite3_column_int64(st, 3);
-		g.end_ns = (uint64_t)sqlite3_column_int64(st, 4);
-		g.thread = (uint32_t)sqlite3_column_int64(st, 5);
-		g.depth = sqlite3_column_int(st, 6);
+		struct row w = {st, NULL, 0};
+		g.id = get_int(&w, 1, INT64_MIN, INT64_MAX);
+		g.parent_id = get_int(&w, 2, INT64_MIN, INT64_MAX);
+		g.name = get_str(&w, 3);
+		g.start_ns = (uint64_t)get_int(&w, 4, 0, INT64_MAX);
+		g.end_ns = (uint64_t)get_int(&w, 5, 0, INT64_MAX);
+		g.thread = (uint32_t)get_int(&w, 6, 0, UINT32_MAX);
+		g.depth = (int)get_int(&w, 7, INT32_MIN, INT32_MAX);
+		const char *why = w.bad ? NULL : llmsim_trace_range_bad(&g);
+		if (w.bad || why || full(t, path, err)) {
+			rc = w.bad || why ? row_fail(err, path, "trace_ranges",
+						     sqlite3_column_int64(st, 0), &w, why)
+					  : LLMSIM_EINVAL;
+			sqlite3_finalize(st);
+			return rc;
+		}
 		if (llmsim_trace_add_range(t, &g)) {
 			sqlite3_finalize(st);
 			return llmsim_err_set(err, LLMSIM_ENOMEM, "%s: out of memory", path);
@@ -430,7 +493,7 @@ int llmsim_trace_db_read(const char *path, int64_t run_id, struct llmsim_trace *
 		sqlite3_bind_int64(st, 1, run_id);
 	int s = sqlite3_step(st);
 	if (s == SQLITE_ROW) {
-		read_run_row(st, &t->run);
+		rc = read_run_row(st, path, &t->run, err);
 	} else if (s == SQLITE_DONE) {
 		rc = run_id > 0 ? llmsim_err_set(err, LLMSIM_ENOENT, "%s: no trace run %lld", path,
 						 (long long)run_id)
@@ -442,8 +505,14 @@ int llmsim_trace_db_read(const char *path, int64_t run_id, struct llmsim_trace *
 	if (!rc)
 		rc = read_rows(db, path, t, t->run.id, err);
 	sqlite3_close(db);
-	if (!rc)
+	if (!rc) {
 		llmsim_trace_sort(t);
+		rc = llmsim_trace_check(t, path, err);
+	}
+	if (rc) { /* nothing half-read is handed out */
+		llmsim_trace_release(t);
+		llmsim_trace_init(t);
+	}
 	return rc;
 }
 
@@ -467,8 +536,9 @@ int llmsim_trace_db_runs(const char *path,
 	int s;
 	while ((s = sqlite3_step(st)) == SQLITE_ROW) {
 		struct llmsim_trace_run r;
-		read_run_row(st, &r);
-		rc = fn(&r, sqlite3_column_int64(st, 11), ctx);
+		rc = read_run_row(st, path, &r, err);
+		if (!rc)
+			rc = fn(&r, sqlite3_column_int64(st, 11), ctx);
 		if (rc)
 			break;
 	}

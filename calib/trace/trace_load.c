@@ -1,7 +1,8 @@
 /*
  * trace_load.c - open a trace in whichever form it comes: the SQLite trace
- * tables, the text form, or the text form compressed with gzip (so that a
- * committed calib/data/trace_*.txt.gz reads like a database).
+ * tables, the text form, or the text form compressed with gzip (read
+ * through zlib, base/gzfile.h, so that a committed calib/data/trace_*.txt.gz
+ * reads like a database).
  */
 #include "trace.h"
 
@@ -9,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "base/gzfile.h"
 
 struct pick {
 	int64_t want, seen;
@@ -40,28 +43,6 @@ static int load_text(FILE *f, const char *path, int64_t run_id, struct llmsim_tr
 	return rc;
 }
 
-static int quote(char *dst, size_t size, const char *s)
-{
-	size_t o = 0;
-	if (o + 1 >= size)
-		return -1;
-	dst[o++] = '\'';
-	for (; *s; s++) {
-		const char *piece = *s == '\'' ? "'\\''" : NULL;
-		size_t n = piece ? 4 : 1;
-		if (o + n + 2 >= size)
-			return -1;
-		if (piece)
-			memcpy(dst + o, piece, n);
-		else
-			dst[o] = *s;
-		o += n;
-	}
-	dst[o++] = '\'';
-	dst[o] = 0;
-	return 0;
-}
-
 int llmsim_trace_load(const char *path, int64_t run_id, struct llmsim_trace *t,
 		      struct llmsim_err *err)
 {
@@ -75,32 +56,25 @@ int llmsim_trace_load(const char *path, int64_t run_id, struct llmsim_trace *t,
 		fclose(f);
 		return llmsim_trace_db_read(path, run_id, t, err);
 	}
-	if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b) {
+	int gz = n >= 2 && head[0] == 0x1f && head[1] == 0x8b;
+	if (gz || (n >= 12 && !memcmp(head, "llmsim-trace", 12)) || (n >= 1 && head[0] == '#')) {
 		fclose(f);
-		char q[4200], cmd[4300];
-		if (quote(q, sizeof q, path))
-			return llmsim_err_set(err, LLMSIM_EINVAL, "%s: path too long", path);
-		snprintf(cmd, sizeof cmd, "gzip -dc %s 2>/dev/null", q);
-		FILE *p = popen(cmd, "r");
-		if (!p)
-			return llmsim_err_set(err, LLMSIM_EIO, "%s: cannot run gzip", path);
-		int rc = load_text(p, path, run_id, t, err);
-		char sink[4096]; /* drain, so gzip's status speaks of the data alone */
-		while (fread(sink, 1, sizeof sink, p) > 0)
-			;
-		int st = pclose(p);
-		if (st != 0) { /* a cut-off stream explains any parse error */
+		/* a cut-off stream explains any parse error: its error wins */
+		struct llmsim_err zerr = {0};
+		FILE *in = llmsim_gz_open(path, NULL, &zerr);
+		if (!in) {
+			if (err)
+				*err = zerr;
+			return zerr.code;
+		}
+		int rc = load_text(in, path, run_id, t, err);
+		if (llmsim_gz_close(in, path, &zerr)) {
 			llmsim_trace_release(t);
 			llmsim_trace_init(t);
-			rc = llmsim_err_set(err, LLMSIM_EPARSE,
-					    "%s: gzip data is corrupt or truncated", path);
+			if (err)
+				*err = zerr;
+			rc = zerr.code;
 		}
-		return rc;
-	}
-	if ((n >= 12 && !memcmp(head, "llmsim-trace", 12)) || (n >= 1 && head[0] == '#')) {
-		rewind(f);
-		int rc = load_text(f, path, run_id, t, err);
-		fclose(f);
 		return rc;
 	}
 	fclose(f);

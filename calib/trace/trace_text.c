@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bounds.h"
+#include "base/lines.h"
+
 static void put_str(FILE *f, const char *s)
 {
 	fputc('\t', f);
@@ -166,7 +169,8 @@ static int parse_run(struct reader *rd, char **f, int n, struct llmsim_trace_run
 	INT_FIELD(8, r->nvtx, 0, 1);
 	INT_FIELD(9, r->dropped_records, 0, INT64_MAX);
 	snprintf(r->tool, sizeof r->tool, "%s", f[10]);
-	return 0;
+	const char *why = llmsim_trace_run_bad(r);
+	return why ? bad(rd, why) : 0;
 }
 
 static int parse_kernel(struct reader *rd, char **f, int n, struct llmsim_trace_kernel *k)
@@ -188,9 +192,8 @@ static int parse_kernel(struct reader *rd, char **f, int n, struct llmsim_trace_
 	INT_FIELD(17, k->device, 0, UINT32_MAX);
 	INT_FIELD(18, k->correlation_id, 0, UINT32_MAX);
 	INT_FIELD(19, k->range_id, 0, INT64_MAX);
-	if (k->end_ns < k->start_ns)
-		return bad(rd, "kernel ends before it starts");
-	return 0;
+	const char *why = llmsim_trace_kernel_bad(k);
+	return why ? bad(rd, why) : 0;
 }
 
 static int parse_copy(struct reader *rd, char **f, int n, struct llmsim_trace_copy *m)
@@ -206,9 +209,8 @@ static int parse_copy(struct reader *rd, char **f, int n, struct llmsim_trace_co
 	INT_FIELD(6, m->device, 0, UINT32_MAX);
 	INT_FIELD(7, m->correlation_id, 0, UINT32_MAX);
 	INT_FIELD(8, m->range_id, 0, INT64_MAX);
-	if (m->end_ns < m->start_ns)
-		return bad(rd, "copy ends before it starts");
-	return 0;
+	const char *why = llmsim_trace_copy_bad(m);
+	return why ? bad(rd, why) : 0;
 }
 
 static int parse_range(struct reader *rd, char **f, int n, struct llmsim_trace_range *g)
@@ -222,7 +224,8 @@ static int parse_range(struct reader *rd, char **f, int n, struct llmsim_trace_r
 	U64_FIELD(5, g->end_ns);
 	INT_FIELD(6, g->thread, 0, UINT32_MAX);
 	INT_FIELD(7, g->depth, 0, 1 << 20);
-	return 0;
+	const char *why = llmsim_trace_range_bad(g);
+	return why ? bad(rd, why) : 0;
 }
 
 static int parse_end(struct reader *rd, char **f, int n, const struct llmsim_trace *t)
@@ -242,19 +245,26 @@ int llmsim_trace_text_read(FILE *fp, const char *name,
 {
 	struct reader rd = {name, 0, err};
 	struct llmsim_trace t;
+	struct llmsim_lines lr;
 	int in_run = 0, have_run_line = 0, runs = 0, rc = 0;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
+	char *line;
+	size_t len;
 	llmsim_trace_init(&t);
-	while ((len = getline(&line, &cap, fp)) >= 0) {
-		rd.line++;
-		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-			line[--len] = 0;
+	llmsim_lines_init(&lr, fp, name, LLMSIM_MAX_LINE, LLMSIM_MAX_TRACE_TEXT_BYTES,
+			  "a text trace");
+	while ((rc = llmsim_lines_next(&lr, &line, &len, err)) > 0) {
+		rc = 0;
+		rd.line = lr.line;
 		if (!len || line[0] == '#')
 			continue;
-		if ((size_t)len != strlen(line)) {
+		if (len != strlen(line)) {
 			rc = bad(&rd, "NUL byte in line (not a text trace)");
+			break;
+		}
+		if (t.nkernels + t.ncopies + t.nranges >= LLMSIM_MAX_TRACE_RECORDS) {
+			rc = llmsim_err_setloc(err, LLMSIM_EINVAL, name, rd.line, 0,
+					       "more than %d records in one run (the limit)",
+					       LLMSIM_MAX_TRACE_RECORDS);
 			break;
 		}
 		char *f[MAX_FIELDS];
@@ -308,7 +318,11 @@ int llmsim_trace_text_read(FILE *fp, const char *name,
 			rc = have_run_line ? parse_end(&rd, f, n, &t) : bad(&rd, "run without a run line");
 			if (!rc) {
 				llmsim_trace_sort(&t);
-				rc = fn(&t, ctx);
+				t.run.id = runs + 1;
+				rc = llmsim_trace_check(&t, name, err);
+			}
+			if (!rc) {
+				rc = fn ? fn(&t, ctx) : 0;
 				llmsim_trace_release(&t);
 				llmsim_trace_init(&t);
 				in_run = 0;
@@ -320,15 +334,13 @@ int llmsim_trace_text_read(FILE *fp, const char *name,
 		if (rc)
 			break;
 	}
-	if (!rc && ferror(fp))
-		rc = llmsim_err_set(err, LLMSIM_EIO, "%s: read error", name);
 	if (!rc && in_run) {
 		rd.line++;
 		rc = bad(&rd, "file ends inside a run (truncated: no end line)");
 	}
 	if (!rc && !runs)
 		rc = llmsim_err_set(err, LLMSIM_EPARSE, "%s: holds no trace runs", name);
-	free(line);
+	llmsim_lines_release(&lr);
 	llmsim_trace_release(&t);
 	return rc;
 }

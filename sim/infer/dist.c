@@ -10,6 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bounds.h"
+#include "base/gzfile.h"
+#include "base/lines.h"
+
 static uint64_t splitmix64(uint64_t *x)
 {
 	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
@@ -83,10 +87,11 @@ int llmsim_dist_parse(const char *spec, struct llmsim_dist *d, struct llmsim_err
 	memset(d, 0, sizeof *d);
 	const char *c1 = strchr(spec, ':');
 	if (!c1) {
-		if (parse_num(spec, spec + strlen(spec), &d->a) || d->a < 1 || d->a != floor(d->a))
+		if (parse_num(spec, spec + strlen(spec), &d->a) || d->a < 1 || d->a != floor(d->a) ||
+		    d->a > LLMSIM_MAX_TOKENS)
 			return llmsim_err_set(err, LLMSIM_EINVAL,
-					      "length '%s': expected a positive integer or uniform:LO:HI, normal:MEAN:SD, lognormal:MU:SIGMA",
-					      spec);
+					      "length '%s': expected an integer from 1 to %d or uniform:LO:HI, normal:MEAN:SD, lognormal:MU:SIGMA",
+					      spec, LLMSIM_MAX_TOKENS);
 		d->kind = LLMSIM_DIST_FIXED;
 		return 0;
 	}
@@ -103,8 +108,9 @@ int llmsim_dist_parse(const char *spec, struct llmsim_dist *d, struct llmsim_err
 		return llmsim_err_set(err, LLMSIM_EINVAL,
 				      "length distribution '%s': expected uniform:LO:HI, normal:MEAN:SD or lognormal:MU:SIGMA",
 				      spec);
-	if (d->kind == LLMSIM_DIST_UNIFORM && (d->a < 1 || d->b < d->a))
-		return llmsim_err_set(err, LLMSIM_EINVAL, "'%s': need 1 <= LO <= HI", spec);
+	if (d->kind == LLMSIM_DIST_UNIFORM && (d->a < 1 || d->b < d->a || d->b > LLMSIM_MAX_TOKENS))
+		return llmsim_err_set(err, LLMSIM_EINVAL, "'%s': need 1 <= LO <= HI <= %d", spec,
+				      LLMSIM_MAX_TOKENS);
 	if (d->kind != LLMSIM_DIST_UNIFORM && d->b < 0)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "'%s': the spread must not be negative",
 				      spec);
@@ -131,8 +137,8 @@ int64_t llmsim_dist_sample(const struct llmsim_dist *d, struct llmsim_rng *r)
 	x = nearbyint(x);
 	if (!(x >= 1))
 		x = 1;
-	if (x > 1e12)
-		x = 1e12;
+	if (x > LLMSIM_MAX_TOKENS) /* a tail past any context window */
+		x = LLMSIM_MAX_TOKENS;
 	return (int64_t)x;
 }
 
@@ -155,7 +161,8 @@ static int parse_count(const char **p, int64_t *out)
 	char *e;
 	errno = 0;
 	long long v = strtoll(s, &e, 10);
-	if (errno || v < 1 || (*e && *e != ' ' && *e != '\t' && *e != '#' && *e != '\n' && *e != '\r'))
+	if (errno || v < 1 || v > LLMSIM_MAX_TOKENS ||
+	    (*e && *e != ' ' && *e != '\t' && *e != '#' && *e != '\n' && *e != '\r'))
 		return -1;
 	*out = v;
 	*p = e;
@@ -167,23 +174,32 @@ int llmsim_lengths_load(const char *path, int64_t **prompt, int64_t **output, in
 {
 	*prompt = *output = NULL;
 	*n = 0;
-	FILE *f = fopen(path, "r");
+	FILE *f = llmsim_gz_open(path, NULL, err); /* plain or .gz */
 	if (!f)
-		return llmsim_err_set(err, LLMSIM_ENOENT, "%s: %s", path, strerror(errno));
-	char *line = NULL;
-	size_t cap = 0, alloc = 0;
-	int lineno = 0, rc = 0;
-	while (getline(&line, &cap, f) >= 0) {
-		lineno++;
+		return err ? err->code : LLMSIM_EIO;
+	char *line;
+	size_t len, alloc = 0;
+	int lineno = 0, rc;
+	struct llmsim_lines lr;
+	llmsim_lines_init(&lr, f, path, LLMSIM_MAX_LINE, LLMSIM_MAX_LENGTHS_BYTES,
+			  "a file of request lengths");
+	while ((rc = llmsim_lines_next(&lr, &line, &len, err)) > 0) {
+		rc = 0;
+		lineno = lr.line;
+		if (len != strlen(line)) {
+			rc = llmsim_err_setloc(err, LLMSIM_EPARSE, path, lineno, 0, "NUL byte in the line");
+			break;
+		}
 		const char *p = line;
 		while (*p == ' ' || *p == '\t')
 			p++;
-		if (!*p || *p == '\n' || *p == '\r' || *p == '#')
+		if (!*p || *p == '#')
 			continue;
 		int64_t a, b;
 		if (parse_count(&p, &a) || parse_count(&p, &b)) {
 			rc = llmsim_err_setloc(err, LLMSIM_EPARSE, path, lineno, 0,
-					       "expected two positive integers: prompt and output tokens");
+					       "expected two integers from 1 to %d: prompt and output tokens",
+					       LLMSIM_MAX_TOKENS);
 			break;
 		}
 		while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
@@ -210,12 +226,15 @@ int llmsim_lengths_load(const char *path, int64_t **prompt, int64_t **output, in
 		(*output)[*n] = b;
 		(*n)++;
 	}
-	if (!rc && ferror(f))
-		rc = llmsim_err_set(err, LLMSIM_EIO, "%s: read error", path);
 	if (!rc && *n == 0)
 		rc = llmsim_err_set(err, LLMSIM_EPARSE, "%s: no requests in the file", path);
-	free(line);
-	fclose(f);
+	llmsim_lines_release(&lr);
+	struct llmsim_err zerr = {0};
+	if (llmsim_gz_close(f, path, &zerr)) { /* a cut-off stream wins */
+		rc = zerr.code;
+		if (err)
+			*err = zerr;
+	}
 	if (rc) {
 		free(*prompt);
 		free(*output);

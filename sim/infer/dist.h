@@ -42,10 +42,12 @@ int64_t llmsim_dist_sample(const struct llmsim_dist *d, struct llmsim_rng *r);
 /* The mean of the distribution before rounding and clipping. */
 double llmsim_dist_mean(const struct llmsim_dist *d);
 
-/* Read a lengths file: one request per line, "PROMPT OUTPUT" (positive
- * integers, spaces or tabs between), '#' starts a comment, blank lines
- * are skipped. On success *prompt and *output are malloc'd arrays of *n
- * entries (free them). A malformed line fails with "path:line: message". */
+/* Read a lengths file: one request per line, "PROMPT OUTPUT" (integers
+ * from 1 to LLMSIM_MAX_TOKENS, spaces or tabs between), '#' starts a
+ * comment, blank lines are skipped; lines of at most LLMSIM_MAX_LINE bytes,
+ * files of at most LLMSIM_MAX_LENGTHS_BYTES (base/bounds.h). On success
+ * *prompt and *output are malloc'd arrays of *n entries (free them). A
+ * malformed line fails with "path:line: message". */
 int llmsim_lengths_load(const char *path, int64_t **prompt, int64_t **output, int64_t *n,
 			struct llmsim_err *err);
 

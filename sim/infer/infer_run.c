@@ -3,6 +3,7 @@
  * requests prefilled together, then decoded to the end, with TTFT, TPOT,
  * throughput, what bounds each phase and the largest batch that fits.
  */
+#include "base/bounds.h"
 #include "infer.h"
 
 #include <math.h>
@@ -102,6 +103,13 @@ static int infer_once(const struct llmsim_infer_cfg *cfg, const struct llmsim_in
 	if (req->prompt < 1 || req->output < 1)
 		return llmsim_err_set(err, LLMSIM_EINVAL,
 				      "prompt and output must be at least 1 token each");
+	/* before any product of them is formed (base/bounds.h says why) */
+	if (req->batch > LLMSIM_MAX_BATCH)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "at most %d sequences in a batch, not %lld",
+				      LLMSIM_MAX_BATCH, (long long)req->batch);
+	if (req->prompt > LLMSIM_MAX_TOKENS || req->output > LLMSIM_MAX_TOKENS)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "at most %d prompt or output tokens",
+				      LLMSIM_MAX_TOKENS);
 	if (m->max_seq > 0 && req->prompt + req->output > m->max_seq)
 		return llmsim_err_set(err, LLMSIM_EINVAL,
 				      "prompt + output = %lld tokens exceeds the %d-token context of %s",
@@ -164,7 +172,7 @@ static int infer_once(const struct llmsim_infer_cfg *cfg, const struct llmsim_in
  * window the run fills by its middle. */
 double llmsim_infer_load(const struct llmsim_gpu *gpu, double busy_s, double duration_s)
 {
-	if (!(duration_s > 0) || !(busy_s > 0) || !(gpu->power_capped_clock_hz > 0))
+	if (!(duration_s > 0) || !(busy_s > 0) || !(llmsim_gpu_power_cap_hz(gpu) > 0))
 		return 0;
 	return llmsim_power_load(gpu, busy_s / duration_s, duration_s);
 }

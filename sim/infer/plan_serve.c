@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bounds.h"
+
 static int cmp_rows(const void *a, const void *b)
 {
 	const struct llmsim_plan_serve_row *x = a, *y = b;
@@ -88,20 +90,36 @@ int llmsim_plan_serve(const struct llmsim_plan_serve_cfg *pc,
 	*nrows = *evaluated = *feasible = 0;
 	if (pc->gpus < 1)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "need at least one GPU");
+	/* before any product of them is formed (base/bounds.h says why) */
+	if (pc->gpus > LLMSIM_MAX_GPUS)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "at most %d GPUs, not %d", LLMSIM_MAX_GPUS,
+				      pc->gpus);
+	if (pc->prompt > LLMSIM_MAX_TOKENS || pc->output > LLMSIM_MAX_TOKENS)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "at most %d prompt or output tokens",
+				      LLMSIM_MAX_TOKENS);
+	if (pc->max_batch > LLMSIM_MAX_BATCH)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "at most %d sequences in a batch, not %lld",
+				      LLMSIM_MAX_BATCH, (long long)pc->max_batch);
 	static const enum llmsim_dtype wts[] = {LLMSIM_DT_BF16, LLMSIM_DT_FP8, LLMSIM_DT_INT4,
 						LLMSIM_DT_FP4};
 	static const enum llmsim_dtype kvs[] = {LLMSIM_DT_BF16, LLMSIM_DT_FP8};
 	const struct llmsim_model *m = pc->model;
 	struct rows out = {0};
 	int rc = 0;
-	for (int tp = 1; tp <= pc->gpus && !rc; tp++) {
-		if (pc->gpus % tp)
-			continue;
-		for (int pp = 1; pp * tp <= pc->gpus && !rc; pp++) {
-			if ((pc->gpus / tp) % pp || pp > m->layers)
-				continue;
-			for (int ep = 1; ep <= tp && !rc; ep++) {
-				if (tp % ep || (ep > 1 && (!m->has_moe || m->moe.experts % ep)))
+	/* tp divides the GPUs, pp divides the GPUs per tp group, ep divides tp */
+	int dtp[256], dpp[256], dep[256];
+	int ntp = llmsim_divisors(pc->gpus, dtp, 256);
+	for (int a = 0; a < ntp && !rc; a++) {
+		int tp = dtp[a];
+		int npp = llmsim_divisors(pc->gpus / tp, dpp, 256);
+		for (int b = 0; b < npp && !rc; b++) {
+			int pp = dpp[b];
+			if (pp > m->layers)
+				break; /* ascending: the rest are larger */
+			int nep = llmsim_divisors(tp, dep, 256);
+			for (int e = 0; e < nep && !rc; e++) {
+				int ep = dep[e];
+				if (ep > 1 && (!m->has_moe || m->moe.experts % ep))
 					continue;
 				for (size_t w = 0; w < sizeof wts / sizeof wts[0] && !rc; w++) {
 					if (pc->weight_dtypes ? !(pc->weight_dtypes & 1u << wts[w])

@@ -14,6 +14,7 @@
  * priced on a grid eight points per octave and interpolated linearly, and
  * every price is cached, so thousands of requests take milliseconds.
  */
+#include "base/bounds.h"
 #include "serve.h"
 
 #include "base/stats.h"
@@ -478,6 +479,9 @@ static int engine_init(struct engine *e, const struct llmsim_serve_cfg *cfg,
 	e->sim.err = err;
 	if (cfg->requests < 1)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "need at least one request");
+	if (cfg->requests > LLMSIM_MAX_REQUESTS)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "at most %d requests, not %lld",
+				      LLMSIM_MAX_REQUESTS, (long long)cfg->requests);
 	if (cfg->max_batch < 1 || cfg->max_tokens < 1)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "max batch and max tokens must be positive");
 	e->r = calloc((size_t)e->n, sizeof *e->r);

@@ -79,10 +79,11 @@ int llmsim_spec_run(const struct llmsim_spec_cfg *cfg, struct llmsim_spec_result
 			return llmsim_err_set(err, LLMSIM_EINVAL,
 					      "acceptance rate %g is not in [0, 1]", a[i]);
 	}
-	if (cfg->batch < 1)
-		return llmsim_err_set(err, LLMSIM_EINVAL, "batch must be at least 1");
-	if (cfg->context < 1)
-		return llmsim_err_set(err, LLMSIM_EINVAL, "context must be at least 1 token");
+	if (cfg->batch < 1 || cfg->batch > LLMSIM_MAX_BATCH)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "batch must be 1 to %d", LLMSIM_MAX_BATCH);
+	if (cfg->context < 1 || cfg->context > LLMSIM_MAX_TOKENS)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "context must be 1 to %d tokens",
+				      LLMSIM_MAX_TOKENS);
 	const struct llmsim_infer_cfg *t = &cfg->target;
 	const struct llmsim_model *m = t->model;
 	if (m->max_seq > 0 && cfg->context + k + 1 > m->max_seq)
@@ -98,8 +99,10 @@ int llmsim_spec_run(const struct llmsim_spec_cfg *cfg, struct llmsim_spec_result
 
 	int64_t q = k + 1;
 	if (cfg->kind == LLMSIM_SPEC_MEDUSA) {
-		if (cfg->tree < 1)
-			return llmsim_err_set(err, LLMSIM_EINVAL, "the Medusa tree needs at least one candidate");
+		if (cfg->tree < 1 || cfg->tree > LLMSIM_MAX_TREE)
+			return llmsim_err_set(err, LLMSIM_EINVAL,
+					      "the Medusa tree needs 1 to %d candidates, not %d",
+					      LLMSIM_MAX_TREE, cfg->tree);
 		q = cfg->tree;
 	}
 	res->verify_tokens = q;

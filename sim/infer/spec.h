@@ -9,9 +9,10 @@
 #ifndef LLMSIM_SPEC_H
 #define LLMSIM_SPEC_H
 
+#include "base/bounds.h"
 #include "infer.h"
 
-#define LLMSIM_SPEC_MAX 32
+#define LLMSIM_SPEC_MAX LLMSIM_MAX_DRAFT
 
 /* Expected tokens per target step when draft position i (1-based) is
  * accepted with probability alpha[i-1] given all before it were:

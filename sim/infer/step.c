@@ -17,7 +17,7 @@ static void graph_cfg(const struct llmsim_infer_cfg *cfg, const struct llmsim_st
 		      struct llmsim_graph_cfg *g)
 {
 	const struct llmsim_gpu *gpu = cfg->gpu;
-	int gpn = gpu->gpus_per_node > 0 ? gpu->gpus_per_node : 8;
+	int gpn = llmsim_gpu_nvlink_domain(gpu) > 0 ? llmsim_gpu_nvlink_domain(gpu) : 8;
 	llmsim_graph_cfg_init(g);
 	g->work = LLMSIM_WORK_INFER;
 	g->tp = cfg->tp;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/bounds.h"
 #include "train.h"
 
 const char *const llmsim_recompute_names[] = {"none", "selective", "full", NULL};
@@ -132,6 +133,15 @@ static void add(struct llmsim_err *err, int *first, const char *fmt, ...)
 		add(err, &first, __VA_ARGS__);                 \
 	} while (0)
 
+double llmsim_train_max_imbalance(const struct llmsim_model *m)
+{
+	/* T tokens each routed to top_k of E experts: the mean expert gets
+	 * T*top_k/E, the busiest at most all T */
+	if (!m->has_moe || m->moe.experts <= 1 || m->moe.top_k < 1)
+		return 1.0;
+	return (double)m->moe.experts / m->moe.top_k;
+}
+
 enum llmsim_train_reject llmsim_train_check(const struct llmsim_model *m,
 					    const struct llmsim_train_cfg *c,
 					    struct llmsim_err *err)
@@ -139,12 +149,36 @@ enum llmsim_train_reject llmsim_train_check(const struct llmsim_model *m,
 	enum llmsim_train_reject r = LLMSIM_REJ_NONE;
 	int first = 1;
 
+	/* bounds first: the checks below form products of these values only
+	 * once they are known to be bounded (base/bounds.h) */
+	int unbounded = 0;
+	if (c->gpus > LLMSIM_MAX_GPUS || c->tp > LLMSIM_MAX_GPUS || c->pp > LLMSIM_MAX_GPUS ||
+	    c->dp > LLMSIM_MAX_GPUS || c->cp > LLMSIM_MAX_GPUS || c->ep > LLMSIM_MAX_GPUS) {
+		unbounded = 1;
+		VIOLATE(LLMSIM_REJ_GPUS, "at most %d GPUs (and as many in any parallel degree)",
+			LLMSIM_MAX_GPUS);
+	}
+	if (c->global_batch > LLMSIM_MAX_BATCH || c->micro_batch > LLMSIM_MAX_BATCH) {
+		unbounded = 1;
+		VIOLATE(LLMSIM_REJ_BATCH, "at most %d sequences in a batch", LLMSIM_MAX_BATCH);
+	}
+	if (c->seq > LLMSIM_MAX_TOKENS) {
+		unbounded = 1;
+		VIOLATE(LLMSIM_REJ_SEQ, "at most %d tokens per sequence", LLMSIM_MAX_TOKENS);
+	}
+	if (c->chunks > LLMSIM_MAX_LAYERS) {
+		unbounded = 1;
+		VIOLATE(LLMSIM_REJ_SCHEDULE, "at most %d model chunks per stage", LLMSIM_MAX_LAYERS);
+	}
+	if (unbounded)
+		return r;
+	int64_t prod = 0; /* up to 2^80: checked */
 	if (c->tp < 1 || c->pp < 1 || c->dp < 1 || c->cp < 1 || c->ep < 1 || c->gpus < 1)
 		VIOLATE(LLMSIM_REJ_GPUS, "parallel degrees and --gpus must be >= 1");
-	else if ((int64_t)c->tp * c->pp * c->dp * c->cp != c->gpus)
-		VIOLATE(LLMSIM_REJ_GPUS, "tp*pp*dp*cp = %d*%d*%d*%d = %lld, not --gpus %d",
-			c->tp, c->pp, c->dp, c->cp,
-			(long long)c->tp * c->pp * c->dp * c->cp, c->gpus);
+	else if (llmsim_mul_i64((int64_t)c->tp * c->pp, (int64_t)c->dp * c->cp, &prod) ||
+		 prod != c->gpus)
+		VIOLATE(LLMSIM_REJ_GPUS, "tp*pp*dp*cp = %d*%d*%d*%d = %.0f, not --gpus %d",
+			c->tp, c->pp, c->dp, c->cp, (double)c->tp * c->pp * c->dp * c->cp, c->gpus);
 	if (c->tp >= 1 && m->heads % c->tp)
 		VIOLATE(LLMSIM_REJ_HEADS, "%d attention heads not divisible by tp %d",
 			m->heads, c->tp);
@@ -159,8 +193,8 @@ enum llmsim_train_reject llmsim_train_check(const struct llmsim_model *m,
 		VIOLATE(LLMSIM_REJ_SCHEDULE, "interleaved schedule needs pp >= 2");
 	int v = c->chunks >= 1 ? c->chunks : 1;
 	if (c->pp >= 1 && !c->uneven_pp && m->layers % ((int64_t)c->pp * v))
-		VIOLATE(LLMSIM_REJ_LAYERS, "%d layers not divisible by pp*chunks = %d",
-			m->layers, c->pp * v);
+		VIOLATE(LLMSIM_REJ_LAYERS, "%d layers not divisible by pp*chunks = %lld",
+			m->layers, (long long)c->pp * v);
 	if (c->micro_batch < 1 || c->global_batch < 1)
 		VIOLATE(LLMSIM_REJ_BATCH, "batch sizes must be >= 1");
 	else if (c->dp >= 1 && c->global_batch % ((int64_t)c->micro_batch * c->dp))
@@ -195,10 +229,17 @@ enum llmsim_train_reject llmsim_train_check(const struct llmsim_model *m,
 	if (c->attn != LLMSIM_ATTN_NAIVE && c->attn != LLMSIM_ATTN_FLASH2 &&
 	    c->attn != LLMSIM_ATTN_FLASH3)
 		VIOLATE(LLMSIM_REJ_OPTION, "--attention must be naive, flash2 or flash3");
-	if (c->lora_rank < 0)
-		VIOLATE(LLMSIM_REJ_OPTION, "--lora-rank must be >= 0");
+	if (c->lora_rank < 0 || c->lora_rank > LLMSIM_MAX_WIDTH)
+		VIOLATE(LLMSIM_REJ_OPTION, "--lora-rank must be 0 to %d", LLMSIM_MAX_WIDTH);
+	if (c->chunks > m->layers)
+		VIOLATE(LLMSIM_REJ_SCHEDULE, "--chunks %d: more model chunks than the %d layers",
+			c->chunks, m->layers);
+	double imb_max = llmsim_train_max_imbalance(m);
 	if (!(c->moe_imbalance >= 1.0))
 		VIOLATE(LLMSIM_REJ_OPTION, "--moe-imbalance must be >= 1");
+	else if (m->has_moe && !(c->moe_imbalance <= imb_max))
+		VIOLATE(LLMSIM_REJ_OPTION, "--moe-imbalance %g: at most %g, experts/top_k (the "
+			"busiest expert can get every token, no more)", c->moe_imbalance, imb_max);
 	if ((unsigned)c->offload >= LLMSIM_OFFLOAD_COUNT)
 		VIOLATE(LLMSIM_REJ_OPTION, "--offload must be none, optimizer or params");
 	else if (c->offload != LLMSIM_OFFLOAD_NONE && c->recipe == LLMSIM_RECIPE_AMP)

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/bounds.h"
 #include "train_int.h"
 
 static const int mb_choices[] = {1, 2, 4, 8, 16};
@@ -36,15 +37,6 @@ static double now_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int divisors(int n, int *out, int max)
-{
-	int k = 0;
-	for (int d = 1; d <= n && k < max; d++)
-		if (n % d == 0)
-			out[k++] = d;
-	return k;
 }
 
 /* Layer costs of the current (tp, cp), by (ep, micro-batch, attention):
@@ -229,7 +221,7 @@ static void search_fact(struct search *s, struct llmsim_train_cfg *c)
 	}
 }
 
-#define MAX_DIV 2048 /* an int has at most 1600 divisors */
+#define MAX_DIV 256 /* a count up to LLMSIM_MAX_GPUS has at most 240 divisors */
 
 int llmsim_plan_run(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *req,
 		    struct llmsim_plan_out *out, struct llmsim_err *err)
@@ -239,6 +231,24 @@ int llmsim_plan_run(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *
 	memset(out, 0, sizeof *out);
 	if (req->gpus < 1 || req->seq < 1 || req->global_batch < 1)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "gpus, seq and global batch must be >= 1");
+	/* before any product of them is formed (base/bounds.h says why) */
+	if (req->gpus > LLMSIM_MAX_GPUS)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "at most %d GPUs, not %d", LLMSIM_MAX_GPUS,
+				      req->gpus);
+	if (req->seq > LLMSIM_MAX_TOKENS)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "at most %d tokens per sequence, not %lld",
+				      LLMSIM_MAX_TOKENS, (long long)req->seq);
+	if (req->global_batch > LLMSIM_MAX_BATCH)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "at most %d sequences per step, not %lld",
+				      LLMSIM_MAX_BATCH, (long long)req->global_batch);
+	if (req->lora_rank < 0 || req->lora_rank > LLMSIM_MAX_WIDTH)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "LoRA rank must be 0 to %d, not %d",
+				      LLMSIM_MAX_WIDTH, req->lora_rank);
+	if (m->has_moe && req->moe_imbalance > llmsim_train_max_imbalance(m))
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "MoE imbalance %g: at most %g, experts/top_k (the busiest "
+				      "expert can get every token, no more)",
+				      req->moe_imbalance, llmsim_train_max_imbalance(m));
 	struct search s = {.ctx = ctx, .out = out, .top = {.cap = req->top > 0 ? req->top : 1},
 			   .noff = req->no_offload ? 1 : LLMSIM_OFFLOAD_COUNT, .dpu = req->dpu};
 	s.top.r = calloc(s.top.cap, sizeof *s.top.r);
@@ -262,21 +272,21 @@ int llmsim_plan_run(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *
 	c.uneven_pp = req->uneven_pp;
 
 	int N = req->gpus, moe = m->has_moe && m->moe.experts > 1;
-	int ntp = divisors(N, dt, MAX_DIV);
+	int ntp = llmsim_divisors(N, dt, MAX_DIV);
 	for (int i = 0; i < ntp; i++) {
 		c.tp = dt[i];
 		int kv_ok = m->has_mla || m->kv_heads % c.tp == 0 || c.tp % m->kv_heads == 0;
 		int bad_tp = m->heads % c.tp || !kv_ok;
-		int ncp = divisors(N / c.tp, dc, MAX_DIV);
+		int ncp = llmsim_divisors(N / c.tp, dc, MAX_DIV);
 		for (int j = 0; j < ncp; j++) {
 			c.cp = dc[j];
 			s.sh.n = 0; /* new (tp, cp): new layer shapes */
 			int bad_cp = c.cp > 1 && c.seq % (2 * c.cp);
-			int npp = divisors(N / (c.tp * c.cp), dpp, MAX_DIV);
+			int npp = llmsim_divisors(N / (c.tp * c.cp), dpp, MAX_DIV);
 			for (int k = 0; k < npp; k++) {
 				c.pp = dpp[k];
 				c.dp = N / (c.tp * c.cp * c.pp);
-				int nep = moe ? divisors(c.dp * c.cp, dep, MAX_DIV) : 1;
+				int nep = moe ? llmsim_divisors(c.dp * c.cp, dep, MAX_DIV) : 1;
 				if (!moe)
 					dep[0] = 1;
 				for (int e = 0; e < nep; e++) {

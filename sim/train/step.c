@@ -66,7 +66,7 @@ int train_dp_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c
 	int rc = 0;
 	memset(dc, 0, sizeof *dc);
 	train_params_per_gpu(&ctx->geom, &ctx->model, c, &p);
-	int gpn = ctx->gpu.gpus_per_node;
+	int gpn = llmsim_gpu_nvlink_domain(&ctx->gpu);
 	int D = c->dp * c->cp, De = D / (c->ep > 0 ? c->ep : 1);
 	int nd = llmsim_group_nodes(gpn, D, c->tp);
 	int ne = llmsim_group_nodes(gpn, De, c->tp * c->ep);

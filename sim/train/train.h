@@ -118,6 +118,11 @@ const char *llmsim_train_reject_name(enum llmsim_train_reject r);
 /* Short snake_case key for JSON: "oom", "heads", "layers", ... */
 const char *llmsim_train_reject_key(enum llmsim_train_reject r);
 
+/* The largest MoE imbalance (busiest expert's load over the mean) model m
+ * allows: experts / top_k, when the busiest expert gets every token; 1
+ * for a dense model. */
+double llmsim_train_max_imbalance(const struct llmsim_model *m);
+
 /* Check a configuration against the model (not memory). Returns the first
  * reason it is invalid (LLMSIM_REJ_NONE if valid) and, when err is given,
  * one line per violation joined by "; " in err->msg. */

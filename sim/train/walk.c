@@ -27,7 +27,7 @@
 static void graph_cfg(const struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 		      unsigned sections, struct llmsim_graph_cfg *g)
 {
-	int gpn = ctx->gpu.gpus_per_node;
+	int gpn = llmsim_gpu_nvlink_domain(&ctx->gpu); /* a collective's nodes are NVLink domains */
 	llmsim_graph_cfg_init(g);
 	g->work = LLMSIM_WORK_TRAIN;
 	g->tp = c->tp;
@@ -162,7 +162,7 @@ int train_p2p_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 static double layers_rho(const struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 			 const struct shape_cost *sc)
 {
-	if (!(ctx->gpu.power_capped_clock_hz > 0))
+	if (!(llmsim_gpu_power_cap_hz(&ctx->gpu) > 0))
 		return 0;
 	double flops = sc->dense.fwd_flops + sc->dense.bwd_flops + sc->moe.fwd_flops +
 		       sc->moe.bwd_flops;
