@@ -13,6 +13,7 @@ const char *const llmsim_recompute_names[] = {"none", "selective", "full", NULL}
 const char *const llmsim_pp_sched_names[] = {"1f1b", "interleaved", NULL};
 const char *const llmsim_recipe_names[] = {"amp", "megatron", "zero", NULL};
 const char *const llmsim_offload_names[] = {"none", "optimizer", "params", NULL};
+const char *const llmsim_train_engine_names[] = {"fused", "torch", NULL};
 _Static_assert(sizeof llmsim_offload_names / sizeof *llmsim_offload_names ==
 	       LLMSIM_OFFLOAD_COUNT + 1, "offload names");
 _Static_assert(sizeof llmsim_recompute_names / sizeof *llmsim_recompute_names ==
@@ -63,6 +64,11 @@ const char *llmsim_pp_sched_name(enum llmsim_pp_sched s)
 const char *llmsim_recipe_name(enum llmsim_recipe r)
 {
 	return (unsigned)r < LLMSIM_RECIPE_COUNT ? llmsim_recipe_names[r] : "?";
+}
+
+const char *llmsim_train_engine_name(enum llmsim_train_engine e)
+{
+	return (unsigned)e <= LLMSIM_TRAIN_TORCH ? llmsim_train_engine_names[e] : "?";
 }
 
 const char *llmsim_offload_name(enum llmsim_offload o)
@@ -255,5 +261,34 @@ enum llmsim_train_reject llmsim_train_check(const struct llmsim_model *m,
 	if ((unsigned)c->recompute >= LLMSIM_RECOMP_COUNT ||
 	    (unsigned)c->recipe >= LLMSIM_RECIPE_COUNT)
 		VIOLATE(LLMSIM_REJ_OPTION, "bad recompute or recipe");
+	if (c->engine != LLMSIM_TRAIN_FUSED && c->engine != LLMSIM_TRAIN_TORCH)
+		VIOLATE(LLMSIM_REJ_OPTION, "--engine must be fused or torch");
+	if (c->engine == LLMSIM_TRAIN_TORCH) {
+		/* what the torch program is (train.h): one GPU, every weight */
+		if (c->gpus != 1 || c->tp != 1 || c->pp != 1 || c->dp != 1 || c->cp != 1 ||
+		    c->ep != 1 || c->zero)
+			VIOLATE(LLMSIM_REJ_OPTION, "--engine torch runs on one GPU (tp, pp, dp, "
+				"cp, ep 1, ZeRO 0)");
+		if (c->recipe != LLMSIM_RECIPE_AMP)
+			VIOLATE(LLMSIM_REJ_OPTION, "--engine torch trains fp32 parameters under "
+				"autocast: the amp recipe, not %s", llmsim_recipe_name(c->recipe));
+		if (c->recompute == LLMSIM_RECOMP_SELECTIVE)
+			VIOLATE(LLMSIM_REJ_OPTION, "--engine torch recomputes none or full "
+				"(torch.utils.checkpoint per layer), not selective");
+		if (c->dtype != LLMSIM_DT_BF16)
+			VIOLATE(LLMSIM_REJ_OPTION, "--engine torch autocasts to bf16, not %s",
+				llmsim_dtype_name(c->dtype));
+		if (c->lora_rank || c->offload != LLMSIM_OFFLOAD_NONE)
+			VIOLATE(LLMSIM_REJ_OPTION, "--engine torch trains every weight in HBM "
+				"(no LoRA, no offload)");
+		if (m->has_moe || m->has_mla)
+			VIOLATE(LLMSIM_REJ_OPTION, "--engine torch runs dense models with "
+				"multi-head or grouped-query attention: %s has %s", m->name,
+				m->has_moe ? "experts" : "MLA");
+	}
+	if ((unsigned)c->operand_data >= LLMSIM_OPD_COUNT)
+		VIOLATE(LLMSIM_REJ_OPTION, "unknown operand data (%d)", (int)c->operand_data);
+	if (c->load_rho < 0 || c->load_rho > 1 || c->load_rho != c->load_rho)
+		VIOLATE(LLMSIM_REJ_OPTION, "a load's tensor intensity must be in (0, 1]");
 	return r;
 }

@@ -24,6 +24,7 @@
 #include "hw/gpu.h"
 #include "models/model.h"
 #include "sim/graph.h"
+#include "sim/graph_mem.h"
 #include "sim/sim.h"
 
 enum llmsim_recompute { LLMSIM_RECOMP_NONE, LLMSIM_RECOMP_SELECTIVE, LLMSIM_RECOMP_FULL,
@@ -57,6 +58,17 @@ enum llmsim_recipe { LLMSIM_RECIPE_AMP, LLMSIM_RECIPE_MEGATRON, LLMSIM_RECIPE_ZE
 enum llmsim_offload { LLMSIM_OFFLOAD_NONE, LLMSIM_OFFLOAD_OPTIMIZER, LLMSIM_OFFLOAD_PARAMS,
 		      LLMSIM_OFFLOAD_COUNT };
 
+/* The program that runs the step (how its ops become kernels):
+ *   fused  Megatron-LM's fused kernels (one kernel per op: fused QKV and
+ *          gate-up GEMMs, fused RoPE, SwiGLU, cross-entropy; the default);
+ *   torch  a plain PyTorch step on one GPU as calib/torch/steps_train.py
+ *          writes it: fp32 parameters under bf16 autocast, loss.backward(),
+ *          fused AdamW, zero_grad(set_to_none=True); every op launched from
+ *          Python (eager), its memory the caching allocator's timeline
+ *          (sim/graph_torch_train.c, sim/train/torch_step.c, mem_timeline.c).
+ * The values are those of the op graph's engines (sim/graph.h). */
+enum llmsim_train_engine { LLMSIM_TRAIN_FUSED = 0, LLMSIM_TRAIN_TORCH = 1 };
+
 const char *llmsim_recompute_name(enum llmsim_recompute r);
 const char *llmsim_pp_sched_name(enum llmsim_pp_sched s);
 const char *llmsim_recipe_name(enum llmsim_recipe r);
@@ -65,6 +77,8 @@ extern const char *const llmsim_recompute_names[];  /* NULL-terminated */
 extern const char *const llmsim_pp_sched_names[];
 extern const char *const llmsim_recipe_names[];
 extern const char *const llmsim_offload_names[];    /* none, optimizer, params */
+extern const char *const llmsim_train_engine_names[]; /* fused, torch */
+const char *llmsim_train_engine_name(enum llmsim_train_engine e);
 
 struct llmsim_train_cfg {
 	int gpus;
@@ -89,11 +103,19 @@ struct llmsim_train_cfg {
 					 * update: the CPU Adam step (and the upload
 					 * of its result) overlaps the next step's
 					 * forward and backward */
+	int engine;                     /* enum llmsim_train_engine */
+	/* the clock the ops run at: the step's own load (the default: a
+	 * training loop keeps the GPU busy, duty 1, at the tensor intensity of
+	 * its ops), a given one (load_rho > 0), or lone kernels at the burst
+	 * clock (load_lone) */
+	int load_lone;
+	double load_rho;
+	enum llmsim_operand_data operand_data; /* what the operands hold (hw/gpu.h) */
 };
 
 /* Defaults: everything 1, zero 0, micro-batch 1, seq 4096, global batch
  * 1024, no recompute, 1F1B, bf16, megatron recipe, flash2, imbalance 1,
- * no offload, no DPU. */
+ * no offload, no DPU, the fused engine in its own load on trained data. */
 void llmsim_train_cfg_init(struct llmsim_train_cfg *c);
 
 /* Layers of the busiest pipeline stage. */
@@ -212,6 +234,29 @@ struct llmsim_train_time {
 	double pcie_down_s, pcie_up_s; /* transfers per step, before overlap */
 };
 
+/* The torch engine's step as PyTorch runs it (all 0 for the fused one). */
+enum { LLMSIM_TORCH_MEM_PARAMS, LLMSIM_TORCH_MEM_OPTIMIZER, LLMSIM_TORCH_MEM_GRADS,
+       LLMSIM_TORCH_MEM_ACTIVATIONS, LLMSIM_TORCH_MEM_WORKSPACE, LLMSIM_TORCH_MEM_COUNT };
+struct llmsim_train_torch {
+	/* memory (mem_timeline.c): the caching allocator over the step */
+	double peak_allocated_bytes;  /* torch.cuda.max_memory_allocated of a step */
+	double reserved_bytes;        /* its segments: torch.cuda.max_memory_reserved */
+	double device_bytes;          /* the GPU's memory (torch.cuda.mem_get_info()[1]) */
+	double at_peak_bytes[LLMSIM_TORCH_MEM_COUNT]; /* what is live at the peak (tensor
+						       * bytes, before the allocator's
+						       * rounding) */
+	char peak_at[64];             /* the op allocating at the peak: "log_softmax.bwd" */
+	int peak_layer;               /* its layer, -1 outside the layers */
+	int peak_recompute;           /* the op was a recomputed one */
+	/* time (torch_step.c) */
+	double gpu_s;                 /* kernels of a step (forward, backward, optimizer) */
+	double host_s;                /* the host's launch time of a step */
+	double idle_s;                /* step time the GPU waits: on launches, syncs and
+				       * between kernels */
+	double kernels;               /* kernels launched per step */
+	double optimizer_launches;    /* fused AdamW's multi_tensor_apply launches */
+};
+
 struct llmsim_train_result {
 	struct llmsim_train_cfg cfg;
 	struct llmsim_train_mem mem;
@@ -229,6 +274,7 @@ struct llmsim_train_result {
 				   * sim/predict.c); 0: the burst clock */
 	int fits;                 /* gpu_fits && host_fits */
 	int gpu_fits, host_fits;
+	struct llmsim_train_torch torch; /* engine torch */
 };
 
 /* An evaluation context: a model and GPU, with a cache of priced ops so
@@ -253,6 +299,13 @@ int llmsim_train_simulate(struct llmsim_train_ctx *ctx, const struct llmsim_trai
 int llmsim_train_step_ops(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 			  double load_rho, struct llmsim_graph *g, struct llmsim_pred *pred,
 			  struct llmsim_err *err);
+
+/* The op graph of one micro-batch of c with its tensors (sim/graph_mem.h)
+ * as the torch engine walks it, priced like llmsim_train_step_ops. For
+ * listings, the memory timeline and tests. */
+int llmsim_train_torch_ops(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+			   double load_rho, struct llmsim_graph *g, struct llmsim_graph_mem *mem,
+			   struct llmsim_pred *pred, struct llmsim_err *err);
 
 /* ---- plan: the search ---- */
 struct llmsim_plan_req {

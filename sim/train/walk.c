@@ -23,9 +23,8 @@
 
 #include "train_int.h"
 
-/* The graph's view of a configuration on the context's GPU. */
-static void graph_cfg(const struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
-		      unsigned sections, struct llmsim_graph_cfg *g)
+void train_graph_cfg(const struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+		     unsigned sections, struct llmsim_graph_cfg *g)
 {
 	int gpn = llmsim_gpu_nvlink_domain(&ctx->gpu); /* a collective's nodes are NVLink domains */
 	llmsim_graph_cfg_init(g);
@@ -49,6 +48,12 @@ static void graph_cfg(const struct llmsim_train_ctx *ctx, const struct llmsim_tr
 	g->lora_rank = c->lora_rank;
 	g->moe_imbalance = c->moe_imbalance;
 	g->sections = sections;
+	if (c->engine == LLMSIM_TRAIN_TORCH) {
+		/* fp32 parameters (the residual stream too) under autocast to the
+		 * matmul type */
+		g->lower.torch = 1;
+		g->weights = LLMSIM_DT_FP32;
+	}
 }
 
 /* Every node's time (count included), model FLOPs and link bytes. */
@@ -64,6 +69,7 @@ static int price_all(struct llmsim_train_ctx *ctx, const struct llmsim_graph *g,
 		pr[i].t = p.time_s * n->count;
 		pr[i].flops = p.flops * n->count * n->flops_scale;
 		pr[i].link_bytes = p.link_bytes * n->count;
+		pr[i].kernels = p.kernels;
 	}
 	return 0;
 }
@@ -120,7 +126,7 @@ static int build(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 		 unsigned sections, struct llmsim_err *err)
 {
 	struct llmsim_graph_cfg gc;
-	graph_cfg(ctx, c, sections, &gc);
+	train_graph_cfg(ctx, c, sections, &gc);
 	return llmsim_graph_build(&ctx->model, &gc, &ctx->graph, err);
 }
 
@@ -177,14 +183,18 @@ static double layers_rho(const struct llmsim_train_ctx *ctx, const struct llmsim
 int train_shape_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 		     struct shape_cost *sc, struct llmsim_err *err)
 {
-	ctx->load_rho = 0;
+	/* a load given (c->load_rho) prices once in it; lone kernels at the
+	 * burst clock (c->load_lone) once outside any */
+	ctx->load_rho = c->load_lone ? 0 : c->load_rho;
+	ctx->operand_data = c->operand_data;
 	int rc = build(ctx, c,
 		       1u << LLMSIM_SEC_PRE | 1u << LLMSIM_SEC_DENSE | 1u << LLMSIM_SEC_MOE |
 			       1u << LLMSIM_SEC_POST,
 		       err);
 	if (!rc)
 		rc = shape_cost_at(ctx, c, sc, err);
-	double rho = rc ? 0 : layers_rho(ctx, c, sc);
+	sc->load_rho = ctx->load_rho;
+	double rho = rc || c->load_lone || c->load_rho > 0 ? 0 : layers_rho(ctx, c, sc);
 	if (rho > 0) {
 		ctx->load_rho = rho;
 		rc = shape_cost_at(ctx, c, sc, err);
@@ -202,7 +212,7 @@ int llmsim_train_step_ops(struct llmsim_train_ctx *ctx, const struct llmsim_trai
 			  struct llmsim_err *err)
 {
 	struct llmsim_graph_cfg gc;
-	graph_cfg(ctx, c, 0, &gc);
+	train_graph_cfg(ctx, c, 0, &gc);
 	int rc = llmsim_graph_build(&ctx->model, &gc, g, err);
 	for (int i = 0; !rc && i < g->n; i++)
 		rc = llmsim_graph_price(&ctx->gpu, &g->node[i], load_rho > 0 ? 1 : 0, load_rho,

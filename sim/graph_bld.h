@@ -1,0 +1,76 @@
+/*
+ * graph_bld.h - the op graph's builder, shared by sim/graph.c (the layer's
+ * structure: projections, attention, MLP, MoE, the ends, the parallel
+ * collectives) and sim/graph_torch_train.c (PyTorch's training step:
+ * autocast, autograd's backward, the tensors each op keeps). Internal to
+ * sim/: nothing outside the graph includes it.
+ *
+ * Every helper adds nodes of the current section and part (b->sec,
+ * b->part) and returns NULL (adds nothing) when the config leaves that
+ * section or part out, or the shape is empty.
+ */
+#ifndef LLMSIM_GRAPH_BLD_H
+#define LLMSIM_GRAPH_BLD_H
+
+#include "graph.h"
+#include "graph_mem.h"
+
+struct bld {
+	const struct llmsim_model *m;
+	const struct llmsim_graph_cfg *c;
+	struct llmsim_graph *g;
+	int train;
+	enum llmsim_gsec sec;
+	unsigned part;              /* of the nodes being added */
+	int64_t T, Tsp;             /* tokens of the step; of norms and residuals */
+	double flops_scale;
+	enum llmsim_ew_kind norm;
+	int pending[4], npending;   /* a column point's backward collectives, waiting for
+				     * the first weight gradient after the point */
+	char prefix[24];            /* of the names of the FFN being added */
+	struct llmsim_graph_mem *mem; /* the tensors of the nodes (graph_mem.h), or NULL */
+};
+
+/* dst = a b c, cut to size (names are built on the planners' hot path:
+ * no printf) */
+void gb_cat3(char *dst, size_t size, const char *a, const char *b, const char *c);
+
+/* A node of op kind `kind`, or NULL when the config leaves it out. */
+struct llmsim_gnode *gb_node(struct bld *b, const char *name, enum llmsim_gphase ph,
+			     enum llmsim_op_kind kind, enum llmsim_byte_cat cat, unsigned role);
+int gb_idx(const struct bld *b, const struct llmsim_gnode *n);
+
+/* One GEMM node (m, n, k, batch); quantized: in the linear layers' math and
+ * weight types, else the activation type. */
+struct llmsim_gnode *gb_gemm(struct bld *b, const char *name, enum llmsim_gphase ph, int64_t m,
+			     int64_t n, int64_t k, int64_t batch, int quantized, unsigned role);
+/* A GEMM of a linear layer and, in training, its data gradient and (when
+ * trained) its weight gradient. */
+void gb_gemm_fb(struct bld *b, const char *name, int64_t T, int64_t out, int64_t in,
+		int64_t batch, int quantized, int trained, unsigned role);
+/* A linear layer of the model (out x in on T tokens), with its LoRA
+ * adapter when `lora` and the config trains adapters. */
+void gb_linear(struct bld *b, const char *name, int64_t T, int64_t out, int64_t in, int lora);
+
+/* An element-wise node in the activation type. */
+struct llmsim_gnode *gb_ew1(struct bld *b, const char *name, enum llmsim_gphase ph,
+			    enum llmsim_ew_kind kind, int64_t tokens, int64_t hidden,
+			    enum llmsim_byte_cat cat, int strided, unsigned role);
+/* An element-wise op, and its backward in training. */
+void gb_ew(struct bld *b, const char *name, enum llmsim_ew_kind kind, int64_t tokens,
+	   int64_t hidden, enum llmsim_byte_cat cat, int strided, unsigned role);
+
+struct llmsim_gnode *gb_coll(struct bld *b, const char *name, enum llmsim_gphase ph,
+			     enum llmsim_coll_kind kind, double bytes, int gpus, int nodes,
+			     unsigned role);
+
+/* ---- PyTorch's training step (graph_torch_train.c) ---- */
+
+/* The embedding, one dense layer, the final norm, LM head and loss of a
+ * plain PyTorch training step under autocast, each section's forward then
+ * its backward as autograd runs it (see graph_torch_train.c), and their
+ * tensors into b->mem when it is set. 0 or LLMSIM_EINVAL (a model the
+ * program cannot express: MoE, MLA). */
+int gb_torch_train(struct bld *b, struct llmsim_err *err);
+
+#endif
