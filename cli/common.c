@@ -123,3 +123,35 @@ void cli_place_print(const struct llmsim_infer_cfg *c, int replicas)
 	       cli_place_gpus(c, replicas), c->gpu->name, c->tp, c->pp, c->ep, replicas,
 	       replicas > 1 ? "s" : "");
 }
+
+int cli_parse_load(const char *cmd, const char *s, int *lone, double *rho)
+{
+	*lone = 0;
+	*rho = 0;
+	if (!s || !strcmp(s, "busy"))
+		return 0;
+	if (!strcmp(s, "lone")) {
+		*lone = 1;
+		return 0;
+	}
+	char *end = NULL;
+	double r = strncmp(s, "busy:", 5) ? -1 : strtod(s + 5, &end);
+	if (!(r > 0 && r <= 1) || !end || *end)
+		return llmsim_args_error(cmd, "--load: expected lone, busy or busy:RHO with RHO in "
+					 "(0, 1], got '%s'", s);
+	*rho = r;
+	return 0;
+}
+
+int cli_parse_operand_data(const char *cmd, const char *s, enum llmsim_operand_data *d)
+{
+	*d = LLMSIM_OPD_TRAINED;
+	if (!s)
+		return 0;
+	int v = llmsim_operand_data_parse(s);
+	if (v < 0)
+		return llmsim_args_error(cmd, "--operand-data: unknown '%s' (%s)", s,
+					 llmsim_operand_data_choices());
+	*d = (enum llmsim_operand_data)v;
+	return 0;
+}

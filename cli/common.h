@@ -73,6 +73,15 @@ struct cli_place {
 	{"kv-dtype", LLMSIM_ARG_CHOICE, &(p).kvdt, NULL, "KV cache (default bf16)", 0,         \
 	 cli_kvdt_names, NULL}
 
+/* --load and --operand-data as `op` spells them, for every command that
+ * prices ops: "busy" (inside a running program: its own load; *lone 0,
+ * *rho 0), "busy:RHO" (a load of that tensor intensity, RHO in (0, 1]) or
+ * "lone" (a lone kernel on an idle GPU: *lone 1); NULL leaves the
+ * default, busy. 0, or one error line and the usage status 2. */
+int cli_parse_load(const char *cmd, const char *s, int *lone, double *rho);
+/* trained (NULL: the default), random, grid, coarse or zeros. */
+int cli_parse_operand_data(const char *cmd, const char *s, enum llmsim_operand_data *d);
+
 /* GPUs in all of a layout: replicas x tp x pp. */
 int cli_place_gpus(const struct llmsim_infer_cfg *c, int replicas);
 

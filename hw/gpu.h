@@ -59,6 +59,18 @@ struct llmsim_err_class {
 	int n;                  /* held-out kernels behind the figures */
 };
 
+/* Expected error of a whole-step prediction, from the validation of its
+ * steps class (`llmsim calib fit` writes them into the profile's
+ * train_step_errors: block): signed errors (predicted - measured) /
+ * measured. */
+#define LLMSIM_GPU_MAX_STEP_ERRS 8
+struct llmsim_step_err {
+	char name[32];          /* "torch_train.time", "torch_train.peak_memory" */
+	double p80_abs_pct;     /* 80th percentile of |error|: covers 80% of its steps */
+	double median_pct;      /* median signed error: the class's bias */
+	int n;                  /* measured steps behind the figures */
+};
+
 struct llmsim_gpu {
 	char name[64];          /* short name: "h200" */
 	char full_name[128];    /* "NVIDIA H200 SXM 141GB" */
@@ -120,6 +132,8 @@ struct llmsim_gpu {
 	char profile_path[512];         /* "" when no calibration profile applied */
 	struct llmsim_err_class err_classes[LLMSIM_GPU_MAX_ERR_CLASSES];
 	int nerr_classes;
+	struct llmsim_step_err train_step_errs[LLMSIM_GPU_MAX_STEP_ERRS];
+	int ntrain_step_errs;
 
 	/* the host of one node (the optional `host:` section; all 0 when the
 	 * file has none, and then nothing can be offloaded to it) */
@@ -177,9 +191,17 @@ int llmsim_gpu_apply_profile(struct llmsim_gpu *gpu, const char *path,
 int llmsim_gpu_list(void (*fn)(const char *path, void *ctx), void *ctx,
 		    struct llmsim_err *err);
 
+/* Expected error of a whole-step class ("torch_train.time"), or NULL. */
+const struct llmsim_step_err *llmsim_gpu_train_step_err(const struct llmsim_gpu *gpu,
+							 const char *name);
+
 /* Expected error for an op class, or NULL when not calibrated. */
 const struct llmsim_err_class *llmsim_gpu_err_class(const struct llmsim_gpu *gpu,
 						    const char *op_class);
+
+/* Expected error of a whole-step class ("torch_train.time"), or NULL. */
+const struct llmsim_step_err *llmsim_gpu_train_step_err(const struct llmsim_gpu *gpu,
+							 const char *name);
 
 /* GPUs of one NVLink domain: nvlink_domain_gpus, or gpus_per_node for a
  * struct filled without it (0). */

@@ -98,6 +98,52 @@ static int load_classes(const struct llmsim_ynode *m, struct llmsim_gpu *g, cons
 	return 0;
 }
 
+static const struct llmsim_yfield step_fields[] = {
+	{.key = "p80", .type = LLMSIM_YF_DOUBLE,
+	 .offset = offsetof(struct llmsim_step_err, p80_abs_pct),
+	 .required = LLMSIM_YF_REQUIRED, .range = LLMSIM_YR_NONNEG},
+	{.key = "median", .type = LLMSIM_YF_DOUBLE,
+	 .offset = offsetof(struct llmsim_step_err, median_pct),
+	 .required = LLMSIM_YF_REQUIRED, .range = LLMSIM_YR_ANY},
+	{.key = "n", .type = LLMSIM_YF_INT, .offset = offsetof(struct llmsim_step_err, n),
+	 .required = LLMSIM_YF_REQUIRED, .range = LLMSIM_YR_POSITIVE},
+};
+
+/* train_step_errors: NAME: {p80: %, median: %, n: N} */
+static int load_step_errs(const struct llmsim_ynode *m, struct llmsim_gpu *g, const char *path,
+			  struct llmsim_err *err)
+{
+	const char *key = "train_step_errors";
+	if (m->kind != LLMSIM_Y_MAP)
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, m->line, m->col,
+					 "'%s' must be a mapping", key);
+	if (m->n > LLMSIM_GPU_MAX_STEP_ERRS)
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, m->line, m->col,
+					 "'%s' has %zu classes, at most %d allowed", key, m->n,
+					 LLMSIM_GPU_MAX_STEP_ERRS);
+	g->ntrain_step_errs = 0;
+	for (size_t i = 0; i < m->n; i++) {
+		struct llmsim_step_err *c = &g->train_step_errs[i];
+		memset(c, 0, sizeof *c);
+		if (strlen(m->keys[i]) >= sizeof c->name || !m->keys[i][0])
+			return llmsim_err_setloc(err, LLMSIM_EPARSE, path, m->key_line[i],
+						 m->key_col[i],
+						 "step class name must be 1 to %zu characters",
+						 sizeof c->name - 1);
+		m->used[i] = 1;
+		snprintf(c->name, sizeof c->name, "%s", m->keys[i]);
+		int rc = llmsim_yaml_extract(m->vals[i], step_fields,
+					     sizeof step_fields / sizeof step_fields[0], c, path,
+					     m->keys[i], err);
+		if (!rc)
+			rc = llmsim_ymap_check_unused(m->vals[i], path, m->keys[i], err);
+		if (rc)
+			return rc;
+		g->ntrain_step_errs++;
+	}
+	return 0;
+}
+
 static int check_calibration(const struct llmsim_ynode *c, const char *path,
 			     struct llmsim_err *err)
 {
@@ -140,6 +186,8 @@ static int apply_tree(const struct llmsim_ynode *root, void *obj, const char *pa
 	    (rc = llmsim_gpu_extract_params(v, g.param, path, err)))
 		return rc;
 	if ((v = llmsim_ymap_get(root, "expected_error_pct")) && (rc = load_classes(v, &g, path, err)))
+		return rc;
+	if ((v = llmsim_ymap_get(root, "train_step_errors")) && (rc = load_step_errs(v, &g, path, err)))
 		return rc;
 	if ((rc = llmsim_ymap_check_unused(root, path, NULL, err)))
 		return rc;
@@ -190,5 +238,14 @@ const struct llmsim_err_class *llmsim_gpu_err_class(const struct llmsim_gpu *gpu
 	for (int i = 0; i < gpu->nerr_classes; i++)
 		if (!strcmp(gpu->err_classes[i].name, op_class))
 			return &gpu->err_classes[i];
+	return NULL;
+}
+
+const struct llmsim_step_err *llmsim_gpu_train_step_err(const struct llmsim_gpu *gpu,
+							 const char *name)
+{
+	for (int i = 0; i < gpu->ntrain_step_errs; i++)
+		if (!strcmp(gpu->train_step_errs[i].name, name))
+			return &gpu->train_step_errs[i];
 	return NULL;
 }

@@ -107,6 +107,20 @@ void llmsim_train_cfg_init(struct llmsim_train_cfg *c)
 	c->sequence_parallel = 1;
 }
 
+enum llmsim_attn_impl llmsim_train_sdpa(const struct llmsim_gpu *gpu)
+{
+	return !strcmp(gpu->arch, "hopper") || !strcmp(gpu->arch, "blackwell") ? LLMSIM_ATTN_FLASH3
+									       : LLMSIM_ATTN_FLASH2;
+}
+
+void llmsim_train_cfg_torch(struct llmsim_train_cfg *c, const struct llmsim_gpu *gpu)
+{
+	c->engine = LLMSIM_TRAIN_TORCH;
+	c->recipe = LLMSIM_RECIPE_AMP;
+	c->attn = llmsim_train_sdpa(gpu);
+	c->global_batch = c->micro_batch;
+}
+
 /* Append one violation to err->msg ("; "-separated). */
 static void add(struct llmsim_err *err, int *first, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -385,5 +385,6 @@ int llmsim_train_simulate(struct llmsim_train_ctx *ctx, const struct llmsim_trai
 		return rc;
 	train_combine(ctx, c, &sc, &dc, r);
 	r->load_rho = sc.load_rho;
+	r->sm_clock_hz = train_load_clock(&ctx->gpu, c, sc.load_rho);
 	return 0;
 }

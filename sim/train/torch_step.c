@@ -443,6 +443,7 @@ int train_torch_simulate(struct llmsim_train_ctx *ctx, const struct llmsim_train
 	r->model_flops = EXT(flops[V_FWD]) + EXT(flops[V_BWD]);
 	r->hw_flops = r->model_flops + EXT(flops[V_RECOMPUTE]);
 	r->load_rho = s3.x_mean;
+	r->sm_clock_hz = train_load_clock(&ctx->gpu, c, c->load_lone ? 0 : s3.x_mean);
 #undef EXT
 	r->tokens_per_step = (double)c->global_batch * c->seq;
 	r->tokens_per_s = t->step_s > 0 ? r->tokens_per_step / t->step_s : 0;

@@ -118,6 +118,17 @@ struct llmsim_train_cfg {
  * no offload, no DPU, the fused engine in its own load on trained data. */
 void llmsim_train_cfg_init(struct llmsim_train_cfg *c);
 
+/* c as the torch engine runs calib/torch/steps_train.py on gpu: engine
+ * torch, the amp recipe, attention as PyTorch's SDPA dispatches it
+ * (llmsim_train_sdpa), one micro-batch a step (global batch = micro-batch). */
+void llmsim_train_cfg_torch(struct llmsim_train_cfg *c, const struct llmsim_gpu *gpu);
+
+/* torch.nn.functional.scaled_dot_product_attention's kernels on gpu:
+ * cuDNN's fused attention on Hopper and later (the default backend there
+ * since PyTorch 2.5; priced as flash3, as calib's held-out SDPA cases
+ * are), FlashAttention-2 before. */
+enum llmsim_attn_impl llmsim_train_sdpa(const struct llmsim_gpu *gpu);
+
 /* Layers of the busiest pipeline stage. */
 double llmsim_train_stage_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c);
 
@@ -274,6 +285,8 @@ struct llmsim_train_result {
 				   * sim/predict.c); 0: the burst clock */
 	int fits;                 /* gpu_fits && host_fits */
 	int gpu_fits, host_fits;
+	double sm_clock_hz;       /* the SM clock its tensor work runs at: the power
+				   * limit's at its load, or the burst clock (lone) */
 	struct llmsim_train_torch torch; /* engine torch */
 };
 

@@ -135,6 +135,10 @@ struct shape_cost {
 
 int train_shape_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 		     struct shape_cost *sc, struct llmsim_err *err);
+/* The SM clock tensor work of c's data type runs at in a load x (rho *
+ * duty; 0: a lone kernel's burst clock). */
+double train_load_clock(const struct llmsim_gpu *gpu, const struct llmsim_train_cfg *c, double x);
+
 /* The op graph's configuration of c (sections: 1u << LLMSIM_SEC_*, 0 all). */
 void train_graph_cfg(const struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 		     unsigned sections, struct llmsim_graph_cfg *g);

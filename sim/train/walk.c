@@ -219,3 +219,19 @@ int llmsim_train_step_ops(struct llmsim_train_ctx *ctx, const struct llmsim_trai
 					&pred[i], err);
 	return rc;
 }
+
+double train_load_clock(const struct llmsim_gpu *gpu, const struct llmsim_train_cfg *c, double x)
+{
+	/* a tensor-bound GEMM in the load: the clock the power law gives it */
+	struct llmsim_op op;
+	struct llmsim_pred p;
+	memset(&op, 0, sizeof op);
+	op.kind = LLMSIM_OP_GEMM;
+	op.dtype = op.u.gemm.b_dtype = c->dtype;
+	op.u.gemm.m = op.u.gemm.n = op.u.gemm.k = 8192;
+	op.u.gemm.batch = 1;
+	op.load_duty = x > 0 ? 1 : 0;
+	op.load_rho = x;
+	op.operand_data = c->operand_data;
+	return llmsim_predict(gpu, &op, &p, NULL) ? 0 : p.sm_clock_hz;
+}
