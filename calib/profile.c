@@ -44,6 +44,20 @@ static int plain(const char *s)
 	return 1;
 }
 
+/* The whole-step classes of training (`llmsim train`'s expected error). */
+static void write_train_steps(FILE *f, const struct llmsim_profile_info *info)
+{
+	if (!info || info->ntrain_step_errs < 1)
+		return;
+	fputs("train_step_errors:  # the steps class's training rows (llmsim calib validate): "
+	      "(predicted - measured) / measured, %\n", f);
+	for (int i = 0; i < info->ntrain_step_errs; i++) {
+		const struct llmsim_step_err *e = &info->train_step_errs[i];
+		fprintf(f, "  %s: {p80: %.2f, median: %.2f, n: %d}\n", e->name, e->p80_abs_pct,
+			e->median_pct, e->n);
+	}
+}
+
 static void write_body(FILE *f, const struct llmsim_gpu *gpu, const struct llmsim_calib_set *set,
 		       const struct llmsim_fit_result *res, const struct llmsim_validation *ho,
 		       const char *date, const char *source)
@@ -138,6 +152,7 @@ int llmsim_calib_write_profile(const char *path, const struct llmsim_gpu *gpu,
 				      strerror(errno));
 	}
 	write_body(f, gpu, set, res, held_out, date, info ? info->source : NULL);
+	write_train_steps(f, info);
 	int bad = fflush(f) || ferror(f) || fsync(fileno(f));
 	int saved = errno;
 	if (fclose(f) || bad) {

@@ -71,6 +71,11 @@ int llmsim_calib_validate_cases(const struct llmsim_gpu *gpu, const struct llmsi
 struct llmsim_profile_info {
 	const char *date;   /* "2026-11-29"; NULL: today (UTC) */
 	const char *source; /* the database it came from, or NULL */
+	/* the training rows of the steps class with the fitted values
+	 * (calib/validate/steps_train.h), for the train_step_errors: block;
+	 * none when n is 0 */
+	const struct llmsim_step_err *train_step_errs;
+	int ntrain_step_errs;
 };
 
 /* Write the profile for gpu (its fitted parameters, those res->fitted

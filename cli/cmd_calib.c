@@ -22,6 +22,7 @@
 #include "calib/shipped.h"
 #include "calib/store.h"
 #include "calib/validate.h"
+#include "calib_steps_train.h"
 #include "hw/gpu.h"
 #include "args.h"
 #include "commands.h"
@@ -316,11 +317,26 @@ static int calib_fit(int argc, char **argv)
 	struct llmsim_fit_result res;
 	struct llmsim_validation ho = {0};
 	struct llmsim_profile_info info = {.source = db ? db : "the shipped calibration"};
+	struct llmsim_step_err steps[LLMSIM_GPU_MAX_STEP_ERRS];
 	if ((rc = llmsim_calib_fit(&gpu, &set, NULL, &res, &err)) ||
-	    (rc = llmsim_calib_validate(&gpu, &set, "holdout", &ho, &err)) ||
-	    (rc = llmsim_calib_write_profile(out, &gpu, &set, &res, &ho, &info, &err))) {
+	    (rc = llmsim_calib_validate(&gpu, &set, "holdout", &ho, &err))) {
 		llmsim_calib_set_release(&set);
 		return fail(cmd, &err);
+	}
+	/* the whole-step classes with the fitted values */
+	struct llmsim_store *st;
+	struct input_name sname;
+	if (open_input(cmd, db, &st, &sname)) {
+		llmsim_calib_set_release(&set);
+		return 1;
+	}
+	info.ntrain_step_errs = cli_steps_train_errors(cmd, st, &gpu, steps, LLMSIM_GPU_MAX_STEP_ERRS);
+	info.train_step_errs = steps;
+	llmsim_store_close(st);
+	if (info.ntrain_step_errs < 0 ||
+	    (rc = llmsim_calib_write_profile(out, &gpu, &set, &res, &ho, &info, &err))) {
+		llmsim_calib_set_release(&set);
+		return info.ntrain_step_errs < 0 ? 1 : fail(cmd, &err);
 	}
 	int not_modelled = 0;
 	const char *why = "";
@@ -398,6 +414,19 @@ static int calib_fit(int argc, char **argv)
 }
 
 /* ---- validate ---- */
+
+/* The steps class's training rows (calib_steps_train.h). */
+static int steps_train(const char *cmd, const char *db, const struct llmsim_gpu *gpu,
+		       struct llmsim_json *j)
+{
+	struct llmsim_store *s;
+	struct input_name name;
+	if (open_input(cmd, db, &s, &name))
+		return 1;
+	int rc = cli_steps_train_report(cmd, s, gpu, j, stdout);
+	llmsim_store_close(s);
+	return rc;
+}
 
 static int calib_validate(int argc, char **argv)
 {
@@ -484,6 +513,7 @@ static int calib_validate(int argc, char **argv)
 		llmsim_json_obj_end(&j);
 		llmsim_json_int(&j, "not_modelled", v.not_modelled);
 		llmsim_json_int(&j, "failed", v.failed);
+		rc = steps_train(cmd, db, &gpu, &j);
 		llmsim_json_obj_end(&j);
 		llmsim_json_finish(&j);
 	} else {
@@ -507,10 +537,11 @@ static int calib_validate(int argc, char **argv)
 		if (v.not_modelled || v.failed)
 			printf("\nnot predicted: %d cases not modelled, %d predictions failed\n",
 			       v.not_modelled, v.failed);
+		rc = steps_train(cmd, db, &gpu, NULL);
 	}
 	free(every);
 	llmsim_calib_set_release(&set);
-	return 0;
+	return rc;
 }
 
 /* ---- show ---- */
