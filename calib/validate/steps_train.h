@@ -11,7 +11,9 @@
  * Figures are signed errors, 100 * (predicted - measured) / measured, per
  * group (program, recompute, model) and over the whole class: n, median
  * |error|, p80 and p90 of |error|, the signed median (the class's bias)
- * and the worst.
+ * and the worst. The p80 is the nearest-rank one (the smallest |error| at
+ * least 80% of the steps stay within: the error bar `train` prints); the
+ * others interpolate (base/stats.h).
  */
 #ifndef LLMSIM_VALIDATE_STEPS_TRAIN_H
 #define LLMSIM_VALIDATE_STEPS_TRAIN_H
