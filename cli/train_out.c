@@ -124,8 +124,8 @@ void train_print_result(FILE *f, const struct llmsim_train_result *r,
 		fprintf(f, ", MoE imbalance %.2f", c->moe_imbalance);
 	fputc('\n', f);
 	train_load_line(note, sizeof note, r, gpu);
-	fprintf(f, "  load         %s; operand data %s\n", note,
-		llmsim_operand_data_name(c->operand_data));
+	fprintf(f, "  load         %s\n", note);
+	fprintf(f, "  operand data %s\n", llmsim_operand_data_name(c->operand_data));
 
 	fputs("\nmemory per GPU\n", f);
 	static const char *const mh[] = {"<part", "bytes", "share", "<note"};

@@ -40,6 +40,7 @@ echo
 echo "### Training"
 run "The main job: every way to train 70B on 8 H200s" "llmsim plan --model 70b --gpus 8"
 run "One configuration" "llmsim train --model 8b --gpu h200 --gpus 8 --tp 2 --pp 1 --dp 4 --zero 1 --micro-batch 2 --global-batch 256 --seq 8192 --recompute selective"
+run "A plain PyTorch training step, its memory as the caching allocator sees it" "llmsim train --model 8b --layers 4 --engine torch --micro-batch 2 --recompute full"
 run "Against published training runs" "llmsim validate"
 echo
 echo "### Inference"
