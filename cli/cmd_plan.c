@@ -184,12 +184,13 @@ static void print_budget(const struct llmsim_gpu *gpu, const struct llmsim_train
 {
 	struct llmsim_plan_budget b;
 	llmsim_plan_budget(gpu, r, tokens, &b);
-	char a[LLMSIM_FMT_MAX], h[LLMSIM_FMT_MAX], e[LLMSIM_FMT_MAX];
-	printf("\nto train %s tokens with #1: %.1f days (%s), %s GPU-hours, %.3g MWh of GPU "
-	       "energy (%.0f W per GPU by the power model; boards only: no host, network or "
-	       "cooling); +/-%.0f%%\n",
-	       llmsim_fmt_count(a, tokens), b.time_s / 86400, llmsim_fmt_time(e, b.time_s),
-	       llmsim_fmt_count(h, b.gpu_hours), b.energy_j / 3.6e9, b.power_w_per_gpu,
+	char a[LLMSIM_FMT_MAX], h[LLMSIM_FMT_MAX];
+	double mwh = b.energy_j / 3.6e9;
+	printf("\nto train %s tokens with #1: %.1f days, %s GPU-hours, %.3g %s of GPU energy "
+	       "(%.0f W per GPU by the power model; boards only: no host, network or cooling); "
+	       "+/-%.0f%%\n",
+	       llmsim_fmt_count(a, tokens), b.time_s / 86400, llmsim_fmt_count(h, b.gpu_hours),
+	       mwh >= 1000 ? mwh / 1000 : mwh, mwh >= 1000 ? "GWh" : "MWh", b.power_w_per_gpu,
 	       100 * err_frac);
 }
 

@@ -120,7 +120,8 @@ int64_t plan_serve_users(int64_t users, int replicas)
 }
 
 /* The running-sequence caps tried: powers of two up to the largest, and
- * under a closed loop no more than a replica's users. */
+ * under a closed loop no more than a replica's users (a sweep stops at the
+ * first cap its run never reached: a larger one runs the same). */
 int plan_serve_caps(const struct plan_serve_search *s, int replicas, int64_t *caps)
 {
 	const struct llmsim_plan_serve_cfg *pc = s->pc;
@@ -188,6 +189,8 @@ static int sweep_agg(struct plan_serve_search *s, const struct llmsim_infer_cfg 
 		plan_serve_judge(s, &row);
 		if ((rc = plan_serve_push(s, &row)))
 			return llmsim_err_set(err, rc, "out of memory");
+		if (res.max_concurrent < caps[i])
+			break; /* the cap never bound: a larger one runs the same */
 	}
 	return 0;
 }

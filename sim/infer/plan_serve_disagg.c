@@ -61,10 +61,11 @@ static int run_prefill(const struct plan_serve_search *s, const struct llmsim_in
 	return llmsim_serve_run(&sc, res, err);
 }
 
-/* The decode pool of one split at one cap, and the row it makes. */
+/* The decode pool of one split at one cap, and the row it makes; *bound
+ * is cleared when the cap never bound (a larger one runs the same). */
 static int one(struct plan_serve_search *s, const struct llmsim_infer_cfg *ip, int P,
 	       const struct llmsim_infer_cfg *id, int D, int64_t cap,
-	       const struct llmsim_serve_result *pre_rate, int network, double xfer,
+	       const struct llmsim_serve_result *pre_rate, int network, double xfer, int *bound,
 	       struct llmsim_err *err)
 {
 	const struct llmsim_plan_serve_cfg *pc = s->pc;
@@ -84,6 +85,7 @@ static int one(struct plan_serve_search *s, const struct llmsim_infer_cfg *ip, i
 		*err = e2;
 		return rc;
 	}
+	*bound = dec.max_concurrent >= cap;
 	double tps = dec.tokens_per_s * D, rps = dec.requests_per_s * D;
 	if (pc->load == LLMSIM_LOAD_RATE) {
 		pre = *pre_rate;
@@ -187,9 +189,10 @@ int plan_serve_disagg(struct plan_serve_search *s, struct llmsim_err *err)
 						int D = Gd / tps[d];
 						int64_t caps[PLAN_SERVE_MAX_CAPS];
 						int ncap = plan_serve_caps(s, D, caps);
-						for (int c = 0; c < ncap; c++)
+						int bound = 1;
+						for (int c = 0; c < ncap && bound; c++)
 							if ((rc = one(s, &lay[a], P, &lay[d], D, caps[c],
-								      &pre, network, xfer, err)))
+								      &pre, network, xfer, &bound, err)))
 								return rc;
 					}
 				}
