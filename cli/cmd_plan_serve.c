@@ -18,6 +18,7 @@
 #include "sim/infer/plan_serve.h"
 #include "args.h"
 #include "commands.h"
+#include "common.h"
 #include "plan_emit.h"
 
 static const char about[] =
@@ -51,19 +52,6 @@ static int parse_dtypes(const char *s, unsigned *mask)
 	return *mask ? 0 : -1;
 }
 
-static void layout_name(const struct llmsim_plan_serve_row *r, char *buf, size_t n)
-{
-	char pp[16] = "", ep[16] = "";
-	if (r->pp > 1)
-		snprintf(pp, sizeof pp, " pp%d", r->pp);
-	if (r->ep > 1)
-		snprintf(ep, sizeof ep, " ep%d", r->ep);
-	if (r->disagg)
-		snprintf(buf, n, "P %d x tp%d + D %d x tp%d", r->p_replicas, r->p_tp, r->replicas,
-			 r->tp);
-	else
-		snprintf(buf, n, "%d x tp%d%s%s", r->replicas, r->tp, pp, ep);
-}
 
 static void print_rows(const struct llmsim_plan_serve_out *o, int64_t shown, double err_frac)
 {
@@ -76,7 +64,7 @@ static void print_rows(const struct llmsim_plan_serve_out *o, int64_t shown, dou
 		const struct llmsim_plan_serve_row *x = &o->rows[i];
 		char nm[64], a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], c[LLMSIM_FMT_MAX],
 			d[LLMSIM_FMT_MAX];
-		layout_name(x, nm, sizeof nm);
+		llmsim_plan_serve_layout(x, nm, sizeof nm);
 		llmsim_table_rowf(&t, "%lld\t%s\t%s\t%s\t%lld\t%s\t%s\t%s\t%s\t%.0f\t%.0f\t%.1f\t+/-%.0f%%\t%s\t%s",
 				  (long long)(i + 1), nm, llmsim_dtype_name(x->weight_dtype),
 				  llmsim_dtype_name(x->kv_dtype), (long long)x->max_batch,
@@ -91,34 +79,20 @@ static void print_rows(const struct llmsim_plan_serve_out *o, int64_t shown, dou
 
 static void print_front(const struct llmsim_plan_serve_out *o)
 {
-	int64_t n = 0;
-	for (int64_t i = 0; i < o->nrows; i++)
-		n += o->rows[i].pareto;
+	int64_t *idx = malloc((size_t)(o->nrows ? o->nrows : 1) * sizeof *idx);
+	if (!idx)
+		return;
+	int64_t n = llmsim_plan_serve_front(o, idx);
 	printf("\nPareto front, tokens/s per GPU against tokens/s per user (%lld of %lld "
 	       "configurations):\n", (long long)n, (long long)o->nrows);
 	static const char *const head[] = {"tok/s/GPU", "tok/s/user", "<layout", "<types",
 					   "max-seqs", "<meets"};
 	struct llmsim_table t;
 	llmsim_table_init(&t, 6, head);
-	/* by tokens/s per user, highest first (the rows are ranked otherwise) */
-	int64_t *idx = malloc((size_t)(n ? n : 1) * sizeof *idx), k = 0;
-	if (!idx)
-		return;
-	for (int64_t i = 0; i < o->nrows; i++)
-		if (o->rows[i].pareto)
-			idx[k++] = i;
-	for (int64_t i = 1; i < k; i++)
-		for (int64_t j = i; j > 0 && o->rows[idx[j]].tokens_per_s_per_user >
-						     o->rows[idx[j - 1]].tokens_per_s_per_user;
-		     j--) {
-			int64_t tmp = idx[j];
-			idx[j] = idx[j - 1];
-			idx[j - 1] = tmp;
-		}
-	for (int64_t i = 0; i < k; i++) {
+	for (int64_t i = n - 1; i >= 0; i--) { /* the most per user first */
 		const struct llmsim_plan_serve_row *x = &o->rows[idx[i]];
 		char nm[64];
-		layout_name(x, nm, sizeof nm);
+		llmsim_plan_serve_layout(x, nm, sizeof nm);
 		llmsim_table_rowf(&t, "%.0f\t%.1f\t%s\t%s/%s\t%lld\t%s", x->tokens_per_s_per_gpu,
 				  x->tokens_per_s_per_user, nm, llmsim_dtype_name(x->weight_dtype),
 				  llmsim_dtype_name(x->kv_dtype), (long long)x->max_batch,
@@ -134,7 +108,7 @@ static void print_detail(const struct llmsim_plan_serve_row *x,
 {
 	char nm[64], a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], c[LLMSIM_FMT_MAX], d[LLMSIM_FMT_MAX],
 		e[LLMSIM_FMT_MAX];
-	layout_name(x, nm, sizeof nm);
+	llmsim_plan_serve_layout(x, nm, sizeof nm);
 	printf("  layout       %s%s\n", nm,
 	       x->disagg ? " (disaggregated: prefill pool P, decode pool D)" : " (aggregated)");
 	printf("  quantization weights %s%s, KV cache %s%s\n", llmsim_dtype_name(x->weight_dtype),
@@ -215,17 +189,6 @@ static void print_rejected(const struct llmsim_plan_serve_out *o)
 	llmsim_table_release(&t);
 }
 
-static void json_pcts(struct llmsim_json *j, const char *key, const struct llmsim_pcts *p)
-{
-	llmsim_json_obj_begin(j, key);
-	llmsim_json_num(j, "mean", p->mean);
-	llmsim_json_num(j, "p50", p->p50);
-	llmsim_json_num(j, "p90", p->p90);
-	llmsim_json_num(j, "p99", p->p99);
-	llmsim_json_num(j, "max", p->max);
-	llmsim_json_obj_end(j);
-}
-
 static void json_row(struct llmsim_json *j, const struct llmsim_plan_serve_row *x, double err_frac)
 {
 	llmsim_json_str(j, "layout", x->disagg ? "disaggregated" : "aggregated");
@@ -242,9 +205,9 @@ static void json_row(struct llmsim_json *j, const struct llmsim_plan_serve_row *
 	llmsim_json_str(j, "weight_dtype", llmsim_dtype_name(x->weight_dtype));
 	llmsim_json_str(j, "kv_dtype", llmsim_dtype_name(x->kv_dtype));
 	llmsim_json_int(j, "max_num_seqs", x->max_batch);
-	json_pcts(j, "ttft_s", &x->ttft_s);
-	json_pcts(j, "tpot_s", &x->tpot_s);
-	json_pcts(j, "e2e_s", &x->e2e_s);
+	cli_json_pcts(j, "ttft_s", &x->ttft_s);
+	cli_json_pcts(j, "tpot_s", &x->tpot_s);
+	cli_json_pcts(j, "e2e_s", &x->e2e_s);
 	llmsim_json_num(j, "tokens_per_s", x->tokens_per_s);
 	llmsim_json_num(j, "tokens_per_s_per_gpu", x->tokens_per_s_per_gpu);
 	llmsim_json_num(j, "tokens_per_s_per_user", x->tokens_per_s_per_user);

@@ -72,20 +72,10 @@ done:
  * LLMSIM_REPORT_CURVE_MAX points spread evenly over it. */
 static void front(struct llmsim_report_data *d, const struct llmsim_plan_serve_out *so)
 {
-	int64_t n = 0, *idx = malloc((size_t)(so->nrows ? so->nrows : 1) * sizeof *idx);
+	int64_t *idx = malloc((size_t)(so->nrows ? so->nrows : 1) * sizeof *idx);
 	if (!idx)
 		return;
-	for (int64_t i = 0; i < so->nrows; i++)
-		if (so->rows[i].pareto)
-			idx[n++] = i;
-	for (int64_t i = 1; i < n; i++)
-		for (int64_t j = i; j > 0 && so->rows[idx[j]].tokens_per_s_per_user <
-						     so->rows[idx[j - 1]].tokens_per_s_per_user;
-		     j--) {
-			int64_t t = idx[j];
-			idx[j] = idx[j - 1];
-			idx[j - 1] = t;
-		}
+	int64_t n = llmsim_plan_serve_front(so, idx);
 	int k = n < LLMSIM_REPORT_CURVE_MAX ? (int)n : LLMSIM_REPORT_CURVE_MAX;
 	for (int i = 0; i < k; i++)
 		d->sfront[d->nsfront++] = so->rows[idx[k > 1 ? (int64_t)i * (n - 1) / (k - 1) : 0]];

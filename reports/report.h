@@ -139,8 +139,8 @@ int llmsim_report_write(const struct llmsim_report_data *d, struct llmsim_report
 
 /* Short names, distinct for the configurations of one plan: a training
  * configuration ("tp2 pp1 dp4 z1 mb2 sel fa2", offload and LoRA when on)
- * and a serving one ("8x tp1 fp8/bf16 s256", s: max_num_seqs; "P2x tp2 +
- * D1x tp4 ..." disaggregated). */
+ * and a serving one ("8 x tp1 fp8/bf16 s256", s: max_num_seqs; "P 2 x tp2 +
+ * D 1 x tp4 ..." disaggregated). */
 void llmsim_report_train_name(const struct llmsim_train_cfg *c, char *buf, size_t size);
 void llmsim_report_serve_name(const struct llmsim_plan_serve_row *r, char *buf, size_t size);
 

@@ -32,17 +32,8 @@ void llmsim_report_train_name(const struct llmsim_train_cfg *c, char *buf, size_
 
 void llmsim_report_serve_name(const struct llmsim_plan_serve_row *r, char *buf, size_t size)
 {
-	char pp[16] = "", ep[16] = "";
-	if (r->pp > 1)
-		snprintf(pp, sizeof pp, " pp%d", r->pp);
-	if (r->ep > 1)
-		snprintf(ep, sizeof ep, " ep%d", r->ep);
-	if (r->disagg)
-		snprintf(buf, size, "P%dx tp%d + D%dx tp%d %s/%s s%lld", r->p_replicas, r->p_tp,
-			 r->replicas, r->tp, llmsim_dtype_name(r->weight_dtype),
-			 llmsim_dtype_name(r->kv_dtype), (long long)r->max_batch);
-	else
-		snprintf(buf, size, "%dx tp%d%s%s %s/%s s%lld", r->replicas, r->tp, pp, ep,
-			 llmsim_dtype_name(r->weight_dtype), llmsim_dtype_name(r->kv_dtype),
-			 (long long)r->max_batch);
+	char lay[64];
+	llmsim_plan_serve_layout(r, lay, sizeof lay);
+	snprintf(buf, size, "%s %s/%s s%lld", lay, llmsim_dtype_name(r->weight_dtype),
+		 llmsim_dtype_name(r->kv_dtype), (long long)r->max_batch);
 }

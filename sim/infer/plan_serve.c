@@ -438,3 +438,34 @@ void llmsim_plan_serve_release(struct llmsim_plan_serve_out *out)
 	out->rows = NULL;
 	out->nrows = 0;
 }
+
+void llmsim_plan_serve_layout(const struct llmsim_plan_serve_row *r, char *buf, size_t size)
+{
+	char pp[16] = "", ep[16] = "";
+	if (r->pp > 1)
+		snprintf(pp, sizeof pp, " pp%d", r->pp);
+	if (r->ep > 1)
+		snprintf(ep, sizeof ep, " ep%d", r->ep);
+	if (r->disagg)
+		snprintf(buf, size, "P %d x tp%d + D %d x tp%d", r->p_replicas, r->p_tp, r->replicas,
+			 r->tp);
+	else
+		snprintf(buf, size, "%d x tp%d%s%s", r->replicas, r->tp, pp, ep);
+}
+
+int64_t llmsim_plan_serve_front(const struct llmsim_plan_serve_out *out, int64_t *idx)
+{
+	int64_t n = 0;
+	for (int64_t i = 0; i < out->nrows; i++)
+		if (out->rows[i].pareto)
+			idx[n++] = i;
+	for (int64_t i = 1; i < n; i++) /* insertion: the front is short */
+		for (int64_t j = i; j > 0 && out->rows[idx[j]].tokens_per_s_per_user <
+						     out->rows[idx[j - 1]].tokens_per_s_per_user;
+		     j--) {
+			int64_t t = idx[j];
+			idx[j] = idx[j - 1];
+			idx[j - 1] = t;
+		}
+	return n;
+}

@@ -37,6 +37,7 @@
 #ifndef LLMSIM_PLAN_SERVE_H
 #define LLMSIM_PLAN_SERVE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "sim/expected_error.h"
 #include "infer.h"
@@ -120,5 +121,12 @@ struct llmsim_plan_serve_out {
 int llmsim_plan_serve(const struct llmsim_plan_serve_cfg *cfg, struct llmsim_plan_serve_out *out,
 		      struct llmsim_err *err);
 void llmsim_plan_serve_release(struct llmsim_plan_serve_out *out);
+
+/* "8 x tp1", "2 x tp2 pp2 ep2", disaggregated "P 2 x tp2 + D 1 x tp4". */
+void llmsim_plan_serve_layout(const struct llmsim_plan_serve_row *r, char *buf, size_t size);
+
+/* The rows on the Pareto front, by tokens/s per user, lowest first: their
+ * indices into out->rows in idx (room for out->nrows); returns how many. */
+int64_t llmsim_plan_serve_front(const struct llmsim_plan_serve_out *out, int64_t *idx);
 
 #endif
