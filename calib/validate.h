@@ -22,7 +22,7 @@
 struct llmsim_err_stats {
 	char name[32];
 	int n;
-	double median_abs_pct, p90_abs_pct;
+	double median_abs_pct, p80_abs_pct, p90_abs_pct;
 	double median_signed_pct; /* bias: > 0 when the model is slow */
 	int meets_target;	  /* median and p90 within the targets */
 };

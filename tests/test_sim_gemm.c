@@ -277,10 +277,24 @@ Test(sim_gemm, expected_error_when_calibrated)
 	cr_expect_str_eq(p.op_class, "gemm");
 	strcpy(g.err_classes[0].name, "attention");
 	g.err_classes[0].median_abs_pct = 9.0;
+	g.err_classes[0].p80_abs_pct = 12.0;
 	strcpy(g.err_classes[1].name, "gemm");
-	g.err_classes[1].median_abs_pct = 7.5;
+	g.err_classes[1].median_abs_pct = 4.0;
+	g.err_classes[1].p80_abs_pct = 7.5;
+	g.err_classes[1].bias_pct = 0.5; /* under 1%: not biased */
+	g.err_classes[1].n = 40;
 	g.nerr_classes = 2;
-	expect_close(predict_ok(&g, gemm(512, 512, 512, LLMSIM_DT_BF16)).time_err_pct, 7.5, 1e-12);
+	/* the error bar is the class's p80, which covers 80% of its held-out kernels */
+	p = predict_ok(&g, gemm(512, 512, 512, LLMSIM_DT_BF16));
+	expect_close(p.time_err_pct, 7.5, 1e-12);
+	cr_expect_eq(p.time_err_n, 40);
+	cr_expect(isnan(p.time_bias_pct));
+	/* a bias of 2.5% against a median |error| of 4%: at least half of it, so biased */
+	g.err_classes[1].bias_pct = -2.5;
+	expect_close(predict_ok(&g, gemm(512, 512, 512, LLMSIM_DT_BF16)).time_bias_pct, -2.5, 1e-12);
+	/* 1.5% against a median of 4%: under half, so not */
+	g.err_classes[1].bias_pct = 1.5;
+	cr_expect(isnan(predict_ok(&g, gemm(512, 512, 512, LLMSIM_DT_BF16)).time_bias_pct));
 }
 
 /* The search prunes tile candidates with lower bounds of their time and
