@@ -70,6 +70,9 @@ static const struct {
      * MoE expert GEMMs): the only cases it moves, as lone kernel loops
      * stay at their burst clock */
     {"power_capped_clock_hz", 0.8e9, 2.0e9, "gemm"},
+    /* what an 8-bit tensor FLOP draws against a 16-bit one, on the FP8
+     * GEMMs timed inside a sustained load: their clock below BF16's */
+    {"narrow_tensor_energy_relative", 0.2, 1.5, "gemm"},
     /* the grouped GEMM kernel of MoE experts (torch._grouped_mm) */
     {"grouped_gemm_tensor_fraction", 0.20, 1.0, "gemm"},
     {"grouped_gemm_hbm_fraction", 0.10, 1.0, "gemm"},

@@ -116,7 +116,10 @@ static double burst_clock(const struct llmsim_gpu *gpu, double activity)
 static double loaded_clock(const struct llmsim_gpu *gpu, double rho, double duty,
 			   double activity)
 {
-	double x = (rho < 1 ? rho : 1) * (duty < 1 ? duty : 1) * activity;
+	/* rho may pass 1: an FP8 GEMM near its own (2x) peak draws more than
+	 * a BF16 one at its peak (H200: 1.2-1.3 GHz against 1.4-1.5 under the
+	 * same limit) */
+	double x = rho * (duty < 1 ? duty : 1) * activity;
 	if (!(x > 0))
 		return 0;
 	double f_hz = llmsim_gpu_power_cap_hz(gpu) / cbrt(x);
