@@ -65,6 +65,9 @@ static const struct {
     {"vector_fraction", 0.10, 1.0, "gemm"},
     {"gemm_hbm_fraction", 0.30, 1.0, "gemm"},
     {"sm_inflight_bytes", 2048, 262144, "gemm"},
+    /* the knee between the HBM rate and the loads in flight, on the
+     * GEMVs, element-wise ops and decode kernels near it */
+    {"hbm_queue_exponent", 1.0, 32, "gemm elementwise decode"},
     /* the power law's capped clock, on the tensor-bound cases timed inside
      * a sustained load (cases.load_s: PyTorch GEMMs looped for 0.3 s,
      * MoE expert GEMMs): the only cases it moves, as lone kernel loops

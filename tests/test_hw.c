@@ -254,7 +254,7 @@ Test(hw, param_names_are_their_keys_with_units)
 	};
 	static const char *const units[] = {"_s", "_bytes", "_fraction", "_relative",
 					    "_per_s", "_per_thread", "_per_sm", "_per_element",
-					    "_channels", "_hz"};
+					    "_channels", "_hz", "_exponent"};
 	for (int i = 0; i < LLMSIM_PARAM_COUNT; i++) {
 		const char *k = llmsim_param_info[i].key;
 		char upper[64];

@@ -457,6 +457,15 @@ Test(sim_gemm, a_gemv_on_few_sms_is_bound_by_their_in_flight_bytes)
 	expect_close(p.latency_s, 25.60 * 0.5e-6, 0.002);
 	expect_close(p.memory_s, 50352128.0 / (4.8e12 * 0.90), 0.01);
 	cr_expect(p.latency_s > p.memory_s);
+	/* The two limits meet in a queue (sim/kernel.c): with the default
+	 * exponent 2 they add in quadrature, sqrt(12.80^2 + 11.65^2) =
+	 * 17.31 us of streaming beside the fixed parts (overhead_s); with a
+	 * sharp knee (q = 64) the latency alone, 12.80 us. */
+	double lat = 25.60 * 0.5e-6, mem = 50352128.0 / (4.8e12 * 0.90);
+	expect_close(p.time_s - p.overhead_s, sqrt(lat * lat + mem * mem), 0.005);
+	g.param[LLMSIM_PARAM_HBM_QUEUE_EXPONENT] = 64;
+	p = predict_ok(&g, gemm(1, 6144, 4096, LLMSIM_DT_BF16));
+	expect_close(p.time_s - p.overhead_s, lat, 0.005);
 }
 
 /* A GEMM's HBM traffic (operand reads, few writes) streams at
