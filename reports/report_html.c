@@ -491,17 +491,22 @@ static void calibration(FILE *f, const struct report_data *d)
 					    : "none: efficiencies from the hardware file");
 	fputs("</table>\n", f);
 	if (g->nerr_classes) {
-		static const char *const h[] = {"<op class", "median |error|", "p90 |error|",
-						"held-out kernels"};
+		static const char *const h[] = {"<op class", "median |error|", "p80 |error|",
+						"p90 |error|", "bias", "held-out kernels"};
 		fputs("<h3>Expected error (held-out calibration kernels)</h3><table>\n", f);
-		head_row(f, h, 4);
+		head_row(f, h, 6);
 		for (int i = 0; i < g->nerr_classes; i++) {
 			const struct llmsim_err_class *e = &g->err_classes[i];
 			fputs("<tr>", f);
 			cell(f, "td", 1, e->name);
 			snprintf(b, sizeof b, "%.1f%%", e->median_abs_pct);
 			cell(f, "td", 0, b);
+			snprintf(b, sizeof b, "%.1f%%", e->p80_abs_pct);
+			cell(f, "td", 0, b);
 			snprintf(b, sizeof b, "%.1f%%", e->p90_abs_pct);
+			cell(f, "td", 0, b);
+			snprintf(b, sizeof b, "%+.1f%%%s", e->bias_pct,
+				 llmsim_err_class_biased(e) ? " (biased)" : "");
 			cell(f, "td", 0, b);
 			snprintf(b, sizeof b, "%d", e->n);
 			cell(f, "td", 0, b);

@@ -25,9 +25,11 @@ void llmsim_expected_error(const struct llmsim_gpu *gpu, enum llmsim_pred_kind k
 		return;
 	for (int i = 0; i < 2 && class_names[k][i]; i++) {
 		const struct llmsim_err_class *c = llmsim_gpu_err_class(gpu, class_names[k][i]);
-		if (!c || !(c->p90_abs_pct > 0))
+		double bar = c ? (c->p80_abs_pct > 0 ? c->p80_abs_pct : c->p90_abs_pct) : 0;
+		if (!(bar > 0))
 			continue;
-		out->abs_frac = c->p90_abs_pct / 100;
+		out->abs_frac = bar / 100;
+		out->bias_frac = llmsim_err_class_biased(c) ? c->bias_pct / 100 : 0;
 		out->n = c->n;
 		out->calibrated = 1;
 		/* the profile's path from hw/ on (it lives in <data>/hw/profiles/) */

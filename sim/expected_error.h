@@ -30,9 +30,10 @@ enum llmsim_pred_kind {
 };
 
 struct llmsim_expected_error {
-	double abs_frac;        /* expected |predicted - measured| / measured (p80 where
-				 * the class gives it, else its p90) */
-	double bias_frac;       /* signed median error of the class (0: none known) */
+	double abs_frac;        /* expected |predicted - measured| / measured: the class's
+				 * p80 of |error| (its p90 where it gives no p80) */
+	double bias_frac;       /* its median signed error where it leans one way
+				 * (llmsim_err_class_biased; > 0: predictions slow), else 0 */
 	int n;                  /* held-out cases behind it (0: the default) */
 	int calibrated;         /* 1: from the profile; 0: the default */
 	char source[160];       /* "hw/profiles/h200.yaml: train_step (n = 12)" or the default */

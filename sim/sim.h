@@ -206,7 +206,11 @@ struct llmsim_pred {
 	double compute_s, memory_s, latency_s, overhead_s;
 	double time_s;
 	enum llmsim_bound bound;
-	double time_err_pct;          /* expected error (calibrated), NaN if none */
+	double time_err_pct;          /* expected error: p80 of |error| of the op's class
+				       * on held-out kernels (hw/gpu.h), NaN if none */
+	double time_bias_pct;         /* the class's median signed error where it is
+				       * biased (llmsim_err_class_biased), else NaN */
+	int time_err_n;               /* held-out kernels behind them (0: none) */
 	double sm_clock_hz;           /* the SM clock the op was priced at: its burst
 				       * clock for its data, or the clock its load
 				       * holds under the power limit */
