@@ -259,6 +259,26 @@ Test(plan, token_budget_and_power)
 	expect_close(b.energy_j, 700.0 * 64 * 1e6, 1e-12); /* 44.8 GJ = 12.4 MWh */
 }
 
+/* The report's time chart stacks compute, exposed communication, bubble,
+ * optimizer and offload: with offload the GPU optimizer is 0 and the parts
+ * add to the step, as they must to match the table (70B on 8 H200s trains
+ * only with offload). */
+Test(plan, step_is_the_sum_of_its_parts_with_offload)
+{
+	struct llmsim_plan_req q = {.gpus = 8, .seq = 4096, .recipe = LLMSIM_RECIPE_MEGATRON};
+	struct llmsim_plan_out o;
+	plan("70b", gpu("h200"), &q, &o);
+	cr_assert_gt(o.nrows, 0);
+	for (int i = 0; i < o.nrows; i++) {
+		const struct llmsim_train_time *t = &o.rows[i].r.time;
+		cr_expect_neq(o.rows[i].r.cfg.offload, LLMSIM_OFFLOAD_NONE);
+		cr_expect_gt(t->offload_s, 0);
+		expect_close(t->compute_s + t->comm_exposed_s + t->bubble_s + t->optimizer_s +
+				     t->offload_s, t->step_s, 1e-12);
+	}
+	llmsim_plan_out_release(&o);
+}
+
 /* Pins that cannot hold are one line each. */
 Test(plan, bad_pins)
 {
