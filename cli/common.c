@@ -123,3 +123,14 @@ void cli_place_print(const struct llmsim_infer_cfg *c, int replicas)
 	       cli_place_gpus(c, replicas), c->gpu->name, c->tp, c->pp, c->ep, replicas,
 	       replicas > 1 ? "s" : "");
 }
+
+void cli_json_pcts(struct llmsim_json *j, const char *key, const struct llmsim_pcts *p)
+{
+	llmsim_json_obj_begin(j, key);
+	llmsim_json_num(j, "mean", p->mean);
+	llmsim_json_num(j, "p50", p->p50);
+	llmsim_json_num(j, "p90", p->p90);
+	llmsim_json_num(j, "p99", p->p99);
+	llmsim_json_num(j, "max", p->max);
+	llmsim_json_obj_end(j);
+}

@@ -126,6 +126,24 @@ static double loaded_clock(const struct llmsim_gpu *gpu, double rho, double duty
 	return f_hz < burst_clock(gpu, activity) ? f_hz : 0;
 }
 
+double llmsim_power_w(const struct llmsim_gpu *gpu, double rho, double duty)
+{
+	if (!(gpu->tdp_w > 0) || !(duty > 0))
+		return 0;
+	duty = duty < 1 ? duty : 1;
+	double cap_hz = llmsim_gpu_power_cap_hz(gpu);
+	if (!(cap_hz > 0))
+		return gpu->tdp_w * duty;
+	double x = (rho < 1 ? rho : 1) * duty;
+	if (!(x > 0))
+		return 0;
+	double f_hz = cap_hz / cbrt(x);
+	double burst_hz = gpu->burst_clock_hz > 0 ? gpu->burst_clock_hz : gpu->boost_clock_hz;
+	if (f_hz >= burst_hz) /* below the cap: the burst clock's power */
+		return gpu->tdp_w * x * pow(burst_hz / cap_hz, 3);
+	return gpu->tdp_w;
+}
+
 /* The expected error of the op's class (hw/gpu.h: p80 on held-out
  * kernels, its bias where it leans one way). */
 static void price_err(const struct llmsim_gpu *gpu, struct llmsim_pred *p)
