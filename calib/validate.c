@@ -23,7 +23,8 @@ void llmsim_err_stats_compute(const double *pct, size_t n, struct llmsim_err_sta
 	out->p80_abs_pct = llmsim_quantile_cover(a, n, 0.8); /* covers 80%: the error bar */
 	out->median_signed_pct = llmsim_quantile(s, n, 0.5);
 	out->meets_target = n > 0 && out->median_abs_pct <= LLMSIM_CALIB_TARGET_MEDIAN_PCT &&
-			    out->p90_abs_pct <= LLMSIM_CALIB_TARGET_P90_PCT;
+			    out->p90_abs_pct <= LLMSIM_CALIB_TARGET_P90_PCT &&
+			    fabs(out->median_signed_pct) <= LLMSIM_CALIB_TARGET_BIAS_PCT;
 	free(a);
 	free(s);
 }

@@ -257,8 +257,9 @@ static void print_classes(FILE *f, const struct llmsim_validation *v)
 	}
 	llmsim_table_print(&t, f);
 	llmsim_table_release(&t);
-	fprintf(f, "targets per class: median |err| <= %g%%, p90 |err| <= %g%%\n",
-		LLMSIM_CALIB_TARGET_MEDIAN_PCT, LLMSIM_CALIB_TARGET_P90_PCT);
+	fprintf(f, "targets per class: median |err| <= %g%%, p90 |err| <= %g%%, |median bias| <= %g%%\n",
+		LLMSIM_CALIB_TARGET_MEDIAN_PCT, LLMSIM_CALIB_TARGET_P90_PCT,
+		LLMSIM_CALIB_TARGET_BIAS_PCT);
 }
 
 static void print_worst(FILE *f, const struct llmsim_worst_case *rows, size_t nrows,
@@ -456,6 +457,7 @@ static int calib_validate(int argc, char **argv)
 		llmsim_json_obj_begin(&j, "targets");
 		llmsim_json_num(&j, "median_abs_pct_err", LLMSIM_CALIB_TARGET_MEDIAN_PCT);
 		llmsim_json_num(&j, "p90_abs_pct_err", LLMSIM_CALIB_TARGET_P90_PCT);
+		llmsim_json_num(&j, "abs_median_signed_pct_err", LLMSIM_CALIB_TARGET_BIAS_PCT);
 		llmsim_json_obj_end(&j);
 		llmsim_json_arr_begin(&j, "classes");
 		for (int c = 0; c < v.nclasses; c++)
