@@ -73,6 +73,38 @@ struct cli_place {
 	{"kv-dtype", LLMSIM_ARG_CHOICE, &(p).kvdt, NULL, "KV cache (default bf16)", 0,         \
 	 cli_kvdt_names, NULL}
 
+/* How a program runs: the options infer, serve and plan share (and train
+ * spells the same way), as `llmsim op` spells --load and --operand-data. */
+struct cli_run {
+	int engine;                  /* index into cli_engine_names (enum llmsim_engine);
+				      * set to the command's default before parsing */
+	const char *load;            /* --load: NULL, "busy", "busy:RHO", "lone" */
+	const char *operand_data;    /* --operand-data: NULL or a name */
+};
+
+/* "fused", "torch", "hf" (the order of enum llmsim_engine). */
+extern const char *const cli_engine_names[];
+
+#define CLI_RUN_OPTS(r, engine_help)                                                          	{"engine", LLMSIM_ARG_CHOICE, &(r).engine, NULL, engine_help, 0, cli_engine_names, NULL}, 	{"load", LLMSIM_ARG_STRING, &(r).load, "L",                                            	 "busy (default: inside the program's own sustained load), busy:RHO or lone (an idle "  	 "GPU)", 0, NULL, NULL},                                                               	{"operand-data", LLMSIM_ARG_STRING, &(r).operand_data, "D",                            	 "trained (default), random, grid, coarse or zeros", 0, NULL, NULL}
+
+/* --load's value (NULL: busy) into *load and, for busy:RHO, *rho (else 0);
+ * 2 with one line naming the choices on a bad value. */
+int cli_load_parse(const char *cmd, const char *s, enum llmsim_load *load, double *rho);
+/* --operand-data's value (NULL: trained); 2 with one line naming the
+ * choices on a bad value. */
+int cli_operand_data_parse(const char *cmd, const char *s, enum llmsim_operand_data *d);
+/* Apply r to cfg: the engine with its attention and runtime
+ * (llmsim_infer_cfg_engine), the load and the operand data. 0, or 2 with
+ * one line. */
+int cli_run_apply(const char *cmd, const struct cli_run *r, struct llmsim_infer_cfg *cfg);
+/* One line of what a run assumes: "engine torch (a lean PyTorch engine),
+ * CUDA graph; load busy: each phase inside its own steps' load; operand
+ * data trained". */
+void cli_run_print(const struct llmsim_infer_cfg *cfg);
+/* The same as JSON fields (engine, runtime, load, load_rho_given,
+ * operand_data) inside an open object. */
+void cli_run_json(struct llmsim_json *j, const struct llmsim_infer_cfg *cfg);
+
 /* GPUs in all of a layout: replicas x tp x pp. */
 int cli_place_gpus(const struct llmsim_infer_cfg *c, int replicas);
 

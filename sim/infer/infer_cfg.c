@@ -42,6 +42,7 @@ static const char *const attn_names[LLMSIM_AC_COUNT] = {
 	[LLMSIM_AC_FLASH3] = "flash3",
 	[LLMSIM_AC_PAGED] = "paged",
 	[LLMSIM_AC_SDPA] = "sdpa",
+	[LLMSIM_AC_CUDNN] = "cudnn",
 };
 _Static_assert(sizeof attn_names / sizeof attn_names[0] == LLMSIM_AC_COUNT, "attention");
 
@@ -79,6 +80,20 @@ void llmsim_infer_cfg_init(struct llmsim_infer_cfg *cfg, const struct llmsim_mod
 	cfg->block_size = 16;
 	cfg->runtime = LLMSIM_RT_GRAPH;
 	cfg->params = llmsim_infer_params_default;
+}
+
+void llmsim_infer_cfg_engine(struct llmsim_infer_cfg *cfg, enum llmsim_engine e)
+{
+	cfg->lower.engine = e;
+	cfg->runtime = e == LLMSIM_ENGINE_HF ? LLMSIM_RT_EAGER : LLMSIM_RT_GRAPH;
+	/* SDPA's backend choice (torch.nn.attention): cuDNN's fused attention
+	 * ranks first on Hopper and later GPUs (the kernels of
+	 * calib/data/h200-2026-12-01/steps_hf.tsv), FlashAttention-2 before;
+	 * a lean engine names the FLASH backend (steps_lean.py) */
+	int hopper = !strcasecmp(cfg->gpu->arch, "hopper") || !strcasecmp(cfg->gpu->arch, "blackwell");
+	cfg->attn = e == LLMSIM_ENGINE_FUSED ? LLMSIM_AC_PAGED
+		    : e == LLMSIM_ENGINE_HF && hopper ? LLMSIM_AC_CUDNN
+						      : LLMSIM_AC_SDPA;
 }
 
 int llmsim_infer_cfg_check(const struct llmsim_infer_cfg *cfg, struct llmsim_err *err)
