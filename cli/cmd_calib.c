@@ -284,6 +284,37 @@ static void print_worst(FILE *f, const struct llmsim_worst_case *rows, size_t nr
 	llmsim_table_release(&t);
 }
 
+/* The steps class of db (or the shipped steps) predicted with the GPU of
+ * the profile at `profile`, written into that profile (steps_errors:).
+ * Prints one line and returns 1 on failure; no measured steps: 0. */
+static int steps_into_profile(const char *cmd, const char *db, const char *gpu_name,
+			      const char *profile, int quiet)
+{
+	struct llmsim_gpu gpu;
+	struct llmsim_err err = {0};
+	struct llmsim_store *st;
+	struct input_name name;
+	static struct llmsim_steps_report sr;
+	if (load_gpu(gpu_name, 1, profile, &gpu, &err))
+		return fail(cmd, &err);
+	if (open_input(cmd, db, &st, &name))
+		return 1;
+	int rc = llmsim_steps_validate(st, &gpu, NULL, &sr, &err);
+	llmsim_store_close(st);
+	if (rc == LLMSIM_ENOENT)
+		return 0;
+	if (rc || (rc = llmsim_steps_update_profile(profile, &sr, &err))) {
+		llmsim_steps_report_free(&sr);
+		return fail(cmd, &err);
+	}
+	if (!quiet) {
+		printf("\nwhole steps (into %s, steps_errors:):\n", profile);
+		calib_steps_print(stdout, &sr, 0);
+	}
+	llmsim_steps_report_free(&sr);
+	return 0;
+}
+
 /* ---- fit ---- */
 
 static int calib_fit(int argc, char **argv)
@@ -322,6 +353,12 @@ static int calib_fit(int argc, char **argv)
 	    (rc = llmsim_calib_write_profile(out, &gpu, &set, &res, &ho, &info, &err))) {
 		llmsim_calib_set_release(&set);
 		return fail(cmd, &err);
+	}
+	/* the whole steps with the fitted values: their classes into the
+	 * profile beside the per-kernel ones */
+	if (steps_into_profile(cmd, db, gpu_name, out, json)) {
+		llmsim_calib_set_release(&set);
+		return 1;
 	}
 	int not_modelled = 0;
 	const char *why = "";
@@ -404,7 +441,7 @@ static int calib_validate(int argc, char **argv)
 {
 	const char *cmd = "llmsim calib validate", *db = NULL, *gpu_name = "h200";
 	const char *profile = NULL;
-	int json = 0, all = 0, cases = 0, steps = 0;
+	int json = 0, all = 0, cases = 0, steps = 0, update = 0;
 	const struct llmsim_opt opts[] = {
 	    {"db", LLMSIM_ARG_STRING, &db, "FILE", "calibration database (default: the shipped calibration)", 0, NULL, NULL},
 	    {"gpu", LLMSIM_ARG_STRING, &gpu_name, "NAME", "GPU whose cases to check (default h200)",
@@ -418,18 +455,38 @@ static int calib_validate(int argc, char **argv)
 	    {"steps", LLMSIM_ARG_FLAG, &steps, NULL,
 	     "the whole-step section alone, every step listed (largest |error| first)", 0, NULL,
 	     NULL},
+	    {"update-profile", LLMSIM_ARG_FLAG, &update, NULL,
+	     "write the whole-step classes into the profile used (steps_errors:: the expected "
+	     "errors infer, serve and plan print), nothing else changed", 0, NULL, NULL},
 	    {"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON output (SI units)", 0, NULL, NULL},
 	};
 	int rc =
-	    llmsim_args_parse(cmd, "[--db FILE] [--gpu NAME] [--profile FILE] [--all] [--cases] [--steps] [--json]",
+	    llmsim_args_parse(cmd, "[--db FILE] [--gpu NAME] [--profile FILE] [--all] [--cases] [--steps] [--update-profile] [--json]",
 			      "Predict every measured kernel case and compare with its median\n"
 			      "time, per op class; then every measured whole step of a program\n"
 			      "(the store's steps: a lean PyTorch engine, HF transformers, a\n"
 			      "training step) through the functions infer and train run, per\n"
 			      "program and phase. Exits 0 whether or not the targets are met.",
-			      argc - 1, argv + 1, opts, 7, NULL, 0, NULL);
+			      argc - 1, argv + 1, opts, 8, NULL, 0, NULL);
 	if (rc)
 		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
+	if (update) {
+		char path[1024];
+		if (!profile) {
+			struct llmsim_gpu g;
+			struct llmsim_err e = {0};
+			if (llmsim_gpu_load(gpu_name, &g, &e))
+				return fail(cmd, &e);
+			if (!g.profile_path[0]) {
+				fprintf(stderr, "%s: GPU '%s' has no calibration profile to update "
+						"(--profile FILE names one)\n", cmd, g.name);
+				return 1;
+			}
+			snprintf(path, sizeof path, "%s", g.profile_path);
+			profile = path;
+		}
+		return steps_into_profile(cmd, db, gpu_name, profile, json);
+	}
 	struct llmsim_gpu gpu;
 	struct llmsim_err err = {0};
 	struct llmsim_calib_set set;

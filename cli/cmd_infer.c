@@ -124,48 +124,6 @@ static int torch_steps(const char *cmd, const char *path, const struct llmsim_mo
 	return 0;
 }
 
-/* The whole-step expected error of the engine and phase, from the GPU's
- * profile (steps_errors: written by `llmsim calib fit`), into buf. */
-static const struct llmsim_step_err_class *step_err(const struct llmsim_infer_cfg *cfg,
-						    const char *phase, char *buf, size_t size)
-{
-	const struct llmsim_step_err_class *e =
-		llmsim_gpu_step_err(cfg->gpu, llmsim_engine_name(cfg->lower.engine), phase);
-	if (!e) {
-		snprintf(buf, size, "not measured for the %s engine (whole steps: llmsim calib "
-			 "validate --steps)", llmsim_engine_name(cfg->lower.engine));
-		return NULL;
-	}
-	int biased = fabs(e->bias_pct) >= 0.5 * e->p80_abs_pct;
-	snprintf(buf, size, "+/- %.1f%% (p80 of %d whole %s steps, %s%s%.1f%%)", e->p80_abs_pct,
-		 e->n, phase, e->program, biased ? " runs; bias " : " runs; median ",
-		 biased ? e->bias_pct : e->median_abs_pct);
-	if (biased) /* the sign: llmsim is fast (-) or slow (+) */
-		snprintf(buf + strlen(buf), size - strlen(buf) - 1, ": predictions run %s",
-			 e->bias_pct < 0 ? "low" : "high");
-	return e;
-}
-
-static void step_err_json(struct llmsim_json *j, const char *key,
-			  const struct llmsim_infer_cfg *cfg, const char *phase)
-{
-	char buf[256];
-	const struct llmsim_step_err_class *e = step_err(cfg, phase, buf, sizeof buf);
-	if (!e) {
-		llmsim_json_null(j, key);
-		return;
-	}
-	llmsim_json_obj_begin(j, key);
-	llmsim_json_str(j, "class", "whole step");
-	llmsim_json_str(j, "name", e->name);
-	llmsim_json_str(j, "program", e->program);
-	llmsim_json_num(j, "p80_abs_pct", e->p80_abs_pct);
-	llmsim_json_num(j, "median_abs_pct", e->median_abs_pct);
-	llmsim_json_num(j, "bias_pct", e->bias_pct);
-	llmsim_json_int(j, "n", e->n);
-	llmsim_json_obj_end(j);
-}
-
 static void phase_json(struct llmsim_json *j, const char *key, const struct llmsim_phase *ph,
 		       int steps)
 {
@@ -309,8 +267,8 @@ int cmd_infer(int argc, char **argv, const struct cli_setup *setup)
 		phase_json(&j, "prefill", &res.prefill, res.prefill_steps);
 		phase_json(&j, "decode", &res.decode, output > 1 ? (int)(output - 1) : 0);
 		llmsim_json_obj_begin(&j, "expected_error");
-		step_err_json(&j, "ttft", &cfg, "prefill");
-		step_err_json(&j, "tpot", &cfg, "decode");
+		cli_step_err_json(&j, "ttft", cfg.gpu, cfg.lower.engine, "prefill");
+		cli_step_err_json(&j, "tpot", cfg.gpu, cfg.lower.engine, "decode");
 		llmsim_json_obj_end(&j);
 		if (ops && cli_infer_ops(&cfg, &req, &res, &j, &err)) {
 			fprintf(stderr, "%s: %s\n", cmd, err.msg);
@@ -328,7 +286,7 @@ int cmd_infer(int argc, char **argv, const struct cli_setup *setup)
 	if (cfg.attn == LLMSIM_AC_PAGED)
 		printf(" (block %lld)", (long long)cfg.block_size);
 	printf("\n");
-	cli_run_print(&cfg);
+	cli_run_print(&cfg, "each phase inside the load of its own steps back to back");
 	printf("batch %lld, prompt %lld, output %lld tokens\n\n", (long long)batch,
 	       (long long)prompt, (long long)output);
 	struct llmsim_table t;
@@ -337,16 +295,16 @@ int cmd_infer(int argc, char **argv, const struct cli_setup *setup)
 	char note[96];
 	snprintf(note, sizeof note, "%d prefill step%s", res.prefill_steps,
 		 res.prefill_steps == 1 ? "" : "s");
+	char eb[256];
 	llmsim_table_rowf(&t, "TTFT\t%s\t%s", llmsim_fmt_time(b1, res.ttft_s), note);
+	cli_step_err(cfg.gpu, cfg.lower.engine, "prefill", eb, sizeof eb);
+	llmsim_table_rowf(&t, "  expected error\t\t%s", eb);
 	snprintf(note, sizeof note, output - 1 <= 9 ? "mean of all %lld decode steps"
 						    : "mean of %lld steps, Simpson over 9 contexts",
 		 (long long)(output - 1));
 	llmsim_table_rowf(&t, "TPOT\t%s\t%s", llmsim_fmt_time(b1, res.tpot_s), note);
-	char eb[256];
-	step_err(&cfg, "prefill", eb, sizeof eb);
-	llmsim_table_rowf(&t, "  expected error\t\t%s", eb);
 	if (output > 1) {
-		step_err(&cfg, "decode", eb, sizeof eb);
+		cli_step_err(cfg.gpu, cfg.lower.engine, "decode", eb, sizeof eb);
 		llmsim_table_rowf(&t, "  expected error\t\t%s", eb);
 	}
 	llmsim_table_rowf(&t, "end-to-end\t%s\t", llmsim_fmt_time(b1, res.e2e_s));

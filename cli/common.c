@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 /* ---- list|show ---- */
@@ -183,7 +184,7 @@ static const char *engine_about(enum llmsim_engine e)
 	}
 }
 
-void cli_run_print(const struct llmsim_infer_cfg *cfg)
+void cli_run_print(const struct llmsim_infer_cfg *cfg, const char *busy)
 {
 	printf("engine %s (%s), %s; load %s", llmsim_engine_name(cfg->lower.engine),
 	       engine_about(cfg->lower.engine),
@@ -194,7 +195,7 @@ void cli_run_print(const struct llmsim_infer_cfg *cfg)
 	else if (cfg->load_rho > 0)
 		printf(" (a sustained load of tensor intensity %.2f)", cfg->load_rho);
 	else
-		printf(" (each phase inside the load of its own steps back to back)");
+		printf(" (%s)", busy);
 	printf("; operand data %s\n", llmsim_operand_data_name(cfg->operand_data));
 }
 
@@ -206,3 +207,46 @@ void cli_run_json(struct llmsim_json *j, const struct llmsim_infer_cfg *cfg)
 	llmsim_json_num(j, "load_rho_given", cfg->load_rho);
 	llmsim_json_str(j, "operand_data", llmsim_operand_data_name(cfg->operand_data));
 }
+
+/* The whole-step expected error of the engine and phase, from the GPU's
+ * profile (steps_errors: written by `llmsim calib fit`), into buf. */
+const struct llmsim_step_err_class *cli_step_err(const struct llmsim_gpu *gpu, enum llmsim_engine engine,
+						 const char *phase, char *buf, size_t size)
+{
+	const struct llmsim_step_err_class *e =
+		llmsim_gpu_step_err(gpu, llmsim_engine_name(engine), phase);
+	if (!e) {
+		snprintf(buf, size, "not measured for the %s engine (whole steps: llmsim calib "
+			 "validate --steps)", llmsim_engine_name(engine));
+		return NULL;
+	}
+	int biased = fabs(e->bias_pct) >= 0.5 * e->p80_abs_pct;
+	snprintf(buf, size, "+/- %.1f%% (whole step: p80 of %d measured %s steps of %s; %s %+.1f%%)",
+		 e->p80_abs_pct, e->n, phase, e->program, biased ? "bias" : "median bias",
+		 e->bias_pct);
+	if (biased) /* the sign: llmsim is fast (-) or slow (+) */
+		snprintf(buf + strlen(buf), size - strlen(buf) - 1, ": predictions run %s",
+			 e->bias_pct < 0 ? "low" : "high");
+	return e;
+}
+
+void cli_step_err_json(struct llmsim_json *j, const char *key, const struct llmsim_gpu *gpu,
+		       enum llmsim_engine engine, const char *phase)
+{
+	char buf[256];
+	const struct llmsim_step_err_class *e = cli_step_err(gpu, engine, phase, buf, sizeof buf);
+	if (!e) {
+		llmsim_json_null(j, key);
+		return;
+	}
+	llmsim_json_obj_begin(j, key);
+	llmsim_json_str(j, "class", "whole step");
+	llmsim_json_str(j, "name", e->name);
+	llmsim_json_str(j, "program", e->program);
+	llmsim_json_num(j, "p80_abs_pct", e->p80_abs_pct);
+	llmsim_json_num(j, "median_abs_pct", e->median_abs_pct);
+	llmsim_json_num(j, "bias_pct", e->bias_pct);
+	llmsim_json_int(j, "n", e->n);
+	llmsim_json_obj_end(j);
+}
+

@@ -98,12 +98,25 @@ int cli_operand_data_parse(const char *cmd, const char *s, enum llmsim_operand_d
  * one line. */
 int cli_run_apply(const char *cmd, const struct cli_run *r, struct llmsim_infer_cfg *cfg);
 /* One line of what a run assumes: "engine torch (a lean PyTorch engine),
- * CUDA graph; load busy: each phase inside its own steps' load; operand
- * data trained". */
-void cli_run_print(const struct llmsim_infer_cfg *cfg);
+ * CUDA graphs; load busy (BUSY); operand data trained", BUSY saying what
+ * the busy load is for the command. */
+void cli_run_print(const struct llmsim_infer_cfg *cfg, const char *busy);
 /* The same as JSON fields (engine, runtime, load, load_rho_given,
  * operand_data) inside an open object. */
 void cli_run_json(struct llmsim_json *j, const struct llmsim_infer_cfg *cfg);
+
+/* The whole-step expected error of engine and phase ("prefill",
+ * "decode") from the GPU's profile (steps_errors:, written by `llmsim calib
+ * fit` / `calib validate --update-profile` from the steps class), as one
+ * line into buf ("+/- 7.4% (whole step: p80 of 38 measured prefill steps
+ * of lean_graph; bias -4.8%): predictions run low"), or the reason there is
+ * none; NULL then. */
+const struct llmsim_step_err_class *cli_step_err(const struct llmsim_gpu *gpu,
+						 enum llmsim_engine engine, const char *phase,
+						 char *buf, size_t size);
+/* The same as a JSON object under key (null when none). */
+void cli_step_err_json(struct llmsim_json *j, const char *key, const struct llmsim_gpu *gpu,
+		       enum llmsim_engine engine, const char *phase);
 
 /* GPUs in all of a layout: replicas x tp x pp. */
 int cli_place_gpus(const struct llmsim_infer_cfg *c, int replicas);

@@ -5,6 +5,7 @@
  */
 #include "steps.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,13 +15,13 @@
 #include "sim/infer/infer.h"
 
 const struct llmsim_steps_program llmsim_steps_programs[] = {
-	{"lean_graph", "torch", "a lean PyTorch engine, one CUDA graph a step: wall time",
+	{"lean_graph", "torch", "wall", "a lean PyTorch engine, one CUDA graph a step",
 	 llmsim_steps_predict_infer},
-	{"hf_sdpa", "hf", "HF transformers prefill, eager: the profiler's kernel time",
+	{"hf_sdpa", "hf", "kernels", "HF transformers prefill, eager (its host gaps beside)",
 	 llmsim_steps_predict_infer},
-	{"hf_sdpa_eager", "hf", "HF transformers decode, eager (launch-bound): wall time",
+	{"hf_sdpa_eager", "hf", "wall", "HF transformers decode, eager (launch-bound)",
 	 llmsim_steps_predict_infer},
-	{NULL, NULL, NULL, NULL},
+	{NULL, NULL, NULL, NULL, NULL},
 };
 
 const struct llmsim_steps_program *llmsim_steps_program_find(const char *program)
@@ -190,14 +191,15 @@ static void predict_row(const struct llmsim_gpu *gpu, struct llmsim_steps_row *w
 	struct llmsim_err err = {0};
 	struct llmsim_model m;
 	w->engine = p->engine;
-	w->basis = !strcmp(w->st.program, "hf_sdpa") ? "kernels" : "wall";
+	w->basis = p->basis;
 	w->wall_measured_s = w->st.time_median_s;
 	w->kernel_measured_s = nan_or(w->st.kernel_time_s);
 	w->sm_clock_measured_hz = nan_or(w->st.sm_clock_hz);
 	w->measured_s = !strcmp(w->basis, "kernels") ? w->kernel_measured_s : w->wall_measured_s;
 	w->predicted_s = w->err_pct = NAN;
-	w->mem_measured_bytes = w->mem_predicted_bytes = w->mem_err_pct = NAN;
-	w->mem_reserved_measured_bytes = w->mem_reserved_predicted_bytes = NAN;
+	w->mem_measured_bytes = nan_or(w->st.mem_peak_allocated_bytes);
+	w->mem_reserved_measured_bytes = nan_or(w->st.mem_peak_reserved_bytes);
+	w->mem_predicted_bytes = w->mem_err_pct = w->mem_reserved_predicted_bytes = NAN;
 	w->kernel_predicted_s = w->wall_predicted_s = w->sm_clock_predicted_hz = NAN;
 	int rc = parse_spec(w->st.model_spec, w->model, sizeof w->model, &w->layers, &err);
 	if (!rc)
@@ -396,4 +398,50 @@ void llmsim_steps_write_profile(FILE *f, const struct llmsim_steps_report *r)
 			k->engine, k->phase, k->p80_abs_pct, k->median_abs_pct, k->median_signed_pct,
 			k->n, k->program);
 	}
+}
+
+int llmsim_steps_update_profile(const char *path, const struct llmsim_steps_report *r,
+				struct llmsim_err *err)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return llmsim_err_set(err, LLMSIM_EIO, "%s: %s", path, strerror(errno));
+	char *text = NULL;
+	size_t len = 0, cap = 0;
+	char line[4096];
+	int skip = 0;
+	while (fgets(line, sizeof line, f)) {
+		/* the old block: its key line and the indented lines under it */
+		if (!strncmp(line, "steps_errors:", 13))
+			skip = 1;
+		else if (skip && line[0] != ' ' && line[0] != '\n')
+			skip = 0;
+		if (skip)
+			continue;
+		size_t n = strlen(line);
+		if (len + n + 1 > cap) {
+			cap = 2 * (len + n + 1);
+			char *t = realloc(text, cap);
+			if (!t) {
+				free(text);
+				fclose(f);
+				return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
+			}
+			text = t;
+		}
+		memcpy(text + len, line, n + 1);
+		len += n;
+	}
+	fclose(f);
+	if (!(f = fopen(path, "w"))) {
+		free(text);
+		return llmsim_err_set(err, LLMSIM_EIO, "%s: %s", path, strerror(errno));
+	}
+	if (len)
+		fwrite(text, 1, len, f);
+	free(text);
+	llmsim_steps_write_profile(f, r);
+	if (fclose(f))
+		return llmsim_err_set(err, LLMSIM_EIO, "%s: %s", path, strerror(errno));
+	return 0;
 }

@@ -69,10 +69,16 @@ struct llmsim_steps_row {
 
 /* What a program's predictor is given: the GPU (with its profile), the
  * model of the row's shape cut to the layers the program ran
- * (row->layers), and the row with its measurement; it fills the
- * predicted fields of row (predicted_s, err_pct, and for training the
- * memory fields) and returns 0, or an error (the row is then reported as
- * not predicted, with the message, and misses the target). */
+ * (row->layers, any context allowed: max_seq 0), and the row with its
+ * measurement filled in (measured_s of its basis, the wall and kernel
+ * times, the clock, and mem_measured_bytes / mem_reserved_measured_bytes
+ * where the program recorded them, else NaN). It fills predicted_s (of
+ * row->basis) and what else it knows (wall_predicted_s,
+ * kernel_predicted_s, sm_clock_predicted_hz, load_duty, load_rho, and for
+ * training mem_predicted_bytes, mem_reserved_predicted_bytes) and returns
+ * 0, or an error: the row is then reported as not predicted, with the
+ * message, and misses the target. The errors (err_pct, mem_err_pct) are
+ * computed by the caller. */
 typedef int (*llmsim_steps_predict_fn)(const struct llmsim_gpu *gpu,
 				       const struct llmsim_model *m,
 				       struct llmsim_steps_row *row, struct llmsim_err *err);
@@ -81,7 +87,9 @@ typedef int (*llmsim_steps_predict_fn)(const struct llmsim_gpu *gpu,
 struct llmsim_steps_program {
 	const char *program;            /* the store's steps.program */
 	const char *engine;             /* the llmsim engine it runs as ("torch") */
-	const char *about;              /* one line: what is compared */
+	const char *basis;              /* what is compared: "wall" (the step's time) or
+					 * "kernels" (the profiler's kernel time) */
+	const char *about;              /* one line: the program */
 	llmsim_steps_predict_fn predict;
 };
 
@@ -137,12 +145,18 @@ const struct llmsim_steps_class *llmsim_steps_class_find(const struct llmsim_ste
 							 const char *program, const char *phase,
 							 const char *quantity);
 
-/* The profile block of r's time classes (the GPU's whole-step expected
- * errors, read back by the loader into gpu->step_errors):
+/* The profile block of r's inference time classes (the GPU's whole-step
+ * expected errors, read back by the loader into gpu->step_errors):
  *   steps_errors:  # whole steps: ...
  *     torch/prefill: {p80: 6.1, median: 3.2, bias: -2.4, n: 40, program: lean_graph}
- * keyed engine/phase (the engine a user picks); written to f. */
+ * keyed engine/phase (the engine a user picks); written to f. Training
+ * classes are train_step_errors:, written by steps_train.c. */
 void llmsim_steps_write_profile(FILE *f, const struct llmsim_steps_report *r);
+
+/* Replace the steps_errors: block of the profile at path (appended when it
+ * has none) by r's, leaving every other line as it is. */
+int llmsim_steps_update_profile(const char *path, const struct llmsim_steps_report *r,
+				struct llmsim_err *err);
 
 /* ---- the old comparison: calib/data/torch_steps.json ---- */
 
