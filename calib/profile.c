@@ -94,12 +94,16 @@ static void write_body(FILE *f, const struct llmsim_gpu *gpu, const struct llmsi
 	for (int c = 0; ho && c < ho->nclasses; c++)
 		nclasses += ho->classes[c].n > 0;
 	if (nclasses)
-		fputs("expected_error_pct:  # held-out |predicted - measured| / measured, %\n", f);
+		fputs("expected_error_pct:  # held-out |predicted - measured| / measured, %;"
+		      " bias: median signed (> 0: predicted times too long); p80 is the printed error bar\n",
+		      f);
 	for (int c = 0; ho && c < ho->nclasses; c++) {
 		const struct llmsim_err_stats *s = &ho->classes[c];
 		if (s->n > 0)
-			fprintf(f, "  %s: {median: %.2f, p90: %.2f, n: %d}\n", s->name,
-				s->median_abs_pct, s->p90_abs_pct, s->n);
+			/* p80 rounded up, so the bar as written still covers */
+			fprintf(f, "  %s: {median: %.2f, p80: %.2f, p90: %.2f, bias: %+.2f, n: %d}\n",
+				s->name, s->median_abs_pct, ceil(s->p80_abs_pct * 100 - 1e-9) / 100,
+				s->p90_abs_pct, s->median_signed_pct, s->n);
 	}
 }
 

@@ -22,7 +22,7 @@
 struct llmsim_err_stats {
 	char name[32];
 	int n;
-	double median_abs_pct, p90_abs_pct;
+	double median_abs_pct, p80_abs_pct, p90_abs_pct;
 	double median_signed_pct; /* bias: > 0 when the model is slow */
 	int meets_target;	  /* median and p90 within the targets */
 };
@@ -38,6 +38,8 @@ struct llmsim_worst_case {
 	char op_spec[256];
 	char op_class[32];
 	double measured_s, predicted_s, err_pct;
+	double measured_clock_hz;  /* read under a sustained load, 0 if none */
+	double predicted_clock_hz; /* the clock it was priced at */
 };
 
 struct llmsim_validation {
@@ -52,6 +54,12 @@ struct llmsim_validation {
 	int hbm_n;
 	double hbm_median_abs_pct;
 	double hbm_median_signed_pct;
+	/* cases timed inside a sustained load with their SM clock read, where
+	 * the power limit binds: the predicted clock against it (the power
+	 * law's check) */
+	int clock_n;
+	double clock_median_abs_pct;
+	double clock_median_signed_pct;
 	int not_modelled; /* cases of the split that were not predicted */
 	int failed;	  /* modelled but the prediction failed */
 };

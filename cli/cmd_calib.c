@@ -579,6 +579,9 @@ static int calib_validate(int argc, char **argv)
 			llmsim_json_num(&j, "measured_s", rows[i].measured_s);
 			llmsim_json_num(&j, "predicted_s", rows[i].predicted_s);
 			llmsim_json_num(&j, "err_pct", rows[i].err_pct);
+			llmsim_json_num(&j, "predicted_sm_clock_hz", rows[i].predicted_clock_hz);
+			if (rows[i].measured_clock_hz > 0)
+				llmsim_json_num(&j, "measured_sm_clock_hz", rows[i].measured_clock_hz);
 			llmsim_json_obj_end(&j);
 		}
 		llmsim_json_arr_end(&j);
@@ -586,6 +589,11 @@ static int calib_validate(int argc, char **argv)
 		llmsim_json_int(&j, "n", v.hbm_n);
 		llmsim_json_num(&j, "median_abs_pct_err", v.hbm_median_abs_pct);
 		llmsim_json_num(&j, "median_signed_pct_err", v.hbm_median_signed_pct);
+		llmsim_json_obj_end(&j);
+		llmsim_json_obj_begin(&j, "sm_clock_under_load");
+		llmsim_json_int(&j, "n", v.clock_n);
+		llmsim_json_num(&j, "median_abs_pct_err", v.clock_median_abs_pct);
+		llmsim_json_num(&j, "median_signed_pct_err", v.clock_median_signed_pct);
 		llmsim_json_obj_end(&j);
 		llmsim_json_int(&j, "not_modelled", v.not_modelled);
 		llmsim_json_int(&j, "failed", v.failed);
@@ -610,6 +618,14 @@ static int calib_validate(int argc, char **argv)
 			    "\nHBM bytes, predicted vs dram__bytes_read.sum + dram__bytes_write.sum"
 			    " (%d memory-bound cases): median |err| %s, bias %s\n",
 			    v.hbm_n, a, b);
+		}
+		if (v.clock_n) {
+			char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX];
+			pct(a, v.clock_median_abs_pct, 0);
+			pct(b, v.clock_median_signed_pct, 1);
+			printf("SM clock, predicted vs read by NVML inside a sustained load, where the"
+			       " power limit binds (%d cases): median |err| %s, bias %s\n",
+			       v.clock_n, a, b);
 		}
 		if (v.not_modelled || v.failed)
 			printf("\nnot predicted: %d cases not modelled, %d predictions failed\n",

@@ -87,17 +87,6 @@ static int published(const char *cmd, const char *suite, int json)
 	return 0;
 }
 
-static void pcts_json(struct llmsim_json *j, const char *key, const struct llmsim_pcts *p)
-{
-	llmsim_json_obj_begin(j, key);
-	llmsim_json_num(j, "mean", p->mean);
-	llmsim_json_num(j, "p50", p->p50);
-	llmsim_json_num(j, "p90", p->p90);
-	llmsim_json_num(j, "p99", p->p99);
-	llmsim_json_num(j, "max", p->max);
-	llmsim_json_obj_end(j);
-}
-
 static void pcts_row(struct llmsim_table *t, const char *name, const struct llmsim_pcts *p)
 {
 	char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], c[LLMSIM_FMT_MAX], d[LLMSIM_FMT_MAX];
@@ -238,9 +227,9 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 		llmsim_json_num(&j, "tokens_per_s_per_gpu", tps / ngpus);
 		llmsim_json_num(&j, "requests_per_s", rps);
 		llmsim_json_num(&j, "duration_s", res.duration_s);
-		pcts_json(&j, "ttft_s", &res.ttft_s);
-		pcts_json(&j, "tpot_s", &res.tpot_s);
-		pcts_json(&j, "e2e_s", &res.e2e_s);
+		cli_json_pcts(&j, "ttft_s", &res.ttft_s);
+		cli_json_pcts(&j, "tpot_s", &res.tpot_s);
+		cli_json_pcts(&j, "e2e_s", &res.e2e_s);
 		llmsim_json_num(&j, "kv_waste_fraction", res.kv_waste_fraction);
 		llmsim_json_num(&j, "kv_used_fraction", res.kv_used_fraction);
 		llmsim_json_int(&j, "kv_capacity_tokens", res.kv_capacity_tokens);

@@ -213,40 +213,54 @@ void cli_run_json(struct llmsim_json *j, const struct llmsim_infer_cfg *cfg)
 const struct llmsim_step_err_class *cli_step_err(const struct llmsim_gpu *gpu, enum llmsim_engine engine,
 						 const char *phase, char *buf, size_t size)
 {
-	const struct llmsim_step_err_class *e =
-		llmsim_gpu_step_err(gpu, llmsim_engine_name(engine), phase);
-	if (!e) {
-		snprintf(buf, size, "not measured for the %s engine (whole steps: llmsim calib "
-			 "validate --steps)", llmsim_engine_name(engine));
+	struct llmsim_expected_error x;
+	const struct llmsim_step_err_class *e;
+	llmsim_expected_step_error(gpu, llmsim_engine_name(engine), phase, &x, &e);
+	if (!x.calibrated) {
+		snprintf(buf, size, "+/- %.0f%% (the stated default: no measured %s steps of the %s "
+			 "engine; llmsim calib validate --steps)", 100 * x.abs_frac, phase,
+			 llmsim_engine_name(engine));
 		return NULL;
 	}
-	int biased = fabs(e->bias_pct) >= 0.5 * e->p80_abs_pct;
 	snprintf(buf, size, "+/- %.1f%% (whole step: p80 of %d measured %s steps of %s; %s %+.1f%%)",
-		 e->p80_abs_pct, e->n, phase, e->program, biased ? "bias" : "median bias",
+		 100 * x.abs_frac, e->n, phase, e->program, x.bias_frac ? "bias" : "median bias",
 		 e->bias_pct);
-	if (biased) /* the sign: llmsim is fast (-) or slow (+) */
-		snprintf(buf + strlen(buf), size - strlen(buf) - 1, ": predictions run %s",
-			 e->bias_pct < 0 ? "low" : "high");
+	if (x.bias_frac) /* the sign: llmsim is fast (-) or slow (+) */
+		snprintf(buf + strlen(buf), size - strlen(buf), ": predictions run %s",
+			 x.bias_frac < 0 ? "low" : "high");
 	return e;
 }
 
 void cli_step_err_json(struct llmsim_json *j, const char *key, const struct llmsim_gpu *gpu,
 		       enum llmsim_engine engine, const char *phase)
 {
-	char buf[256];
-	const struct llmsim_step_err_class *e = cli_step_err(gpu, engine, phase, buf, sizeof buf);
-	if (!e) {
-		llmsim_json_null(j, key);
-		return;
-	}
+	struct llmsim_expected_error x;
+	const struct llmsim_step_err_class *e;
+	llmsim_expected_step_error(gpu, llmsim_engine_name(engine), phase, &x, &e);
 	llmsim_json_obj_begin(j, key);
-	llmsim_json_str(j, "class", "whole step");
-	llmsim_json_str(j, "name", e->name);
-	llmsim_json_str(j, "program", e->program);
-	llmsim_json_num(j, "p80_abs_pct", e->p80_abs_pct);
-	llmsim_json_num(j, "median_abs_pct", e->median_abs_pct);
-	llmsim_json_num(j, "bias_pct", e->bias_pct);
-	llmsim_json_int(j, "n", e->n);
+	llmsim_json_str(j, "class", e ? "whole step" : "default");
+	llmsim_json_bool(j, "calibrated", x.calibrated);
+	llmsim_json_num(j, "abs_pct", 100 * x.abs_frac);
+	llmsim_json_num(j, "bias_pct", 100 * x.bias_frac);
+	llmsim_json_str(j, "source", x.source);
+	if (e) {
+		llmsim_json_str(j, "name", e->name);
+		llmsim_json_str(j, "program", e->program);
+		llmsim_json_num(j, "median_abs_pct", e->median_abs_pct);
+		llmsim_json_num(j, "median_signed_pct", e->bias_pct);
+		llmsim_json_int(j, "n", e->n);
+	}
 	llmsim_json_obj_end(j);
 }
 
+
+void cli_json_pcts(struct llmsim_json *j, const char *key, const struct llmsim_pcts *p)
+{
+	llmsim_json_obj_begin(j, key);
+	llmsim_json_num(j, "mean", p->mean);
+	llmsim_json_num(j, "p50", p->p50);
+	llmsim_json_num(j, "p90", p->p90);
+	llmsim_json_num(j, "p99", p->p99);
+	llmsim_json_num(j, "max", p->max);
+	llmsim_json_obj_end(j);
+}

@@ -1,7 +1,8 @@
 /*
  * common.h - pieces several subcommands share: the `list|show` verbs of
  * `hw` and `model`, the weight and KV data-type choices, and the options,
- * headline of a model placed on GPUs (`infer`, `serve`).
+ * headline of a model placed on GPUs (`infer`, `serve`), and the JSON of
+ * a latency distribution (`serve`, `plan --workload serve`).
  */
 #ifndef LLMSIM_CLI_COMMON_H
 #define LLMSIM_CLI_COMMON_H
@@ -9,7 +10,9 @@
 #include "base/err.h"
 #include "base/fmt.h"
 #include "base/json.h"
+#include "sim/expected_error.h"
 #include "sim/infer/infer.h"
+#include "sim/infer/serve.h"
 #include "args.h"
 
 /* `CMD list|show ...`: usage on no verb or --help, else the verb's
@@ -114,7 +117,9 @@ void cli_run_json(struct llmsim_json *j, const struct llmsim_infer_cfg *cfg);
 const struct llmsim_step_err_class *cli_step_err(const struct llmsim_gpu *gpu,
 						 enum llmsim_engine engine, const char *phase,
 						 char *buf, size_t size);
-/* The same as a JSON object under key (null when none). */
+/* The same as a JSON object under key: class ("whole step" or
+ * "default"), calibrated, abs_pct, bias_pct, source, and the class's
+ * name, program, median_abs_pct, median_signed_pct, n. */
 void cli_step_err_json(struct llmsim_json *j, const char *key, const struct llmsim_gpu *gpu,
 		       enum llmsim_engine engine, const char *phase);
 
@@ -127,5 +132,8 @@ void cli_place_json(struct llmsim_json *j, const struct llmsim_infer_cfg *c, int
 
 /* The headline's start, no newline: "M on N x G (tp T, pp P, ep E; R replicas)". */
 void cli_place_print(const struct llmsim_infer_cfg *c, int replicas);
+
+/* "key": {"mean", "p50", "p90", "p99", "max"} of p (inside an open object). */
+void cli_json_pcts(struct llmsim_json *j, const char *key, const struct llmsim_pcts *p);
 
 #endif

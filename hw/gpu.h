@@ -51,11 +51,16 @@ const char *llmsim_operand_data_choices(void);
 #define LLMSIM_GPU_MAX_ALIASES 8
 #define LLMSIM_GPU_MAX_ERR_CLASSES 16
 
-/* Expected prediction error of one op class, from held-out calibration. */
+/* Expected prediction error of one op class, from held-out calibration:
+ * |predicted - measured| / measured over kernels the fit never saw. The
+ * error printed beside a prediction is p80, so that it covers the observed
+ * error of at least 80% of the class's held-out kernels. */
 struct llmsim_err_class {
 	char name[32];          /* "gemm", "elementwise", "attention", ... */
 	double median_abs_pct;  /* median absolute % error */
+	double p80_abs_pct;     /* 80th-percentile absolute % error: the error bar */
 	double p90_abs_pct;     /* 90th-percentile absolute % error */
+	double bias_pct;        /* median signed % error: > 0 when predictions run slow */
 	int n;                  /* held-out kernels behind the figures */
 };
 
@@ -71,6 +76,11 @@ struct llmsim_step_err_class {
 	int n;                  /* measured steps behind the figures */
 	char program[32];       /* the measured program ("lean_graph") */
 };
+
+/* Whether a class's errors lean one way: its median signed error is at
+ * least 1% and at least half its median |error| (then most of its errors
+ * share that sign, and the error bar says which). */
+int llmsim_err_class_biased(const struct llmsim_err_class *c);
 
 struct llmsim_gpu {
 	char name[64];          /* short name: "h200" */

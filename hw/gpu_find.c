@@ -11,6 +11,7 @@
  */
 #include "gpu.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,9 +55,15 @@ static const struct llmsim_yfield class_fields[] = {
 	{.key = "median", .type = LLMSIM_YF_DOUBLE,
 	 .offset = offsetof(struct llmsim_err_class, median_abs_pct),
 	 .required = LLMSIM_YF_REQUIRED, .range = LLMSIM_YR_NONNEG},
+	{.key = "p80", .type = LLMSIM_YF_DOUBLE,
+	 .offset = offsetof(struct llmsim_err_class, p80_abs_pct),
+	 .required = LLMSIM_YF_OPTIONAL, .range = LLMSIM_YR_NONNEG},
 	{.key = "p90", .type = LLMSIM_YF_DOUBLE,
 	 .offset = offsetof(struct llmsim_err_class, p90_abs_pct),
 	 .required = LLMSIM_YF_REQUIRED, .range = LLMSIM_YR_NONNEG},
+	{.key = "bias", .type = LLMSIM_YF_DOUBLE,
+	 .offset = offsetof(struct llmsim_err_class, bias_pct),
+	 .required = LLMSIM_YF_OPTIONAL, .range = LLMSIM_YR_ANY},
 	{.key = "n", .type = LLMSIM_YF_INT, .offset = offsetof(struct llmsim_err_class, n),
 	 .required = LLMSIM_YF_REQUIRED, .range = LLMSIM_YR_POSITIVE},
 };
@@ -81,6 +88,7 @@ static int load_classes(const struct llmsim_ynode *m, struct llmsim_gpu *g, cons
 						 sizeof c->name - 1);
 		m->used[i] = 1;
 		snprintf(c->name, sizeof c->name, "%s", m->keys[i]);
+		c->p80_abs_pct = NAN; /* a profile written before p80 was: its p90 */
 		int rc = llmsim_yaml_extract(m->vals[i], class_fields,
 					     sizeof class_fields / sizeof class_fields[0], c, path,
 					     m->keys[i], err);
@@ -88,11 +96,19 @@ static int load_classes(const struct llmsim_ynode *m, struct llmsim_gpu *g, cons
 			rc = llmsim_ymap_check_unused(m->vals[i], path, m->keys[i], err);
 		if (rc)
 			return rc;
-		if (c->p90_abs_pct < c->median_abs_pct) {
-			const struct llmsim_ynode *v = llmsim_ymap_get(m->vals[i], "p90");
+		int has80 = !isnan(c->p80_abs_pct);
+		const char *bad = NULL, *below = NULL;
+		if (has80 && c->p80_abs_pct < c->median_abs_pct)
+			bad = "p80", below = "median";
+		else if (c->p90_abs_pct < c->median_abs_pct)
+			bad = "p90", below = "median";
+		if (bad) {
+			const struct llmsim_ynode *v = llmsim_ymap_get(m->vals[i], bad);
 			return llmsim_err_setloc(err, LLMSIM_EPARSE, path, v->line, v->col,
-						 "'p90' must not be below 'median'");
+						 "'%s' must not be below '%s'", bad, below);
 		}
+		if (!has80)
+			c->p80_abs_pct = c->p90_abs_pct;
 		g->nerr_classes++;
 	}
 	return 0;
@@ -239,6 +255,11 @@ int llmsim_gpu_profile_calibration(const char *path,
 {
 	struct cal_walk w = {fn, ctx};
 	return llmsim_data_read_file(path, walk_calibration, &w, err);
+}
+
+int llmsim_err_class_biased(const struct llmsim_err_class *c)
+{
+	return fabs(c->bias_pct) >= 1.0 && fabs(c->bias_pct) >= 0.5 * c->median_abs_pct;
 }
 
 const struct llmsim_err_class *llmsim_gpu_err_class(const struct llmsim_gpu *gpu,

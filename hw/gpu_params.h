@@ -83,3 +83,5 @@ LLMSIM_PARAM(GROUPED_GEMM_FIXED_S, "grouped_gemm_fixed_s", 1e-5,
 	     "fixed time of a grouped GEMM beyond a batched one's: its device-side setup of every group's problem shape, pointers and TMA descriptors before the first tile")
 LLMSIM_PARAM(POWER_CAPPED_CLOCK_HZ, "power_capped_clock_hz", 1e12,
 	     "the SM clock at which a load keeping the tensor pipes fully busy (on trained-like data, at duty 1) meets the board's power limit: any other load runs at this x (rho x duty x activity)^(-1/3) when that is below its burst clock (sim/predict.c); 1e12, the default: no power limit modelled")
+LLMSIM_PARAM(HBM_QUEUE_EXPONENT, "hbm_queue_exponent", 2,
+	     "how sharply a kernel's two memory limits meet: its HBM time and its window-of-loads (latency) time combine as (memory^q + latency^q)^(1/q), the knee of a closed queueing loop; 2 (in quadrature, the usual smooth maximum) by default; large q: the larger of the two")

@@ -39,14 +39,15 @@ run "The roofline, with one layer's ops on it" "llmsim roofline --gpu h200 --mod
 echo
 echo "### Training"
 run "The main job: every way to train 70B on 8 H200s" "llmsim plan --model 70b --gpus 8"
+run "Meta's Llama 3 405B layout on 16,384 H100s: a token budget and its launch" "llmsim plan --model 405b --gpu h100 --gpus 16384 --seq 8192 --global-batch 2048 --tp 8 --pp 16 --cp 1 --tokens 15.6e12 --top 3 --emit megatron"
 run "One configuration" "llmsim train --model 8b --gpu h200 --gpus 8 --tp 2 --pp 1 --dp 4 --zero 1 --micro-batch 2 --global-batch 256 --seq 8192 --recompute selective"
 run "Against published training runs" "llmsim validate"
 echo
 echo "### Inference"
 run "One request shape" "llmsim infer --model 70b --gpu h200 --gpus 4 --tp 4 --batch 32 --prompt 2048 --output 256"
 run "A serving engine under load" "llmsim serve --model 8b --gpu h200 --requests 2000 --rate 30 --prompt-dist lognormal:6.5:0.8 --output-dist lognormal:5.5:0.7 --seed 1"
-run "Speculative decoding" "llmsim spec --model 70b --draft llama-3.2-1b --gamma 4 --alpha 0.8 --gpu h200"
-run "Capacity planning for serving" "llmsim plan --model 70b --gpus 8 --workload serve --prompt 2048 --output 256 --tpot-slo 0.05 --top 5" 40
+run "Speculative decoding" "llmsim spec --model 70b --draft llama-3.2-1b --gamma 4 --alpha 0.8 --gpu h200 --gpus 2"
+run "Capacity planning for serving" "llmsim plan --model 70b --gpus 8 --workload serve --prompt 2048 --output 256 --rate 4 --ttft-slo 2 --tpot-slo 0.05 --top 5"
 echo
 echo "### Reports"
 run "An HTML report with its pictures" "llmsim report --model 8b --gpu h200 --out report"

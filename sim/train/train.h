@@ -3,7 +3,7 @@
  * memory per GPU (closed form) and step time (every op priced through
  * llmsim_predict), for data, ZeRO 1-3, tensor (+sequence), pipeline
  * (1F1B, interleaved), context and expert parallelism; and the search over
- * all of them (`llmsim plan`).
+ * all of them (`llmsim plan`, plan.h).
  *
  * Layout of ranks (Megatron order): gpus = tp * cp * dp * pp; TP is the
  * innermost group (consecutive ranks, inside a node when tp <= gpus per
@@ -99,7 +99,8 @@ void llmsim_train_cfg_init(struct llmsim_train_cfg *c);
 /* Layers of the busiest pipeline stage. */
 double llmsim_train_stage_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c);
 
-/* Why a configuration is invalid (plan counts them per reason). */
+/* Why a configuration is invalid (llmsim_train_check; the planner counts finer
+ * reasons of its own, plan.h). */
 enum llmsim_train_reject {
 	LLMSIM_REJ_NONE,
 	LLMSIM_REJ_GPUS,      /* tp*pp*dp*cp != gpus */
@@ -254,41 +255,6 @@ int llmsim_train_step_ops(struct llmsim_train_ctx *ctx, const struct llmsim_trai
 			  double load_rho, struct llmsim_graph *g, struct llmsim_pred *pred,
 			  struct llmsim_err *err);
 
-/* ---- plan: the search ---- */
-struct llmsim_plan_req {
-	int gpus;
-	int64_t seq;
-	int64_t global_batch;
-	enum llmsim_dtype dtype;
-	enum llmsim_recipe recipe;
-	int lora_rank;
-	double moe_imbalance;
-	int uneven_pp;               /* allow pp (x chunks) not dividing layers */
-	int top;                     /* results kept */
-	int dpu;                     /* offloaded configurations use DPU */
-	int no_offload;              /* search offload none only */
-};
-
-struct llmsim_plan_out {
-	int64_t evaluated;           /* configurations considered */
-	int64_t feasible;            /* valid and fitting */
-	int64_t feasible_offload;    /* of which with offload */
-	int64_t rejected[LLMSIM_REJ_COUNT];
-	struct llmsim_train_result *results; /* best first, ntop of them (owned) */
-	int nresults;
-	struct llmsim_train_result closest;  /* smallest shortfall when none fits */
-	int have_closest;
-	double elapsed_s;
-};
-
-/* Enumerate every configuration of req->gpus GPUs: TP x CP x DP x PP (and
- * EP for MoE models), ZeRO 0-3, micro-batch 1..16, recomputation,
- * schedule and chunks, attention impl, and offload none / optimizer /
- * params (when the GPU file describes its host and the recipe keeps
- * 16-bit weights); keep the best req->top by tokens/s.
- * Free out with llmsim_plan_out_release. */
-int llmsim_plan_run(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *req,
-		    struct llmsim_plan_out *out, struct llmsim_err *err);
-void llmsim_plan_out_release(struct llmsim_plan_out *out);
+/* The search over configurations (`llmsim plan`): sim/train/plan.h. */
 
 #endif
