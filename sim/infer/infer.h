@@ -53,6 +53,7 @@ enum llmsim_attn_choice {
  * an assumption with its reason in infer_params.c; callers may override. */
 struct llmsim_infer_params {
 	double eager_host_s;      /* host time to launch one kernel from PyTorch eager */
+	double eager_host_hf_s;   /* the same through HF transformers' modules */
 	double mem_utilization;   /* fraction of HBM the engine may use (vLLM 0.9) */
 	int64_t max_step_tokens;  /* default per-step token budget (activations) */
 };
