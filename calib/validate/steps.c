@@ -76,6 +76,22 @@ static enum llmsim_operand_data run_data(const char *d)
 	return LLMSIM_OPD_TRAINED; /* normal: trained-like */
 }
 
+int llmsim_steps_run_one(struct llmsim_infer_cfg *cfg, int decode, int64_t batch, int64_t len,
+			 struct llmsim_infer_result *res, struct llmsim_err *err)
+{
+	struct llmsim_infer_req req = {.batch = batch, .prompt = len};
+	if (decode) {
+		/* a step at `len` cached tokens: the first decode step after a
+		 * prompt of that length */
+		req.output = 2;
+	} else {
+		/* the whole batch in one step, as the program runs it */
+		req.output = 1;
+		cfg->max_step_tokens = batch * len;
+	}
+	return llmsim_infer_run(cfg, &req, res, err);
+}
+
 int llmsim_steps_predict_infer(const struct llmsim_gpu *gpu, const struct llmsim_model *m,
 			       struct llmsim_steps_row *row, struct llmsim_err *err)
 {
@@ -94,20 +110,9 @@ int llmsim_steps_predict_infer(const struct llmsim_gpu *gpu, const struct llmsim
 	cfg.operand_data = row->operand_data;
 	/* the program allocates its own cache: no engine's reserve */
 	cfg.params.mem_utilization = 1.0;
-	struct llmsim_infer_req req = {.batch = st->batch};
-	if (decode) {
-		/* a step at `context` cached tokens: the first decode step
-		 * after a prompt of that length */
-		req.prompt = st->context;
-		req.output = 2;
-	} else {
-		/* the whole batch in one step, as the program runs it */
-		req.prompt = st->tokens;
-		req.output = 1;
-		cfg.max_step_tokens = st->batch * st->tokens;
-	}
 	struct llmsim_infer_result res;
-	int rc = llmsim_infer_run(&cfg, &req, &res, err);
+	int rc = llmsim_steps_run_one(&cfg, decode, st->batch, decode ? st->context : st->tokens,
+				      &res, err);
 	if (rc)
 		return rc;
 	const struct llmsim_phase *ph = decode ? &res.decode : &res.prefill;

@@ -93,6 +93,16 @@ struct llmsim_steps_program {
 	llmsim_steps_predict_fn predict;
 };
 
+struct llmsim_infer_cfg;
+struct llmsim_infer_result;
+/* One measured inference step through llmsim_infer_run on cfg: a prefill
+ * of `batch` sequences of `len` tokens in one step (cfg's step budget set
+ * to hold it), or a decode step of `batch` sequences at `len` cached
+ * tokens (the first decode step after such a prompt). The step is
+ * res->prefill or res->decode. */
+int llmsim_steps_run_one(struct llmsim_infer_cfg *cfg, int decode, int64_t batch, int64_t len,
+			 struct llmsim_infer_result *res, struct llmsim_err *err);
+
 /* The inference programs (steps.c). */
 int llmsim_steps_predict_infer(const struct llmsim_gpu *gpu, const struct llmsim_model *m,
 			       struct llmsim_steps_row *row, struct llmsim_err *err);

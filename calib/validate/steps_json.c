@@ -174,17 +174,8 @@ int llmsim_steps_compare(const struct llmsim_steps_file *f, const struct llmsim_
 	double errs[LLMSIM_STEPS_MAX];
 	for (int i = 0; i < f->n; i++) {
 		const struct llmsim_step_meas *s = &f->step[i];
-		struct llmsim_infer_req req = {.batch = s->batch};
-		if (s->decode) {
-			req.prompt = s->tokens;
-			req.output = 2;
-		} else {
-			req.prompt = s->tokens;
-			req.output = 1;
-			cfg.max_step_tokens = s->batch * s->tokens;
-		}
 		struct llmsim_infer_result res;
-		if ((rc = llmsim_infer_run(&cfg, &req, &res, err)))
+		if ((rc = llmsim_steps_run_one(&cfg, s->decode, s->batch, s->tokens, &res, err)))
 			return rc;
 		const struct llmsim_phase *ph = s->decode ? &res.decode : &res.prefill;
 		struct llmsim_step_pred *p = &out->pt[i];
