@@ -24,6 +24,7 @@
 #include "calib/validate.h"
 #include "hw/gpu.h"
 #include "args.h"
+#include "calib_steps.h"
 #include "commands.h"
 
 static const char calib_about[] =
@@ -31,7 +32,7 @@ static const char calib_about[] =
     "verbs:\n"
     "  run       measure on this machine's GPU into --db (needs the CUDA runner)\n"
     "  fit       fit efficiencies on the \"fit\" cases, write a profile (--out)\n"
-    "  validate  predicted against measured, per op class (held-out cases)\n"
+    "  validate  predicted against measured: per op class (held-out cases), whole steps\n"
     "  show      runs, devices, software versions and case counts of --db\n"
     "  export    the database as stable, tab-separated text\n"
     "  import    load such text into a (new or existing) database\n"
@@ -284,6 +285,37 @@ static void print_worst(FILE *f, const struct llmsim_worst_case *rows, size_t nr
 	llmsim_table_release(&t);
 }
 
+/* The steps class of db (or the shipped steps) predicted with the GPU of
+ * the profile at `profile`, written into that profile (steps_errors:).
+ * Prints one line and returns 1 on failure; no measured steps: 0. */
+static int steps_into_profile(const char *cmd, const char *db, const char *gpu_name,
+			      const char *profile, int quiet)
+{
+	struct llmsim_gpu gpu;
+	struct llmsim_err err = {0};
+	struct llmsim_store *st;
+	struct input_name name;
+	static struct llmsim_steps_report sr;
+	if (load_gpu(gpu_name, 1, profile, &gpu, &err))
+		return fail(cmd, &err);
+	if (open_input(cmd, db, &st, &name))
+		return 1;
+	int rc = llmsim_steps_validate(st, &gpu, NULL, &sr, &err);
+	llmsim_store_close(st);
+	if (rc == LLMSIM_ENOENT)
+		return 0;
+	if (rc || (rc = llmsim_steps_update_profile(profile, &sr, &err))) {
+		llmsim_steps_report_free(&sr);
+		return fail(cmd, &err);
+	}
+	if (!quiet) {
+		printf("\nwhole steps (into %s, steps_errors:):\n", profile);
+		calib_steps_print(stdout, &sr, 0);
+	}
+	llmsim_steps_report_free(&sr);
+	return 0;
+}
+
 /* ---- fit ---- */
 
 static int calib_fit(int argc, char **argv)
@@ -322,6 +354,12 @@ static int calib_fit(int argc, char **argv)
 	    (rc = llmsim_calib_write_profile(out, &gpu, &set, &res, &ho, &info, &err))) {
 		llmsim_calib_set_release(&set);
 		return fail(cmd, &err);
+	}
+	/* the whole steps with the fitted values: their classes into the
+	 * profile beside the per-kernel ones */
+	if (steps_into_profile(cmd, db, gpu_name, out, json)) {
+		llmsim_calib_set_release(&set);
+		return 1;
 	}
 	int not_modelled = 0;
 	const char *why = "";
@@ -404,7 +442,7 @@ static int calib_validate(int argc, char **argv)
 {
 	const char *cmd = "llmsim calib validate", *db = NULL, *gpu_name = "h200";
 	const char *profile = NULL;
-	int json = 0, all = 0, cases = 0;
+	int json = 0, all = 0, cases = 0, steps = 0, update = 0;
 	const struct llmsim_opt opts[] = {
 	    {"db", LLMSIM_ARG_STRING, &db, "FILE", "calibration database (default: the shipped calibration)", 0, NULL, NULL},
 	    {"gpu", LLMSIM_ARG_STRING, &gpu_name, "NAME", "GPU whose cases to check (default h200)",
@@ -415,21 +453,88 @@ static int calib_validate(int argc, char **argv)
 	     NULL},
 	    {"cases", LLMSIM_ARG_FLAG, &cases, NULL,
 	     "list every case (largest error first), not only the worst 10", 0, NULL, NULL},
+	    {"steps", LLMSIM_ARG_FLAG, &steps, NULL,
+	     "the whole-step section alone, every step listed (largest |error| first)", 0, NULL,
+	     NULL},
+	    {"update-profile", LLMSIM_ARG_FLAG, &update, NULL,
+	     "write the whole-step classes into the profile used (steps_errors:: the expected "
+	     "errors infer, serve and plan print), nothing else changed", 0, NULL, NULL},
 	    {"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON output (SI units)", 0, NULL, NULL},
 	};
 	int rc =
-	    llmsim_args_parse(cmd, "[--db FILE] [--gpu NAME] [--profile FILE] [--all] [--cases] [--json]",
+	    llmsim_args_parse(cmd, "[--db FILE] [--gpu NAME] [--profile FILE] [--all] [--cases] [--steps] [--update-profile] [--json]",
 			      "Predict every measured kernel case and compare with its median\n"
-			      "time, per op class. Exits 0 whether or not the targets are met.",
-			      argc - 1, argv + 1, opts, 6, NULL, 0, NULL);
+			      "time, per op class; then every measured whole step of a program\n"
+			      "(the store's steps: a lean PyTorch engine, HF transformers, a\n"
+			      "training step) through the functions infer and train run, per\n"
+			      "program and phase. Exits 0 whether or not the targets are met.",
+			      argc - 1, argv + 1, opts, 8, NULL, 0, NULL);
 	if (rc)
 		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
+	if (update) {
+		char path[1024];
+		if (!profile) {
+			struct llmsim_gpu g;
+			struct llmsim_err e = {0};
+			if (llmsim_gpu_load(gpu_name, &g, &e))
+				return fail(cmd, &e);
+			if (!g.profile_path[0]) {
+				fprintf(stderr, "%s: GPU '%s' has no calibration profile to update "
+						"(--profile FILE names one)\n", cmd, g.name);
+				return 1;
+			}
+			snprintf(path, sizeof path, "%s", g.profile_path);
+			profile = path;
+		}
+		return steps_into_profile(cmd, db, gpu_name, profile, json);
+	}
 	struct llmsim_gpu gpu;
 	struct llmsim_err err = {0};
 	struct llmsim_calib_set set;
 	struct input_name name;
 	if (load_inputs(cmd, db, gpu_name, 1, profile, &gpu, &set, &name))
 		return 1;
+	/* the whole steps: the same store, again */
+	static struct llmsim_steps_report sr;
+	int have_steps = 0;
+	{
+		struct llmsim_store *st;
+		struct input_name sn;
+		if (open_input(cmd, db, &st, &sn)) {
+			llmsim_calib_set_release(&set);
+			return 1;
+		}
+		rc = llmsim_steps_validate(st, &gpu, NULL, &sr, &err);
+		llmsim_store_close(st);
+		if (rc && rc != LLMSIM_ENOENT) {
+			llmsim_calib_set_release(&set);
+			return fail(cmd, &err);
+		}
+		have_steps = !rc;
+	}
+	if (steps) {
+		llmsim_calib_set_release(&set);
+		if (!have_steps) {
+			fprintf(stderr, "%s: %s\n", cmd, err.msg);
+			return 1;
+		}
+		if (json) {
+			struct llmsim_json j;
+			llmsim_json_init(&j, stdout);
+			llmsim_json_obj_begin(&j, NULL);
+			llmsim_json_str(&j, "gpu", gpu.name);
+			llmsim_json_str(&j, "profile", gpu.profile_path);
+			calib_steps_json(&j, "steps", &sr);
+			llmsim_json_obj_end(&j);
+			llmsim_json_finish(&j);
+		} else {
+			printf("%s: whole steps of %s, predicted with %s\n", gpu.name, name.name,
+			       gpu.profile_path[0] ? gpu.profile_path : "the hardware file's values");
+			calib_steps_print(stdout, &sr, 1);
+		}
+		llmsim_steps_report_free(&sr);
+		return 0;
+	}
 	struct llmsim_validation v;
 	const char *split = all ? NULL : "holdout";
 	struct llmsim_worst_case *every = NULL;
@@ -494,6 +599,8 @@ static int calib_validate(int argc, char **argv)
 		llmsim_json_obj_end(&j);
 		llmsim_json_int(&j, "not_modelled", v.not_modelled);
 		llmsim_json_int(&j, "failed", v.failed);
+		if (have_steps)
+			calib_steps_json(&j, "steps", &sr);
 		llmsim_json_obj_end(&j);
 		llmsim_json_finish(&j);
 	} else {
@@ -525,7 +632,12 @@ static int calib_validate(int argc, char **argv)
 		if (v.not_modelled || v.failed)
 			printf("\nnot predicted: %d cases not modelled, %d predictions failed\n",
 			       v.not_modelled, v.failed);
+		if (have_steps) {
+			printf("\nwhole steps (--steps lists each):\n");
+			calib_steps_print(stdout, &sr, 0);
+		}
 	}
+	llmsim_steps_report_free(&sr);
 	free(every);
 	llmsim_calib_set_release(&set);
 	return 0;

@@ -64,6 +64,19 @@ struct llmsim_err_class {
 	int n;                  /* held-out kernels behind the figures */
 };
 
+/* Expected error of a whole step, from the `steps` validation class of a
+ * measured program (calib/validate/steps.h), for one engine and phase:
+ * the calibration profile's `steps_errors:` block. */
+#define LLMSIM_GPU_MAX_STEP_CLASSES 8
+struct llmsim_step_err_class {
+	char name[32];          /* "torch/prefill": engine/phase */
+	double p80_abs_pct;     /* 80th-percentile absolute % error: covers 80% of the class */
+	double median_abs_pct;
+	double bias_pct;        /* median signed % error (predicted - measured) */
+	int n;                  /* measured steps behind the figures */
+	char program[32];       /* the measured program ("lean_graph") */
+};
+
 /* Whether a class's errors lean one way: its median signed error is at
  * least 1% and at least half its median |error| (then most of its errors
  * share that sign, and the error bar says which). */
@@ -130,6 +143,8 @@ struct llmsim_gpu {
 	char profile_path[512];         /* "" when no calibration profile applied */
 	struct llmsim_err_class err_classes[LLMSIM_GPU_MAX_ERR_CLASSES];
 	int nerr_classes;
+	struct llmsim_step_err_class step_errors[LLMSIM_GPU_MAX_STEP_CLASSES];
+	int nstep_errors;
 
 	/* the host of one node (the optional `host:` section; all 0 when the
 	 * file has none, and then nothing can be offloaded to it) */
@@ -190,6 +205,10 @@ int llmsim_gpu_list(void (*fn)(const char *path, void *ctx), void *ctx,
 /* Expected error for an op class, or NULL when not calibrated. */
 const struct llmsim_err_class *llmsim_gpu_err_class(const struct llmsim_gpu *gpu,
 						    const char *op_class);
+/* The whole-step expected error of engine/phase ("torch", "prefill"), or
+ * NULL when the profile states none. */
+const struct llmsim_step_err_class *llmsim_gpu_step_err(const struct llmsim_gpu *gpu,
+							const char *engine, const char *phase);
 
 /* GPUs of one NVLink domain: nvlink_domain_gpus, or gpus_per_node for a
  * struct filled without it (0). */

@@ -114,6 +114,60 @@ static int load_classes(const struct llmsim_ynode *m, struct llmsim_gpu *g, cons
 	return 0;
 }
 
+static const struct llmsim_yfield step_fields[] = {
+	{.key = "p80", .type = LLMSIM_YF_DOUBLE,
+	 .offset = offsetof(struct llmsim_step_err_class, p80_abs_pct),
+	 .required = LLMSIM_YF_REQUIRED, .range = LLMSIM_YR_NONNEG},
+	{.key = "median", .type = LLMSIM_YF_DOUBLE,
+	 .offset = offsetof(struct llmsim_step_err_class, median_abs_pct),
+	 .required = LLMSIM_YF_REQUIRED, .range = LLMSIM_YR_NONNEG},
+	{.key = "bias", .type = LLMSIM_YF_DOUBLE,
+	 .offset = offsetof(struct llmsim_step_err_class, bias_pct),
+	 .required = LLMSIM_YF_REQUIRED, .range = LLMSIM_YR_ANY},
+	{.key = "n", .type = LLMSIM_YF_INT, .offset = offsetof(struct llmsim_step_err_class, n),
+	 .required = LLMSIM_YF_REQUIRED, .range = LLMSIM_YR_POSITIVE},
+	{.key = "program", .type = LLMSIM_YF_STRING,
+	 .offset = offsetof(struct llmsim_step_err_class, program),
+	 .size = sizeof(((struct llmsim_step_err_class *)0)->program),
+	 .required = LLMSIM_YF_OPTIONAL, .range = LLMSIM_YR_ANY},
+};
+
+/* steps_errors: {ENGINE/PHASE: {p80, median, bias, n, program}} */
+static int load_step_classes(const struct llmsim_ynode *m, struct llmsim_gpu *g,
+			     const char *path, struct llmsim_err *err)
+{
+	if (m->kind != LLMSIM_Y_MAP)
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, m->line, m->col,
+					 "'steps_errors' must be a mapping");
+	if (m->n > LLMSIM_GPU_MAX_STEP_CLASSES)
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, m->line, m->col,
+					 "'steps_errors' has %zu classes, at most %d allowed", m->n,
+					 LLMSIM_GPU_MAX_STEP_CLASSES);
+	g->nstep_errors = 0;
+	for (size_t i = 0; i < m->n; i++) {
+		struct llmsim_step_err_class *c = &g->step_errors[i];
+		memset(c, 0, sizeof *c);
+		const char *slash = strchr(m->keys[i], '/');
+		if (strlen(m->keys[i]) >= sizeof c->name || !slash || slash == m->keys[i] ||
+		    !slash[1])
+			return llmsim_err_setloc(err, LLMSIM_EPARSE, path, m->key_line[i],
+						 m->key_col[i],
+						 "a steps_errors class is ENGINE/PHASE (\"torch/prefill\"), "
+						 "at most %zu characters", sizeof c->name - 1);
+		m->used[i] = 1;
+		snprintf(c->name, sizeof c->name, "%s", m->keys[i]);
+		int rc = llmsim_yaml_extract(m->vals[i], step_fields,
+					     sizeof step_fields / sizeof step_fields[0], c, path,
+					     m->keys[i], err);
+		if (!rc)
+			rc = llmsim_ymap_check_unused(m->vals[i], path, m->keys[i], err);
+		if (rc)
+			return rc;
+		g->nstep_errors++;
+	}
+	return 0;
+}
+
 static int check_calibration(const struct llmsim_ynode *c, const char *path,
 			     struct llmsim_err *err)
 {
@@ -156,6 +210,9 @@ static int apply_tree(const struct llmsim_ynode *root, void *obj, const char *pa
 	    (rc = llmsim_gpu_extract_params(v, g.param, path, err)))
 		return rc;
 	if ((v = llmsim_ymap_get(root, "expected_error_pct")) && (rc = load_classes(v, &g, path, err)))
+		return rc;
+	if ((v = llmsim_ymap_get(root, "steps_errors")) &&
+	    (rc = load_step_classes(v, &g, path, err)))
 		return rc;
 	if ((rc = llmsim_ymap_check_unused(root, path, NULL, err)))
 		return rc;
@@ -211,5 +268,17 @@ const struct llmsim_err_class *llmsim_gpu_err_class(const struct llmsim_gpu *gpu
 	for (int i = 0; i < gpu->nerr_classes; i++)
 		if (!strcmp(gpu->err_classes[i].name, op_class))
 			return &gpu->err_classes[i];
+	return NULL;
+}
+
+const struct llmsim_step_err_class *llmsim_gpu_step_err(const struct llmsim_gpu *gpu,
+							const char *engine, const char *phase)
+{
+	size_t ne = strlen(engine);
+	for (int i = 0; i < gpu->nstep_errors; i++) {
+		const char *n = gpu->step_errors[i].name;
+		if (!strncmp(n, engine, ne) && n[ne] == '/' && !strcmp(n + ne + 1, phase))
+			return &gpu->step_errors[i];
+	}
 	return NULL;
 }

@@ -39,8 +39,20 @@ struct llmsim_expected_error {
 	char source[160];       /* "hw/profiles/h200.yaml: train_step (n = 12)" or the default */
 };
 
-/* The expected error of a prediction of kind k on gpu. Never fails. */
+/* The expected error of a prediction of kind k on gpu. Never fails. A
+ * serving step is the fused engine's decode step (steps_errors:
+ * fused/decode) when the profile validated one, else a class named
+ * serve_step or decode_step, else the default. */
 void llmsim_expected_error(const struct llmsim_gpu *gpu, enum llmsim_pred_kind k,
 			   struct llmsim_expected_error *out);
+
+/* The expected error of a whole step of an engine's phase ("torch",
+ * "prefill"): the profile's steps_errors: class (the p80 of |error| of
+ * the measured steps of that engine and phase, calib/validate/steps.h,
+ * with its bias where it leans one way), else the default. Never fails;
+ * `cls` (may be NULL) gets the class or NULL. */
+void llmsim_expected_step_error(const struct llmsim_gpu *gpu, const char *engine,
+				const char *phase, struct llmsim_expected_error *out,
+				const struct llmsim_step_err_class **cls);
 
 #endif

@@ -29,7 +29,7 @@
  * imbalance above 1 the busiest expert apart at that many times the mean),
  * then the shared experts.
  */
-#include "graph.h"
+#include "graph_bld.h"
 
 #include <math.h>
 #include <string.h>
@@ -151,26 +151,11 @@ int llmsim_graph_price(const struct llmsim_gpu *gpu, const struct llmsim_gnode *
 	return llmsim_predict(gpu, &op, p, err);
 }
 
-/* ---- the builder ---- */
-
-struct bld {
-	const struct llmsim_model *m;
-	const struct llmsim_graph_cfg *c;
-	struct llmsim_graph *g;
-	int train;
-	enum llmsim_gsec sec;
-	unsigned part;              /* of the nodes being added */
-	int64_t T, Tsp;             /* tokens of the step; of norms and residuals */
-	double flops_scale;
-	enum llmsim_ew_kind norm;
-	int pending[4], npending;   /* a column point's backward collectives, waiting for
-				     * the first weight gradient after the point */
-	char prefix[24];            /* of the names of the FFN being added */
-};
+/* ---- the builder (graph_bld.h) ---- */
 
 /* dst = a b c, cut to size (names are built on the planners' hot path:
  * no printf) */
-static void cat3(char *dst, size_t size, const char *a, const char *b, const char *c)
+void gb_cat3(char *dst, size_t size, const char *a, const char *b, const char *c)
 {
 	size_t n = 0;
 	for (const char *s[3] = {a, b, c}, **p = s; p < s + 3; p++)
@@ -181,7 +166,7 @@ static void cat3(char *dst, size_t size, const char *a, const char *b, const cha
 
 /* A node of the current section and part, or NULL when the config leaves
  * them out. */
-static struct llmsim_gnode *add(struct bld *b, const char *name, enum llmsim_gphase ph,
+struct llmsim_gnode *gb_node(struct bld *b, const char *name, enum llmsim_gphase ph,
 				enum llmsim_op_kind kind, enum llmsim_byte_cat cat, unsigned role)
 {
 	const struct llmsim_graph_cfg *c = b->c;
@@ -192,7 +177,7 @@ static struct llmsim_gnode *add(struct bld *b, const char *name, enum llmsim_gph
 	struct llmsim_gnode *n = &g->node[g->n++];
 	/* every field set: the op zeroed whole (it is a price-cache key,
 	 * compared and hashed as bytes), the rest assigned */
-	cat3(n->name, sizeof n->name, b->prefix, name, NULL);
+	gb_cat3(n->name, sizeof n->name, b->prefix, name, NULL);
 	n->sec = b->sec;
 	n->phase = ph;
 	n->chunk = LLMSIM_CHUNK_ALL;
@@ -206,23 +191,24 @@ static struct llmsim_gnode *add(struct bld *b, const char *name, enum llmsim_gph
 	memset(&n->op, 0, sizeof n->op);
 	n->op.kind = kind;
 	n->op.dtype = c->act;
+	n->op.operand_data = c->operand_data;
 	return n;
 }
 
-static int idx(const struct bld *b, const struct llmsim_gnode *n)
+int gb_idx(const struct bld *b, const struct llmsim_gnode *n)
 {
 	return (int)(n - b->g->node);
 }
 
 /* One GEMM node (m, n, k, batch); quantized: in the linear layers' math and
  * weight types, else the activation type. */
-static struct llmsim_gnode *gemm(struct bld *b, const char *name, enum llmsim_gphase ph,
+struct llmsim_gnode *gb_gemm(struct bld *b, const char *name, enum llmsim_gphase ph,
 				 int64_t m, int64_t n, int64_t k, int64_t batch, int quantized,
 				 unsigned role)
 {
 	if (m < 1 || n < 1 || k < 1 || batch < 1)
 		return NULL;
-	struct llmsim_gnode *x = add(b, name, ph, LLMSIM_OP_GEMM, LLMSIM_BYTES_WEIGHTS, role);
+	struct llmsim_gnode *x = gb_node(b, name, ph, LLMSIM_OP_GEMM, LLMSIM_BYTES_WEIGHTS, role);
 	if (!x)
 		return NULL;
 	x->op.dtype = quantized ? b->c->math : b->c->act;
@@ -233,7 +219,7 @@ static struct llmsim_gnode *gemm(struct bld *b, const char *name, enum llmsim_gp
 		/* the column point's backward collectives overlap the first
 		 * weight gradient after it (Megatron's async TP all-reduce) */
 		for (int i = 0; i < b->npending; i++)
-			b->g->node[b->pending[i]].hides = idx(b, x);
+			b->g->node[b->pending[i]].hides = gb_idx(b, x);
 		b->npending = 0;
 	}
 	return x;
@@ -241,45 +227,45 @@ static struct llmsim_gnode *gemm(struct bld *b, const char *name, enum llmsim_gp
 
 /* A GEMM of a linear layer and, in training, its data gradient and (when
  * trained) its weight gradient. */
-static void gemm_fb(struct bld *b, const char *name, int64_t T, int64_t out, int64_t in,
+void gb_gemm_fb(struct bld *b, const char *name, int64_t T, int64_t out, int64_t in,
 		    int64_t batch, int quantized, int trained, unsigned role)
 {
 	char nm[48];
-	gemm(b, name, LLMSIM_PH_FWD, T, out, in, batch, quantized, role);
+	gb_gemm(b, name, LLMSIM_PH_FWD, T, out, in, batch, quantized, role);
 	if (!b->train)
 		return;
-	cat3(nm, sizeof nm, name, ".dgrad", NULL);
-	gemm(b, nm, LLMSIM_PH_BWD, T, in, out, batch, quantized, role);
+	gb_cat3(nm, sizeof nm, name, ".dgrad", NULL);
+	gb_gemm(b, nm, LLMSIM_PH_BWD, T, in, out, batch, quantized, role);
 	if (trained) {
-		cat3(nm, sizeof nm, name, ".wgrad", NULL);
-		gemm(b, nm, LLMSIM_PH_BWD, in, out, T, batch, quantized,
+		gb_cat3(nm, sizeof nm, name, ".wgrad", NULL);
+		gb_gemm(b, nm, LLMSIM_PH_BWD, in, out, T, batch, quantized,
 		     (role & ~LLMSIM_GN_LINEAR) | LLMSIM_GN_WGRAD);
 	}
 }
 
 /* A linear layer of the model (out x in on T tokens), with its LoRA
  * adapter when `lora` and the config trains adapters. */
-static void linear(struct bld *b, const char *name, int64_t T, int64_t out, int64_t in,
+void gb_linear(struct bld *b, const char *name, int64_t T, int64_t out, int64_t in,
 		   int lora)
 {
 	int lr = b->train ? b->c->lora_rank : 0;
 	char nm[48];
-	gemm_fb(b, name, T, out, in, 1, 1, lr == 0, LLMSIM_GN_LINEAR);
+	gb_gemm_fb(b, name, T, out, in, 1, 1, lr == 0, LLMSIM_GN_LINEAR);
 	if (lr > 0 && lora) {
-		cat3(nm, sizeof nm, name, ".lora_a", NULL);
-		gemm_fb(b, nm, T, lr, in, 1, 1, 1, LLMSIM_GN_LINEAR | LLMSIM_GN_LORA);
-		cat3(nm, sizeof nm, name, ".lora_b", NULL);
-		gemm_fb(b, nm, T, out, lr, 1, 1, 1, LLMSIM_GN_LINEAR | LLMSIM_GN_LORA);
+		gb_cat3(nm, sizeof nm, name, ".lora_a", NULL);
+		gb_gemm_fb(b, nm, T, lr, in, 1, 1, 1, LLMSIM_GN_LINEAR | LLMSIM_GN_LORA);
+		gb_cat3(nm, sizeof nm, name, ".lora_b", NULL);
+		gb_gemm_fb(b, nm, T, out, lr, 1, 1, 1, LLMSIM_GN_LINEAR | LLMSIM_GN_LORA);
 	}
 }
 
-static struct llmsim_gnode *ew1(struct bld *b, const char *name, enum llmsim_gphase ph,
+struct llmsim_gnode *gb_ew1(struct bld *b, const char *name, enum llmsim_gphase ph,
 				enum llmsim_ew_kind kind, int64_t tokens, int64_t hidden,
 				enum llmsim_byte_cat cat, int strided, unsigned role)
 {
 	if (tokens < 1 || hidden < 1)
 		return NULL;
-	struct llmsim_gnode *x = add(b, name, ph, LLMSIM_OP_ELEMENTWISE, cat, role);
+	struct llmsim_gnode *x = gb_node(b, name, ph, LLMSIM_OP_ELEMENTWISE, cat, role);
 	if (!x)
 		return NULL;
 	x->op.u.ew.kind = kind;
@@ -291,21 +277,21 @@ static struct llmsim_gnode *ew1(struct bld *b, const char *name, enum llmsim_gph
 }
 
 /* An element-wise op, and its backward in training. */
-static void ew(struct bld *b, const char *name, enum llmsim_ew_kind kind, int64_t tokens,
+void gb_ew(struct bld *b, const char *name, enum llmsim_ew_kind kind, int64_t tokens,
 	       int64_t hidden, enum llmsim_byte_cat cat, int strided, unsigned role)
 {
-	ew1(b, name, LLMSIM_PH_FWD, kind, tokens, hidden, cat, strided, role);
+	gb_ew1(b, name, LLMSIM_PH_FWD, kind, tokens, hidden, cat, strided, role);
 	if (b->train)
-		ew1(b, name, LLMSIM_PH_BWD, kind, tokens, hidden, cat, strided, role);
+		gb_ew1(b, name, LLMSIM_PH_BWD, kind, tokens, hidden, cat, strided, role);
 }
 
-static struct llmsim_gnode *coll(struct bld *b, const char *name, enum llmsim_gphase ph,
+struct llmsim_gnode *gb_coll(struct bld *b, const char *name, enum llmsim_gphase ph,
 				 enum llmsim_coll_kind kind, double bytes, int gpus, int nodes,
 				 unsigned role)
 {
 	if (gpus <= 1 || !(bytes > 0))
 		return NULL;
-	struct llmsim_gnode *x = add(b, name, ph, LLMSIM_OP_COLLECTIVE, LLMSIM_BYTES_ACT, role);
+	struct llmsim_gnode *x = gb_node(b, name, ph, LLMSIM_OP_COLLECTIVE, LLMSIM_BYTES_ACT, role);
 	if (x)
 		llmsim_graph_coll_op(&x->op, kind, bytes, gpus, nodes, b->c->act);
 	return x;
@@ -334,13 +320,13 @@ static void tp_point(struct bld *b, double bytes, enum llmsim_tp_point pt)
 	}
 	struct llmsim_gnode *x;
 	if (fwd != LLMSIM_COLL_COUNT &&
-	    (x = coll(b, names[fwd], LLMSIM_PH_FWD, fwd, bytes, c->tp, c->tp_nodes, LLMSIM_GN_TP)))
+	    (x = gb_coll(b, names[fwd], LLMSIM_PH_FWD, fwd, bytes, c->tp, c->tp_nodes, LLMSIM_GN_TP)))
 		x->tp = pt;
 	if (b->train && bwd != LLMSIM_COLL_COUNT &&
-	    (x = coll(b, names[bwd], LLMSIM_PH_BWD, bwd, bytes, c->tp, c->tp_nodes, LLMSIM_GN_TP))) {
+	    (x = gb_coll(b, names[bwd], LLMSIM_PH_BWD, bwd, bytes, c->tp, c->tp_nodes, LLMSIM_GN_TP))) {
 		x->tp = pt;
 		if (pt == LLMSIM_TP_COL)
-			b->pending[b->npending++] = idx(b, x);
+			b->pending[b->npending++] = gb_idx(b, x);
 	}
 }
 
@@ -363,7 +349,7 @@ static void attention(struct bld *b, int64_t a, int64_t kvh, int64_t qk, int64_t
 	if (b->train) {
 		struct llmsim_gnode *f = NULL, *k = NULL;
 		for (int p = 0; p < 2; p++) {
-			struct llmsim_gnode *x = add(b, "attention", p ? LLMSIM_PH_BWD : LLMSIM_PH_FWD,
+			struct llmsim_gnode *x = gb_node(b, "attention", p ? LLMSIM_PH_BWD : LLMSIM_PH_FWD,
 						     LLMSIM_OP_ATTENTION, LLMSIM_BYTES_KV,
 						     LLMSIM_GN_ATTN);
 			if (!x)
@@ -384,7 +370,7 @@ static void attention(struct bld *b, int64_t a, int64_t kvh, int64_t qk, int64_t
 		 * s x s probabilities (Megatron's fused scale-mask-softmax
 		 * leaves it out); selective recomputation re-runs it */
 		if (impl == LLMSIM_ATTN_NAIVE && llmsim_graph_dropout(m))
-			ew(b, "attn_dropout", LLMSIM_EW_MUL, c->micro_batch * a * c->seq / c->cp,
+			gb_ew(b, "attn_dropout", LLMSIM_EW_MUL, c->micro_batch * a * c->seq / c->cp,
 			   c->seq, LLMSIM_BYTES_ACT, 0, LLMSIM_GN_ATTN);
 		if (c->cp > 1) {
 			/* ring: cp - 1 KV blocks each way, beside the attention:
@@ -393,15 +379,15 @@ static void attention(struct bld *b, int64_t a, int64_t kvh, int64_t qk, int64_t
 			double blk = (double)c->micro_batch * (c->seq / c->cp) * kv_dim *
 				     llmsim_dtype_bytes(c->act);
 			struct llmsim_gnode *x;
-			if ((x = coll(b, "cp_ring", LLMSIM_PH_FWD, LLMSIM_COLL_SENDRECV, blk, 2,
+			if ((x = gb_coll(b, "cp_ring", LLMSIM_PH_FWD, LLMSIM_COLL_SENDRECV, blk, 2,
 				      c->cp_nodes, LLMSIM_GN_CP))) {
 				x->count = c->cp - 1;
-				x->hides = f ? idx(b, f) : -1;
+				x->hides = f ? gb_idx(b, f) : -1;
 			}
-			if ((x = coll(b, "cp_ring", LLMSIM_PH_BWD, LLMSIM_COLL_SENDRECV, 2 * blk, 2,
+			if ((x = gb_coll(b, "cp_ring", LLMSIM_PH_BWD, LLMSIM_COLL_SENDRECV, 2 * blk, 2,
 				      c->cp_nodes, LLMSIM_GN_CP))) {
 				x->count = c->cp - 1;
-				x->hides = k ? idx(b, k) : -1;
+				x->hides = k ? gb_idx(b, k) : -1;
 			}
 		}
 		b->part = save;
@@ -411,7 +397,7 @@ static void attention(struct bld *b, int64_t a, int64_t kvh, int64_t qk, int64_t
 		const struct llmsim_prefill_chunk *ch = &c->prefill[i];
 		if (ch->tokens <= 0 || ch->count <= 0)
 			continue;
-		struct llmsim_gnode *x = add(b, "attention", LLMSIM_PH_FWD, LLMSIM_OP_ATTENTION,
+		struct llmsim_gnode *x = gb_node(b, "attention", LLMSIM_PH_FWD, LLMSIM_OP_ATTENTION,
 					     LLMSIM_BYTES_KV, LLMSIM_GN_ATTN);
 		if (!x)
 			continue;
@@ -427,7 +413,7 @@ static void attention(struct bld *b, int64_t a, int64_t kvh, int64_t qk, int64_t
 		x->op.u.attn.causal = 1;
 		x->op.u.attn.pass = LLMSIM_PASS_FWD;
 	}
-	struct llmsim_gnode *x = c->decode_seqs > 0 ? add(b, "attention", LLMSIM_PH_FWD,
+	struct llmsim_gnode *x = c->decode_seqs > 0 ? gb_node(b, "attention", LLMSIM_PH_FWD,
 							  LLMSIM_OP_DECODE, LLMSIM_BYTES_KV,
 							  LLMSIM_GN_ATTN)
 						    : NULL;
@@ -465,44 +451,10 @@ static int64_t prefill_keys(const struct llmsim_graph_cfg *c)
 	return t;
 }
 
-/* RoPE over `width` (q and k heads of T tokens): one kernel, or plain
- * PyTorch's seven (see struct llmsim_lowering). */
-static void rope(struct bld *b, int64_t width)
+/* Q, K, V in one GEMM, or three (hf; split_qkv) */
+static int split_qkv(const struct bld *b)
 {
-	if (b->m->position != LLMSIM_POS_ROPE)
-		return;
-	if (!b->c->lower.torch || width % 2) {
-		ew(b, "rope", LLMSIM_EW_ROPE, b->T, width, LLMSIM_BYTES_ACT, 0, 0);
-		return;
-	}
-	/* x1*cos, x2*sin (strided halves), x1*cos - x2*sin; x2*cos, x1*sin,
-	 * their sum; the concatenation. A broadcast multiply by a cos/sin
-	 * table reads one tensor and writes one: a copy's traffic. */
-	static const struct {
-		enum llmsim_ew_kind kind;
-		int half, strided;
-	} k[7] = {{LLMSIM_EW_COPY, 1, 1}, {LLMSIM_EW_COPY, 1, 1}, {LLMSIM_EW_ADD, 1, 0},
-		  {LLMSIM_EW_COPY, 1, 1}, {LLMSIM_EW_COPY, 1, 1}, {LLMSIM_EW_ADD, 1, 0},
-		  {LLMSIM_EW_COPY, 0, 0}};
-	for (int i = 0; i < 7; i++)
-		ew(b, "rope", k[i].kind, b->T, k[i].half ? width / 2 : width, LLMSIM_BYTES_ACT,
-		   k[i].strided, 0);
-}
-
-/* The step's K and V (`width` per token) into the cache: one kernel
- * (vLLM's reshape_and_cache), or two copies of strided views. */
-static void kv_write(struct bld *b, int64_t width, int separate)
-{
-	if (b->train)
-		return;
-	if (b->c->lower.torch && separate) {
-		ew(b, "kv_write", LLMSIM_EW_COPY, b->T, width / 2, LLMSIM_BYTES_KV, 1,
-		   LLMSIM_GN_KV_WRITE);
-		ew(b, "kv_write", LLMSIM_EW_COPY, b->T, width / 2, LLMSIM_BYTES_KV, 1,
-		   LLMSIM_GN_KV_WRITE);
-		return;
-	}
-	ew(b, "kv_write", LLMSIM_EW_COPY, b->T, width, LLMSIM_BYTES_KV, 0, LLMSIM_GN_KV_WRITE);
+	return b->c->lower.split_qkv || b->engine == LLMSIM_ENGINE_HF;
 }
 
 static void attn_gqa(struct bld *b)
@@ -511,22 +463,23 @@ static void attn_gqa(struct bld *b)
 	const struct llmsim_graph_cfg *c = b->c;
 	int64_t t = c->tp, h = m->hidden, d = m->head_dim, T = b->T;
 	int64_t a = m->heads / t, kv = m->kv_heads >= t ? m->kv_heads / t : 1;
-	if (c->lower.split_qkv) {
-		linear(b, "q_proj", T, a * d, h, 1);
-		linear(b, "k_proj", T, kv * d, h, 1);
-		linear(b, "v_proj", T, kv * d, h, 1);
+	if (split_qkv(b)) {
+		gb_linear(b, "q_proj", T, a * d, h, 1);
+		gb_linear(b, "k_proj", T, kv * d, h, 1);
+		gb_linear(b, "v_proj", T, kv * d, h, 1);
 	} else {
-		linear(b, "qkv_proj", T, (a + 2 * kv) * d, h, 1);
+		gb_linear(b, "qkv_proj", T, (a + 2 * kv) * d, h, 1);
 	}
 	b->npending = 0;
-	rope(b, (a + kv) * d);
-	kv_write(b, 2 * kv * d, 1);
+	gb_qk_norm(b, a * d, kv * d);
+	gb_rope(b, a * d, kv * d);
+	gb_kv_write(b, kv * d, 1);
 	if (c->lower.gqa_expand && kv < a && !b->train) {
-		ew(b, "kv_expand", LLMSIM_EW_COPY, T, a * d, LLMSIM_BYTES_ACT, 0, 0);
-		ew(b, "kv_expand", LLMSIM_EW_COPY, T, a * d, LLMSIM_BYTES_ACT, 0, 0);
+		gb_ew(b, "kv_expand", LLMSIM_EW_COPY, T, a * d, LLMSIM_BYTES_ACT, 0, 0);
+		gb_ew(b, "kv_expand", LLMSIM_EW_COPY, T, a * d, LLMSIM_BYTES_ACT, 0, 0);
 	}
 	attention(b, a, kv, d, 0);
-	linear(b, "o_proj", T, h, a * d, 1);
+	gb_linear(b, "o_proj", T, h, a * d, 1);
 }
 
 static void attn_mla(struct bld *b)
@@ -540,92 +493,96 @@ static void attn_mla(struct bld *b)
 	if (b->train) {
 		/* Megatron: q and kv down-projections as two linears */
 		if (qr > 0) {
-			linear(b, "q_a_proj", T, qr, h, 1);
-			ew(b, "q_norm", b->norm, T, qr, LLMSIM_BYTES_ACT, 0, 0);
-			linear(b, "q_b_proj", T, a * dq, qr, 0);
+			gb_linear(b, "q_a_proj", T, qr, h, 1);
+			gb_ew(b, "q_norm", b->norm, T, qr, LLMSIM_BYTES_ACT, 0, 0);
+			gb_linear(b, "q_b_proj", T, a * dq, qr, 0);
 		} else {
-			linear(b, "q_proj", T, a * dq, h, 1);
+			gb_linear(b, "q_proj", T, a * dq, h, 1);
 		}
-		linear(b, "kv_a_proj", T, r + dr, h, 1);
-		ew(b, "kv_norm", b->norm, T, r, LLMSIM_BYTES_ACT, 0, 0);
-		linear(b, "kv_b_proj", T, a * (dn + dv), r, 0);
+		gb_linear(b, "kv_a_proj", T, r + dr, h, 1);
+		gb_ew(b, "kv_norm", b->norm, T, r, LLMSIM_BYTES_ACT, 0, 0);
+		gb_linear(b, "kv_b_proj", T, a * (dn + dv), r, 0);
 		b->npending = 0;
-		rope(b, (a + 1) * dr);
+		gb_rope(b, a * dr, dr);
 		attention(b, a, a, dq, dv);
-		linear(b, "o_proj", T, h, a * dv, 1);
+		gb_linear(b, "o_proj", T, h, a * dv, 1);
 		return;
 	}
 	/* serving: the two down-projections in one GEMM (vLLM's
 	 * fused_qkv_a_proj), unless plain PyTorch runs them */
-	int fuse = !c->lower.torch;
+	int fuse = !gb_pytorch(b);
 	if (qr > 0) {
 		if (fuse) {
-			linear(b, "qkv_a_proj", T, qr + r + dr, h, 0);
+			gb_linear(b, "qkv_a_proj", T, qr + r + dr, h, 0);
 		} else {
-			linear(b, "q_a_proj", T, qr, h, 0);
-			linear(b, "kv_a_proj", T, r + dr, h, 0);
+			gb_linear(b, "q_a_proj", T, qr, h, 0);
+			gb_linear(b, "kv_a_proj", T, r + dr, h, 0);
 		}
-		ew(b, "q_norm", b->norm, T, qr, LLMSIM_BYTES_ACT, 0, 0);
-		linear(b, "q_b_proj", T, a * dq, qr, 0);
+		gb_norm(b, "q_norm", T, qr);
+		gb_linear(b, "q_b_proj", T, a * dq, qr, 0);
 	} else if (fuse) {
-		linear(b, "qkv_a_proj", T, a * dq + r + dr, h, 0);
+		gb_linear(b, "qkv_a_proj", T, a * dq + r + dr, h, 0);
 	} else {
-		linear(b, "q_proj", T, a * dq, h, 0);
-		linear(b, "kv_a_proj", T, r + dr, h, 0);
+		gb_linear(b, "q_proj", T, a * dq, h, 0);
+		gb_linear(b, "kv_a_proj", T, r + dr, h, 0);
 	}
-	ew(b, "kv_norm", b->norm, T, r, LLMSIM_BYTES_ACT, 0, 0);
-	rope(b, (a + 1) * dr);
-	kv_write(b, r + dr, 0);
+	gb_norm(b, "kv_norm", T, r);
+	gb_rope(b, a * dr, dr);
+	gb_kv_write(b, r + dr, 0);
 	/* per context: prefill up-projects every key's latent; decode
 	 * absorbs the up-projections into the query and the output */
 	unsigned save = b->part;
 	b->part = LLMSIM_PART_ATTN;
 	int64_t keys = prefill_keys(c), nd = c->decode_seqs * (c->q_len > 0 ? c->q_len : 1);
 	if (keys > 0)
-		linear(b, "kv_b_proj", keys, a * (dn + dv), r, 0);
+		gb_linear(b, "kv_b_proj", keys, a * (dn + dv), r, 0);
 	if (nd > 0)
-		gemm(b, "q_absorb", LLMSIM_PH_FWD, nd, r, dn, a, 0, 0);
+		gb_gemm(b, "q_absorb", LLMSIM_PH_FWD, nd, r, dn, a, 0, 0);
 	attention(b, a, a, dq, dv);
 	b->part = LLMSIM_PART_ATTN;
 	if (nd > 0)
-		gemm(b, "o_absorb", LLMSIM_PH_FWD, nd, dv, r, a, 0, 0);
+		gb_gemm(b, "o_absorb", LLMSIM_PH_FWD, nd, dv, r, a, 0, 0);
 	b->part = save;
-	linear(b, "o_proj", T, h, a * dv, 0);
+	gb_linear(b, "o_proj", T, h, a * dv, 0);
 }
 
 /* An MLP of width w (already this rank's) on T tokens, over `batch`
- * experts when batch > 1; `trained`: weight gradients. */
-static void ffn(struct bld *b, int64_t T, int64_t w, int64_t batch, unsigned role)
+ * experts when batch > 1 (a grouped GEMM over `groups` experts when
+ * groups > 1: T rows routed over them); `trained`: weight gradients. */
+static void ffn_grouped(struct bld *b, int64_t T, int64_t w, int64_t batch, int64_t groups,
+			unsigned role)
 {
 	const struct llmsim_model *m = b->m;
 	int64_t h = m->hidden;
 	int trained = b->train && b->c->lora_rank == 0;
 	int gated = m->mlp == LLMSIM_MLP_GATED;
-	int torch = b->c->lower.torch;
-	if (gated && b->c->lower.split_gate_up) {
-		gemm_fb(b, "gate_proj", T, w, h, batch, 1, trained, role);
-		gemm_fb(b, "up_proj", T, w, h, batch, 1, trained, role);
+	int split = gated && (b->c->lower.split_gate_up || b->engine == LLMSIM_ENGINE_HF);
+	struct llmsim_gnode *first = b->g->n < LLMSIM_GRAPH_MAX ? &b->g->node[b->g->n] : NULL;
+	if (split) {
+		gb_gemm_fb(b, "gate_proj", T, w, h, batch, 1, trained, role);
+		gb_gemm_fb(b, "up_proj", T, w, h, batch, 1, trained, role);
 	} else {
-		gemm_fb(b, gated ? "gate_up_proj" : "up_proj", T, (gated ? 2 : 1) * w, h, batch, 1,
-			trained, role);
+		gb_gemm_fb(b, gated ? "gate_up_proj" : "up_proj", T, (gated ? 2 : 1) * w, h, batch,
+			   1, trained, role);
 	}
-	if (gated && torch) {
-		/* SiLU, then the product, on the strided halves of gate_up */
-		ew(b, "silu_mul", LLMSIM_EW_SILU, T * batch, w, LLMSIM_BYTES_ACT,
-		   !b->c->lower.split_gate_up, role & ~LLMSIM_GN_LINEAR);
-		ew(b, "silu_mul", LLMSIM_EW_MUL, T * batch, w, LLMSIM_BYTES_ACT,
-		   !b->c->lower.split_gate_up, role & ~LLMSIM_GN_LINEAR);
-	} else {
-		/* a gated MLP's activation and product in one kernel (priced as
-		 * SwiGLU's whatever the activation); a plain one's activation */
-		enum llmsim_ew_kind act = gated ? LLMSIM_EW_SILU_MUL
-					 : m->activation == LLMSIM_ACT_SILU ? LLMSIM_EW_SILU
-					 : m->activation == LLMSIM_ACT_RELU ? LLMSIM_EW_RELU
-									    : LLMSIM_EW_GELU;
-		ew(b, llmsim_ew_kind_name(act), act, T * batch, w, LLMSIM_BYTES_ACT, 0,
-		   role & ~LLMSIM_GN_LINEAR);
-	}
-	gemm_fb(b, "down_proj", T, h, w, batch, 1, trained, role);
+	gb_activation(b, T, w, batch, !split, role);
+	gb_gemm_fb(b, "down_proj", T, h, w, batch, 1, trained, role);
+	if (groups > 1 && first)
+		for (struct llmsim_gnode *x = first; x < b->g->node + b->g->n; x++)
+			if (x->op.kind == LLMSIM_OP_GEMM)
+				x->op.u.gemm.groups = groups;
+}
+
+static void ffn(struct bld *b, int64_t T, int64_t w, int64_t batch, unsigned role)
+{
+	ffn_grouped(b, T, w, batch, 1, role);
+}
+
+/* One routed expert's FFN width on a rank. */
+static int64_t expert_width(const struct llmsim_graph_cfg *c, const struct llmsim_moe *x)
+{
+	return c->ep_in_tp ? (int64_t)x->expert_intermediate * c->ep / c->tp
+			   : x->expert_intermediate / c->tp;
 }
 
 /* The routed experts of this rank (see the file comment). */
@@ -639,8 +596,7 @@ static void experts(struct bld *b)
 	/* tokens the EP group routes, and the slots of this rank's experts */
 	double group = c->ep_in_tp ? (double)T : (double)T * ep;
 	double slots = group * x->top_k / ep;
-	int64_t w = c->ep_in_tp ? (int64_t)x->expert_intermediate * ep / c->tp
-				: x->expert_intermediate / c->tp;
+	int64_t w = expert_width(c, x);
 	int64_t touched = (int64_t)llround(
 		fmax(1.0, llmsim_graph_experts_touched((int64_t)group, x->top_k, x->experts, local)));
 	double mean = slots / touched;
@@ -651,7 +607,7 @@ static void experts(struct bld *b)
 	if (busiest < per)
 		busiest = per;
 	double save = b->flops_scale;
-	cat3(b->prefix, sizeof b->prefix, "experts.", NULL, NULL);
+	gb_cat3(b->prefix, sizeof b->prefix, "experts.", NULL, NULL);
 	if (busiest == per || touched == 1) {
 		b->flops_scale = mean / per;
 		if (touched == 1)
@@ -661,11 +617,67 @@ static void experts(struct bld *b)
 		/* the busiest expert apart, at imbalance x the mean */
 		b->flops_scale = touched * mean / ((double)(touched - 1) * per + busiest);
 		ffn(b, per, w, touched - 1, LLMSIM_GN_EXPERT | LLMSIM_GN_LINEAR);
-		cat3(b->prefix, sizeof b->prefix, "experts.busiest.", NULL, NULL);
+		gb_cat3(b->prefix, sizeof b->prefix, "experts.busiest.", NULL, NULL);
 		ffn(b, busiest, w, 1, LLMSIM_GN_EXPERT | LLMSIM_GN_LINEAR);
 	}
 	b->prefix[0] = 0;
 	b->flops_scale = save;
+}
+
+/* A PyTorch op of MoE routing (forward, inference) in type dt, cast to out. */
+static struct llmsim_gnode *route(struct bld *b, const char *name, enum llmsim_ew_kind kind,
+				  int64_t tokens, int64_t hidden, enum llmsim_dtype dt,
+				  enum llmsim_dtype out, int strided, int bcast)
+{
+	struct llmsim_gnode *x = gb_ew1(b, name, LLMSIM_PH_FWD, kind, tokens, hidden,
+					LLMSIM_BYTES_ACT, strided, 0);
+	if (x) {
+		x->op.dtype = dt;
+		x->op.u.ew.out_dtype = out != dt ? out : 0;
+		x->op.u.ew.bcast = bcast;
+	}
+	return x;
+}
+
+/* The routed experts as PyTorch runs them (calib/torch/steps_lean.py's
+ * moe(), the kernels of steps_lean_b.tsv and steps_lean_moe.tsv): the top-k
+ * of the gate logits, a softmax over the k (fp32), a stable argsort of the
+ * T*k expert ids, the slots' token numbers (order // k), the permuted
+ * rows (index_select), the experts' counts (zeros, ones_like, scatter_add_)
+ * and their offsets (cumsum: a scan of two kernels), the experts as two
+ * grouped GEMMs (torch._grouped_mm) around SiLU and the product on the
+ * strided halves, the routing weights gathered into slot order and cast,
+ * the rows scaled by them (a broadcast), and the combine: zeros_like, then
+ * index_add_ of the slots into their tokens' rows. A token-keyed bias the
+ * script adds to the gate logits (to stand in for a trained router's
+ * balance) is not part of a model: left out. */
+static void moe_torch(struct bld *b, int64_t slots, int64_t w, int64_t local)
+{
+	const struct llmsim_moe *x = &b->m->moe;
+	enum llmsim_dtype a = b->c->act, f = LLMSIM_DT_FP32, id = LLMSIM_DT_INT64;
+	int64_t T = b->T, h = b->m->hidden, tk = T * x->top_k;
+	struct llmsim_gnode *n = route(b, "router_topk", LLMSIM_EW_TOPK, T, x->experts, a, a, 0, 0);
+	if (n)
+		n->op.u.ew.k = x->top_k;
+	route(b, "router_softmax", LLMSIM_EW_COPY, T, x->top_k, a, f, 0, 0);
+	route(b, "router_softmax", LLMSIM_EW_SOFTMAX, T, x->top_k, f, f, 0, 0);
+	route(b, "moe_permute", LLMSIM_EW_SORT, tk, 1, id, id, 0, 0);
+	route(b, "moe_permute", LLMSIM_EW_COPY, tk, 1, id, id, 0, 0);
+	route(b, "moe_permute", LLMSIM_EW_GATHER, slots, h, a, a, 0, 0);
+	/* int32 counts: 4-byte elements */
+	route(b, "moe_counts", LLMSIM_EW_COPY, 1, x->experts, f, f, 0, 0);
+	route(b, "moe_counts", LLMSIM_EW_COPY, tk, 1, f, f, 0, 0);
+	route(b, "moe_counts", LLMSIM_EW_SCATTER_ADD, tk, 1, f, f, 0, 0);
+	route(b, "moe_counts", LLMSIM_EW_COPY, 1, x->experts, f, f, 0, 0);
+	route(b, "moe_counts", LLMSIM_EW_COPY, 1, x->experts, f, f, 0, 0);
+	gb_cat3(b->prefix, sizeof b->prefix, "experts.", NULL, NULL);
+	ffn_grouped(b, slots, w, 1, local, LLMSIM_GN_EXPERT | LLMSIM_GN_LINEAR);
+	b->prefix[0] = 0;
+	route(b, "moe_combine", LLMSIM_EW_GATHER, tk, 1, f, f, 0, 0);
+	route(b, "moe_combine", LLMSIM_EW_COPY, tk, 1, f, a, 0, 0);
+	route(b, "moe_combine", LLMSIM_EW_MUL, slots, h, a, a, 1, 1);
+	route(b, "moe_combine", LLMSIM_EW_COPY, T, h, a, a, 0, 0);
+	route(b, "moe_combine", LLMSIM_EW_SCATTER_ADD, slots, h, a, a, 0, 0);
 }
 
 static void moe(struct bld *b)
@@ -676,26 +688,32 @@ static void moe(struct bld *b)
 	int64_t T = b->T, h = m->hidden;
 	int trained = b->train && c->lora_rank == 0;
 	double ab = llmsim_dtype_bytes(c->act);
-	gemm_fb(b, "router", T, x->experts, h, 1, 0, trained, 0);
-	ew(b, "router_softmax", LLMSIM_EW_SOFTMAX, T, x->experts, LLMSIM_BYTES_ACT, 0, 0);
+	gb_gemm_fb(b, "router", T, x->experts, h, 1, 0, trained, 0);
+	int pytorch = gb_pytorch(b) && !b->train;
+	if (!pytorch)
+		gb_ew(b, "router_softmax", LLMSIM_EW_SOFTMAX, T, x->experts, LLMSIM_BYTES_ACT, 0,
+		      0);
 	/* each rank dispatches its tokens' slots: in training its own tokens
 	 * (1/tp of them under SP), in serving 1/ep of the tokens all hold */
 	double disp = c->ep_in_tp ? (double)T * x->top_k / c->ep
 				  : (double)T * x->top_k / (c->sp && c->tp > 1 ? c->tp : 1);
 	double bytes = disp * h * ab;
-	coll(b, "ep_dispatch", LLMSIM_PH_FWD, LLMSIM_COLL_ALLTOALL, bytes, c->ep, c->ep_nodes,
+	gb_coll(b, "ep_dispatch", LLMSIM_PH_FWD, LLMSIM_COLL_ALLTOALL, bytes, c->ep, c->ep_nodes,
 	     LLMSIM_GN_EP);
-	experts(b);
-	coll(b, "ep_combine", LLMSIM_PH_FWD, LLMSIM_COLL_ALLTOALL, bytes, c->ep, c->ep_nodes,
+	if (pytorch)
+		moe_torch(b, (int64_t)llround(disp), expert_width(c, x), x->experts / c->ep);
+	else
+		experts(b);
+	gb_coll(b, "ep_combine", LLMSIM_PH_FWD, LLMSIM_COLL_ALLTOALL, bytes, c->ep, c->ep_nodes,
 	     LLMSIM_GN_EP);
 	if (b->train) {
-		coll(b, "ep_combine", LLMSIM_PH_BWD, LLMSIM_COLL_ALLTOALL, bytes, c->ep,
+		gb_coll(b, "ep_combine", LLMSIM_PH_BWD, LLMSIM_COLL_ALLTOALL, bytes, c->ep,
 		     c->ep_nodes, LLMSIM_GN_EP);
-		coll(b, "ep_dispatch", LLMSIM_PH_BWD, LLMSIM_COLL_ALLTOALL, bytes, c->ep,
+		gb_coll(b, "ep_dispatch", LLMSIM_PH_BWD, LLMSIM_COLL_ALLTOALL, bytes, c->ep,
 		     c->ep_nodes, LLMSIM_GN_EP);
 	}
 	if (x->shared_experts > 0) {
-		cat3(b->prefix, sizeof b->prefix, "shared.", NULL, NULL);
+		gb_cat3(b->prefix, sizeof b->prefix, "shared.", NULL, NULL);
 		ffn(b, T, (int64_t)x->shared_experts * x->expert_intermediate / c->tp, 1,
 		    LLMSIM_GN_LINEAR);
 		b->prefix[0] = 0;
@@ -709,23 +727,48 @@ static void layer(struct bld *b, enum llmsim_gsec sec)
 	double act_bytes = (double)b->T * m->hidden * llmsim_dtype_bytes(c->act);
 	b->sec = sec;
 	b->part = LLMSIM_PART_BODY;
-	ew(b, "attn_norm", b->norm, b->Tsp, m->hidden, LLMSIM_BYTES_ACT, 0, 0);
+	gb_norm(b, "attn_norm", b->Tsp, m->hidden);
 	tp_point(b, act_bytes, LLMSIM_TP_COL);
 	if (m->has_mla)
 		attn_mla(b);
 	else
 		attn_gqa(b);
 	tp_point(b, act_bytes, LLMSIM_TP_ROW);
-	ew(b, "residual", LLMSIM_EW_ADD, b->Tsp, m->hidden, LLMSIM_BYTES_ACT, 0, 0);
+	gb_ew(b, "residual", LLMSIM_EW_ADD, b->Tsp, m->hidden, LLMSIM_BYTES_ACT, 0, 0);
 
-	ew(b, "mlp_norm", b->norm, b->Tsp, m->hidden, LLMSIM_BYTES_ACT, 0, 0);
+	gb_norm(b, "mlp_norm", b->Tsp, m->hidden);
 	tp_point(b, act_bytes, LLMSIM_TP_COL);
 	if (sec == LLMSIM_SEC_MOE)
 		moe(b);
 	else
 		ffn(b, b->T, m->intermediate / c->tp, 1, LLMSIM_GN_LINEAR);
 	tp_point(b, act_bytes, LLMSIM_TP_ROW);
-	ew(b, "residual", LLMSIM_EW_ADD, b->Tsp, m->hidden, LLMSIM_BYTES_ACT, 0, 0);
+	gb_ew(b, "residual", LLMSIM_EW_ADD, b->Tsp, m->hidden, LLMSIM_BYTES_ACT, 0, 0);
+}
+
+/* HF's LlamaRotaryEmbedding, once a forward: the angles (inv_freq @
+ * positions: a tiny fp32 matmul), cat((freqs, freqs)), cos and sin, each
+ * times attention_scaling, cast to the activation type. */
+static void rotary_tables(struct bld *b)
+{
+	const struct llmsim_graph_cfg *c = b->c;
+	int64_t d = b->m->head_dim, T = b->T, seqs = c->decode_seqs;
+	enum llmsim_dtype f = LLMSIM_DT_FP32;
+	for (int i = 0; i < c->nprefill; i++)
+		seqs += c->prefill[i].count;
+	struct llmsim_gnode *x =
+		gb_gemm(b, "rotary_emb", LLMSIM_PH_FWD, d / 2, T / (seqs > 0 ? seqs : 1), 1,
+			seqs > 0 ? seqs : 1, 0, 0);
+	if (x)
+		x->op.dtype = x->op.u.gemm.b_dtype = f;
+	for (int i = 0; i < 7; i++) {
+		x = gb_ew1(b, "rotary_emb", LLMSIM_PH_FWD, LLMSIM_EW_COPY, T, d, LLMSIM_BYTES_ACT,
+			   0, 0);
+		if (x) {
+			x->op.dtype = f;
+			x->op.u.ew.out_dtype = i >= 5 ? c->act : 0;
+		}
+	}
 }
 
 static void pre(struct bld *b)
@@ -733,9 +776,12 @@ static void pre(struct bld *b)
 	const struct llmsim_model *m = b->m;
 	b->sec = LLMSIM_SEC_PRE;
 	b->part = LLMSIM_PART_BODY;
-	ew(b, "embedding", LLMSIM_EW_EMBEDDING, b->T, m->hidden, LLMSIM_BYTES_ACT, 0, 0);
+	gb_ew(b, "embedding", LLMSIM_EW_EMBEDDING, b->T, m->hidden, LLMSIM_BYTES_ACT, 0, 0);
 	/* the vocab-parallel embedding sums its ranks' rows: a row point */
 	tp_point(b, (double)b->T * m->hidden * llmsim_dtype_bytes(b->c->act), LLMSIM_TP_ROW);
+	if (b->engine == LLMSIM_ENGINE_HF && !b->train && m->position == LLMSIM_POS_ROPE &&
+	    m->head_dim > 1)
+		rotary_tables(b);
 }
 
 static void post(struct bld *b)
@@ -747,14 +793,14 @@ static void post(struct bld *b)
 	b->sec = LLMSIM_SEC_POST;
 	b->part = LLMSIM_PART_BODY;
 	if (b->train) {
-		ew(b, "final_norm", b->norm, b->Tsp, h, LLMSIM_BYTES_ACT, 0, 0);
+		gb_ew(b, "final_norm", b->norm, b->Tsp, h, LLMSIM_BYTES_ACT, 0, 0);
 		b->part = LLMSIM_PART_HEAD;
 		tp_point(b, (double)b->T * h * ab, LLMSIM_TP_COL);
-		gemm_fb(b, "lm_head", b->T, V / t, h, 1, 0, c->lora_rank == 0, LLMSIM_GN_LINEAR);
+		gb_gemm_fb(b, "lm_head", b->T, V / t, h, 1, 0, c->lora_rank == 0, LLMSIM_GN_LINEAR);
 		b->npending = 0;
-		ew(b, "cross_entropy", LLMSIM_EW_CROSS_ENTROPY, b->T, V / t, LLMSIM_BYTES_ACT, 0, 0);
+		gb_ew(b, "cross_entropy", LLMSIM_EW_CROSS_ENTROPY, b->T, V / t, LLMSIM_BYTES_ACT, 0, 0);
 		/* vocab-parallel loss: max, sum of exps, target logit (fp32) */
-		struct llmsim_gnode *x = coll(b, "loss_allreduce", LLMSIM_PH_FWD,
+		struct llmsim_gnode *x = gb_coll(b, "loss_allreduce", LLMSIM_PH_FWD,
 					      LLMSIM_COLL_ALLREDUCE, 3.0 * b->T * 4, c->tp,
 					      c->tp_nodes, LLMSIM_GN_TP);
 		if (x)
@@ -762,15 +808,24 @@ static void post(struct bld *b)
 		return;
 	}
 	int64_t rows = c->logits > 0 ? c->logits : 0;
-	ew(b, "final_norm", b->norm, c->lower.torch ? rows : b->T, h, LLMSIM_BYTES_ACT, 0, 0);
+	if (b->engine == LLMSIM_ENGINE_TORCH) {
+		/* F.rms_norm(x[:, -1:, :]): the last positions of several
+		 * sequences of several tokens are a strided view, made
+		 * contiguous first */
+		if (rows > 1 && b->T > rows)
+			gb_ew(b, "final_norm", LLMSIM_EW_COPY, rows, h, LLMSIM_BYTES_ACT, 1, 0);
+		gb_norm(b, "final_norm", rows, h);
+	} else {
+		gb_norm(b, "final_norm", b->T, h);
+	}
 	b->part = LLMSIM_PART_HEAD;
-	gemm(b, "lm_head", LLMSIM_PH_FWD, rows, V / t, h, 1, 0, LLMSIM_GN_LINEAR);
+	gb_gemm(b, "lm_head", LLMSIM_PH_FWD, rows, V / t, h, 1, 0, LLMSIM_GN_LINEAR);
 	/* the sampler needs each row's whole vocabulary: gather the fp32 logits */
-	coll(b, "logits_allgather", LLMSIM_PH_FWD, LLMSIM_COLL_ALLGATHER,
+	gb_coll(b, "logits_allgather", LLMSIM_PH_FWD, LLMSIM_COLL_ALLGATHER,
 	     (double)rows * (V / t) * 4.0, c->tp, c->tp_nodes, LLMSIM_GN_TP);
 	/* an engine samples the next tokens; a plain forward returns logits */
-	if (!c->lower.torch)
-		ew(b, "sampler", LLMSIM_EW_SOFTMAX, rows, V, LLMSIM_BYTES_ACT, 0, 0);
+	if (!gb_pytorch(b))
+		gb_ew(b, "sampler", LLMSIM_EW_SOFTMAX, rows, V, LLMSIM_BYTES_ACT, 0, 0);
 }
 
 static void p2p(struct bld *b)
@@ -781,7 +836,7 @@ static void p2p(struct bld *b)
 	/* one activation from stage to stage (1/tp of it under SP) */
 	double bytes = (double)b->T * b->m->hidden * llmsim_dtype_bytes(c->act) /
 		       (b->train && c->sp && c->tp > 1 ? c->tp : 1);
-	coll(b, "pp_send", LLMSIM_PH_FWD, LLMSIM_COLL_SENDRECV, bytes, 2, c->pp_nodes,
+	gb_coll(b, "pp_send", LLMSIM_PH_FWD, LLMSIM_COLL_SENDRECV, bytes, 2, c->pp_nodes,
 	     LLMSIM_GN_PP);
 }
 
@@ -792,6 +847,9 @@ static int check(const struct llmsim_model *m, const struct llmsim_graph_cfg *c,
 		return llmsim_err_set(err, LLMSIM_EINVAL, "model '%s' has no layers", m->name);
 	if (c->tp < 1 || c->cp < 1 || c->ep < 1)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "tp, cp and ep must be at least 1");
+	if ((unsigned)c->lower.engine >= LLMSIM_ENGINE_COUNT)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "unknown engine %d (%s)",
+				      (int)c->lower.engine, llmsim_engine_choices());
 	if (m->heads % c->tp)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "%d heads are not divisible by tp %d",
 				      m->heads, c->tp);
@@ -820,6 +878,7 @@ int llmsim_graph_build(const struct llmsim_model *m, const struct llmsim_graph_c
 	b.T = llmsim_graph_tokens(c);
 	b.Tsp = b.train && c->sp && c->tp > 1 ? b.T / c->tp : b.T;
 	b.norm = m->norm == LLMSIM_NORM_RMS ? LLMSIM_EW_RMSNORM : LLMSIM_EW_LAYERNORM;
+	b.engine = c->lower.engine;
 	if (b.T <= 0)
 		return 0;
 	pre(&b);

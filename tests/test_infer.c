@@ -129,7 +129,7 @@ Test(infer, decode_batch1_is_weight_and_kv_bytes)
 	 * one-row GEMMs too small to keep enough loads in flight */
 	double peak = h200.hbm_bytes_per_s, eff = h200.param[LLMSIM_PARAM_HBM_FRACTION];
 	double fixed = h200.param[LLMSIM_PARAM_KERNEL_OVERHEAD_S] + h200.hbm_latency_s +
-		       h200.param[LLMSIM_PARAM_GRAPH_KERNEL_GAP_S];
+		       h200.param[LLMSIM_PARAM_STEP_KERNEL_GAP_S];
 	cr_expect_geq(c.time_s, c.hbm_bytes / peak);
 	cr_expect_leq(c.time_s, 1.25 * c.hbm_bytes / (peak * eff) + (double)c.kernels * fixed,
 		      "%g s for %g bytes in %lld kernels", c.time_s, c.hbm_bytes, (long long)c.kernels);

@@ -146,6 +146,10 @@ Test(infer_serve, offline_single_batch)
 	struct llmsim_serve_cfg cfg;
 	struct llmsim_serve_result r;
 	setup(&cfg);
+	/* the same load for both (lone kernels): serve prices a run in the
+	 * load of the whole run, infer each phase in its own; what is
+	 * compared here is the step prices */
+	cfg.infer.load = LLMSIM_LOAD_LONE;
 	/* 8 identical requests fit one step's budget: one prefill step, then
 	 * 63 decode steps together */
 	cfg.requests = 8;

@@ -672,7 +672,14 @@ static int serve_once(const struct llmsim_serve_cfg *cfg, struct llmsim_serve_re
 int llmsim_serve_run(const struct llmsim_serve_cfg *cfg, struct llmsim_serve_result *res,
 		     struct llmsim_err *err)
 {
-	int rc = serve_once(cfg, res, err);
+	int rc;
+	if (cfg->infer.load == LLMSIM_LOAD_LONE) {
+		/* every op a lone kernel at its burst clock */
+		struct llmsim_serve_cfg lone = *cfg;
+		lone.infer.load_duty = lone.infer.load_rho = 0;
+		return serve_once(&lone, res, err);
+	}
+	rc = serve_once(cfg, res, err);
 	if (rc || cfg->infer.load_duty > 0)
 		return rc;
 	double load = llmsim_infer_load(cfg->infer.gpu, res->busy_s, res->duration_s);

@@ -52,7 +52,7 @@ static int extra_gemm(const struct llmsim_infer_cfg *cfg, int64_t m, int64_t n, 
 	int rc = llmsim_predict(cfg->gpu, &op, &p, err);
 	if (!rc)
 		*t += p.time_s + (cfg->runtime == LLMSIM_RT_GRAPH ?
-					  cfg->gpu->param[LLMSIM_PARAM_GRAPH_KERNEL_GAP_S] :
+					  cfg->gpu->param[LLMSIM_PARAM_STEP_KERNEL_GAP_S] :
 					  0);
 	return rc;
 }
