@@ -32,3 +32,13 @@ double llmsim_quantile(double *v, size_t n, double q)
 	llmsim_sort_doubles(v, n);
 	return llmsim_quantile_sorted(v, n, q);
 }
+
+double llmsim_quantile_cover(double *v, size_t n, double q)
+{
+	if (!n)
+		return NAN;
+	llmsim_sort_doubles(v, n);
+	double r = ceil(q * (double)n - 1e-9); /* 0.8 x 10 is 8, not 8.000000001 */
+	size_t i = r < 1 ? 0 : (size_t)r - 1;
+	return v[i < n ? i : n - 1];
+}

@@ -19,6 +19,12 @@ double llmsim_quantile(double *v, size_t n, double q);
 /* The same of v[0..n) already sorted ascending (not modified). */
 double llmsim_quantile_sorted(const double *v, size_t n, double q);
 
+/* The smallest of v[0..n) that at least a share q (0 < q <= 1) of the
+ * values do not exceed (the nearest-rank quantile, v[ceil(q n) - 1] once
+ * sorted): an error bar that covers q of its cases, whatever n. Sorts v in
+ * place. NaN if n == 0. */
+double llmsim_quantile_cover(double *v, size_t n, double q);
+
 /* Sort v[0..n) ascending. */
 void llmsim_sort_doubles(double *v, size_t n);
 

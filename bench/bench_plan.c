@@ -1,14 +1,13 @@
 /*
  * bench_plan.c - speed of the training-configuration search (one core).
  *
- * Prints, for a few (model, GPU count) searches: configurations
- * enumerated per second (every point of the space, invalid subtrees
- * counted as skipped), configurations fully evaluated per second (memory
- * and step time computed: the feasible plus the out-of-memory ones), and
- * the wall time of `llmsim plan --model 405b --gpus 16384` (cold: op cache
- * empty; warm: second run on the same context). The space includes the
- * three offload modes (none, optimizer, params), 3x the configurations
- * of a search without offload.
+ * Prints, for a few (model, GPU count) searches with the default search
+ * (the batch rule, uneven stages, 1-8 chunks per stage, the three offload
+ * modes): the configurations of the space, those priced (memory and step
+ * time computed: the feasible and the out-of-memory ones) and those pruned
+ * before pricing (invalid subtrees, counted whole), the priced and the
+ * pruned per second, and the wall time (cold: op cache empty; warm: best
+ * of the later runs on the same context), the ranking included.
  *
  *   LLMSIM_DATA_DIR=. build/bench/llmsim-bench-plan
  */
@@ -18,7 +17,7 @@
 
 #include "hw/gpu.h"
 #include "models/model.h"
-#include "sim/train/train.h"
+#include "sim/train/plan.h"
 
 static double now_s(void)
 {
@@ -41,11 +40,10 @@ static int one(const char *model, int gpus, int reps)
 		fprintf(stderr, "bench_plan: %s\n", err.msg);
 		return 1;
 	}
-	struct llmsim_plan_req q = {.gpus = gpus, .seq = 4096, .global_batch = 1024,
-				    .dtype = LLMSIM_DT_BF16, .recipe = LLMSIM_RECIPE_MEGATRON,
-				    .moe_imbalance = 1, .top = 5};
+	struct llmsim_plan_req q = {.gpus = gpus, .seq = 4096, .dtype = LLMSIM_DT_BF16,
+				    .recipe = LLMSIM_RECIPE_MEGATRON, .moe_imbalance = 1, .top = 5};
 	double cold = 0, warm = 1e300;
-	int64_t evaluated = 0, full = 0;
+	int64_t priced = 0, pruned = 0, batch = 0;
 	for (int r = 0; r < reps; r++) {
 		struct llmsim_plan_out o;
 		double t0 = now_s();
@@ -59,16 +57,17 @@ static int one(const char *model, int gpus, int reps)
 			cold = t;
 		else if (t < warm)
 			warm = t;
-		evaluated = o.evaluated;
-		full = o.feasible + o.rejected[LLMSIM_REJ_OOM];
+		priced = o.priced;
+		pruned = o.pruned;
+		batch = o.global_batch;
 		llmsim_plan_out_release(&o);
 	}
 	if (reps < 2)
 		warm = cold;
-	printf("%-8s %6d GPUs  %9lld configs (%8lld fully evaluated)  cold %8.2f ms  warm %8.2f ms"
-	       "  %7.2f M configs/s  %6.2f M evaluated/s\n",
-	       model, gpus, (long long)evaluated, (long long)full, cold * 1e3, warm * 1e3,
-	       evaluated / warm / 1e6, full / warm / 1e6);
+	printf("%-6s %6d GPUs  batch %5lld  %9lld configs: %8lld priced, %9lld pruned  cold %8.2f ms"
+	       "  warm %8.2f ms  %6.2f M priced/s  %7.2f M pruned/s\n",
+	       model, gpus, (long long)batch, (long long)(priced + pruned), (long long)priced,
+	       (long long)pruned, cold * 1e3, warm * 1e3, priced / warm / 1e6, pruned / warm / 1e6);
 	llmsim_train_ctx_free(ctx);
 	return 0;
 }

@@ -80,6 +80,7 @@ int llmsim_calib_set_add(struct llmsim_calib_set *set, int64_t case_id, const st
 	pt->per_call = !strncmp(c->impl, "torch_", 6);
 	pt->loop_s = c->reps > 0 && c->time_median_s > 0 ? 0.5 * c->reps * c->time_median_s : 0;
 	pt->loop_s += c->load_s; /* busy before the timing began */
+	pt->loaded_clock_hz = c->load_s > 0 && c->sm_clock_hz > 0 ? c->sm_clock_hz : 0;
 	pt->how = LLMSIM_CALIB_NOT_MODELLED;
 	set->n++;
 

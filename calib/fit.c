@@ -65,11 +65,17 @@ static const struct {
     {"vector_fraction", 0.10, 1.0, "gemm"},
     {"gemm_hbm_fraction", 0.30, 1.0, "gemm"},
     {"sm_inflight_bytes", 2048, 262144, "gemm"},
+    /* the knee between the HBM rate and the loads in flight, on the
+     * GEMVs, element-wise ops and decode kernels near it */
+    {"hbm_queue_exponent", 1.0, 32, "gemm elementwise decode"},
     /* the power law's capped clock, on the tensor-bound cases timed inside
      * a sustained load (cases.load_s: PyTorch GEMMs looped for 0.3 s,
      * MoE expert GEMMs): the only cases it moves, as lone kernel loops
      * stay at their burst clock */
     {"power_capped_clock_hz", 0.8e9, 2.0e9, "gemm"},
+    /* what an 8-bit tensor FLOP draws against a 16-bit one, on the FP8
+     * GEMMs timed inside a sustained load: their clock below BF16's */
+    {"narrow_tensor_energy_relative", 0.2, 1.5, "gemm"},
     /* the grouped GEMM kernel of MoE experts (torch._grouped_mm) */
     {"grouped_gemm_tensor_fraction", 0.20, 1.0, "gemm"},
     {"grouped_gemm_hbm_fraction", 0.10, 1.0, "gemm"},

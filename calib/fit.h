@@ -48,6 +48,9 @@ struct llmsim_calib_point {
 	double loop_s;	   /* how long the timed loop had run when its median
 			    * repetition started (reps / 2 x the median): the
 			    * load the power controller had seen */
+	double loaded_clock_hz; /* the SM clock read (NVML) while a sustained load
+				 * timed it (cases.load_s > 0); 0 if none: a second
+				 * observable of the power law beside the time */
 	enum llmsim_calib_how how;
 	struct llmsim_op op; /* LLMSIM_CALIB_SIM: the parsed spec, or the stream op */
 	char why[160];	     /* LLMSIM_CALIB_NOT_MODELLED: the reason */

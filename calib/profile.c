@@ -44,20 +44,6 @@ static int plain(const char *s)
 	return 1;
 }
 
-/* The whole-step classes of training (`llmsim train`'s expected error). */
-static void write_train_steps(FILE *f, const struct llmsim_profile_info *info)
-{
-	if (!info || info->ntrain_step_errs < 1)
-		return;
-	fputs("train_step_errors:  # the steps class's training rows (llmsim calib validate): "
-	      "(predicted - measured) / measured, %\n", f);
-	for (int i = 0; i < info->ntrain_step_errs; i++) {
-		const struct llmsim_step_err *e = &info->train_step_errs[i];
-		fprintf(f, "  %s: {p80: %.2f, median: %.2f, n: %d}\n", e->name, e->p80_abs_pct,
-			e->median_pct, e->n);
-	}
-}
-
 static void write_body(FILE *f, const struct llmsim_gpu *gpu, const struct llmsim_calib_set *set,
 		       const struct llmsim_fit_result *res, const struct llmsim_validation *ho,
 		       const char *date, const char *source)
@@ -108,12 +94,16 @@ static void write_body(FILE *f, const struct llmsim_gpu *gpu, const struct llmsi
 	for (int c = 0; ho && c < ho->nclasses; c++)
 		nclasses += ho->classes[c].n > 0;
 	if (nclasses)
-		fputs("expected_error_pct:  # held-out |predicted - measured| / measured, %\n", f);
+		fputs("expected_error_pct:  # held-out |predicted - measured| / measured, %;"
+		      " bias: median signed (> 0: predicted times too long); p80 is the printed error bar\n",
+		      f);
 	for (int c = 0; ho && c < ho->nclasses; c++) {
 		const struct llmsim_err_stats *s = &ho->classes[c];
 		if (s->n > 0)
-			fprintf(f, "  %s: {median: %.2f, p90: %.2f, n: %d}\n", s->name,
-				s->median_abs_pct, s->p90_abs_pct, s->n);
+			/* p80 rounded up, so the bar as written still covers */
+			fprintf(f, "  %s: {median: %.2f, p80: %.2f, p90: %.2f, bias: %+.2f, n: %d}\n",
+				s->name, s->median_abs_pct, ceil(s->p80_abs_pct * 100 - 1e-9) / 100,
+				s->p90_abs_pct, s->median_signed_pct, s->n);
 	}
 }
 
@@ -152,7 +142,6 @@ int llmsim_calib_write_profile(const char *path, const struct llmsim_gpu *gpu,
 				      strerror(errno));
 	}
 	write_body(f, gpu, set, res, held_out, date, info ? info->source : NULL);
-	write_train_steps(f, info);
 	int bad = fflush(f) || ferror(f) || fsync(fileno(f));
 	int saved = errno;
 	if (fclose(f) || bad) {

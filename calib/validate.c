@@ -20,16 +20,18 @@ void llmsim_err_stats_compute(const double *pct, size_t n, struct llmsim_err_sta
 	out->n = (int)n;
 	out->median_abs_pct = llmsim_quantile(a, n, 0.5);
 	out->p90_abs_pct = llmsim_quantile(a, n, 0.9);
+	out->p80_abs_pct = llmsim_quantile_cover(a, n, 0.8); /* covers 80%: the error bar */
 	out->median_signed_pct = llmsim_quantile(s, n, 0.5);
 	out->meets_target = n > 0 && out->median_abs_pct <= LLMSIM_CALIB_TARGET_MEDIAN_PCT &&
-			    out->p90_abs_pct <= LLMSIM_CALIB_TARGET_P90_PCT;
+			    out->p90_abs_pct <= LLMSIM_CALIB_TARGET_P90_PCT &&
+			    fabs(out->median_signed_pct) <= LLMSIM_CALIB_TARGET_BIAS_PCT;
 	free(a);
 	free(s);
 }
 
 struct scored {
 	size_t i; /* index into set->p */
-	double pred_s, err_pct;
+	double pred_s, err_pct, clock_hz;
 };
 
 static int cmp_worst(const void *a, const void *b)
@@ -59,6 +61,8 @@ static void list_cases(const struct llmsim_calib_set *set, const struct scored *
 		out[j].measured_s = pt->measured_s;
 		out[j].predicted_s = sc[j].pred_s;
 		out[j].err_pct = sc[j].err_pct;
+		out[j].measured_clock_hz = pt->loaded_clock_hz;
+		out[j].predicted_clock_hz = sc[j].clock_hz;
 	}
 }
 
@@ -86,14 +90,16 @@ int llmsim_calib_validate_cases(const struct llmsim_gpu *gpu, const struct llmsi
 	if (ncases)
 		*ncases = 0;
 	v->split = split;
-	size_t n = 0, nh = 0;
+	size_t n = 0, nh = 0, nc = 0;
 	struct scored *sc = malloc((set->n ? set->n : 1) * sizeof *sc);
 	double *pct = malloc((set->n ? set->n : 1) * sizeof *pct);
 	double *hbm = malloc((set->n ? set->n : 1) * sizeof *hbm);
-	if (!sc || !pct || !hbm) {
+	double *clk = malloc((set->n ? set->n : 1) * sizeof *clk);
+	if (!sc || !pct || !hbm || !clk) {
 		free(sc);
 		free(pct);
 		free(hbm);
+		free(clk);
 		return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < set->n; i++) {
@@ -114,12 +120,20 @@ int llmsim_calib_validate_cases(const struct llmsim_gpu *gpu, const struct llmsi
 		}
 		sc[n].i = i;
 		sc[n].pred_s = t;
+		sc[n].clock_hz = p.sm_clock_hz;
 		sc[n].err_pct = 100.0 * (t - pt->measured_s) / pt->measured_s;
 		n++;
 		double intensity = p.hbm_bytes > 0 ? p.flops / p.hbm_bytes : INFINITY;
 		if (isfinite(pt->dram_bytes) && pt->dram_bytes > 0 && p.hbm_bytes > 0 &&
 		    intensity < ridge(gpu, pt))
 			hbm[nh++] = 100.0 * (p.hbm_bytes - pt->dram_bytes) / pt->dram_bytes;
+		/* where the power limit binds (the predicted clock below the
+		 * burst clock): such a load pulls the clock down within
+		 * milliseconds, while a light case after a heavy one reads a
+		 * clock still climbing back (the controller raises it slowly) */
+		if (pt->loaded_clock_hz > 0 && p.sm_clock_hz > 0 &&
+		    p.sm_clock_hz < gpu->burst_clock_hz * (1 - 1e-9))
+			clk[nc++] = 100.0 * (p.sm_clock_hz - pt->loaded_clock_hz) / pt->loaded_clock_hz;
 	}
 
 	/* per class, in name order */
@@ -164,8 +178,13 @@ int llmsim_calib_validate_cases(const struct llmsim_gpu *gpu, const struct llmsi
 	llmsim_err_stats_compute(hbm, nh, &hs);
 	v->hbm_median_abs_pct = hs.median_abs_pct;
 	v->hbm_median_signed_pct = hs.median_signed_pct;
+	v->clock_n = (int)nc;
+	llmsim_err_stats_compute(clk, nc, &hs);
+	v->clock_median_abs_pct = hs.median_abs_pct;
+	v->clock_median_signed_pct = hs.median_signed_pct;
 	free(sc);
 	free(pct);
 	free(hbm);
+	free(clk);
 	return 0;
 }

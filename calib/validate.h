@@ -17,14 +17,15 @@
  * absolute error on held-out cases. */
 #define LLMSIM_CALIB_TARGET_MEDIAN_PCT 5.0
 #define LLMSIM_CALIB_TARGET_P90_PCT    15.0
+#define LLMSIM_CALIB_TARGET_BIAS_PCT   3.0 /* |median signed error| */
 
 
 struct llmsim_err_stats {
 	char name[32];
 	int n;
-	double median_abs_pct, p90_abs_pct;
+	double median_abs_pct, p80_abs_pct, p90_abs_pct;
 	double median_signed_pct; /* bias: > 0 when the model is slow */
-	int meets_target;	  /* median and p90 within the targets */
+	int meets_target;	  /* median, p90 and bias within the targets */
 };
 
 /* Statistics of n signed % errors (pct is not modified). */
@@ -38,6 +39,8 @@ struct llmsim_worst_case {
 	char op_spec[256];
 	char op_class[32];
 	double measured_s, predicted_s, err_pct;
+	double measured_clock_hz;  /* read under a sustained load, 0 if none */
+	double predicted_clock_hz; /* the clock it was priced at */
 };
 
 struct llmsim_validation {
@@ -52,6 +55,12 @@ struct llmsim_validation {
 	int hbm_n;
 	double hbm_median_abs_pct;
 	double hbm_median_signed_pct;
+	/* cases timed inside a sustained load with their SM clock read, where
+	 * the power limit binds: the predicted clock against it (the power
+	 * law's check) */
+	int clock_n;
+	double clock_median_abs_pct;
+	double clock_median_signed_pct;
 	int not_modelled; /* cases of the split that were not predicted */
 	int failed;	  /* modelled but the prediction failed */
 };
@@ -71,11 +80,6 @@ int llmsim_calib_validate_cases(const struct llmsim_gpu *gpu, const struct llmsi
 struct llmsim_profile_info {
 	const char *date;   /* "2026-11-29"; NULL: today (UTC) */
 	const char *source; /* the database it came from, or NULL */
-	/* the training rows of the steps class with the fitted values
-	 * (calib/validate/steps_train.h), for the train_step_errors: block;
-	 * none when n is 0 */
-	const struct llmsim_step_err *train_step_errs;
-	int ntrain_step_errs;
 };
 
 /* Write the profile for gpu (its fitted parameters, those res->fitted

@@ -22,9 +22,9 @@
 #include "calib/shipped.h"
 #include "calib/store.h"
 #include "calib/validate.h"
-#include "calib_steps_train.h"
 #include "hw/gpu.h"
 #include "args.h"
+#include "calib_steps.h"
 #include "commands.h"
 
 static const char calib_about[] =
@@ -32,7 +32,7 @@ static const char calib_about[] =
     "verbs:\n"
     "  run       measure on this machine's GPU into --db (needs the CUDA runner)\n"
     "  fit       fit efficiencies on the \"fit\" cases, write a profile (--out)\n"
-    "  validate  predicted against measured, per op class (held-out cases)\n"
+    "  validate  predicted against measured: per op class (held-out cases), whole steps\n"
     "  show      runs, devices, software versions and case counts of --db\n"
     "  export    the database as stable, tab-separated text\n"
     "  import    load such text into a (new or existing) database\n"
@@ -258,8 +258,9 @@ static void print_classes(FILE *f, const struct llmsim_validation *v)
 	}
 	llmsim_table_print(&t, f);
 	llmsim_table_release(&t);
-	fprintf(f, "targets per class: median |err| <= %g%%, p90 |err| <= %g%%\n",
-		LLMSIM_CALIB_TARGET_MEDIAN_PCT, LLMSIM_CALIB_TARGET_P90_PCT);
+	fprintf(f, "targets per class: median |err| <= %g%%, p90 |err| <= %g%%, |median bias| <= %g%%\n",
+		LLMSIM_CALIB_TARGET_MEDIAN_PCT, LLMSIM_CALIB_TARGET_P90_PCT,
+		LLMSIM_CALIB_TARGET_BIAS_PCT);
 }
 
 static void print_worst(FILE *f, const struct llmsim_worst_case *rows, size_t nrows,
@@ -282,6 +283,37 @@ static void print_worst(FILE *f, const struct llmsim_worst_case *rows, size_t nr
 	fprintf(f, "\n%s:\n", title);
 	llmsim_table_print(&t, f);
 	llmsim_table_release(&t);
+}
+
+/* The steps class of db (or the shipped steps) predicted with the GPU of
+ * the profile at `profile`, written into that profile (steps_errors:).
+ * Prints one line and returns 1 on failure; no measured steps: 0. */
+static int steps_into_profile(const char *cmd, const char *db, const char *gpu_name,
+			      const char *profile, int quiet)
+{
+	struct llmsim_gpu gpu;
+	struct llmsim_err err = {0};
+	struct llmsim_store *st;
+	struct input_name name;
+	static struct llmsim_steps_report sr;
+	if (load_gpu(gpu_name, 1, profile, &gpu, &err))
+		return fail(cmd, &err);
+	if (open_input(cmd, db, &st, &name))
+		return 1;
+	int rc = llmsim_steps_validate(st, &gpu, NULL, &sr, &err);
+	llmsim_store_close(st);
+	if (rc == LLMSIM_ENOENT)
+		return 0;
+	if (rc || (rc = llmsim_steps_update_profile(profile, &sr, &err))) {
+		llmsim_steps_report_free(&sr);
+		return fail(cmd, &err);
+	}
+	if (!quiet) {
+		printf("\nwhole steps (into %s, steps_errors:):\n", profile);
+		calib_steps_print(stdout, &sr, 0);
+	}
+	llmsim_steps_report_free(&sr);
+	return 0;
 }
 
 /* ---- fit ---- */
@@ -317,26 +349,17 @@ static int calib_fit(int argc, char **argv)
 	struct llmsim_fit_result res;
 	struct llmsim_validation ho = {0};
 	struct llmsim_profile_info info = {.source = db ? db : "the shipped calibration"};
-	struct llmsim_step_err steps[LLMSIM_GPU_MAX_STEP_ERRS];
 	if ((rc = llmsim_calib_fit(&gpu, &set, NULL, &res, &err)) ||
-	    (rc = llmsim_calib_validate(&gpu, &set, "holdout", &ho, &err))) {
+	    (rc = llmsim_calib_validate(&gpu, &set, "holdout", &ho, &err)) ||
+	    (rc = llmsim_calib_write_profile(out, &gpu, &set, &res, &ho, &info, &err))) {
 		llmsim_calib_set_release(&set);
 		return fail(cmd, &err);
 	}
-	/* the whole-step classes with the fitted values */
-	struct llmsim_store *st;
-	struct input_name sname;
-	if (open_input(cmd, db, &st, &sname)) {
+	/* the whole steps with the fitted values: their classes into the
+	 * profile beside the per-kernel ones */
+	if (steps_into_profile(cmd, db, gpu_name, out, json)) {
 		llmsim_calib_set_release(&set);
 		return 1;
-	}
-	info.ntrain_step_errs = cli_steps_train_errors(cmd, st, &gpu, steps, LLMSIM_GPU_MAX_STEP_ERRS);
-	info.train_step_errs = steps;
-	llmsim_store_close(st);
-	if (info.ntrain_step_errs < 0 ||
-	    (rc = llmsim_calib_write_profile(out, &gpu, &set, &res, &ho, &info, &err))) {
-		llmsim_calib_set_release(&set);
-		return info.ntrain_step_errs < 0 ? 1 : fail(cmd, &err);
 	}
 	int not_modelled = 0;
 	const char *why = "";
@@ -415,24 +438,11 @@ static int calib_fit(int argc, char **argv)
 
 /* ---- validate ---- */
 
-/* The steps class's training rows (calib_steps_train.h). */
-static int steps_train(const char *cmd, const char *db, const struct llmsim_gpu *gpu,
-		       struct llmsim_json *j)
-{
-	struct llmsim_store *s;
-	struct input_name name;
-	if (open_input(cmd, db, &s, &name))
-		return 1;
-	int rc = cli_steps_train_report(cmd, s, gpu, j, stdout);
-	llmsim_store_close(s);
-	return rc;
-}
-
 static int calib_validate(int argc, char **argv)
 {
 	const char *cmd = "llmsim calib validate", *db = NULL, *gpu_name = "h200";
 	const char *profile = NULL;
-	int json = 0, all = 0, cases = 0;
+	int json = 0, all = 0, cases = 0, steps = 0, update = 0;
 	const struct llmsim_opt opts[] = {
 	    {"db", LLMSIM_ARG_STRING, &db, "FILE", "calibration database (default: the shipped calibration)", 0, NULL, NULL},
 	    {"gpu", LLMSIM_ARG_STRING, &gpu_name, "NAME", "GPU whose cases to check (default h200)",
@@ -443,21 +453,88 @@ static int calib_validate(int argc, char **argv)
 	     NULL},
 	    {"cases", LLMSIM_ARG_FLAG, &cases, NULL,
 	     "list every case (largest error first), not only the worst 10", 0, NULL, NULL},
+	    {"steps", LLMSIM_ARG_FLAG, &steps, NULL,
+	     "the whole-step section alone, every step listed (largest |error| first)", 0, NULL,
+	     NULL},
+	    {"update-profile", LLMSIM_ARG_FLAG, &update, NULL,
+	     "write the whole-step classes into the profile used (steps_errors:: the expected "
+	     "errors infer, serve and plan print), nothing else changed", 0, NULL, NULL},
 	    {"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON output (SI units)", 0, NULL, NULL},
 	};
 	int rc =
-	    llmsim_args_parse(cmd, "[--db FILE] [--gpu NAME] [--profile FILE] [--all] [--cases] [--json]",
+	    llmsim_args_parse(cmd, "[--db FILE] [--gpu NAME] [--profile FILE] [--all] [--cases] [--steps] [--update-profile] [--json]",
 			      "Predict every measured kernel case and compare with its median\n"
-			      "time, per op class. Exits 0 whether or not the targets are met.",
-			      argc - 1, argv + 1, opts, 6, NULL, 0, NULL);
+			      "time, per op class; then every measured whole step of a program\n"
+			      "(the store's steps: a lean PyTorch engine, HF transformers, a\n"
+			      "training step) through the functions infer and train run, per\n"
+			      "program and phase. Exits 0 whether or not the targets are met.",
+			      argc - 1, argv + 1, opts, 8, NULL, 0, NULL);
 	if (rc)
 		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
+	if (update) {
+		char path[1024];
+		if (!profile) {
+			struct llmsim_gpu g;
+			struct llmsim_err e = {0};
+			if (llmsim_gpu_load(gpu_name, &g, &e))
+				return fail(cmd, &e);
+			if (!g.profile_path[0]) {
+				fprintf(stderr, "%s: GPU '%s' has no calibration profile to update "
+						"(--profile FILE names one)\n", cmd, g.name);
+				return 1;
+			}
+			snprintf(path, sizeof path, "%s", g.profile_path);
+			profile = path;
+		}
+		return steps_into_profile(cmd, db, gpu_name, profile, json);
+	}
 	struct llmsim_gpu gpu;
 	struct llmsim_err err = {0};
 	struct llmsim_calib_set set;
 	struct input_name name;
 	if (load_inputs(cmd, db, gpu_name, 1, profile, &gpu, &set, &name))
 		return 1;
+	/* the whole steps: the same store, again */
+	static struct llmsim_steps_report sr;
+	int have_steps = 0;
+	{
+		struct llmsim_store *st;
+		struct input_name sn;
+		if (open_input(cmd, db, &st, &sn)) {
+			llmsim_calib_set_release(&set);
+			return 1;
+		}
+		rc = llmsim_steps_validate(st, &gpu, NULL, &sr, &err);
+		llmsim_store_close(st);
+		if (rc && rc != LLMSIM_ENOENT) {
+			llmsim_calib_set_release(&set);
+			return fail(cmd, &err);
+		}
+		have_steps = !rc;
+	}
+	if (steps) {
+		llmsim_calib_set_release(&set);
+		if (!have_steps) {
+			fprintf(stderr, "%s: %s\n", cmd, err.msg);
+			return 1;
+		}
+		if (json) {
+			struct llmsim_json j;
+			llmsim_json_init(&j, stdout);
+			llmsim_json_obj_begin(&j, NULL);
+			llmsim_json_str(&j, "gpu", gpu.name);
+			llmsim_json_str(&j, "profile", gpu.profile_path);
+			calib_steps_json(&j, "steps", &sr);
+			llmsim_json_obj_end(&j);
+			llmsim_json_finish(&j);
+		} else {
+			printf("%s: whole steps of %s, predicted with %s\n", gpu.name, name.name,
+			       gpu.profile_path[0] ? gpu.profile_path : "the hardware file's values");
+			calib_steps_print(stdout, &sr, 1);
+		}
+		llmsim_steps_report_free(&sr);
+		return 0;
+	}
 	struct llmsim_validation v;
 	const char *split = all ? NULL : "holdout";
 	struct llmsim_worst_case *every = NULL;
@@ -485,6 +562,7 @@ static int calib_validate(int argc, char **argv)
 		llmsim_json_obj_begin(&j, "targets");
 		llmsim_json_num(&j, "median_abs_pct_err", LLMSIM_CALIB_TARGET_MEDIAN_PCT);
 		llmsim_json_num(&j, "p90_abs_pct_err", LLMSIM_CALIB_TARGET_P90_PCT);
+		llmsim_json_num(&j, "abs_median_signed_pct_err", LLMSIM_CALIB_TARGET_BIAS_PCT);
 		llmsim_json_obj_end(&j);
 		llmsim_json_arr_begin(&j, "classes");
 		for (int c = 0; c < v.nclasses; c++)
@@ -503,6 +581,9 @@ static int calib_validate(int argc, char **argv)
 			llmsim_json_num(&j, "measured_s", rows[i].measured_s);
 			llmsim_json_num(&j, "predicted_s", rows[i].predicted_s);
 			llmsim_json_num(&j, "err_pct", rows[i].err_pct);
+			llmsim_json_num(&j, "predicted_sm_clock_hz", rows[i].predicted_clock_hz);
+			if (rows[i].measured_clock_hz > 0)
+				llmsim_json_num(&j, "measured_sm_clock_hz", rows[i].measured_clock_hz);
 			llmsim_json_obj_end(&j);
 		}
 		llmsim_json_arr_end(&j);
@@ -511,9 +592,15 @@ static int calib_validate(int argc, char **argv)
 		llmsim_json_num(&j, "median_abs_pct_err", v.hbm_median_abs_pct);
 		llmsim_json_num(&j, "median_signed_pct_err", v.hbm_median_signed_pct);
 		llmsim_json_obj_end(&j);
+		llmsim_json_obj_begin(&j, "sm_clock_under_load");
+		llmsim_json_int(&j, "n", v.clock_n);
+		llmsim_json_num(&j, "median_abs_pct_err", v.clock_median_abs_pct);
+		llmsim_json_num(&j, "median_signed_pct_err", v.clock_median_signed_pct);
+		llmsim_json_obj_end(&j);
 		llmsim_json_int(&j, "not_modelled", v.not_modelled);
 		llmsim_json_int(&j, "failed", v.failed);
-		rc = steps_train(cmd, db, &gpu, &j);
+		if (have_steps)
+			calib_steps_json(&j, "steps", &sr);
 		llmsim_json_obj_end(&j);
 		llmsim_json_finish(&j);
 	} else {
@@ -534,14 +621,26 @@ static int calib_validate(int argc, char **argv)
 			    " (%d memory-bound cases): median |err| %s, bias %s\n",
 			    v.hbm_n, a, b);
 		}
+		if (v.clock_n) {
+			char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX];
+			pct(a, v.clock_median_abs_pct, 0);
+			pct(b, v.clock_median_signed_pct, 1);
+			printf("SM clock, predicted vs read by NVML inside a sustained load, where the"
+			       " power limit binds (%d cases): median |err| %s, bias %s\n",
+			       v.clock_n, a, b);
+		}
 		if (v.not_modelled || v.failed)
 			printf("\nnot predicted: %d cases not modelled, %d predictions failed\n",
 			       v.not_modelled, v.failed);
-		rc = steps_train(cmd, db, &gpu, NULL);
+		if (have_steps) {
+			printf("\nwhole steps (--steps lists each):\n");
+			calib_steps_print(stdout, &sr, 0);
+		}
 	}
+	llmsim_steps_report_free(&sr);
 	free(every);
 	llmsim_calib_set_release(&set);
-	return rc;
+	return 0;
 }
 
 /* ---- show ---- */

@@ -216,7 +216,10 @@ static void show_json(const struct llmsim_gpu *g, FILE *out)
 			const struct llmsim_err_class *e = &g->err_classes[i];
 			llmsim_json_obj_begin(&j, e->name);
 			llmsim_json_num(&j, "median", e->median_abs_pct);
+			llmsim_json_num(&j, "p80", e->p80_abs_pct);
 			llmsim_json_num(&j, "p90", e->p90_abs_pct);
+			llmsim_json_num(&j, "bias", e->bias_pct);
+			llmsim_json_bool(&j, "biased", llmsim_err_class_biased(e));
 			llmsim_json_int(&j, "n", e->n);
 			llmsim_json_obj_end(&j);
 		}
@@ -349,15 +352,18 @@ static void show_human(const struct llmsim_gpu *g)
 		llmsim_gpu_profile_calibration(g->profile_path, cal_one, &c, NULL);
 		kv_print(&k, "calibration");
 		if (g->nerr_classes) {
-			static const char *const eh[] = {"<op class", "median |err|", "p90 |err|",
-							 "held-out n"};
-			llmsim_table_init(&t, 4, eh);
+			static const char *const eh[] = {"<op class", "median |err|", "p80 |err|",
+							 "p90 |err|", "bias", "held-out n"};
+			llmsim_table_init(&t, 6, eh);
 			for (int i = 0; i < g->nerr_classes; i++) {
 				const struct llmsim_err_class *e = &g->err_classes[i];
-				llmsim_table_rowf(&t, "%s\t%.1f%%\t%.1f%%\t%d", e->name,
-						  e->median_abs_pct, e->p90_abs_pct, e->n);
+				llmsim_table_rowf(&t, "%s\t%.1f%%\t%.1f%%\t%.1f%%\t%+.1f%%%s\t%d",
+						  e->name, e->median_abs_pct, e->p80_abs_pct,
+						  e->p90_abs_pct, e->bias_pct,
+						  llmsim_err_class_biased(e) ? " (biased)" : "", e->n);
 			}
-			printf("expected prediction error\n");
+			printf("expected prediction error, one kernel, on held-out kernels"
+			       " (bias > 0: predicted times too long; p80 is the error bar printed)\n");
 			llmsim_table_print(&t, stdout);
 			llmsim_table_release(&t);
 		}

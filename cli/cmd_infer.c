@@ -3,6 +3,7 @@
  * TPOT, throughput, what bounds prefill and decode, memory per GPU and the
  * largest batch that fits.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,8 +15,11 @@
 #include "args.h"
 #include "commands.h"
 #include "common.h"
+#include "infer_ops.h"
 
-static const char *const attn_names[] = {"naive", "flash2", "flash3", "paged", "sdpa", NULL};
+static const char *const attn_names[] = {"naive", "flash2", "flash3", "paged", "sdpa", "cudnn",
+					 NULL};
+_Static_assert(sizeof attn_names / sizeof attn_names[0] == LLMSIM_AC_COUNT + 1, "attention");
 static const char *const rt_names[] = {"graph", "eager", NULL};
 
 static void byte_shares(const struct llmsim_step_cost *c, char *buf, size_t size)
@@ -95,7 +99,8 @@ static int torch_steps(const char *cmd, const char *path, const struct llmsim_mo
 		llmsim_json_finish(&j);
 		return 0;
 	}
-	printf("%d layers of %s%s on %s, plain PyTorch (eager, SDPA): predicted against measured\n\n",
+	printf("%d layers of %s%s on %s, plain PyTorch eager (calib/torch/llama_steps.py), predicted\n"
+	       "as infer --engine torch --runtime eager prices it, against measured\n\n",
 	       f.layers, m->name, f.ends ? " with embedding and LM head" : "", f.gpu);
 	struct llmsim_table t;
 	const char *head[] = {"<phase", "batch", "tokens", "measured", "llmsim", "kernels", "error"};
@@ -112,7 +117,10 @@ static int torch_steps(const char *cmd, const char *path, const struct llmsim_mo
 	llmsim_table_print(&t, stdout);
 	llmsim_table_release(&t);
 	printf("\nllmsim: the step's wall time, its launches paced by the host; kernels: their sum.\n"
-	       "median |error| %.1f%%\n", c.median_abs_err_pct);
+	       "median |error| %.1f%%. The measured programs of `llmsim calib validate --steps`\n"
+	       "(a lean engine in CUDA graphs, HF transformers) are the steps class infer's\n"
+	       "expected errors come from.\n",
+	       c.median_abs_err_pct);
 	return 0;
 }
 
@@ -145,6 +153,9 @@ static void phase_json(struct llmsim_json *j, const char *key, const struct llms
 	llmsim_json_obj_end(j);
 	llmsim_json_num(j, "hbm_peak_fraction", ph->hbm_peak_fraction);
 	llmsim_json_num(j, "flops_peak_fraction", ph->flops_peak_fraction);
+	llmsim_json_num(j, "sm_clock_hz", c->sm_clock_hz);
+	llmsim_json_num(j, "load_duty", c->load_duty);
+	llmsim_json_num(j, "load_rho", c->load_rho);
 	llmsim_json_obj_end(j);
 }
 
@@ -153,7 +164,8 @@ int cmd_infer(int argc, char **argv, const struct cli_setup *setup)
 	/* --model and --gpu: loaded by main (setup) */
 	const char *cmd = "llmsim infer", *torch = NULL;
 	struct cli_place pl = {.gpu = "h200"};
-	int attn = 3, rt = 0, json = 0;
+	struct cli_run run = {.engine = LLMSIM_ENGINE_TORCH};
+	int attn = -1, rt = -1, json = 0, ops = 0;
 	int64_t batch = 1, prompt = 1024, output = 256, block = 16, max_tokens = 0;
 	double util = llmsim_infer_params_default.mem_utilization;
 	const struct llmsim_opt opts[] = {
@@ -162,11 +174,13 @@ int cmd_infer(int argc, char **argv, const struct cli_setup *setup)
 		{"prompt", LLMSIM_ARG_I64, &prompt, "P", "prompt tokens (default 1024)", 0, NULL, NULL},
 		{"output", LLMSIM_ARG_I64, &output, "O", "output tokens (default 256)", 0, NULL, NULL},
 		CLI_DTYPE_OPTS(pl),
-		{"attention", LLMSIM_ARG_CHOICE, &attn, NULL, "attention kernels: paged (vLLM), flash2, flash3, naive, sdpa (PyTorch) (default paged)", 0, attn_names, NULL},
+		CLI_RUN_OPTS(run, "the program: torch (a lean PyTorch engine: the default), hf (HF transformers, eager) or fused (a serving engine's kernels: vLLM, TensorRT-LLM)"),
+		{"attention", LLMSIM_ARG_CHOICE, &attn, NULL, "attention kernels: paged (vLLM), flash2, flash3, naive, sdpa (PyTorch's FlashAttention-2), cudnn (PyTorch's cuDNN) (default: the engine's)", 0, attn_names, NULL},
 		{"block-size", LLMSIM_ARG_I64, &block, "N", "paged KV block, tokens (default 16)", 1, NULL, NULL},
-		{"runtime", LLMSIM_ARG_CHOICE, &rt, NULL, "CUDA graph or eager launches (default graph)", 0, rt_names, NULL},
+		{"runtime", LLMSIM_ARG_CHOICE, &rt, NULL, "CUDA graph or eager launches (default: graph; hf: eager)", 0, rt_names, NULL},
 		{"max-tokens", LLMSIM_ARG_I64, &max_tokens, "T", "per-step token budget for prefill (default 8192)", 1, NULL, NULL},
 		{"mem-util", LLMSIM_ARG_DOUBLE, &util, "F", "fraction of HBM the engine uses (default 0.9)", 0.01, NULL, NULL},
+		{"ops", LLMSIM_ARG_FLAG, &ops, NULL, "list every op of a prefill step and of a decode step", 0, NULL, NULL},
 		{"torch-steps", LLMSIM_ARG_STRING, &torch, "FILE", "compare with measured PyTorch steps (calib/data/torch_steps.json)", 0, NULL, NULL},
 		{"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON on stdout", 0, NULL, NULL},
 	};
@@ -174,9 +188,13 @@ int cmd_infer(int argc, char **argv, const struct cli_setup *setup)
 				  "Predict one request shape: prefill (TTFT: until every sequence of the batch\n"
 				  "has its first token, in steps of at most --max-tokens tokens), decode (TPOT:\n"
 				  "mean step over the growing cache), throughput, memory per GPU and the\n"
-				  "largest batch that fits. --torch-steps FILE instead predicts the steps a\n"
-				  "PyTorch program ran with this model and measured, as infer walks them in\n"
-				  "its kernels (plain PyTorch eager, SDPA), and compares.",
+				  "largest batch that fits. --engine says which program runs the model: its\n"
+				  "kernels (torch: a lean PyTorch engine, the default; hf: HF transformers;\n"
+				  "fused: a serving engine). Each phase is priced inside the load of its own\n"
+				  "steps back to back (--load busy; lone: an idle GPU's burst clock). The\n"
+				  "expected errors printed are the measured whole-step class of the engine\n"
+				  "and phase (llmsim calib validate --steps). --torch-steps FILE instead\n"
+				  "predicts the steps of calib/torch/llama_steps.py's eager run and compares.",
 				  argc - 1, argv + 1, opts, (int)(sizeof opts / sizeof opts[0]),
 				  NULL, 0, NULL);
 	if (r == LLMSIM_ARGS_HELP)
@@ -193,11 +211,15 @@ int cmd_infer(int argc, char **argv, const struct cli_setup *setup)
 		return torch_steps(cmd, torch, m, g, json);
 	struct llmsim_infer_cfg cfg;
 	llmsim_infer_cfg_init(&cfg, m, g);
+	if ((r = cli_run_apply(cmd, &run, &cfg)))
+		return r;
 	cfg.weight_dtype = cli_wdt_vals[pl.wdt];
 	cfg.kv_dtype = cli_kvdt_vals[pl.kvdt];
-	cfg.attn = (enum llmsim_attn_choice)attn;
+	if (attn >= 0)
+		cfg.attn = (enum llmsim_attn_choice)attn;
 	cfg.block_size = block;
-	cfg.runtime = (enum llmsim_runtime)rt;
+	if (rt >= 0)
+		cfg.runtime = (enum llmsim_runtime)rt;
 	cfg.max_step_tokens = max_tokens;
 	cfg.params.mem_utilization = util;
 	int replicas = 1;
@@ -220,7 +242,7 @@ int cmd_infer(int argc, char **argv, const struct cli_setup *setup)
 		llmsim_json_str(&j, "kv_dtype", llmsim_dtype_name(cfg.kv_dtype));
 		llmsim_json_str(&j, "attention", llmsim_attn_choice_name(cfg.attn));
 		llmsim_json_int(&j, "block_size", cfg.block_size);
-		llmsim_json_str(&j, "runtime", llmsim_runtime_name(cfg.runtime));
+		cli_run_json(&j, &cfg);
 		llmsim_json_int(&j, "batch", batch);
 		llmsim_json_int(&j, "prompt", prompt);
 		llmsim_json_int(&j, "output", output);
@@ -244,6 +266,14 @@ int cmd_infer(int argc, char **argv, const struct cli_setup *setup)
 					  ? "every decode step" : "composite Simpson over 9 context lengths");
 		phase_json(&j, "prefill", &res.prefill, res.prefill_steps);
 		phase_json(&j, "decode", &res.decode, output > 1 ? (int)(output - 1) : 0);
+		llmsim_json_obj_begin(&j, "expected_error");
+		cli_step_err_json(&j, "ttft", cfg.gpu, cfg.lower.engine, "prefill");
+		cli_step_err_json(&j, "tpot", cfg.gpu, cfg.lower.engine, "decode");
+		llmsim_json_obj_end(&j);
+		if (ops && cli_infer_ops(&cfg, &req, &res, &j, &err)) {
+			fprintf(stderr, "%s: %s\n", cmd, err.msg);
+			return 1;
+		}
 		llmsim_json_obj_end(&j);
 		llmsim_json_finish(&j);
 		return 0;
@@ -255,26 +285,41 @@ int cmd_infer(int argc, char **argv, const struct cli_setup *setup)
 	       llmsim_dtype_name(cfg.kv_dtype), llmsim_attn_choice_name(cfg.attn));
 	if (cfg.attn == LLMSIM_AC_PAGED)
 		printf(" (block %lld)", (long long)cfg.block_size);
-	printf(", %s runtime\nbatch %lld, prompt %lld, output %lld tokens\n\n",
-	       llmsim_runtime_name(cfg.runtime), (long long)batch, (long long)prompt,
-	       (long long)output);
+	printf("\n");
+	cli_run_print(&cfg, "each phase inside the load of its own steps back to back");
+	printf("batch %lld, prompt %lld, output %lld tokens\n\n", (long long)batch,
+	       (long long)prompt, (long long)output);
 	struct llmsim_table t;
 	const char *head[] = {"<metric", "value", "<note"};
 	llmsim_table_init(&t, 3, head);
 	char note[96];
 	snprintf(note, sizeof note, "%d prefill step%s", res.prefill_steps,
 		 res.prefill_steps == 1 ? "" : "s");
+	char eb[256];
 	llmsim_table_rowf(&t, "TTFT\t%s\t%s", llmsim_fmt_time(b1, res.ttft_s), note);
+	cli_step_err(cfg.gpu, cfg.lower.engine, "prefill", eb, sizeof eb);
+	llmsim_table_rowf(&t, "  expected error\t\t%s", eb);
 	snprintf(note, sizeof note, output - 1 <= 9 ? "mean of all %lld decode steps"
 						    : "mean of %lld steps, Simpson over 9 contexts",
 		 (long long)(output - 1));
 	llmsim_table_rowf(&t, "TPOT\t%s\t%s", llmsim_fmt_time(b1, res.tpot_s), note);
+	if (output > 1) {
+		cli_step_err(cfg.gpu, cfg.lower.engine, "decode", eb, sizeof eb);
+		llmsim_table_rowf(&t, "  expected error\t\t%s", eb);
+	}
 	llmsim_table_rowf(&t, "end-to-end\t%s\t", llmsim_fmt_time(b1, res.e2e_s));
 	snprintf(note, sizeof note, "%.1f tok/s per GPU", total_tps / ngpus);
 	llmsim_table_rowf(&t, "output tokens/s\t%.1f\t%s", total_tps, note);
-	if (res.load_duty > 0)
-		llmsim_table_rowf(&t, "GPU busy\t%s\tclock set by the power limit",
-				  llmsim_fmt_pct(b1, res.load_duty));
+	for (int p = 0; p < (output > 1 ? 2 : 1); p++) {
+		const struct llmsim_step_cost *c = p ? &res.decode.cost : &res.prefill.cost;
+		if (c->load_duty > 0)
+			snprintf(note, sizeof note, "%s: busy %s, tensor intensity %.2f (power limit)",
+				 p ? "decode" : "prefill", llmsim_fmt_pct(b2, c->load_duty),
+				 c->load_rho);
+		else
+			snprintf(note, sizeof note, "%s: its burst clock", p ? "decode" : "prefill");
+		llmsim_table_rowf(&t, "SM clock\t%s\t%s", llmsim_fmt_hz(b1, c->sm_clock_hz), note);
+	}
 	llmsim_table_rowf(&t, "weights per GPU\t%s\t%s", llmsim_fmt_bytes(b1, res.mem.weight_bytes),
 			  llmsim_dtype_name(cfg.weight_dtype));
 	snprintf(note, sizeof note, "%s per token per GPU",
@@ -294,5 +339,9 @@ int cmd_infer(int argc, char **argv, const struct cli_setup *setup)
 	phase_line("prefill", &res.prefill);
 	if (output > 1)
 		phase_line("decode", &res.decode);
+	if (ops && cli_infer_ops(&cfg, &req, &res, NULL, &err)) {
+		fprintf(stderr, "%s: %s\n", cmd, err.msg);
+		return 1;
+	}
 	return 0;
 }

@@ -143,10 +143,15 @@ static void print_human(const struct llmsim_gpu *g, const struct llmsim_op *op,
 	if (p->time_s > 0 && p->flops > 0)
 		row(&t, "achieved", llmsim_fmt_flops_rate(a, p->flops / p->time_s));
 	if (isfinite(p->time_err_pct)) {
-		snprintf(buf, sizeof buf, "+/- %.1f%% (median, calibrated)", p->time_err_pct);
+		int n = snprintf(buf, sizeof buf, "+/- %.1f%% (one kernel: p80 of %d held-out %s kernels)",
+				 p->time_err_pct, p->time_err_n, p->op_class);
+		if (isfinite(p->time_bias_pct) && n > 0 && (size_t)n < sizeof buf)
+			snprintf(buf + n, sizeof buf - (size_t)n,
+				 "; biased: its class's predicted times run %.1f%% %s",
+				 fabs(p->time_bias_pct), p->time_bias_pct < 0 ? "short" : "long");
 		row(&t, "expected error", buf);
 	} else {
-		row(&t, "expected error", "not calibrated");
+		row(&t, "expected error", "not calibrated (no held-out kernels of its class)");
 	}
 	llmsim_table_print(&t, stdout);
 	llmsim_table_release(&t);
@@ -191,6 +196,9 @@ static void print_json(const struct llmsim_gpu *g, const struct llmsim_op *op,
 	llmsim_json_str(&j, "bound", llmsim_bound_name(p->bound));
 	llmsim_json_num(&j, "achieved_flops_per_s", p->time_s > 0 ? p->flops / p->time_s : 0);
 	llmsim_json_num(&j, "time_err_pct", p->time_err_pct); /* NaN -> null */
+	llmsim_json_str(&j, "time_err_class", "kernel");
+	llmsim_json_int(&j, "time_err_n", p->time_err_n);
+	llmsim_json_num(&j, "time_bias_pct", p->time_bias_pct); /* NaN (unbiased) -> null */
 	llmsim_json_num(&j, "sm_clock_hz", p->sm_clock_hz);
 	llmsim_json_str(&j, "load", op->load_duty > 0 ? "busy" : "lone");
 	llmsim_json_num(&j, "load_rho", op->load_rho);
@@ -220,15 +228,16 @@ static int run(const char *cmd, const struct common *c, struct llmsim_op *op)
 		op->dtype = dt;
 	}
 	enum llmsim_operand_data d;
-	int lone, rc;
+	enum llmsim_load load;
+	int rc;
 	double rho;
-	if ((rc = cli_parse_operand_data(cmd, c->operand_data, &d)) ||
-	    (rc = cli_parse_load(cmd, c->load, &lone, &rho)))
+	if ((rc = cli_operand_data_parse(cmd, c->operand_data, &d)) ||
+	    (rc = cli_load_parse(cmd, c->load, &load, &rho)))
 		return rc;
 	op->operand_data = d;
 	/* the default: a kernel inside a running program that keeps the GPU
 	 * busy with work like it (duty 1, its own tensor intensity) */
-	op->load_duty = lone ? 0 : 1;
+	op->load_duty = load == LLMSIM_LOAD_LONE ? 0 : 1;
 	op->load_rho = rho;
 	if (llmsim_predict(g, op, &p, &err)) {
 		fprintf(stderr, "%s: %s\n", cmd, err.msg);

@@ -1,8 +1,13 @@
 /*
  * cmd_plan.c - `llmsim plan`: search every parallel configuration of a
- * model on N GPUs and rank those that fit by throughput. `--workload
- * serve` hands over to the serving planner (cmd_plan_serve.c).
+ * model on N GPUs (sim/train/plan.h) and report distinct answers: rows
+ * grouped within the prediction's expected error, the best of each kind,
+ * the winner in detail, what a token budget costs, the search's counts
+ * and the rejections by exact cause; `--emit` prints the launch arguments
+ * (plan_emit.h). `--workload serve` hands over to the serving planner
+ * (cmd_plan_serve.c).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,22 +16,25 @@
 #include "base/json.h"
 #include "hw/gpu.h"
 #include "models/model.h"
-#include "sim/train/train.h"
+#include "sim/train/plan.h"
 #include "args.h"
 #include "commands.h"
+#include "plan_emit.h"
 #include "train_out.h"
 
 static const char about[] =
 	"Enumerate every training configuration of --gpus GPUs: TP x PP x DP x CP\n"
-	"(x EP for MoE models), ZeRO 0-3, micro-batch 1-16, recomputation\n"
-	"none/selective/full, 1F1B or interleaved (2 or 4 chunks), attention\n"
-	"naive/flash2/flash3, offload none/optimizer (ZeRO-Offload, ZeRO >= 1)/params\n"
-	"(ZeRO-Infinity, ZeRO-3) to the host the GPU file describes; drop those that\n"
-	"are invalid or do not fit in HBM or host memory, rank the rest by tokens/s\n"
-	"(offload adds PCIe and CPU Adam time, so it wins only where nothing else\n"
-	"fits). Defaults: --seq 4096, --global-batch 1024 sequences\n"
-	"(4M tokens at 4096), bf16, the megatron recipe, --top 5. Exit status 1 when\n"
-	"nothing fits (the closest configuration and its shortfall are shown).\n"
+	"(x EP for MoE models; --tp/--pp/--cp/--ep pin a degree), ZeRO 0-3,\n"
+	"micro-batch 1-16, recomputation none/selective/full, 1F1B or interleaved\n"
+	"with 2-8 chunks per stage, pipeline stages of unequal layer counts,\n"
+	"attention naive/flash2/flash3, offload none/optimizer/params to the host the\n"
+	"GPU file describes; price those that are valid, drop those that do not fit in\n"
+	"HBM or host memory, rank the rest by tokens/s. Rows whose step times lie\n"
+	"within the prediction's expected error are one row (its equivalents\n"
+	"counted); offload ranks first only when it wins by more than that error.\n"
+	"The global batch defaults to max(4 Mi, 1024 x GPUs) tokens (Llama 3,\n"
+	"Megatron-LM), in a sequence count every data-parallel degree divides.\n"
+	"Exit status 1 when nothing fits (the closest configuration and the cause).\n"
 	"--workload serve plans inference serving instead (see its --help).";
 
 static const char *const workloads[] = {"train", "serve", NULL};
@@ -42,23 +50,28 @@ static int wants_serve(int argc, char **argv)
 	return 0;
 }
 
-/* The ranked configurations, one row each (ep only for MoE models). */
-static void print_top(const struct llmsim_plan_out *o, int moe)
+static void pct_pm(char *buf, double frac)
+{
+	snprintf(buf, LLMSIM_FMT_MAX, "+/-%.0f%%", 100 * frac);
+}
+
+/* The distinct rows, one line each (ep for MoE models, lora with a rank). */
+static void print_rows(const struct llmsim_plan_out *o, int moe, int lora)
 {
 	static const char *const all[] = {
 		"#", "tp", "pp", "dp", "cp", "ep", "zero", "mb", "<recompute", "<schedule",
-		"<attention", "<offload", "GPU mem", "host/node", "compute", "comm", "bubble",
-		"optim", "step", "tokens/s", "MFU"};
-	enum { NCOL = sizeof all / sizeof all[0], EP = 5 };
+		"<attention", "<offload", "<train", "GPU mem", "host/node", "step", "tokens/s",
+		"MFU", "error", "equivalent"};
+	enum { NCOL = sizeof all / sizeof all[0], EP = 5, LORA = 12 };
 	const char *head[NCOL];
 	int n = 0;
 	for (int k = 0; k < NCOL; k++)
-		if (k != EP || moe)
+		if ((k != EP || moe) && (k != LORA || lora))
 			head[n++] = all[k];
 	struct llmsim_table t;
 	llmsim_table_init(&t, n, head);
-	for (int i = 0; i < o->nresults; i++) {
-		const struct llmsim_train_result *r = &o->results[i];
+	for (int i = 0; i < o->nrows; i++) {
+		const struct llmsim_train_result *r = &o->rows[i].r;
 		const struct llmsim_train_cfg *c = &r->cfg;
 		char v[NCOL][LLMSIM_FMT_MAX];
 		const char *cells[NCOL];
@@ -78,21 +91,23 @@ static void print_top(const struct llmsim_plan_out *o, int moe)
 		snprintf(v[10], sizeof v[10], "%s", llmsim_attn_impl_name(c->attn));
 		snprintf(v[11], sizeof v[11], "%s%s", llmsim_offload_name(c->offload),
 			 c->dpu ? "+dpu" : "");
-		llmsim_fmt_bytes(v[12], r->mem.total_bytes);
-		if (c->offload != LLMSIM_OFFLOAD_NONE)
-			llmsim_fmt_bytes(v[13], r->mem.host_per_node_bytes);
+		if (c->lora_rank)
+			snprintf(v[12], sizeof v[12], "lora r%d", c->lora_rank);
 		else
-			snprintf(v[13], sizeof v[13], "-");
-		llmsim_fmt_time(v[14], r->time.compute_s);
-		llmsim_fmt_time(v[15], r->time.comm_exposed_s);
-		llmsim_fmt_time(v[16], r->time.bubble_s);
-		llmsim_fmt_time(v[17], r->time.optimizer_s + r->time.offload_s);
-		llmsim_fmt_time(v[18], r->time.step_s);
-		llmsim_fmt_count(v[19], r->tokens_per_s);
-		llmsim_fmt_pct(v[20], r->mfu);
+			snprintf(v[12], sizeof v[12], "full");
+		llmsim_fmt_bytes(v[13], r->mem.total_bytes);
+		if (c->offload != LLMSIM_OFFLOAD_NONE)
+			llmsim_fmt_bytes(v[14], r->mem.host_per_node_bytes);
+		else
+			snprintf(v[14], sizeof v[14], "-");
+		llmsim_fmt_time(v[15], r->time.step_s);
+		llmsim_fmt_count(v[16], r->tokens_per_s);
+		llmsim_fmt_pct(v[17], r->mfu);
+		pct_pm(v[18], o->error_frac);
+		snprintf(v[19], sizeof v[19], "%lld", (long long)o->rows[i].equivalent);
 		int m = 0;
 		for (int k = 0; k < NCOL; k++)
-			if (k != EP || moe)
+			if ((k != EP || moe) && (k != LORA || lora))
 				cells[m++] = v[k];
 		llmsim_table_row(&t, cells);
 	}
@@ -100,15 +115,63 @@ static void print_top(const struct llmsim_plan_out *o, int moe)
 	llmsim_table_release(&t);
 }
 
+/* The best of each kind the search covered. */
+static void print_kinds(const struct llmsim_plan_out *o, const struct llmsim_plan_req *req,
+			const struct llmsim_gpu *gpu)
+{
+	static const char *const head[] = {"<kind", "<configuration", "tokens/s", "vs #1",
+					   "<verdict"};
+	struct llmsim_table t;
+	llmsim_table_init(&t, 5, head);
+	char e[LLMSIM_FMT_MAX];
+	pct_pm(e, o->error_frac);
+	for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT; k++) {
+		const struct llmsim_plan_best *b = &o->kind[k];
+		char name[64], cfg[200], tps[LLMSIM_FMT_MAX], vs[32], verdict[160];
+		if (!b->searched && k != LLMSIM_PLAN_KIND_OFFLOAD)
+			continue;
+		snprintf(name, sizeof name, "%s", llmsim_plan_kind_name(k));
+		if (k == LLMSIM_PLAN_KIND_LORA)
+			snprintf(name, sizeof name, "best with LoRA rank %d", req->lora_rank);
+		if (k == LLMSIM_PLAN_KIND_TP_NODE)
+			snprintf(name, sizeof name, "best with tp <= %d (a node)", gpu->gpus_per_node);
+		if (!b->searched) {
+			llmsim_table_rowf(&t, "%s\t-\t-\t-\tnot searched: %s", name, o->offload_note);
+			continue;
+		}
+		if (!b->found) {
+			llmsim_table_rowf(&t, "%s\t-\t-\t-\tnothing of this kind fits", name);
+			continue;
+		}
+		train_cfg_line(cfg, sizeof cfg, &b->r.cfg);
+		llmsim_fmt_count(tps, b->r.tokens_per_s);
+		snprintf(vs, sizeof vs, "%+.1f%%", 100 * b->vs_first);
+		if (k == LLMSIM_PLAN_KIND_OFFLOAD)
+			snprintf(verdict, sizeof verdict, "%s",
+				 !o->kind[LLMSIM_PLAN_KIND_HBM].found
+					 ? "wins: nothing fits in HBM alone"
+				 : b->beyond_error ? "wins by more than the error"
+						   : "does not beat HBM alone by more than the error");
+		else
+			snprintf(verdict, sizeof verdict, "%s",
+				 fabs(b->vs_first) < 1e-12 ? "= #1"
+				 : b->beyond_error	   ? "slower than #1 beyond the error"
+							   : "within the error of #1");
+		llmsim_table_rowf(&t, "%s\t%s\t%s\t%s\t%s", name, cfg, tps, vs, verdict);
+	}
+	llmsim_table_print(&t, stdout);
+	llmsim_table_release(&t);
+}
+
 static void print_rejected(FILE *f, const struct llmsim_plan_out *o)
 {
-	static const char *const head[] = {"rejected", "<reason"};
+	static const char *const head[] = {"configurations", "<rejected because"};
 	struct llmsim_table t;
 	llmsim_table_init(&t, 2, head);
-	for (int i = 1; i < LLMSIM_REJ_COUNT; i++)
-		if (o->rejected[i])
-			llmsim_table_rowf(&t, "%lld\t%s", (long long)o->rejected[i],
-					  llmsim_train_reject_name(i));
+	for (int i = 0; i < LLMSIM_PLAN_WHY_COUNT; i++)
+		if (o->why[i])
+			llmsim_table_rowf(&t, "%lld\t%s", (long long)o->why[i],
+					  llmsim_plan_why_name(i));
 	if (t.rows)
 		llmsim_table_print(&t, f);
 	else
@@ -116,40 +179,79 @@ static void print_rejected(FILE *f, const struct llmsim_plan_out *o)
 	llmsim_table_release(&t);
 }
 
-/* The human report: what was asked, the search in one line, the ranked
- * table, the winner in detail, the rejections. */
-static void print_human(const struct llmsim_plan_out *o, const struct llmsim_model *m,
-			const struct llmsim_gpu *gpu, const struct llmsim_plan_req *req)
+static void print_budget(const struct llmsim_gpu *gpu, const struct llmsim_train_result *r,
+			 double tokens, double err_frac)
 {
-	char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], d[LLMSIM_FMT_MAX];
+	struct llmsim_plan_budget b;
+	llmsim_plan_budget(gpu, r, tokens, &b);
+	char a[LLMSIM_FMT_MAX], h[LLMSIM_FMT_MAX];
+	double mwh = b.energy_j / 3.6e9;
+	printf("\nto train %s tokens with #1: %.1f days, %s GPU-hours, %.3g %s of GPU energy "
+	       "(%.0f W per GPU by the power model; boards only: no host, network or cooling); "
+	       "+/-%.0f%%\n",
+	       llmsim_fmt_count(a, tokens), b.time_s / 86400, llmsim_fmt_count(h, b.gpu_hours),
+	       mwh >= 1000 ? mwh / 1000 : mwh, mwh >= 1000 ? "GWh" : "MWh", b.power_w_per_gpu,
+	       100 * err_frac);
+}
+
+/* The human report: what was asked, the batch, the search in numbers, the
+ * rows, the kinds, the winner in detail, the rejections. */
+static void print_human(const struct llmsim_plan_out *o, const struct llmsim_model *m,
+			const struct llmsim_gpu *gpu, const struct llmsim_plan_req *req,
+			double tokens)
+{
+	char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], c[LLMSIM_FMT_MAX], d[LLMSIM_FMT_MAX];
+	char e[LLMSIM_FMT_MAX], f[LLMSIM_FMT_MAX];
 	int nodes = (req->gpus + gpu->gpus_per_node - 1) / gpu->gpus_per_node;
-	printf("plan: %s on %d x %s (%d node%s); %lld sequences x %lld tokens = %s tokens per "
-	       "step; %s, %s recipe\n",
+	printf("plan: %s on %d x %s (%d node%s); %s, %s recipe%s\n",
 	       m->full_name[0] ? m->full_name : m->name, req->gpus, gpu->name, nodes,
-	       nodes == 1 ? "" : "s", (long long)req->global_batch, (long long)req->seq,
-	       llmsim_fmt_count(a, (double)req->global_batch * req->seq),
-	       llmsim_dtype_name(req->dtype), llmsim_recipe_name(req->recipe));
-	int64_t rej = 0;
-	for (int i = 1; i < LLMSIM_REJ_COUNT; i++)
-		rej += o->rejected[i];
-	printf("search: %lld configurations in %s (%s/s): %lld feasible (%lld in HBM alone, "
-	       "%lld with offload%s), %lld rejected\n",
-	       (long long)o->evaluated, llmsim_fmt_time(b, o->elapsed_s),
-	       llmsim_fmt_count(d, o->elapsed_s > 0 ? o->evaluated / o->elapsed_s : 0),
-	       (long long)o->feasible, (long long)(o->feasible - o->feasible_offload),
-	       (long long)o->feasible_offload,
-	       req->no_offload ? ", not searched" : !gpu->has_host ? ", no host described" : "",
-	       (long long)rej);
-	if (!req->no_offload && o->nresults && o->feasible == o->feasible_offload)
-		printf("        nothing fits in HBM alone: every feasible configuration offloads "
-		       "model states to host memory\n");
+	       nodes == 1 ? "" : "s", llmsim_dtype_name(req->dtype), llmsim_recipe_name(req->recipe),
+	       req->lora_rank ? ", full training and LoRA" : "");
+	printf("batch:  %lld sequences x %lld tokens = %s tokens per step", (long long)o->global_batch,
+	       (long long)req->seq, llmsim_fmt_count(a, (double)o->global_batch * req->seq));
+	if (o->batch_from_rule)
+		printf(" (the batch rule: max(4 Mi, 1024 x %d GPUs) = %s tokens, rounded to a "
+		       "sequence count every dp of %d GPUs divides; --global-batch sets it)\n",
+		       req->gpus, llmsim_fmt_count(b, o->batch_budget_tokens), req->gpus);
+	else
+		printf(" (--global-batch)\n");
+	int64_t total = o->priced + o->pruned;
+	double el = o->elapsed_s > 0 ? o->elapsed_s : 1e-9;
+	printf("search: %s configurations in %s: %s priced (%s/s), %s pruned before pricing "
+	       "(%s/s); %lld fit (%lld in HBM alone, %lld with offload%s%s)\n",
+	       llmsim_fmt_count(a, (double)total), llmsim_fmt_time(b, o->elapsed_s),
+	       llmsim_fmt_count(c, (double)o->priced), llmsim_fmt_count(d, o->priced / el),
+	       llmsim_fmt_count(e, (double)o->pruned), llmsim_fmt_count(f, o->pruned / el),
+	       (long long)o->feasible,
+	       (long long)(o->feasible - o->feasible_offload), (long long)o->feasible_offload,
+	       o->offload_searched ? "" : ": not searched, ", o->offload_note);
+	printf("error:  %s per step (%s); configurations within it of a row are that row's "
+	       "equivalents\n", (pct_pm(a, o->error_frac), a), o->error.source);
 	putchar('\n');
-	if (o->nresults) {
-		printf("best %d by tokens/s (memory per GPU, host memory per node, times per step):\n",
-		       o->nresults);
-		print_top(o, m->has_moe && m->moe.experts > 1);
+	if (o->nrows) {
+		printf("best %d distinct, by tokens/s (memory per GPU, host memory per node, step "
+		       "time):\n", o->nrows);
+		print_rows(o, m->has_moe && m->moe.experts > 1, req->lora_rank > 0);
+		putchar('\n');
+		print_kinds(o, req, gpu);
+		const struct llmsim_train_result *r1 = &o->rows[0].r;
+		if (o->fastest.tokens_per_s > r1->tokens_per_s * (1 + 1e-12)) {
+			printf("\nthe fastest prediction (%+.1f%%, offload %s) is within the error of "
+			       "#1, which keeps every model state in HBM\n",
+			       100 * (o->fastest.tokens_per_s / r1->tokens_per_s - 1),
+			       llmsim_offload_name(o->fastest.cfg.offload));
+		}
+		if (r1->microbatches < 2)
+			printf("\nwarning: #1 runs %lld micro-batch per pipeline (global batch %lld / "
+			       "(dp %d x micro-batch %d)): no gradient accumulation, nothing to hide "
+			       "the gradient reduction behind; a larger --global-batch gives more\n",
+			       (long long)r1->microbatches, (long long)r1->cfg.global_batch,
+			       r1->cfg.dp, r1->cfg.micro_batch);
 		printf("\n#1 in detail: ");
-		train_print_result(stdout, &o->results[0], m, gpu);
+		train_print_result(stdout, r1, m, gpu);
+		printf("expected error %s (%s)\n", (pct_pm(a, o->error_frac), a), o->error.source);
+		if (tokens > 0)
+			print_budget(gpu, r1, tokens, o->error_frac);
 	} else if (o->have_closest) {
 		printf("no configuration fits; the closest: ");
 		train_print_result(stdout, &o->closest, m, gpu);
@@ -158,10 +260,128 @@ static void print_human(const struct llmsim_plan_out *o, const struct llmsim_mod
 	}
 	putchar('\n');
 	print_rejected(stdout, o);
-	if (!o->nresults && req->lora_rank == 0)
-		printf("hint: full training keeps %s per parameter of model state; try more GPUs, "
-		       "--lora-rank 16%s\n", req->recipe == LLMSIM_RECIPE_MEGATRON ? "18 B" : "16 B",
-		       req->no_offload ? " or drop --no-offload" : "");
+	if (!o->nrows)
+		printf("hint: %s\n", o->hint);
+}
+
+static void json_budget(struct llmsim_json *j, const struct llmsim_gpu *gpu,
+			const struct llmsim_train_result *r, double tokens)
+{
+	struct llmsim_plan_budget b;
+	llmsim_plan_budget(gpu, r, tokens, &b);
+	llmsim_json_obj_begin(j, "to_train");
+	llmsim_json_num(j, "tokens", b.tokens);
+	llmsim_json_num(j, "time_s", b.time_s);
+	llmsim_json_num(j, "gpu_hours", b.gpu_hours);
+	llmsim_json_num(j, "power_w_per_gpu", b.power_w_per_gpu);
+	llmsim_json_num(j, "energy_j", b.energy_j);
+	llmsim_json_obj_end(j);
+}
+
+static void print_json(const struct llmsim_plan_out *o, const struct llmsim_model *m,
+		       const struct llmsim_gpu *gpu, const struct llmsim_plan_req *req,
+		       double tokens, const char *emit_fw, const char *emitted, const char *emit_why)
+{
+	struct llmsim_json j;
+	double el = o->elapsed_s > 0 ? o->elapsed_s : 1e-9;
+	llmsim_json_init(&j, stdout);
+	llmsim_json_obj_begin(&j, NULL);
+	llmsim_json_str(&j, "workload", "train");
+	llmsim_json_str(&j, "model", m->name);
+	llmsim_json_str(&j, "gpu", gpu->name);
+	llmsim_json_int(&j, "gpus", req->gpus);
+	llmsim_json_int(&j, "seq", req->seq);
+	llmsim_json_int(&j, "global_batch", o->global_batch);
+	llmsim_json_bool(&j, "global_batch_from_rule", o->batch_from_rule);
+	if (o->batch_from_rule)
+		llmsim_json_num(&j, "batch_rule_tokens", o->batch_budget_tokens);
+	else
+		llmsim_json_null(&j, "batch_rule_tokens");
+	llmsim_json_int(&j, "configs_priced", o->priced);
+	llmsim_json_int(&j, "configs_pruned", o->pruned);
+	llmsim_json_int(&j, "configs_total", o->priced + o->pruned);
+	llmsim_json_num(&j, "priced_per_s", o->priced / el);
+	llmsim_json_num(&j, "pruned_per_s", o->pruned / el);
+	llmsim_json_int(&j, "configs_feasible", o->feasible);
+	llmsim_json_int(&j, "configs_feasible_offload", o->feasible_offload);
+	llmsim_json_bool(&j, "offload_searched", o->offload_searched);
+	llmsim_json_bool(&j, "dpu", req->dpu);
+	llmsim_json_obj_begin(&j, "expected_error");
+	llmsim_json_num(&j, "abs_frac", o->error.abs_frac);
+	llmsim_json_num(&j, "bias_frac", o->error.bias_frac);
+	llmsim_json_bool(&j, "calibrated", o->error.calibrated);
+	llmsim_json_str(&j, "source", o->error.source);
+	llmsim_json_num(&j, "grouped_by_frac", o->error_frac);
+	llmsim_json_obj_end(&j);
+	llmsim_json_arr_begin(&j, "results");
+	for (int i = 0; i < o->nrows; i++) {
+		llmsim_json_obj_begin(&j, NULL);
+		llmsim_json_int(&j, "rank", i + 1);
+		llmsim_json_int(&j, "equivalent", o->rows[i].equivalent);
+		llmsim_json_num(&j, "expected_error_frac", o->error_frac);
+		train_json_result(&j, &o->rows[i].r);
+		if (tokens > 0)
+			json_budget(&j, gpu, &o->rows[i].r, tokens);
+		llmsim_json_obj_end(&j);
+	}
+	llmsim_json_arr_end(&j);
+	llmsim_json_obj_begin(&j, "kinds");
+	for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT; k++) {
+		const struct llmsim_plan_best *b = &o->kind[k];
+		if (!b->searched || !b->found) {
+			llmsim_json_null(&j, llmsim_plan_kind_key(k));
+			continue;
+		}
+		llmsim_json_obj_begin(&j, llmsim_plan_kind_key(k));
+		llmsim_json_num(&j, "vs_first", b->vs_first);
+		llmsim_json_bool(&j, "beyond_error", b->beyond_error);
+		train_json_result(&j, &b->r);
+		llmsim_json_obj_end(&j);
+	}
+	llmsim_json_obj_end(&j);
+	llmsim_json_obj_begin(&j, "rejected");
+	for (int i = 0; i < LLMSIM_PLAN_WHY_COUNT; i++)
+		llmsim_json_int(&j, llmsim_plan_why_key(i), o->why[i]);
+	llmsim_json_obj_end(&j);
+	if (!o->nrows) {
+		llmsim_json_str(&j, "hint", o->hint);
+		if (o->have_closest) {
+			llmsim_json_obj_begin(&j, "closest");
+			train_json_result(&j, &o->closest);
+			llmsim_json_obj_end(&j);
+		}
+	}
+	if (emit_fw) {
+		llmsim_json_obj_begin(&j, "emit");
+		llmsim_json_str(&j, "framework", emit_fw);
+		if (emitted && emitted[0])
+			llmsim_json_str(&j, "launch", emitted);
+		else
+			llmsim_json_null(&j, "launch");
+		if (emit_why && emit_why[0])
+			llmsim_json_str(&j, "cannot_express", emit_why);
+		llmsim_json_obj_end(&j);
+	}
+	llmsim_json_num(&j, "elapsed_s", o->elapsed_s);
+	llmsim_json_obj_end(&j);
+	llmsim_json_finish(&j);
+}
+
+/* --emit: #1 if the framework can express it, else the best row that it
+ * can (saying why #1 cannot). Returns the row emitted, or -1. */
+static int emit_rows(enum plan_fw fw, const struct llmsim_plan_out *o,
+		     const struct llmsim_model *m, double tokens, char *out, size_t n,
+		     char *why1, size_t nwhy)
+{
+	char why[320];
+	why1[0] = 0;
+	for (int i = 0; i < o->nrows; i++) {
+		if (!plan_emit_train(fw, &o->rows[i].r, m, tokens, out, n, why, sizeof why))
+			return i;
+		if (i == 0)
+			snprintf(why1, nwhy, "%s", why);
+	}
+	return -1;
 }
 
 int cmd_plan(int argc, char **argv, const struct cli_setup *setup)
@@ -171,24 +391,33 @@ int cmd_plan(int argc, char **argv, const struct cli_setup *setup)
 	const char *cmd = "llmsim plan";
 	const char *model_name = NULL, *gpu_name = "h200"; /* loaded by main (setup) */
 	int gpus = 0, json = 0, workload = 0, dtype = 0, recipe = LLMSIM_RECIPE_MEGATRON;
-	int top = 5, lora = 0, uneven = 0, dpu = 0, no_offload = 0;
-	int64_t seq = 4096, gb = 1024;
-	double imb = 1.0;
+	int top = 5, lora = 0, uneven = 0, even = 0, dpu = 0, no_offload = 0, chunks = 0;
+	int tp = 0, pp = 0, cp = 0, ep = 0, emit = -1;
+	int64_t seq = 4096, gb = 0;
+	double imb = 1.0, tokens = 0;
 	const struct llmsim_opt opts[] = {
 		{"model", LLMSIM_ARG_STRING, &model_name, "M", "model name, alias or file (required)", 0, NULL, NULL},
 		{"gpus", LLMSIM_ARG_INT, &gpus, "N", "GPU count (required)", 1, NULL, NULL},
 		{"gpu", LLMSIM_ARG_STRING, &gpu_name, "G", "GPU (default h200)", 0, NULL, NULL},
 		{"workload", LLMSIM_ARG_CHOICE, &workload, "W", "what to plan (default train)", 0, workloads, NULL},
 		{"seq", LLMSIM_ARG_I64, &seq, "S", "tokens per sequence (default 4096)", 1, NULL, NULL},
-		{"global-batch", LLMSIM_ARG_I64, &gb, "B", "sequences per step (default 1024)", 1, NULL, NULL},
-		{"top", LLMSIM_ARG_INT, &top, "K", "configurations shown (default 5)", 1, NULL, NULL},
+		{"global-batch", LLMSIM_ARG_I64, &gb, "B", "sequences per step (default: the batch rule, max(4 Mi, 1024 x GPUs) tokens)", 1, NULL, NULL},
+		{"top", LLMSIM_ARG_INT, &top, "K", "distinct rows shown (default 5)", 1, NULL, NULL},
 		{"dtype", LLMSIM_ARG_CHOICE, &dtype, "T", "matmul type (default bf16)", 0, train_dtype_choices, NULL},
 		{"recipe", LLMSIM_ARG_CHOICE, &recipe, "R", "optimizer-state recipe (default megatron)", 0, llmsim_recipe_names, NULL},
-		{"lora-rank", LLMSIM_ARG_INT, &lora, "R", "LoRA fine-tuning rank (default 0: off)", 0, NULL, NULL},
+		{"lora-rank", LLMSIM_ARG_INT, &lora, "R", "also search LoRA fine-tuning at this rank (default 0: full training only)", 0, NULL, NULL},
 		{"moe-imbalance", LLMSIM_ARG_DOUBLE, &imb, "F", "busiest expert's load / mean (default 1)", 1, NULL, NULL},
-		{"uneven-pp", LLMSIM_ARG_FLAG, &uneven, NULL, "allow pipeline stages of unequal layer counts", 0, NULL, NULL},
+		{"tp", LLMSIM_ARG_INT, &tp, "T", "tensor-parallel degree only (default: searched)", 1, NULL, NULL},
+		{"pp", LLMSIM_ARG_INT, &pp, "P", "pipeline stages only (default: searched)", 1, NULL, NULL},
+		{"cp", LLMSIM_ARG_INT, &cp, "C", "context-parallel degree only (default: searched)", 1, NULL, NULL},
+		{"ep", LLMSIM_ARG_INT, &ep, "E", "expert-parallel degree only (default: searched)", 1, NULL, NULL},
+		{"max-chunks", LLMSIM_ARG_INT, &chunks, "V", "interleaved chunks per stage tried, 2..V (default 8)", 1, NULL, NULL},
+		{"even-pp", LLMSIM_ARG_FLAG, &even, NULL, "only pipeline stages of equal layer counts", 0, NULL, NULL},
+		{"uneven-pp", LLMSIM_ARG_FLAG, &uneven, NULL, "stages of unequal layer counts (the default; kept for scripts)", 0, NULL, NULL},
 		{"dpu", LLMSIM_ARG_FLAG, &dpu, NULL, "offloaded configurations use the one-step delayed parameter update", 0, NULL, NULL},
 		{"no-offload", LLMSIM_ARG_FLAG, &no_offload, NULL, "keep every model state in HBM (search offload none only)", 0, NULL, NULL},
+		{"tokens", LLMSIM_ARG_DOUBLE, &tokens, "N", "a token budget: time to train, GPU-hours and energy of #1", 1, NULL, NULL},
+		{"emit", LLMSIM_ARG_CHOICE, &emit, "F", "print #1's launch arguments: megatron or deepspeed", 0, plan_fw_names, NULL},
 		{"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON output (SI units)", 0, NULL, NULL},
 	};
 	int rc = llmsim_args_parse(cmd, "--model M --gpus N [--gpu G] [--workload train|serve] [options]",
@@ -200,6 +429,13 @@ int cmd_plan(int argc, char **argv, const struct cli_setup *setup)
 		return 2;
 	if (!gpus)
 		return llmsim_args_error(cmd, "--gpus is required");
+	if (even && uneven)
+		return llmsim_args_error(cmd, "--even-pp and --uneven-pp exclude each other");
+	if (emit >= 0 && !plan_fw_trains(emit))
+		return llmsim_args_error(cmd, "--emit %s is for serving plans (add --workload serve); "
+					 "training plans emit megatron or deepspeed", plan_fw_names[emit]);
+	if (chunks > 64)
+		return llmsim_args_error(cmd, "--max-chunks: at most 64, got %d", chunks);
 
 	struct llmsim_err err = {0};
 	const struct llmsim_model m = *setup->model;
@@ -208,7 +444,8 @@ int cmd_plan(int argc, char **argv, const struct cli_setup *setup)
 		.gpus = gpus, .seq = seq, .global_batch = gb,
 		.dtype = dtype == 1 ? LLMSIM_DT_FP8 : LLMSIM_DT_BF16,
 		.recipe = recipe, .lora_rank = lora, .moe_imbalance = imb, .top = top,
-		.uneven_pp = uneven, .dpu = dpu, .no_offload = no_offload,
+		.even_pp = even, .max_chunks = chunks, .dpu = dpu, .no_offload = no_offload,
+		.tp = tp, .pp = pp, .cp = cp, .ep = ep,
 	};
 	struct llmsim_train_ctx *ctx;
 	struct llmsim_plan_out o;
@@ -223,58 +460,34 @@ int cmd_plan(int argc, char **argv, const struct cli_setup *setup)
 	}
 	llmsim_train_ctx_free(ctx);
 
-	char a[LLMSIM_FMT_MAX];
+	static char launch[16384];
+	char why1[320] = "";
+	int emitted = -1;
+	launch[0] = 0;
+	if (emit >= 0 && o.nrows)
+		emitted = emit_rows(emit, &o, &m, tokens, launch, sizeof launch, why1, sizeof why1);
 	if (json) {
-		struct llmsim_json j;
-		llmsim_json_init(&j, stdout);
-		llmsim_json_obj_begin(&j, NULL);
-		llmsim_json_str(&j, "workload", "train");
-		llmsim_json_str(&j, "model", m.name);
-		llmsim_json_str(&j, "gpu", gpu.name);
-		llmsim_json_int(&j, "gpus", gpus);
-		llmsim_json_int(&j, "seq", seq);
-		llmsim_json_int(&j, "global_batch", gb);
-		llmsim_json_int(&j, "configs_evaluated", o.evaluated);
-		llmsim_json_int(&j, "configs_feasible", o.feasible);
-		llmsim_json_int(&j, "configs_feasible_offload", o.feasible_offload);
-		llmsim_json_bool(&j, "dpu", dpu);
-		llmsim_json_arr_begin(&j, "results");
-		for (int i = 0; i < o.nresults; i++) {
-			llmsim_json_obj_begin(&j, NULL);
-			llmsim_json_int(&j, "rank", i + 1);
-			train_json_result(&j, &o.results[i]);
-			llmsim_json_obj_end(&j);
-		}
-		llmsim_json_arr_end(&j);
-		llmsim_json_obj_begin(&j, "rejected");
-		for (int i = 1; i < LLMSIM_REJ_COUNT; i++)
-			llmsim_json_int(&j, llmsim_train_reject_key(i), o.rejected[i]);
-		llmsim_json_obj_end(&j);
-		if (!o.nresults && o.have_closest) {
-			llmsim_json_obj_begin(&j, "closest");
-			train_json_result(&j, &o.closest);
-			llmsim_json_obj_end(&j);
-		}
-		llmsim_json_num(&j, "elapsed_s", o.elapsed_s);
-		llmsim_json_obj_end(&j);
-		llmsim_json_finish(&j);
+		print_json(&o, &m, &gpu, &req, tokens, emit >= 0 ? plan_fw_names[emit] : NULL,
+			   emitted >= 0 ? launch : NULL, why1);
 	} else {
-		print_human(&o, &m, &gpu, &req);
+		print_human(&o, &m, &gpu, &req, tokens);
+		if (emitted >= 0) {
+			printf("\nlaunch #%d with %s%s:\n%s", emitted + 1, plan_fw_source(emit),
+			       emitted ? " (the first row it can express)" : "", launch);
+		}
 	}
 	int status = 0;
-	if (!o.nresults) {
-		if (o.have_closest && !o.closest.gpu_fits)
-			fprintf(stderr, "%s: no configuration fits: the closest needs %s more per GPU\n",
-				cmd, llmsim_fmt_bytes(a, o.closest.mem.total_bytes -
-								 o.closest.mem.hbm_bytes));
-		else if (o.have_closest)
-			fprintf(stderr, "%s: no configuration fits: the closest needs %s more host "
-				"memory per node\n", cmd,
-				llmsim_fmt_bytes(a, o.closest.mem.host_per_node_bytes -
-							    o.closest.mem.host_bytes));
-		else
-			fprintf(stderr, "%s: no valid configuration of %d GPUs\n", cmd, gpus);
+	if (!o.nrows) {
+		fprintf(stderr, "%s: no configuration fits: %s\n", cmd, o.hint);
 		status = 1;
+	} else if (emit >= 0 && why1[0]) {
+		if (emitted >= 0)
+			fprintf(stderr, "%s: --emit %s: #1 cannot be expressed (%s); emitted #%d\n",
+				cmd, plan_fw_names[emit], why1, emitted + 1);
+		else {
+			fprintf(stderr, "%s: --emit %s: %s\n", cmd, plan_fw_names[emit], why1);
+			status = 1;
+		}
 	}
 	llmsim_plan_out_release(&o);
 	return status;

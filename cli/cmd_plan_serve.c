@@ -1,19 +1,40 @@
 /*
- * cmd_plan_serve.c - `llmsim plan --workload serve`: rank every way to
- * serve a model on N GPUs (replicas x tp x pp x ep, weight and KV types,
- * batch) by throughput under TTFT/TPOT targets. `llmsim plan` hands over
- * its whole argv when it sees --workload serve.
+ * cmd_plan_serve.c - `llmsim plan --workload serve`: every way to serve a
+ * model on N GPUs (sim/infer/plan_serve.h), aggregated and disaggregated,
+ * simulated with the serving engine under a load, ranked under per-request
+ * TTFT and TPOT targets, with the Pareto front of tokens/s per GPU against
+ * tokens/s per user. Shaped like the training plan: the request, the
+ * search in numbers, the rows, the verdict between the kinds, #1 in
+ * detail, the rejections. `llmsim plan` hands over its whole argv when it
+ * sees --workload serve.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/fmt.h"
 #include "base/json.h"
 #include "sim/infer/plan_serve.h"
 #include "args.h"
 #include "commands.h"
+#include "common.h"
+#include "plan_emit.h"
+
+static const char about[] =
+	"Search replicas x tp x pp (x ep) and disaggregated prefill/decode pools,\n"
+	"and the engine's running-sequence cap (max_num_seqs, powers of two), each\n"
+	"simulated with the continuous-batching engine of `llmsim serve` under the\n"
+	"load: --rate R requests/s (Poisson), --concurrency C users (closed loop) or,\n"
+	"with neither, offline (every request at once). Targets are per-request\n"
+	"TTFT and TPOT at a percentile (--slo-percentile, default p99); those that\n"
+	"meet them rank first, by output tokens/s per GPU (under a rate, which fixes\n"
+	"throughput: by tokens/s per user). Weights and KV stay bf16 unless\n"
+	"--weight-dtypes / --kv-dtypes allow more. Exit status 1 when nothing fits or\n"
+	"meets the targets (the closest configuration and the reason are shown).";
+
+static const char *const pct_names[] = {"p50", "p90", "p99", NULL};
+static const double pct_vals[] = {0.5, 0.9, 0.99};
 
 static int parse_dtypes(const char *s, unsigned *mask)
 {
@@ -31,11 +52,253 @@ static int parse_dtypes(const char *s, unsigned *mask)
 	return *mask ? 0 : -1;
 }
 
-static double now_s(void)
+
+static void print_rows(const struct llmsim_plan_serve_out *o, int64_t shown, double err_frac)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+	static const char *const head[] = {"#", "<layout", "<weights", "<kv", "max-seqs",
+					   "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "tok/s",
+					   "tok/s/GPU", "tok/s/user", "error", "<meets", "<front"};
+	struct llmsim_table t;
+	llmsim_table_init(&t, 15, head);
+	for (int64_t i = 0; i < shown; i++) {
+		const struct llmsim_plan_serve_row *x = &o->rows[i];
+		char nm[64], a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], c[LLMSIM_FMT_MAX],
+			d[LLMSIM_FMT_MAX];
+		llmsim_plan_serve_layout(x, nm, sizeof nm);
+		llmsim_table_rowf(&t, "%lld\t%s\t%s\t%s\t%lld\t%s\t%s\t%s\t%s\t%.0f\t%.0f\t%.1f\t+/-%.0f%%\t%s\t%s",
+				  (long long)(i + 1), nm, llmsim_dtype_name(x->weight_dtype),
+				  llmsim_dtype_name(x->kv_dtype), (long long)x->max_batch,
+				  llmsim_fmt_time(a, x->ttft_s.p50), llmsim_fmt_time(b, x->ttft_s.p99),
+				  llmsim_fmt_time(c, x->tpot_s.p50), llmsim_fmt_time(d, x->tpot_s.p99),
+				  x->tokens_per_s, x->tokens_per_s_per_gpu, x->tokens_per_s_per_user,
+				  100 * err_frac, x->feasible ? "yes" : "no", x->pareto ? "*" : "");
+	}
+	llmsim_table_print(&t, stdout);
+	llmsim_table_release(&t);
+}
+
+static void print_front(const struct llmsim_plan_serve_out *o)
+{
+	int64_t *idx = malloc((size_t)(o->nrows ? o->nrows : 1) * sizeof *idx);
+	if (!idx)
+		return;
+	int64_t n = llmsim_plan_serve_front(o, idx);
+	printf("\nPareto front, tokens/s per GPU against tokens/s per user (%lld of %lld "
+	       "configurations):\n", (long long)n, (long long)o->nrows);
+	static const char *const head[] = {"tok/s/GPU", "tok/s/user", "<layout", "<types",
+					   "max-seqs", "<meets"};
+	struct llmsim_table t;
+	llmsim_table_init(&t, 6, head);
+	for (int64_t i = n - 1; i >= 0; i--) { /* the most per user first */
+		const struct llmsim_plan_serve_row *x = &o->rows[idx[i]];
+		char nm[64];
+		llmsim_plan_serve_layout(x, nm, sizeof nm);
+		llmsim_table_rowf(&t, "%.0f\t%.1f\t%s\t%s/%s\t%lld\t%s", x->tokens_per_s_per_gpu,
+				  x->tokens_per_s_per_user, nm, llmsim_dtype_name(x->weight_dtype),
+				  llmsim_dtype_name(x->kv_dtype), (long long)x->max_batch,
+				  x->feasible ? "yes" : "no");
+	}
+	free(idx);
+	llmsim_table_print(&t, stdout);
+	llmsim_table_release(&t);
+}
+
+static void print_detail(const struct llmsim_plan_serve_row *x,
+			 const struct llmsim_plan_serve_cfg *pc, double err_frac)
+{
+	char nm[64], a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], c[LLMSIM_FMT_MAX], d[LLMSIM_FMT_MAX],
+		e[LLMSIM_FMT_MAX];
+	llmsim_plan_serve_layout(x, nm, sizeof nm);
+	printf("  layout       %s%s\n", nm,
+	       x->disagg ? " (disaggregated: prefill pool P, decode pool D)" : " (aggregated)");
+	printf("  quantization weights %s%s, KV cache %s%s\n", llmsim_dtype_name(x->weight_dtype),
+	       x->weight_dtype == LLMSIM_DT_BF16 ? " (not quantized)" : "",
+	       llmsim_dtype_name(x->kv_dtype), x->kv_dtype == LLMSIM_DT_BF16 ? " (not quantized)" : "");
+	printf("  memory       %s of weights per GPU; KV cache of %lld tokens per %sreplica\n",
+	       llmsim_fmt_bytes(a, x->weight_bytes_per_gpu), (long long)x->kv_capacity_tokens,
+	       x->disagg ? "decode " : "");
+	printf("  engine       max_num_seqs %lld, 8192 tokens per step, chunked prefill; mean "
+	       "batch %.1f, %lld preemptions\n",
+	       (long long)x->max_batch, x->mean_batch, (long long)x->preemptions);
+	if (x->disagg)
+		printf("  KV transfer  %s per request over %s (in TTFT)\n",
+		       llmsim_fmt_time(a, x->kv_transfer_s), x->kv_over_network ? "the network" : "NVLink");
+	printf("  throughput   %.0f output tokens/s (%.0f per GPU, %.1f per user), %.2f requests/s; "
+	       "+/-%.0f%%\n",
+	       x->tokens_per_s, x->tokens_per_s_per_gpu, x->tokens_per_s_per_user, x->requests_per_s,
+	       100 * err_frac);
+	static const char *const head[] = {"<per request", "mean", "p50", "p90", "p99", "<target"};
+	struct llmsim_table t;
+	llmsim_table_init(&t, 6, head);
+	const struct {
+		const char *name;
+		const struct llmsim_pcts *p;
+		double slo;
+	} rows[] = {{"TTFT", &x->ttft_s, pc->ttft_slo_s}, {"TPOT", &x->tpot_s, pc->tpot_slo_s},
+		    {"end to end", &x->e2e_s, 0}};
+	for (int i = 0; i < 3; i++) {
+		char tg[LLMSIM_FMT_MAX + 4] = "-";
+		if (rows[i].slo > 0)
+			snprintf(tg, sizeof tg, "<= %s", llmsim_fmt_time(e, rows[i].slo));
+		llmsim_table_rowf(&t, "%s\t%s\t%s\t%s\t%s\t%s", rows[i].name,
+				  llmsim_fmt_time(a, rows[i].p->mean), llmsim_fmt_time(b, rows[i].p->p50),
+				  llmsim_fmt_time(c, rows[i].p->p90), llmsim_fmt_time(d, rows[i].p->p99),
+				  tg);
+	}
+	putchar('\n');
+	llmsim_table_print(&t, stdout);
+	llmsim_table_release(&t);
+}
+
+/* Aggregated against disaggregated, on the ranking's key. */
+static void print_verdict(const struct llmsim_plan_serve_out *o, int by_user)
+{
+	if (o->best_agg < 0 || o->best_disagg < 0) {
+		printf("\n%s\n", o->best_disagg < 0 ? "disaggregated: not searched or nothing fits"
+						   : "aggregated: nothing fits");
+		return;
+	}
+	const struct llmsim_plan_serve_row *a = &o->rows[o->best_agg], *d = &o->rows[o->best_disagg];
+	double ka = by_user ? a->tokens_per_s_per_user : a->tokens_per_s_per_gpu;
+	double kd = by_user ? d->tokens_per_s_per_user : d->tokens_per_s_per_gpu;
+	const char *key = by_user ? "tokens/s per user" : "tokens/s per GPU";
+	int dwins = (d->feasible > a->feasible) || (d->feasible == a->feasible && kd > ka);
+	double gain = dwins ? kd / ka - 1 : ka / kd - 1;
+	printf("\naggregated (#%lld) against disaggregated (#%lld): %s wins", (long long)o->best_agg + 1,
+	       (long long)o->best_disagg + 1, dwins ? "disaggregated" : "aggregated");
+	if (d->feasible != a->feasible)
+		printf(" (only it meets the targets)\n");
+	else
+		printf(" by %.1f%% in %s (%s the expected error)\n", 100 * gain, key,
+		       gain > o->error.abs_frac ? "beyond" : "within");
+}
+
+static void print_rejected(const struct llmsim_plan_serve_out *o)
+{
+	static const char *const head[] = {"configurations", "<rejected because"};
+	struct llmsim_table t;
+	llmsim_table_init(&t, 2, head);
+	for (int i = 0; i < LLMSIM_SERVE_WHY_COUNT; i++)
+		if (o->why[i])
+			llmsim_table_rowf(&t, "%lld\t%s", (long long)o->why[i], llmsim_serve_why_name(i));
+	putchar('\n');
+	if (t.rows)
+		llmsim_table_print(&t, stdout);
+	else
+		fputs("rejected: none\n", stdout);
+	llmsim_table_release(&t);
+}
+
+static void json_row(struct llmsim_json *j, const struct llmsim_plan_serve_row *x, double err_frac)
+{
+	llmsim_json_str(j, "layout", x->disagg ? "disaggregated" : "aggregated");
+	llmsim_json_int(j, "replicas", x->replicas);
+	llmsim_json_int(j, "tp", x->tp);
+	llmsim_json_int(j, "pp", x->pp);
+	llmsim_json_int(j, "ep", x->ep);
+	if (x->disagg) {
+		llmsim_json_int(j, "prefill_replicas", x->p_replicas);
+		llmsim_json_int(j, "prefill_tp", x->p_tp);
+		llmsim_json_num(j, "kv_transfer_s", x->kv_transfer_s);
+		llmsim_json_str(j, "kv_link", x->kv_over_network ? "network" : "nvlink");
+	}
+	llmsim_json_str(j, "weight_dtype", llmsim_dtype_name(x->weight_dtype));
+	llmsim_json_str(j, "kv_dtype", llmsim_dtype_name(x->kv_dtype));
+	llmsim_json_int(j, "max_num_seqs", x->max_batch);
+	cli_json_pcts(j, "ttft_s", &x->ttft_s);
+	cli_json_pcts(j, "tpot_s", &x->tpot_s);
+	cli_json_pcts(j, "e2e_s", &x->e2e_s);
+	llmsim_json_num(j, "tokens_per_s", x->tokens_per_s);
+	llmsim_json_num(j, "tokens_per_s_per_gpu", x->tokens_per_s_per_gpu);
+	llmsim_json_num(j, "tokens_per_s_per_user", x->tokens_per_s_per_user);
+	llmsim_json_num(j, "requests_per_s", x->requests_per_s);
+	llmsim_json_num(j, "mean_batch", x->mean_batch);
+	llmsim_json_int(j, "preemptions", x->preemptions);
+	llmsim_json_num(j, "weight_bytes_per_gpu", x->weight_bytes_per_gpu);
+	llmsim_json_int(j, "kv_capacity_tokens", x->kv_capacity_tokens);
+	llmsim_json_bool(j, "meets_targets", x->feasible);
+	llmsim_json_bool(j, "pareto", x->pareto);
+	llmsim_json_num(j, "expected_error_frac", err_frac);
+}
+
+static void print_json(const struct llmsim_plan_serve_out *o, const struct llmsim_plan_serve_cfg *pc,
+		       int64_t shown, const char *emit_fw, const char *launch, const char *why)
+{
+	struct llmsim_json j;
+	static const char *const loads[] = {"offline", "rate", "concurrency"};
+	double el = o->elapsed_s > 0 ? o->elapsed_s : 1e-9;
+	llmsim_json_init(&j, stdout);
+	llmsim_json_obj_begin(&j, NULL);
+	llmsim_json_str(&j, "workload", "serve");
+	llmsim_json_str(&j, "model", pc->model->name);
+	llmsim_json_str(&j, "gpu", pc->gpu->name);
+	llmsim_json_int(&j, "gpus", pc->gpus);
+	llmsim_json_int(&j, "prompt", pc->prompt);
+	llmsim_json_int(&j, "output", pc->output);
+	llmsim_json_str(&j, "load", loads[pc->load]);
+	if (pc->load == LLMSIM_LOAD_RATE)
+		llmsim_json_num(&j, "rate_per_s", pc->rate_per_s);
+	if (pc->load == LLMSIM_LOAD_CONCURRENCY)
+		llmsim_json_int(&j, "concurrency", pc->concurrency);
+	llmsim_json_int(&j, "requests_per_replica", o->requests_per_replica);
+	llmsim_json_num(&j, "slo_quantile", o->quantile);
+	if (pc->ttft_slo_s > 0) llmsim_json_num(&j, "ttft_slo_s", pc->ttft_slo_s); else llmsim_json_null(&j, "ttft_slo_s");
+	if (pc->tpot_slo_s > 0) llmsim_json_num(&j, "tpot_slo_s", pc->tpot_slo_s); else llmsim_json_null(&j, "tpot_slo_s");
+	llmsim_json_str(&j, "ranking", pc->ttft_slo_s > 0 || pc->tpot_slo_s > 0
+					       ? (pc->load == LLMSIM_LOAD_RATE ? "targets, then tokens/s per user"
+									  : "targets, then tokens/s per GPU")
+					       : "throughput only");
+	llmsim_json_int(&j, "configs_simulated", o->simulated);
+	llmsim_json_int(&j, "configs_simulated_disaggregated", o->simulated_disagg);
+	llmsim_json_int(&j, "configs_pruned", o->pruned);
+	llmsim_json_num(&j, "simulated_per_s", o->simulated / el);
+	llmsim_json_int(&j, "configs_feasible", o->feasible);
+	llmsim_json_obj_begin(&j, "expected_error");
+	llmsim_json_num(&j, "abs_frac", o->error.abs_frac);
+	llmsim_json_bool(&j, "calibrated", o->error.calibrated);
+	llmsim_json_str(&j, "source", o->error.source);
+	llmsim_json_obj_end(&j);
+	llmsim_json_arr_begin(&j, "results");
+	for (int64_t i = 0; i < shown; i++) {
+		llmsim_json_obj_begin(&j, NULL);
+		llmsim_json_int(&j, "rank", i + 1);
+		json_row(&j, &o->rows[i], o->error.abs_frac);
+		llmsim_json_obj_end(&j);
+	}
+	llmsim_json_arr_end(&j);
+	llmsim_json_arr_begin(&j, "pareto_front");
+	for (int64_t i = 0; i < o->nrows; i++)
+		if (o->rows[i].pareto) {
+			llmsim_json_obj_begin(&j, NULL);
+			llmsim_json_int(&j, "rank", i + 1);
+			json_row(&j, &o->rows[i], o->error.abs_frac);
+			llmsim_json_obj_end(&j);
+		}
+	llmsim_json_arr_end(&j);
+	if (o->best_agg >= 0) llmsim_json_int(&j, "best_aggregated_rank", o->best_agg + 1); else llmsim_json_null(&j, "best_aggregated_rank");
+	if (o->best_disagg >= 0) llmsim_json_int(&j, "best_disaggregated_rank", o->best_disagg + 1); else llmsim_json_null(&j, "best_disaggregated_rank");
+	llmsim_json_obj_begin(&j, "rejected");
+	for (int i = 0; i < LLMSIM_SERVE_WHY_COUNT; i++)
+		llmsim_json_int(&j, llmsim_serve_why_key(i), o->why[i]);
+	llmsim_json_obj_end(&j);
+	if (o->reason[0])
+		llmsim_json_str(&j, "reason", o->reason);
+	if (!o->feasible && o->nrows) {
+		llmsim_json_obj_begin(&j, "closest");
+		json_row(&j, &o->rows[0], o->error.abs_frac);
+		llmsim_json_obj_end(&j);
+	}
+	if (emit_fw) {
+		llmsim_json_obj_begin(&j, "emit");
+		llmsim_json_str(&j, "framework", emit_fw);
+		if (launch && launch[0]) llmsim_json_str(&j, "launch", launch); else llmsim_json_null(&j, "launch");
+		if (why && why[0])
+			llmsim_json_str(&j, "cannot_express", why);
+		llmsim_json_obj_end(&j);
+	}
+	llmsim_json_num(&j, "elapsed_s", o->elapsed_s);
+	llmsim_json_obj_end(&j);
+	llmsim_json_finish(&j);
 }
 
 int cmd_plan_serve(int argc, char **argv, const struct cli_setup *setup)
@@ -43,28 +306,35 @@ int cmd_plan_serve(int argc, char **argv, const struct cli_setup *setup)
 	/* --model and --gpu: loaded by main (setup) */
 	const char *cmd = "llmsim plan", *model_name = NULL, *gpu_name = "h200", *workload = NULL;
 	const char *wdts = NULL, *kvdts = NULL;
-	int gpus = 0, top = 10, json = 0;
-	int64_t prompt = 1024, output = 256, max_batch = 1024;
-	double ttft = 0, tpot = 0;
+	int gpus = 0, top = 10, json = 0, pct = 2, no_disagg = 0, tp = 0, pp = 0, emit = -1;
+	int seen_rate = 0, seen_conc = 0;
+	int64_t prompt = 1024, output = 256, max_batch = 256, conc = 0, requests = 0;
+	double ttft = 0, tpot = 0, rate = 0;
 	const struct llmsim_opt opts[] = {
 		{"workload", LLMSIM_ARG_STRING, &workload, "serve", "serve (this search)", 0, NULL, NULL},
 		{"model", LLMSIM_ARG_STRING, &model_name, "M", "model name, alias or YAML path (required)", 0, NULL, NULL},
-		{"gpus", LLMSIM_ARG_INT, &gpus, "N", "GPUs to split into replicas (required)", 1, NULL, NULL},
+		{"gpus", LLMSIM_ARG_INT, &gpus, "N", "GPUs to split into replicas or pools (required)", 1, NULL, NULL},
 		{"gpu", LLMSIM_ARG_STRING, &gpu_name, "G", "GPU name or YAML path (default h200)", 0, NULL, NULL},
 		{"prompt", LLMSIM_ARG_I64, &prompt, "P", "prompt tokens (default 1024)", 1, NULL, NULL},
 		{"output", LLMSIM_ARG_I64, &output, "O", "output tokens (default 256)", 1, NULL, NULL},
+		{"rate", LLMSIM_ARG_DOUBLE, &rate, "R", "Poisson arrivals, requests/s for the whole deployment", 0, NULL, &seen_rate},
+		{"concurrency", LLMSIM_ARG_I64, &conc, "C", "users in a closed loop, for the whole deployment", 1, NULL, &seen_conc},
+		{"requests", LLMSIM_ARG_I64, &requests, "N", "requests simulated per replica, at least (default 300)", 1, NULL, NULL},
 		{"ttft-slo", LLMSIM_ARG_DOUBLE, &ttft, "S", "time-to-first-token target, seconds (default none)", 0, NULL, NULL},
 		{"tpot-slo", LLMSIM_ARG_DOUBLE, &tpot, "S", "time-per-output-token target, seconds (default none)", 0, NULL, NULL},
-		{"weight-dtypes", LLMSIM_ARG_STRING, &wdts, "LIST", "weight types to try (default bf16,fp8,int4[,fp4])", 0, NULL, NULL},
-		{"kv-dtypes", LLMSIM_ARG_STRING, &kvdts, "LIST", "KV types to try (default bf16,fp8)", 0, NULL, NULL},
-		{"max-batch", LLMSIM_ARG_I64, &max_batch, "B", "largest batch per replica tried (default 1024)", 1, NULL, NULL},
+		{"slo-percentile", LLMSIM_ARG_CHOICE, &pct, "Q", "percentile the targets hold at (default p99)", 0, pct_names, NULL},
+		{"weight-dtypes", LLMSIM_ARG_STRING, &wdts, "LIST", "weight types allowed (default bf16; e.g. bf16,fp8,int4)", 0, NULL, NULL},
+		{"kv-dtypes", LLMSIM_ARG_STRING, &kvdts, "LIST", "KV types allowed (default bf16; e.g. bf16,fp8)", 0, NULL, NULL},
+		{"max-batch", LLMSIM_ARG_I64, &max_batch, "B", "largest max_num_seqs tried (default 256)", 1, NULL, NULL},
+		{"no-disagg", LLMSIM_ARG_FLAG, &no_disagg, NULL, "aggregated layouts only", 0, NULL, NULL},
+		{"tp", LLMSIM_ARG_INT, &tp, "T", "aggregated replicas of this tp only", 1, NULL, NULL},
+		{"pp", LLMSIM_ARG_INT, &pp, "P", "aggregated replicas of this pp only", 1, NULL, NULL},
 		{"top", LLMSIM_ARG_INT, &top, "K", "configurations shown (default 10)", 1, NULL, NULL},
+		{"emit", LLMSIM_ARG_CHOICE, &emit, "F", "print #1's launch arguments: vllm or trtllm", 0, plan_fw_names, NULL},
 		{"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON on stdout", 0, NULL, NULL},
 	};
-	int r = llmsim_args_parse(cmd, "--model M --gpus N --workload serve [--gpu G] [--prompt P --output O] [--ttft-slo S --tpot-slo S] [--top K] [--json]",
-				  "Search replicas x tp x pp x ep, weight and KV types and batch sizes\n"
-				  "for serving; rank by total output tokens/s under the latency targets.",
-				  argc - 1, argv + 1, opts, (int)(sizeof opts / sizeof opts[0]),
+	int r = llmsim_args_parse(cmd, "--model M --gpus N --workload serve [--gpu G] [--prompt P --output O] [--rate R | --concurrency C] [--ttft-slo S --tpot-slo S] [options]",
+				  about, argc - 1, argv + 1, opts, (int)(sizeof opts / sizeof opts[0]),
 				  NULL, 0, NULL);
 	if (r == LLMSIM_ARGS_HELP)
 		return 0;
@@ -74,90 +344,100 @@ int cmd_plan_serve(int argc, char **argv, const struct cli_setup *setup)
 		return llmsim_args_error(cmd, "--workload '%s' is not handled here (serve)", workload);
 	if (!gpus)
 		return llmsim_args_error(cmd, "--gpus is required (try '%s --workload serve --help')", cmd);
-	struct llmsim_plan_serve_cfg pc = {.gpus = gpus, .prompt = prompt, .output = output,
-					   .ttft_slo_s = ttft, .tpot_slo_s = tpot,
-					   .max_batch = max_batch};
+	if (seen_rate && seen_conc)
+		return llmsim_args_error(cmd, "--rate and --concurrency exclude each other");
+	if (seen_rate && !(rate > 0))
+		return llmsim_args_error(cmd, "--rate must be positive, got %g", rate);
+	if (emit >= 0 && plan_fw_trains(emit))
+		return llmsim_args_error(cmd, "--emit %s is for training plans; serving plans emit "
+					 "vllm or trtllm", plan_fw_names[emit]);
+	struct llmsim_plan_serve_cfg pc = {
+		.model = setup->model, .gpu = setup->gpu, .gpus = gpus, .prompt = prompt,
+		.output = output, .ttft_slo_s = ttft, .tpot_slo_s = tpot, .max_batch = max_batch,
+		.load = seen_rate ? LLMSIM_LOAD_RATE : seen_conc ? LLMSIM_LOAD_CONCURRENCY
+								 : LLMSIM_LOAD_OFFLINE,
+		.rate_per_s = rate, .concurrency = conc, .requests = requests,
+		.slo_quantile = pct_vals[pct], .no_disagg = no_disagg, .tp = tp, .pp = pp,
+	};
 	if (wdts && parse_dtypes(wdts, &pc.weight_dtypes))
 		return llmsim_args_error(cmd, "--weight-dtypes: expected names like bf16,fp8,int4, got '%s'", wdts);
 	if (kvdts && parse_dtypes(kvdts, &pc.kv_dtypes))
 		return llmsim_args_error(cmd, "--kv-dtypes: expected names like bf16,fp8, got '%s'", kvdts);
 
 	struct llmsim_err err = {0};
-	pc.model = setup->model;
-	pc.gpu = setup->gpu;
-	double t0 = now_s();
-	struct llmsim_plan_serve_row *rows;
-	int64_t n, evaluated, feasible;
-	if (llmsim_plan_serve(&pc, &rows, &n, &evaluated, &feasible, &err)) {
+	struct llmsim_plan_serve_out o;
+	if (llmsim_plan_serve(&pc, &o, &err)) {
 		fprintf(stderr, "%s: %s\n", cmd, err.msg);
 		return 1;
 	}
-	double elapsed = now_s() - t0;
-	int64_t shown = feasible < top ? feasible : top;
+	int targets = ttft > 0 || tpot > 0, by_user = pc.load == LLMSIM_LOAD_RATE;
+	int64_t shown = o.nrows < top ? o.nrows : top;
+	static char launch[8192];
+	char why[320] = "";
+	launch[0] = 0;
+	if (emit >= 0 && o.feasible)
+		plan_emit_serve(emit, &o.rows[0], &pc, launch, sizeof launch, why, sizeof why);
 	if (json) {
-		struct llmsim_json j;
-		llmsim_json_init(&j, stdout);
-		llmsim_json_obj_begin(&j, NULL);
-		llmsim_json_str(&j, "workload", "serve");
-		llmsim_json_str(&j, "model", setup->model->name);
-		llmsim_json_str(&j, "gpu", setup->gpu->name);
-		llmsim_json_int(&j, "gpus", gpus);
-		llmsim_json_int(&j, "prompt", prompt);
-		llmsim_json_int(&j, "output", output);
-		if (ttft > 0) llmsim_json_num(&j, "ttft_slo_s", ttft); else llmsim_json_null(&j, "ttft_slo_s");
-		if (tpot > 0) llmsim_json_num(&j, "tpot_slo_s", tpot); else llmsim_json_null(&j, "tpot_slo_s");
-		llmsim_json_int(&j, "configs_evaluated", evaluated);
-		llmsim_json_int(&j, "configs_feasible", feasible);
-		llmsim_json_arr_begin(&j, "results");
-		for (int64_t i = 0; i < shown; i++) {
-			const struct llmsim_plan_serve_row *x = &rows[i];
-			llmsim_json_obj_begin(&j, NULL);
-			llmsim_json_int(&j, "rank", i + 1);
-			llmsim_json_int(&j, "replicas", x->replicas);
-			llmsim_json_int(&j, "tp", x->tp);
-			llmsim_json_int(&j, "pp", x->pp);
-			llmsim_json_int(&j, "ep", x->ep);
-			llmsim_json_str(&j, "weight_dtype", llmsim_dtype_name(x->weight_dtype));
-			llmsim_json_str(&j, "kv_dtype", llmsim_dtype_name(x->kv_dtype));
-			llmsim_json_int(&j, "batch", x->batch);
-			llmsim_json_int(&j, "max_batch", x->max_batch);
-			llmsim_json_num(&j, "ttft_s", x->ttft_s);
-			llmsim_json_num(&j, "tpot_s", x->tpot_s);
-			llmsim_json_num(&j, "e2e_s", x->e2e_s);
-			llmsim_json_num(&j, "tokens_per_s", x->tokens_per_s);
-			llmsim_json_num(&j, "tokens_per_s_per_gpu", x->tokens_per_s_per_gpu);
-			llmsim_json_num(&j, "weight_bytes_per_gpu", x->weight_bytes_per_gpu);
-			llmsim_json_obj_end(&j);
-		}
-		llmsim_json_arr_end(&j);
-		llmsim_json_num(&j, "elapsed_s", elapsed);
-		llmsim_json_obj_end(&j);
-		llmsim_json_finish(&j);
+		print_json(&o, &pc, shown, emit >= 0 ? plan_fw_names[emit] : NULL, launch, why);
 	} else {
-		printf("%s on %d x %s, prompt %lld, output %lld: %lld configurations, %lld meet the targets (%.2f s)\n\n",
-		       setup->model->name, gpus, setup->gpu->name, (long long)prompt, (long long)output,
-		       (long long)evaluated, (long long)feasible, elapsed);
-		if (!shown) {
-			printf("no configuration meets the targets\n");
+		char a[LLMSIM_FMT_MAX];
+		printf("plan: %s serving on %d x %s; requests of %lld + %lld tokens; load: ",
+		       pc.model->name, gpus, pc.gpu->name, (long long)prompt, (long long)output);
+		if (pc.load == LLMSIM_LOAD_RATE)
+			printf("%g requests/s, Poisson", rate);
+		else if (pc.load == LLMSIM_LOAD_CONCURRENCY)
+			printf("%lld users in a closed loop", (long long)conc);
+		else
+			printf("offline, every request at once (TTFT is queueing: --rate or "
+			       "--concurrency for an online service)");
+		printf(" (%lld requests simulated per replica)\n", (long long)o.requests_per_replica);
+		if (targets) {
+			printf("targets: ");
+			if (ttft > 0)
+				printf("TTFT %s <= %s", pct_names[pct], llmsim_fmt_time(a, ttft));
+			if (ttft > 0 && tpot > 0)
+				printf(", ");
+			if (tpot > 0)
+				printf("TPOT %s <= %s", pct_names[pct], llmsim_fmt_time(a, tpot));
+			printf("; then ranked by %s\n", by_user ? "tokens/s per user (the rate fixes "
+								 "throughput)" : "tokens/s per GPU");
 		} else {
-			struct llmsim_table t;
-			const char *head[] = {"rank", "replicas", "tp", "pp", "ep", "<weights", "<kv",
-					      "batch", "TTFT", "TPOT", "tok/s", "tok/s/GPU"};
-			llmsim_table_init(&t, 12, head);
-			for (int64_t i = 0; i < shown; i++) {
-				const struct llmsim_plan_serve_row *x = &rows[i];
-				char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX];
-				llmsim_table_rowf(&t, "%lld\t%d\t%d\t%d\t%d\t%s\t%s\t%lld\t%s\t%s\t%.0f\t%.0f",
-						  (long long)(i + 1), x->replicas, x->tp, x->pp, x->ep,
-						  llmsim_dtype_name(x->weight_dtype),
-						  llmsim_dtype_name(x->kv_dtype), (long long)x->batch,
-						  llmsim_fmt_time(a, x->ttft_s), llmsim_fmt_time(b, x->tpot_s),
-						  x->tokens_per_s, x->tokens_per_s_per_gpu);
-			}
-			llmsim_table_print(&t, stdout);
-			llmsim_table_release(&t);
+			printf("targets: none: ranked by throughput only (%s)\n",
+			       by_user ? "the rate fixes it: then tokens/s per user" : "tokens/s per GPU");
 		}
+		printf("types:  weights %s, KV %s%s\n", wdts ? wdts : "bf16", kvdts ? kvdts : "bf16",
+		       wdts || kvdts ? "" : " (--weight-dtypes / --kv-dtypes allow quantized ones)");
+		printf("search: %lld configurations simulated (%lld disaggregated) in %s (%.0f/s); "
+		       "%lld pruned before simulating; %lld meet the targets\n",
+		       (long long)o.simulated, (long long)o.simulated_disagg,
+		       llmsim_fmt_time(a, o.elapsed_s), o.elapsed_s > 0 ? o.simulated / o.elapsed_s : 0,
+		       (long long)o.pruned, (long long)o.feasible);
+		printf("error:  +/-%.0f%% per step (%s)\n\n", 100 * o.error.abs_frac, o.error.source);
+		if (shown) {
+			printf("%s %lld of %lld:\n", o.feasible ? "best" : "closest (none meets the targets)",
+			       (long long)shown, (long long)o.nrows);
+			print_rows(&o, shown, o.error.abs_frac);
+			print_verdict(&o, by_user);
+			print_front(&o);
+			printf("\n#1 in detail%s:\n", o.feasible ? "" : " (the closest)");
+			print_detail(&o.rows[0], &pc, o.error.abs_frac);
+		} else {
+			printf("no configuration fits\n");
+		}
+		print_rejected(&o);
+		if (o.reason[0])
+			printf("hint: %s\n", o.reason);
+		if (launch[0])
+			printf("\nlaunch #1 with %s:\n%s", plan_fw_source(emit), launch);
 	}
-	free(rows);
-	return 0;
+	int status = 0;
+	if (!o.feasible) {
+		fprintf(stderr, "%s: %s\n", cmd, o.reason);
+		status = 1;
+	} else if (why[0]) {
+		fprintf(stderr, "%s: --emit %s: %s\n", cmd, plan_fw_names[emit], why);
+		status = 1;
+	}
+	llmsim_plan_serve_release(&o);
+	return status;
 }

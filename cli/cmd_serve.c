@@ -87,17 +87,6 @@ static int published(const char *cmd, const char *suite, int json)
 	return 0;
 }
 
-static void pcts_json(struct llmsim_json *j, const char *key, const struct llmsim_pcts *p)
-{
-	llmsim_json_obj_begin(j, key);
-	llmsim_json_num(j, "mean", p->mean);
-	llmsim_json_num(j, "p50", p->p50);
-	llmsim_json_num(j, "p90", p->p90);
-	llmsim_json_num(j, "p99", p->p99);
-	llmsim_json_num(j, "max", p->max);
-	llmsim_json_obj_end(j);
-}
-
 static void pcts_row(struct llmsim_table *t, const char *name, const struct llmsim_pcts *p)
 {
 	char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], c[LLMSIM_FMT_MAX], d[LLMSIM_FMT_MAX];
@@ -112,6 +101,7 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 	const char *cmd = "llmsim serve";
 	const char *pdist = NULL, *odist = NULL, *lengths = NULL, *suite = NULL;
 	struct cli_place pl = {.gpu = "h200"};
+	struct cli_run run = {.engine = LLMSIM_ENGINE_FUSED};
 	int alloc = 0, chunked = 0;
 	int sched = 0, offline = 0, json = 0, pub = 0, seen_req = 0, seen_prompt = 0, seen_output = 0;
 	int64_t requests = 1000, prompt = 1024, output = 256, block = 16, max_batch = 256;
@@ -128,6 +118,7 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 		{"output-dist", LLMSIM_ARG_STRING, &odist, "SPEC", "as --prompt-dist, for output lengths", 0, NULL, NULL},
 		{"lengths", LLMSIM_ARG_STRING, &lengths, "FILE", "lines of 'prompt output' tokens (cycled)", 0, NULL, NULL},
 		CLI_DTYPE_OPTS(pl),
+		CLI_RUN_OPTS(run, "the engine's kernels: fused (a serving engine: vLLM, TensorRT-LLM; the default), torch (a lean PyTorch engine) or hf (HF transformers)"),
 		{"kv-alloc", LLMSIM_ARG_CHOICE, &alloc, NULL, "KV allocation (default paged)", 0, alloc_names, NULL},
 		{"reserve", LLMSIM_ARG_I64, &reserve, "N", "contiguous: tokens reserved per sequence (default prompt + longest output)", 1, NULL, NULL},
 		{"block-size", LLMSIM_ARG_I64, &block, "N", "paged KV block, tokens (default 16)", 1, NULL, NULL},
@@ -143,7 +134,10 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 	};
 	int r = llmsim_args_parse(cmd, "--model M [--gpu G] [--gpus N --tp T --pp P --ep E] --requests N [--rate R | --offline] --prompt P --output O [options]",
 				  "Simulate a vLLM-like engine (continuous batching, paged or contiguous\n"
-				  "KV cache, recompute preemption); each step is priced by the GPU model.",
+				  "KV cache, recompute preemption); each step is priced by the GPU model in\n"
+				  "the kernels of --engine (fused by default, as the engines serving runs\n"
+				  "are published with), inside the run's own load (--load busy) or as lone\n"
+				  "kernels (--load lone).",
 				  argc - 1, argv + 1, opts, (int)(sizeof opts / sizeof opts[0]),
 				  NULL, 0, NULL);
 	if (r == LLMSIM_ARGS_HELP)
@@ -166,6 +160,10 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 	int64_t *plist = NULL, *olist = NULL, nlist = 0;
 	int replicas = 1, rc = 1;
 	llmsim_serve_cfg_init(&cfg, m, g);
+	if ((rc = cli_run_apply(cmd, &run, &cfg.infer)))
+		return rc;
+	rc = 1;
+	cfg.infer.runtime = LLMSIM_RT_GRAPH; /* an engine's steps are CUDA graphs */
 	cfg.infer.weight_dtype = cli_wdt_vals[pl.wdt];
 	cfg.infer.kv_dtype = cli_kvdt_vals[pl.kvdt];
 	cfg.infer.block_size = block;
@@ -173,7 +171,8 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 	cfg.kv_alloc = (enum llmsim_kv_alloc)alloc;
 	cfg.reserve_tokens = reserve;
 	/* contiguous reservation pairs with a non-paged decode kernel */
-	cfg.infer.attn = alloc == LLMSIM_KV_CONTIGUOUS ? LLMSIM_AC_FLASH2 : LLMSIM_AC_PAGED;
+	if (cfg.infer.lower.engine == LLMSIM_ENGINE_FUSED)
+		cfg.infer.attn = alloc == LLMSIM_KV_CONTIGUOUS ? LLMSIM_AC_FLASH2 : LLMSIM_AC_PAGED;
 	cfg.max_batch = max_batch;
 	cfg.max_tokens = max_tokens;
 	cfg.chunked_prefill = chunked;
@@ -213,6 +212,11 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 		cli_place_json(&j, &cfg.infer, replicas);
 		llmsim_json_str(&j, "kv_alloc", llmsim_kv_alloc_name(cfg.kv_alloc));
 		llmsim_json_str(&j, "scheduler", llmsim_sched_name(cfg.sched));
+		cli_run_json(&j, &cfg.infer);
+		llmsim_json_obj_begin(&j, "expected_error");
+		cli_step_err_json(&j, "ttft", cfg.infer.gpu, cfg.infer.lower.engine, "prefill");
+		cli_step_err_json(&j, "tpot", cfg.infer.gpu, cfg.infer.lower.engine, "decode");
+		llmsim_json_obj_end(&j);
 		llmsim_json_int(&j, "requests", res.requests_done * replicas);
 		llmsim_json_int(&j, "requests_per_replica", res.requests_done);
 		if (rate > 0)
@@ -223,9 +227,9 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 		llmsim_json_num(&j, "tokens_per_s_per_gpu", tps / ngpus);
 		llmsim_json_num(&j, "requests_per_s", rps);
 		llmsim_json_num(&j, "duration_s", res.duration_s);
-		pcts_json(&j, "ttft_s", &res.ttft_s);
-		pcts_json(&j, "tpot_s", &res.tpot_s);
-		pcts_json(&j, "e2e_s", &res.e2e_s);
+		cli_json_pcts(&j, "ttft_s", &res.ttft_s);
+		cli_json_pcts(&j, "tpot_s", &res.tpot_s);
+		cli_json_pcts(&j, "e2e_s", &res.e2e_s);
 		llmsim_json_num(&j, "kv_waste_fraction", res.kv_waste_fraction);
 		llmsim_json_num(&j, "kv_used_fraction", res.kv_used_fraction);
 		llmsim_json_int(&j, "kv_capacity_tokens", res.kv_capacity_tokens);
@@ -244,10 +248,16 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 	} else {
 		char b1[LLMSIM_FMT_MAX], b2[LLMSIM_FMT_MAX];
 		cli_place_print(&cfg.infer, replicas);
-		printf(", %s scheduler, %s KV (%s), %lld requests, %s\n\n",
+		printf(", %s scheduler, %s KV (%s), %lld requests, %s\n",
 		       llmsim_sched_name(cfg.sched), llmsim_kv_alloc_name(cfg.kv_alloc),
 		       llmsim_dtype_name(cfg.infer.kv_dtype), (long long)(res.requests_done * replicas),
 		       rate > 0 ? "Poisson arrivals" : "offline");
+		cli_run_print(&cfg.infer, "inside the run's own load: its busy share and FLOP rate");
+		char eb[256];
+		cli_step_err(cfg.infer.gpu, cfg.infer.lower.engine, "prefill", eb, sizeof eb);
+		printf("expected error of a prefill step: %s\n", eb);
+		cli_step_err(cfg.infer.gpu, cfg.infer.lower.engine, "decode", eb, sizeof eb);
+		printf("expected error of a decode step: %s\n\n", eb);
 		struct llmsim_table t;
 		const char *head[] = {"<latency", "mean", "p50", "p90", "p99"};
 		llmsim_table_init(&t, 5, head);

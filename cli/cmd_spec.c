@@ -157,6 +157,13 @@ int cmd_spec(int argc, char **argv, const struct cli_setup *setup)
 		llmsim_json_num(&j, "tpot_s", res.tpot_s);
 		llmsim_json_num(&j, "baseline_tpot_s", res.target_step_s);
 		llmsim_json_num(&j, "speedup", res.speedup);
+		llmsim_json_obj_begin(&j, "memory_bytes_per_gpu");
+		llmsim_json_num(&j, "weights", res.mem.weight_bytes);
+		llmsim_json_num(&j, "speculation_weights", res.extra_weight_bytes);
+		llmsim_json_num(&j, "activations", res.mem.activation_bytes);
+		llmsim_json_num(&j, "kv", res.kv_bytes);
+		llmsim_json_num(&j, "kv_capacity", res.mem.kv_capacity_bytes);
+		llmsim_json_obj_end(&j);
 		llmsim_json_obj_end(&j);
 		llmsim_json_finish(&j);
 		return 0;
@@ -186,6 +193,15 @@ int cmd_spec(int argc, char **argv, const struct cli_setup *setup)
 			  : cfg.kind == LLMSIM_SPEC_MEDUSA ? "Medusa heads" : "MTP modules");
 	llmsim_table_rowf(&t, "TPOT\t%s\tstep / expected tokens", llmsim_fmt_time(b1, res.tpot_s));
 	llmsim_table_rowf(&t, "speedup\t%.2fx\tover plain decoding", res.speedup);
+	char b2[LLMSIM_FMT_MAX], b3[LLMSIM_FMT_MAX];
+	snprintf(note, sizeof note, "weights %s + %s %s + KV %s",
+		 llmsim_fmt_bytes(b1, res.mem.weight_bytes), llmsim_fmt_bytes(b2, res.extra_weight_bytes),
+		 cfg.kind == LLMSIM_SPEC_DRAFT ? "draft" : cfg.kind == LLMSIM_SPEC_MEDUSA ? "heads" : "MTP",
+		 llmsim_fmt_bytes(b3, res.kv_bytes));
+	llmsim_table_rowf(&t, "memory per GPU\t%s\t%s",
+			  llmsim_fmt_bytes(b1, res.mem.weight_bytes + res.extra_weight_bytes +
+						       res.mem.activation_bytes + res.kv_bytes),
+			  note);
 	llmsim_table_print(&t, stdout);
 	llmsim_table_release(&t);
 	return 0;

@@ -54,8 +54,8 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 	int gpus = 0, dp = 0, json = 0, no_sp = 0, uneven = 0, offload = 0, dpu = 0;
 	int recompute = LLMSIM_RECOMP_NONE, sched = LLMSIM_SCHED_1F1B, dtype = 0,
 	    recipe = LLMSIM_RECIPE_MEGATRON, attn = 1, chunks_seen = 0;
-	int engine = LLMSIM_TRAIN_FUSED, layers = 0, recipe_seen = 0, attn_seen = 0, gb_seen = 0;
-	const char *load = NULL, *operand_data = NULL;
+	int layers = 0, recipe_seen = 0, attn_seen = 0, gb_seen = 0;
+	struct cli_run run = {.engine = LLMSIM_ENGINE_FUSED};
 	int64_t gb = c.global_batch, seq = c.seq;
 	const struct llmsim_opt opts[] = {
 		{"model", LLMSIM_ARG_STRING, &model_name, "M", "model name, alias or file (required)", 0, NULL, NULL},
@@ -76,10 +76,8 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 		{"dtype", LLMSIM_ARG_CHOICE, &dtype, "T", "matmul type (default bf16)", 0, train_dtype_choices, NULL},
 		{"recipe", LLMSIM_ARG_CHOICE, &recipe, "R", "optimizer-state recipe (default megatron; torch: amp)", 0, llmsim_recipe_names, &recipe_seen},
 		{"attention", LLMSIM_ARG_CHOICE, &attn, "A", "attention kernels; sdpa: PyTorch's on this GPU (default flash2; torch: sdpa)", 0, train_attn_choices, &attn_seen},
-		{"engine", LLMSIM_ARG_CHOICE, &engine, "E", "the program: Megatron-LM's fused kernels or plain PyTorch (default fused)", 0, llmsim_train_engine_names, NULL},
 		{"layers", LLMSIM_ARG_INT, &layers, "L", "run the model's first L layers (default all)", 1, NULL, NULL},
-		{"load", LLMSIM_ARG_STRING, &load, "L", "busy (default: the step's own load), busy:RHO or lone (lone kernels, burst clock)", 0, NULL, NULL},
-		{"operand-data", LLMSIM_ARG_STRING, &operand_data, "D", "trained (default), random, grid, coarse or zeros", 0, NULL, NULL},
+		CLI_RUN_OPTS(run, "the program: fused (Megatron-LM's kernels, default) or torch (plain PyTorch on one GPU)"),
 		{"lora-rank", LLMSIM_ARG_INT, &c.lora_rank, "R", "LoRA on q,k,v,o with frozen bf16 base (default 0: off)", 0, NULL, NULL},
 		{"moe-imbalance", LLMSIM_ARG_DOUBLE, &c.moe_imbalance, "F", "busiest expert's load / mean, >= 1 (default 1)", 1, NULL, NULL},
 		{"no-sp", LLMSIM_ARG_FLAG, &no_sp, NULL, "turn sequence parallelism off (default on with tp > 1)", 0, NULL, NULL},
@@ -95,9 +93,14 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 		return 0;
 	if (rc)
 		return 2;
-	if ((rc = cli_parse_load(cmd, load, &c.load_lone, &c.load_rho)) ||
-	    (rc = cli_parse_operand_data(cmd, operand_data, &c.operand_data)))
+	if ((rc = cli_load_parse(cmd, run.load, &c.load, &c.load_rho)) ||
+	    (rc = cli_operand_data_parse(cmd, run.operand_data, &c.operand_data)))
 		return rc;
+	if (run.engine == LLMSIM_ENGINE_HF)
+		return llmsim_args_error(cmd, "--engine hf: training runs as fused (Megatron-LM) or "
+					 "torch (plain PyTorch); HF transformers' training is not "
+					 "modelled");
+	c.engine = (enum llmsim_engine)run.engine;
 	const struct llmsim_gpu gpu = *setup->gpu;
 	struct llmsim_model m = *setup->model;
 	if (layers > m.layers)
@@ -113,7 +116,7 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 	c.recipe = recipe;
 	c.attn = train_attn_from_choice(attn, &gpu);
 	c.global_batch = gb;
-	if (engine == LLMSIM_TRAIN_TORCH) {
+	if (c.engine == LLMSIM_ENGINE_TORCH) {
 		llmsim_train_cfg_torch(&c, &gpu);
 		if (recipe_seen)
 			c.recipe = recipe;
@@ -166,7 +169,7 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 		llmsim_json_str(&j, "gpu", gpu.name);
 		llmsim_json_int(&j, "layers", m.layers);
 		train_json_result(&j, &r);
-		if (c.engine == LLMSIM_TRAIN_TORCH)
+		if (c.engine == LLMSIM_ENGINE_TORCH)
 			train_json_torch(&j, &r, &gpu);
 		llmsim_json_obj_end(&j);
 		llmsim_json_finish(&j);

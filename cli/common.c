@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 /* ---- list|show ---- */
@@ -124,14 +125,20 @@ void cli_place_print(const struct llmsim_infer_cfg *c, int replicas)
 	       replicas > 1 ? "s" : "");
 }
 
-int cli_parse_load(const char *cmd, const char *s, int *lone, double *rho)
+/* ---- how a program runs ---- */
+
+const char *const cli_engine_names[] = {"fused", "torch", "hf", NULL};
+_Static_assert(sizeof cli_engine_names / sizeof cli_engine_names[0] == LLMSIM_ENGINE_COUNT + 1,
+	       "an engine per choice");
+
+int cli_load_parse(const char *cmd, const char *s, enum llmsim_load *load, double *rho)
 {
-	*lone = 0;
+	*load = LLMSIM_LOAD_BUSY;
 	*rho = 0;
 	if (!s || !strcmp(s, "busy"))
 		return 0;
 	if (!strcmp(s, "lone")) {
-		*lone = 1;
+		*load = LLMSIM_LOAD_LONE;
 		return 0;
 	}
 	char *end = NULL;
@@ -143,7 +150,7 @@ int cli_parse_load(const char *cmd, const char *s, int *lone, double *rho)
 	return 0;
 }
 
-int cli_parse_operand_data(const char *cmd, const char *s, enum llmsim_operand_data *d)
+int cli_operand_data_parse(const char *cmd, const char *s, enum llmsim_operand_data *d)
 {
 	*d = LLMSIM_OPD_TRAINED;
 	if (!s)
@@ -154,4 +161,106 @@ int cli_parse_operand_data(const char *cmd, const char *s, enum llmsim_operand_d
 					 llmsim_operand_data_choices());
 	*d = (enum llmsim_operand_data)v;
 	return 0;
+}
+
+int cli_run_apply(const char *cmd, const struct cli_run *r, struct llmsim_infer_cfg *cfg)
+{
+	double rho;
+	int rc;
+	if ((rc = cli_load_parse(cmd, r->load, &cfg->load, &rho)) ||
+	    (rc = cli_operand_data_parse(cmd, r->operand_data, &cfg->operand_data)))
+		return rc;
+	llmsim_infer_cfg_engine(cfg, (enum llmsim_engine)r->engine);
+	cfg->load_rho = rho;
+	return 0;
+}
+
+static const char *engine_about(enum llmsim_engine e)
+{
+	switch (e) {
+	case LLMSIM_ENGINE_TORCH: return "a lean PyTorch engine";
+	case LLMSIM_ENGINE_HF: return "HF transformers";
+	default: return "a serving engine's fused kernels";
+	}
+}
+
+void cli_run_print(const struct llmsim_infer_cfg *cfg, const char *busy)
+{
+	printf("engine %s (%s), %s; load %s", llmsim_engine_name(cfg->lower.engine),
+	       engine_about(cfg->lower.engine),
+	       cfg->runtime == LLMSIM_RT_GRAPH ? "CUDA graphs" : "eager launches",
+	       llmsim_load_name(cfg->load));
+	if (cfg->load == LLMSIM_LOAD_LONE)
+		printf(" (every op a lone kernel at its burst clock)");
+	else if (cfg->load_rho > 0)
+		printf(" (a sustained load of tensor intensity %.2f)", cfg->load_rho);
+	else
+		printf(" (%s)", busy);
+	printf("; operand data %s\n", llmsim_operand_data_name(cfg->operand_data));
+}
+
+void cli_run_json(struct llmsim_json *j, const struct llmsim_infer_cfg *cfg)
+{
+	llmsim_json_str(j, "engine", llmsim_engine_name(cfg->lower.engine));
+	llmsim_json_str(j, "runtime", llmsim_runtime_name(cfg->runtime));
+	llmsim_json_str(j, "load", llmsim_load_name(cfg->load));
+	llmsim_json_num(j, "load_rho_given", cfg->load_rho);
+	llmsim_json_str(j, "operand_data", llmsim_operand_data_name(cfg->operand_data));
+}
+
+/* The whole-step expected error of the engine and phase, from the GPU's
+ * profile (steps_errors: written by `llmsim calib fit`), into buf. */
+const struct llmsim_step_err_class *cli_step_err(const struct llmsim_gpu *gpu, enum llmsim_engine engine,
+						 const char *phase, char *buf, size_t size)
+{
+	struct llmsim_expected_error x;
+	const struct llmsim_step_err_class *e;
+	llmsim_expected_step_error(gpu, llmsim_engine_name(engine), phase, &x, &e);
+	if (!x.calibrated) {
+		snprintf(buf, size, "+/- %.0f%% (the stated default: no measured %s steps of the %s "
+			 "engine; llmsim calib validate --steps)", 100 * x.abs_frac, phase,
+			 llmsim_engine_name(engine));
+		return NULL;
+	}
+	snprintf(buf, size, "+/- %.1f%% (whole step: p80 of %d measured %s steps of %s; %s %+.1f%%)",
+		 100 * x.abs_frac, e->n, phase, e->program, x.bias_frac ? "bias" : "median bias",
+		 e->bias_pct);
+	if (x.bias_frac) /* the sign: llmsim is fast (-) or slow (+) */
+		snprintf(buf + strlen(buf), size - strlen(buf), ": predictions run %s",
+			 x.bias_frac < 0 ? "low" : "high");
+	return e;
+}
+
+void cli_step_err_json(struct llmsim_json *j, const char *key, const struct llmsim_gpu *gpu,
+		       enum llmsim_engine engine, const char *phase)
+{
+	struct llmsim_expected_error x;
+	const struct llmsim_step_err_class *e;
+	llmsim_expected_step_error(gpu, llmsim_engine_name(engine), phase, &x, &e);
+	llmsim_json_obj_begin(j, key);
+	llmsim_json_str(j, "class", e ? "whole step" : "default");
+	llmsim_json_bool(j, "calibrated", x.calibrated);
+	llmsim_json_num(j, "abs_pct", 100 * x.abs_frac);
+	llmsim_json_num(j, "bias_pct", 100 * x.bias_frac);
+	llmsim_json_str(j, "source", x.source);
+	if (e) {
+		llmsim_json_str(j, "name", e->name);
+		llmsim_json_str(j, "program", e->program);
+		llmsim_json_num(j, "median_abs_pct", e->median_abs_pct);
+		llmsim_json_num(j, "median_signed_pct", e->bias_pct);
+		llmsim_json_int(j, "n", e->n);
+	}
+	llmsim_json_obj_end(j);
+}
+
+
+void cli_json_pcts(struct llmsim_json *j, const char *key, const struct llmsim_pcts *p)
+{
+	llmsim_json_obj_begin(j, key);
+	llmsim_json_num(j, "mean", p->mean);
+	llmsim_json_num(j, "p50", p->p50);
+	llmsim_json_num(j, "p90", p->p90);
+	llmsim_json_num(j, "p99", p->p99);
+	llmsim_json_num(j, "max", p->max);
+	llmsim_json_obj_end(j);
 }

@@ -1,7 +1,8 @@
 /*
  * common.h - pieces several subcommands share: the `list|show` verbs of
  * `hw` and `model`, the weight and KV data-type choices, and the options,
- * headline of a model placed on GPUs (`infer`, `serve`).
+ * headline of a model placed on GPUs (`infer`, `serve`), and the JSON of
+ * a latency distribution (`serve`, `plan --workload serve`).
  */
 #ifndef LLMSIM_CLI_COMMON_H
 #define LLMSIM_CLI_COMMON_H
@@ -9,7 +10,9 @@
 #include "base/err.h"
 #include "base/fmt.h"
 #include "base/json.h"
+#include "sim/expected_error.h"
 #include "sim/infer/infer.h"
+#include "sim/infer/serve.h"
 #include "args.h"
 
 /* `CMD list|show ...`: usage on no verb or --help, else the verb's
@@ -73,14 +76,52 @@ struct cli_place {
 	{"kv-dtype", LLMSIM_ARG_CHOICE, &(p).kvdt, NULL, "KV cache (default bf16)", 0,         \
 	 cli_kvdt_names, NULL}
 
-/* --load and --operand-data as `op` spells them, for every command that
- * prices ops: "busy" (inside a running program: its own load; *lone 0,
- * *rho 0), "busy:RHO" (a load of that tensor intensity, RHO in (0, 1]) or
- * "lone" (a lone kernel on an idle GPU: *lone 1); NULL leaves the
- * default, busy. 0, or one error line and the usage status 2. */
-int cli_parse_load(const char *cmd, const char *s, int *lone, double *rho);
-/* trained (NULL: the default), random, grid, coarse or zeros. */
-int cli_parse_operand_data(const char *cmd, const char *s, enum llmsim_operand_data *d);
+/* How a program runs: the options infer, serve and plan share (and train
+ * spells the same way), as `llmsim op` spells --load and --operand-data. */
+struct cli_run {
+	int engine;                  /* index into cli_engine_names (enum llmsim_engine);
+				      * set to the command's default before parsing */
+	const char *load;            /* --load: NULL, "busy", "busy:RHO", "lone" */
+	const char *operand_data;    /* --operand-data: NULL or a name */
+};
+
+/* "fused", "torch", "hf" (the order of enum llmsim_engine). */
+extern const char *const cli_engine_names[];
+
+#define CLI_RUN_OPTS(r, engine_help)                                                          	{"engine", LLMSIM_ARG_CHOICE, &(r).engine, NULL, engine_help, 0, cli_engine_names, NULL}, 	{"load", LLMSIM_ARG_STRING, &(r).load, "L",                                            	 "busy (default: inside the program's own sustained load), busy:RHO or lone (an idle "  	 "GPU)", 0, NULL, NULL},                                                               	{"operand-data", LLMSIM_ARG_STRING, &(r).operand_data, "D",                            	 "trained (default), random, grid, coarse or zeros", 0, NULL, NULL}
+
+/* --load's value (NULL: busy) into *load and, for busy:RHO, *rho (else 0);
+ * 2 with one line naming the choices on a bad value. */
+int cli_load_parse(const char *cmd, const char *s, enum llmsim_load *load, double *rho);
+/* --operand-data's value (NULL: trained); 2 with one line naming the
+ * choices on a bad value. */
+int cli_operand_data_parse(const char *cmd, const char *s, enum llmsim_operand_data *d);
+/* Apply r to cfg: the engine with its attention and runtime
+ * (llmsim_infer_cfg_engine), the load and the operand data. 0, or 2 with
+ * one line. */
+int cli_run_apply(const char *cmd, const struct cli_run *r, struct llmsim_infer_cfg *cfg);
+/* One line of what a run assumes: "engine torch (a lean PyTorch engine),
+ * CUDA graphs; load busy (BUSY); operand data trained", BUSY saying what
+ * the busy load is for the command. */
+void cli_run_print(const struct llmsim_infer_cfg *cfg, const char *busy);
+/* The same as JSON fields (engine, runtime, load, load_rho_given,
+ * operand_data) inside an open object. */
+void cli_run_json(struct llmsim_json *j, const struct llmsim_infer_cfg *cfg);
+
+/* The whole-step expected error of engine and phase ("prefill",
+ * "decode") from the GPU's profile (steps_errors:, written by `llmsim calib
+ * fit` / `calib validate --update-profile` from the steps class), as one
+ * line into buf ("+/- 7.4% (whole step: p80 of 38 measured prefill steps
+ * of lean_graph; bias -4.8%): predictions run low"), or the reason there is
+ * none; NULL then. */
+const struct llmsim_step_err_class *cli_step_err(const struct llmsim_gpu *gpu,
+						 enum llmsim_engine engine, const char *phase,
+						 char *buf, size_t size);
+/* The same as a JSON object under key: class ("whole step" or
+ * "default"), calibrated, abs_pct, bias_pct, source, and the class's
+ * name, program, median_abs_pct, median_signed_pct, n. */
+void cli_step_err_json(struct llmsim_json *j, const char *key, const struct llmsim_gpu *gpu,
+		       enum llmsim_engine engine, const char *phase);
 
 /* GPUs in all of a layout: replicas x tp x pp. */
 int cli_place_gpus(const struct llmsim_infer_cfg *c, int replicas);
@@ -91,5 +132,8 @@ void cli_place_json(struct llmsim_json *j, const struct llmsim_infer_cfg *c, int
 
 /* The headline's start, no newline: "M on N x G (tp T, pp P, ep E; R replicas)". */
 void cli_place_print(const struct llmsim_infer_cfg *c, int replicas);
+
+/* "key": {"mean", "p50", "p90", "p99", "max"} of p (inside an open object). */
+void cli_json_pcts(struct llmsim_json *j, const char *key, const struct llmsim_pcts *p);
 
 #endif

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "layer_ops.h"
+#include "sim/train/plan.h"
 
 static int gather_train(struct llmsim_report_data *d, struct llmsim_err *err)
 {
@@ -46,15 +47,17 @@ static int gather_train(struct llmsim_report_data *d, struct llmsim_err *err)
 		snprintf(d->train_note, sizeof d->train_note, "plan failed: %.900s", e.msg);
 		rc = 0;
 	} else {
-		for (int i = 0; i < out.nresults && d->ntop < LLMSIM_REPORT_TOP_MAX; i++)
-			d->top[d->ntop++] = out.results[i];
-		d->plan_evaluated = out.evaluated;
+		for (int i = 0; i < out.nrows && d->ntop < LLMSIM_REPORT_TOP_MAX; i++)
+			d->top[d->ntop++] = out.rows[i].r;
+		d->plan_evaluated = out.priced;
+		d->plan_pruned = out.pruned;
 		d->plan_feasible = out.feasible;
 		d->plan_elapsed_s = out.elapsed_s;
-		if (!out.nresults)
+		d->plan_error_frac = out.error_frac;
+		if (!out.nrows)
 			snprintf(d->train_note, sizeof d->train_note,
-				 "no configuration of %d GPUs fits (%lld evaluated)", req.gpus,
-				 (long long)out.evaluated);
+				 "no configuration of %d GPUs fits (%lld priced): %.700s", req.gpus,
+				 (long long)out.priced, out.hint);
 		llmsim_plan_out_release(&out);
 	}
 	if (!d->chosen_given && d->ntop)
@@ -63,6 +66,20 @@ static int gather_train(struct llmsim_report_data *d, struct llmsim_err *err)
 done:
 	llmsim_train_ctx_free(ctx);
 	return rc;
+}
+
+/* The plan's front, by tokens/s per user (lowest first), at most
+ * LLMSIM_REPORT_CURVE_MAX points spread evenly over it. */
+static void front(struct llmsim_report_data *d, const struct llmsim_plan_serve_out *so)
+{
+	int64_t *idx = malloc((size_t)(so->nrows ? so->nrows : 1) * sizeof *idx);
+	if (!idx)
+		return;
+	int64_t n = llmsim_plan_serve_front(so, idx);
+	int k = n < LLMSIM_REPORT_CURVE_MAX ? (int)n : LLMSIM_REPORT_CURVE_MAX;
+	for (int i = 0; i < k; i++)
+		d->sfront[d->nsfront++] = so->rows[idx[k > 1 ? (int64_t)i * (n - 1) / (k - 1) : 0]];
+	free(idx);
 }
 
 static int gather_serve(struct llmsim_report_data *d, struct llmsim_err *err)
@@ -103,27 +120,27 @@ static int gather_serve(struct llmsim_report_data *d, struct llmsim_err *err)
 		d->ncurve++;
 	}
 
-	/* The serving plan over the GPUs given: its best configurations. */
+	/* The serving plan over the GPUs given (offline, no targets): its best
+	 * configurations and its Pareto front. */
 	struct llmsim_plan_serve_cfg pc = {
 		.model = d->model, .gpu = d->gpu, .gpus = cfg->plan_gpus,
 		.prompt = cfg->prompt, .output = cfg->output,
 	};
-	struct llmsim_plan_serve_row *rows = NULL;
-	int64_t nrows = 0;
-	if (llmsim_plan_serve(&pc, &rows, &nrows, &d->splan_evaluated, &d->splan_feasible,
-			      &e) == 0) {
+	struct llmsim_plan_serve_out so;
+	if (llmsim_plan_serve(&pc, &so, &e) == 0) {
 		int top = cfg->top < LLMSIM_REPORT_TOP_MAX ? cfg->top : LLMSIM_REPORT_TOP_MAX;
-		for (int64_t i = 0; i < nrows && d->nsplan < top; i++)
-			d->splan[d->nsplan++] = rows[i];
+		for (int64_t i = 0; i < so.nrows && d->nsplan < top; i++)
+			d->splan[d->nsplan++] = so.rows[i];
+		d->splan_evaluated = so.simulated;
+		d->splan_feasible = so.feasible;
+		front(d, &so);
+		if (!so.nrows)
+			snprintf(d->splan_note, sizeof d->splan_note, "%.900s", so.reason);
+		llmsim_plan_serve_release(&so);
 	} else {
 		snprintf(d->splan_note, sizeof d->splan_note, "serving plan failed: %.900s",
 			 e.msg);
 	}
-	if (!d->nsplan && !d->splan_note[0])
-		snprintf(d->splan_note, sizeof d->splan_note,
-			 "no configuration of %d GPUs fits (%lld evaluated)", cfg->plan_gpus,
-			 (long long)d->splan_evaluated);
-	free(rows);
 	return 0;
 }
 

@@ -86,10 +86,10 @@ void train_print_result(FILE *f, const struct llmsim_train_result *r,
 	const struct llmsim_train_cfg *c = &r->cfg;
 	const struct llmsim_train_mem *mm = &r->mem;
 	const struct llmsim_train_time *t = &r->time;
-	char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], d[LLMSIM_FMT_MAX], e[LLMSIM_FMT_MAX];
+	char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], d[LLMSIM_FMT_MAX];
 	char g[LLMSIM_FMT_MAX], note[256];
 
-	if (c->engine == LLMSIM_TRAIN_TORCH) {
+	if (c->engine == LLMSIM_ENGINE_TORCH) {
 		train_print_torch(f, r, m, gpu);
 		return;
 	}
@@ -132,12 +132,24 @@ void train_print_result(FILE *f, const struct llmsim_train_result *r,
 	struct llmsim_table mt;
 	llmsim_table_init(&mt, 4, mh);
 	int offp = c->offload == LLMSIM_OFFLOAD_PARAMS;
-	snprintf(note, sizeof note, "%s params held%s", llmsim_fmt_count(a, mm->params_per_gpu),
-		 offp ? " in host memory; layers gathered into `other`" : "");
+	if (offp)
+		snprintf(note, sizeof note, "none held: the 16-bit weights are in host memory; a "
+			 "layer at a time gathered into `other`");
+	else if (c->zero >= 3) /* the shard: weight bytes over bytes per 16-bit (amp: 32-bit) weight */
+		snprintf(note, sizeof note, "%s params held (ZeRO-3 shard of %s; the layer in use "
+			 "gathered into `other`)",
+			 llmsim_fmt_count(a, mm->weights_bytes /
+						     (c->recipe == LLMSIM_RECIPE_AMP && !c->lora_rank ? 4 : 2)),
+			 llmsim_fmt_count(b, mm->params_per_gpu));
+	else
+		snprintf(note, sizeof note, "%s params held", llmsim_fmt_count(a, mm->params_per_gpu));
 	mem_row(&mt, "weights", mm->weights_bytes, mm->total_bytes, note);
 	snprintf(note, sizeof note, "%s params trained%s",
 		 llmsim_fmt_count(a, mm->trained_params_per_gpu),
-		 offp ? "; streamed to host memory per layer" : "");
+		 offp ? "; streamed to host memory per layer"
+		 : c->zero >= 2 ? (c->zero == 2 ? "; ZeRO-2 keeps a 1/dp x cp shard of their gradients"
+						: "; ZeRO-3 keeps a 1/dp x cp shard of their gradients")
+				: "");
 	mem_row(&mt, "gradients", mm->grads_bytes, mm->total_bytes, note);
 	mem_row(&mt, "optimizer", mm->optimizer_bytes, mm->total_bytes,
 		c->offload != LLMSIM_OFFLOAD_NONE ? "in host memory (below)"
@@ -183,12 +195,19 @@ void train_print_result(FILE *f, const struct llmsim_train_result *r,
 	time_row(&tt, "bubble", t->bubble_s, t->step_s, c->pp > 1 ? note : "");
 	if (c->offload != LLMSIM_OFFLOAD_NONE) {
 		time_row(&tt, "optimizer", t->optimizer_s, t->step_s, "on the CPU (offload)");
-		snprintf(note, sizeof note, "CPU Adam %s%s; PCIe down %s (%s), up %s (%s), per GPU",
-			 llmsim_fmt_time(a, t->cpu_adam_s), c->dpu ? " (DPU)" : "",
-			 llmsim_fmt_time(b, t->pcie_down_s),
-			 llmsim_fmt_bytes(d, r->comm.pcie_down_bytes),
-			 llmsim_fmt_time(e, t->pcie_up_s), llmsim_fmt_bytes(g, r->comm.pcie_up_bytes));
-		time_row(&tt, "offload", t->offload_s, t->step_s, note);
+		time_row(&tt, "offload", t->offload_s, t->step_s,
+			 "what the GPU waits for of the three below");
+		time_row(&tt, "  CPU Adam", t->cpu_adam_s, 0,
+			 c->dpu ? "the node's, under the next step (DPU)"
+				: "the node's, after the last backward");
+		snprintf(note, sizeof note, "%s of 16-bit gradients per GPU, during backward",
+			 llmsim_fmt_bytes(d, r->comm.pcie_down_bytes));
+		time_row(&tt, "  GPU->host", t->pcie_down_s, 0, note);
+		snprintf(note, sizeof note, "%s of 16-bit weights per GPU, %s",
+			 llmsim_fmt_bytes(g, r->comm.pcie_up_bytes),
+			 c->offload == LLMSIM_OFFLOAD_PARAMS ? "a layer ahead of its use"
+							     : "after CPU Adam");
+		time_row(&tt, "  host->GPU", t->pcie_up_s, 0, note);
 	} else {
 		time_row(&tt, "optimizer", t->optimizer_s, t->step_s, "fused AdamW, fp32");
 	}
@@ -226,8 +245,8 @@ void train_json_cfg(struct llmsim_json *j, const struct llmsim_train_cfg *c)
 	llmsim_json_num(j, "moe_imbalance", c->moe_imbalance);
 	llmsim_json_str(j, "offload", llmsim_offload_name(c->offload));
 	llmsim_json_bool(j, "dpu", c->dpu);
-	llmsim_json_str(j, "engine", llmsim_train_engine_name(c->engine));
-	llmsim_json_str(j, "load", c->load_lone ? "lone" : "busy");
+	llmsim_json_str(j, "engine", llmsim_engine_name(c->engine));
+	llmsim_json_str(j, "load", llmsim_load_name(c->load));
 	llmsim_json_num(j, "load_rho_given", c->load_rho);
 	llmsim_json_str(j, "operand_data", llmsim_operand_data_name(c->operand_data));
 }

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "base/fmt.h"
+#include "sim/expected_error.h"
+#include "common.h"
 #include "train_out.h"
 
 static const char *const cat_names[LLMSIM_TORCH_MEM_COUNT] = {
@@ -24,7 +26,7 @@ void train_load_line(char *buf, size_t size, const struct llmsim_train_result *r
 	char a[LLMSIM_FMT_MAX];
 	llmsim_fmt_hz(a, r->sm_clock_hz);
 	(void)gpu;
-	if (c->load_lone)
+	if (c->load == LLMSIM_LOAD_LONE)
 		snprintf(buf, size, "lone: kernels on an idle GPU at their burst clock, %s", a);
 	else if (c->load_rho > 0)
 		snprintf(buf, size, "busy:%.2f: SM clock %s under the power limit", c->load_rho, a);
@@ -33,22 +35,27 @@ void train_load_line(char *buf, size_t size, const struct llmsim_train_result *r
 			 "the power limit", r->load_rho, a);
 }
 
-/* "expected error  step time +/- 9.4%, biased low (median -8.2%)" and
- * where that comes from, on two lines */
-static void expected(FILE *f, const struct llmsim_gpu *gpu, const char *what, const char *cls)
+/* "expected error  step time +/- 9.6%, biased low (median -8.2%)" and
+ * where that comes from (sim/expected_error.h: the profile's whole-step
+ * class torch/PHASE, or the stated default), on two lines */
+static void expected(FILE *f, const struct llmsim_gpu *gpu, const char *what, const char *phase)
 {
-	const struct llmsim_step_err *e = llmsim_gpu_train_step_err(gpu, cls);
-	if (!e) {
-		fprintf(f, "expected error  %s: not calibrated (no %s class in %s's profile)\n",
-			what, cls, gpu->name);
+	struct llmsim_expected_error x;
+	const struct llmsim_step_err_class *e;
+	llmsim_expected_step_error(gpu, "torch", phase, &x, &e);
+	if (!x.calibrated || !e) {
+		fprintf(f, "expected error  %s +/- %.0f%%: the stated default (no torch/%s class in "
+			"%s's profile)\n", what, 100 * x.abs_frac, phase, gpu->name);
 		return;
 	}
-	int biased = fabs(e->median_pct) > e->p80_abs_pct / 3 && fabs(e->median_pct) >= 0.5;
-	fprintf(f, "expected error  %s +/- %.1f%%, %s (median %+.1f%%)\n", what, e->p80_abs_pct,
-		biased ? (e->median_pct < 0 ? "biased low" : "biased high") : "unbiased",
-		e->median_pct);
-	fprintf(f, "                (p80 of |error|, %d measured steps of the whole-step class %s)\n",
-		e->n, cls);
+	if (x.bias_frac)
+		fprintf(f, "expected error  %s +/- %.1f%%, biased %s (median %+.1f%%)\n", what,
+			100 * x.abs_frac, x.bias_frac < 0 ? "low" : "high", e->bias_pct);
+	else
+		fprintf(f, "expected error  %s +/- %.1f%%, unbiased (median %+.1f%%)\n", what,
+			100 * x.abs_frac, e->bias_pct);
+	fprintf(f, "                (whole step: p80 of |error| over %d measured steps of %s, "
+		"torch/%s)\n", e->n, e->program, phase);
 }
 
 static void row(struct llmsim_table *t, const char *name, const char *v, const char *note)
@@ -110,7 +117,7 @@ void train_print_torch(FILE *f, const struct llmsim_train_result *r, const struc
 	row(&mt, "device", llmsim_fmt_bytes(a, x->device_bytes), note);
 	llmsim_table_print(&mt, f);
 	llmsim_table_release(&mt);
-	expected(f, gpu, "peak allocated", "torch_train.peak_memory");
+	expected(f, gpu, "peak allocated", "train_memory");
 
 	fputs("\ntime per step\n", f);
 	static const char *const th[] = {"<part", "time", "share", "<note"};
@@ -135,26 +142,11 @@ void train_print_torch(FILE *f, const struct llmsim_train_result *r, const struc
 #undef TROW
 	llmsim_table_print(&tt, f);
 	llmsim_table_release(&tt);
-	expected(f, gpu, "step time", "torch_train.time");
+	expected(f, gpu, "step time", "train");
 	fprintf(f, "\nthroughput   %s tokens/s\n", llmsim_fmt_count(a, r->tokens_per_s));
 	fprintf(f, "utilization  MFU %s, HFU %s of %s (%s)\n", llmsim_fmt_pct(a, r->mfu),
 		llmsim_fmt_pct(b, r->hfu), llmsim_fmt_flops_rate(note, r->peak_flops_per_s),
 		llmsim_dtype_name(c->dtype));
-}
-
-static void json_err(struct llmsim_json *j, const struct llmsim_gpu *gpu, const char *key,
-		     const char *cls)
-{
-	const struct llmsim_step_err *e = llmsim_gpu_train_step_err(gpu, cls);
-	if (!e)
-		return;
-	llmsim_json_obj_begin(j, key);
-	llmsim_json_str(j, "class", cls);
-	llmsim_json_str(j, "kind", "whole step");
-	llmsim_json_num(j, "p80_abs_pct", e->p80_abs_pct);
-	llmsim_json_num(j, "median_signed_pct", e->median_pct);
-	llmsim_json_int(j, "n", e->n);
-	llmsim_json_obj_end(j);
 }
 
 void train_json_torch(struct llmsim_json *j, const struct llmsim_train_result *r,
@@ -178,8 +170,8 @@ void train_json_torch(struct llmsim_json *j, const struct llmsim_train_result *r
 	llmsim_json_num(j, "kernels", x->kernels);
 	llmsim_json_num(j, "optimizer_launches", x->optimizer_launches);
 	llmsim_json_obj_begin(j, "expected_error");
-	json_err(j, gpu, "step_time", "torch_train.time");
-	json_err(j, gpu, "peak_allocated", "torch_train.peak_memory");
+	cli_step_err_json(j, "step_time", gpu, LLMSIM_ENGINE_TORCH, "train");
+	cli_step_err_json(j, "peak_allocated", gpu, LLMSIM_ENGINE_TORCH, "train_memory");
 	llmsim_json_obj_end(j);
 	llmsim_json_obj_end(j);
 }

@@ -51,25 +51,36 @@ const char *llmsim_operand_data_choices(void);
 #define LLMSIM_GPU_MAX_ALIASES 8
 #define LLMSIM_GPU_MAX_ERR_CLASSES 16
 
-/* Expected prediction error of one op class, from held-out calibration. */
+/* Expected prediction error of one op class, from held-out calibration:
+ * |predicted - measured| / measured over kernels the fit never saw. The
+ * error printed beside a prediction is p80, so that it covers the observed
+ * error of at least 80% of the class's held-out kernels. */
 struct llmsim_err_class {
 	char name[32];          /* "gemm", "elementwise", "attention", ... */
 	double median_abs_pct;  /* median absolute % error */
+	double p80_abs_pct;     /* 80th-percentile absolute % error: the error bar */
 	double p90_abs_pct;     /* 90th-percentile absolute % error */
+	double bias_pct;        /* median signed % error: > 0 when predictions run slow */
 	int n;                  /* held-out kernels behind the figures */
 };
 
-/* Expected error of a whole-step prediction, from the validation of its
- * steps class (`llmsim calib fit` writes them into the profile's
- * train_step_errors: block): signed errors (predicted - measured) /
- * measured. */
-#define LLMSIM_GPU_MAX_STEP_ERRS 8
-struct llmsim_step_err {
-	char name[32];          /* "torch_train.time", "torch_train.peak_memory" */
-	double p80_abs_pct;     /* 80th percentile of |error|: covers 80% of its steps */
-	double median_pct;      /* median signed error: the class's bias */
+/* Expected error of a whole step, from the `steps` validation class of a
+ * measured program (calib/validate/steps.h), for one engine and phase:
+ * the calibration profile's `steps_errors:` block. */
+#define LLMSIM_GPU_MAX_STEP_CLASSES 8
+struct llmsim_step_err_class {
+	char name[32];          /* "torch/prefill": engine/phase */
+	double p80_abs_pct;     /* 80th-percentile absolute % error: covers 80% of the class */
+	double median_abs_pct;
+	double bias_pct;        /* median signed % error (predicted - measured) */
 	int n;                  /* measured steps behind the figures */
+	char program[32];       /* the measured program ("lean_graph") */
 };
+
+/* Whether a class's errors lean one way: its median signed error is at
+ * least 1% and at least half its median |error| (then most of its errors
+ * share that sign, and the error bar says which). */
+int llmsim_err_class_biased(const struct llmsim_err_class *c);
 
 struct llmsim_gpu {
 	char name[64];          /* short name: "h200" */
@@ -132,8 +143,8 @@ struct llmsim_gpu {
 	char profile_path[512];         /* "" when no calibration profile applied */
 	struct llmsim_err_class err_classes[LLMSIM_GPU_MAX_ERR_CLASSES];
 	int nerr_classes;
-	struct llmsim_step_err train_step_errs[LLMSIM_GPU_MAX_STEP_ERRS];
-	int ntrain_step_errs;
+	struct llmsim_step_err_class step_errors[LLMSIM_GPU_MAX_STEP_CLASSES];
+	int nstep_errors;
 
 	/* the host of one node (the optional `host:` section; all 0 when the
 	 * file has none, and then nothing can be offloaded to it) */
@@ -191,17 +202,13 @@ int llmsim_gpu_apply_profile(struct llmsim_gpu *gpu, const char *path,
 int llmsim_gpu_list(void (*fn)(const char *path, void *ctx), void *ctx,
 		    struct llmsim_err *err);
 
-/* Expected error of a whole-step class ("torch_train.time"), or NULL. */
-const struct llmsim_step_err *llmsim_gpu_train_step_err(const struct llmsim_gpu *gpu,
-							 const char *name);
-
 /* Expected error for an op class, or NULL when not calibrated. */
 const struct llmsim_err_class *llmsim_gpu_err_class(const struct llmsim_gpu *gpu,
 						    const char *op_class);
-
-/* Expected error of a whole-step class ("torch_train.time"), or NULL. */
-const struct llmsim_step_err *llmsim_gpu_train_step_err(const struct llmsim_gpu *gpu,
-							 const char *name);
+/* The whole-step expected error of engine/phase ("torch", "prefill"), or
+ * NULL when the profile states none. */
+const struct llmsim_step_err_class *llmsim_gpu_step_err(const struct llmsim_gpu *gpu,
+							const char *engine, const char *phase);
 
 /* GPUs of one NVLink domain: nvlink_domain_gpus, or gpus_per_node for a
  * struct filled without it (0). */

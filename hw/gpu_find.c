@@ -11,6 +11,7 @@
  */
 #include "gpu.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,9 +55,15 @@ static const struct llmsim_yfield class_fields[] = {
 	{.key = "median", .type = LLMSIM_YF_DOUBLE,
 	 .offset = offsetof(struct llmsim_err_class, median_abs_pct),
 	 .required = LLMSIM_YF_REQUIRED, .range = LLMSIM_YR_NONNEG},
+	{.key = "p80", .type = LLMSIM_YF_DOUBLE,
+	 .offset = offsetof(struct llmsim_err_class, p80_abs_pct),
+	 .required = LLMSIM_YF_OPTIONAL, .range = LLMSIM_YR_NONNEG},
 	{.key = "p90", .type = LLMSIM_YF_DOUBLE,
 	 .offset = offsetof(struct llmsim_err_class, p90_abs_pct),
 	 .required = LLMSIM_YF_REQUIRED, .range = LLMSIM_YR_NONNEG},
+	{.key = "bias", .type = LLMSIM_YF_DOUBLE,
+	 .offset = offsetof(struct llmsim_err_class, bias_pct),
+	 .required = LLMSIM_YF_OPTIONAL, .range = LLMSIM_YR_ANY},
 	{.key = "n", .type = LLMSIM_YF_INT, .offset = offsetof(struct llmsim_err_class, n),
 	 .required = LLMSIM_YF_REQUIRED, .range = LLMSIM_YR_POSITIVE},
 };
@@ -81,6 +88,7 @@ static int load_classes(const struct llmsim_ynode *m, struct llmsim_gpu *g, cons
 						 sizeof c->name - 1);
 		m->used[i] = 1;
 		snprintf(c->name, sizeof c->name, "%s", m->keys[i]);
+		c->p80_abs_pct = NAN; /* a profile written before p80 was: its p90 */
 		int rc = llmsim_yaml_extract(m->vals[i], class_fields,
 					     sizeof class_fields / sizeof class_fields[0], c, path,
 					     m->keys[i], err);
@@ -88,11 +96,19 @@ static int load_classes(const struct llmsim_ynode *m, struct llmsim_gpu *g, cons
 			rc = llmsim_ymap_check_unused(m->vals[i], path, m->keys[i], err);
 		if (rc)
 			return rc;
-		if (c->p90_abs_pct < c->median_abs_pct) {
-			const struct llmsim_ynode *v = llmsim_ymap_get(m->vals[i], "p90");
+		int has80 = !isnan(c->p80_abs_pct);
+		const char *bad = NULL, *below = NULL;
+		if (has80 && c->p80_abs_pct < c->median_abs_pct)
+			bad = "p80", below = "median";
+		else if (c->p90_abs_pct < c->median_abs_pct)
+			bad = "p90", below = "median";
+		if (bad) {
+			const struct llmsim_ynode *v = llmsim_ymap_get(m->vals[i], bad);
 			return llmsim_err_setloc(err, LLMSIM_EPARSE, path, v->line, v->col,
-						 "'p90' must not be below 'median'");
+						 "'%s' must not be below '%s'", bad, below);
 		}
+		if (!has80)
+			c->p80_abs_pct = c->p90_abs_pct;
 		g->nerr_classes++;
 	}
 	return 0;
@@ -100,36 +116,44 @@ static int load_classes(const struct llmsim_ynode *m, struct llmsim_gpu *g, cons
 
 static const struct llmsim_yfield step_fields[] = {
 	{.key = "p80", .type = LLMSIM_YF_DOUBLE,
-	 .offset = offsetof(struct llmsim_step_err, p80_abs_pct),
+	 .offset = offsetof(struct llmsim_step_err_class, p80_abs_pct),
 	 .required = LLMSIM_YF_REQUIRED, .range = LLMSIM_YR_NONNEG},
 	{.key = "median", .type = LLMSIM_YF_DOUBLE,
-	 .offset = offsetof(struct llmsim_step_err, median_pct),
+	 .offset = offsetof(struct llmsim_step_err_class, median_abs_pct),
+	 .required = LLMSIM_YF_REQUIRED, .range = LLMSIM_YR_NONNEG},
+	{.key = "bias", .type = LLMSIM_YF_DOUBLE,
+	 .offset = offsetof(struct llmsim_step_err_class, bias_pct),
 	 .required = LLMSIM_YF_REQUIRED, .range = LLMSIM_YR_ANY},
-	{.key = "n", .type = LLMSIM_YF_INT, .offset = offsetof(struct llmsim_step_err, n),
+	{.key = "n", .type = LLMSIM_YF_INT, .offset = offsetof(struct llmsim_step_err_class, n),
 	 .required = LLMSIM_YF_REQUIRED, .range = LLMSIM_YR_POSITIVE},
+	{.key = "program", .type = LLMSIM_YF_STRING,
+	 .offset = offsetof(struct llmsim_step_err_class, program),
+	 .size = sizeof(((struct llmsim_step_err_class *)0)->program),
+	 .required = LLMSIM_YF_OPTIONAL, .range = LLMSIM_YR_ANY},
 };
 
-/* train_step_errors: NAME: {p80: %, median: %, n: N} */
-static int load_step_errs(const struct llmsim_ynode *m, struct llmsim_gpu *g, const char *path,
-			  struct llmsim_err *err)
+/* steps_errors: {ENGINE/PHASE: {p80, median, bias, n, program}} */
+static int load_step_classes(const struct llmsim_ynode *m, struct llmsim_gpu *g,
+			     const char *path, struct llmsim_err *err)
 {
-	const char *key = "train_step_errors";
 	if (m->kind != LLMSIM_Y_MAP)
 		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, m->line, m->col,
-					 "'%s' must be a mapping", key);
-	if (m->n > LLMSIM_GPU_MAX_STEP_ERRS)
+					 "'steps_errors' must be a mapping");
+	if (m->n > LLMSIM_GPU_MAX_STEP_CLASSES)
 		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, m->line, m->col,
-					 "'%s' has %zu classes, at most %d allowed", key, m->n,
-					 LLMSIM_GPU_MAX_STEP_ERRS);
-	g->ntrain_step_errs = 0;
+					 "'steps_errors' has %zu classes, at most %d allowed", m->n,
+					 LLMSIM_GPU_MAX_STEP_CLASSES);
+	g->nstep_errors = 0;
 	for (size_t i = 0; i < m->n; i++) {
-		struct llmsim_step_err *c = &g->train_step_errs[i];
+		struct llmsim_step_err_class *c = &g->step_errors[i];
 		memset(c, 0, sizeof *c);
-		if (strlen(m->keys[i]) >= sizeof c->name || !m->keys[i][0])
+		const char *slash = strchr(m->keys[i], '/');
+		if (strlen(m->keys[i]) >= sizeof c->name || !slash || slash == m->keys[i] ||
+		    !slash[1])
 			return llmsim_err_setloc(err, LLMSIM_EPARSE, path, m->key_line[i],
 						 m->key_col[i],
-						 "step class name must be 1 to %zu characters",
-						 sizeof c->name - 1);
+						 "a steps_errors class is ENGINE/PHASE (\"torch/prefill\"), "
+						 "at most %zu characters", sizeof c->name - 1);
 		m->used[i] = 1;
 		snprintf(c->name, sizeof c->name, "%s", m->keys[i]);
 		int rc = llmsim_yaml_extract(m->vals[i], step_fields,
@@ -139,7 +163,7 @@ static int load_step_errs(const struct llmsim_ynode *m, struct llmsim_gpu *g, co
 			rc = llmsim_ymap_check_unused(m->vals[i], path, m->keys[i], err);
 		if (rc)
 			return rc;
-		g->ntrain_step_errs++;
+		g->nstep_errors++;
 	}
 	return 0;
 }
@@ -187,7 +211,8 @@ static int apply_tree(const struct llmsim_ynode *root, void *obj, const char *pa
 		return rc;
 	if ((v = llmsim_ymap_get(root, "expected_error_pct")) && (rc = load_classes(v, &g, path, err)))
 		return rc;
-	if ((v = llmsim_ymap_get(root, "train_step_errors")) && (rc = load_step_errs(v, &g, path, err)))
+	if ((v = llmsim_ymap_get(root, "steps_errors")) &&
+	    (rc = load_step_classes(v, &g, path, err)))
 		return rc;
 	if ((rc = llmsim_ymap_check_unused(root, path, NULL, err)))
 		return rc;
@@ -232,6 +257,11 @@ int llmsim_gpu_profile_calibration(const char *path,
 	return llmsim_data_read_file(path, walk_calibration, &w, err);
 }
 
+int llmsim_err_class_biased(const struct llmsim_err_class *c)
+{
+	return fabs(c->bias_pct) >= 1.0 && fabs(c->bias_pct) >= 0.5 * c->median_abs_pct;
+}
+
 const struct llmsim_err_class *llmsim_gpu_err_class(const struct llmsim_gpu *gpu,
 						    const char *op_class)
 {
@@ -241,11 +271,14 @@ const struct llmsim_err_class *llmsim_gpu_err_class(const struct llmsim_gpu *gpu
 	return NULL;
 }
 
-const struct llmsim_step_err *llmsim_gpu_train_step_err(const struct llmsim_gpu *gpu,
-							 const char *name)
+const struct llmsim_step_err_class *llmsim_gpu_step_err(const struct llmsim_gpu *gpu,
+							const char *engine, const char *phase)
 {
-	for (int i = 0; i < gpu->ntrain_step_errs; i++)
-		if (!strcmp(gpu->train_step_errs[i].name, name))
-			return &gpu->train_step_errs[i];
+	size_t ne = strlen(engine);
+	for (int i = 0; i < gpu->nstep_errors; i++) {
+		const char *n = gpu->step_errors[i].name;
+		if (!strncmp(n, engine, ne) && n[ne] == '/' && !strcmp(n + ne + 1, phase))
+			return &gpu->step_errors[i];
+	}
 	return NULL;
 }

@@ -69,6 +69,8 @@ LLMSIM_PARAM(SM_INFLIGHT_BYTES, "sm_inflight_bytes", 20480,
 	     "load bytes one SM keeps in flight to HBM at most, however deep its kernel's pipeline (its outstanding-miss tracking): by Little's law an SM draws at most this over the DRAM latency, so a GEMM on fewer SMs than the GPU has streams its weights below the HBM rate")
 LLMSIM_PARAM(GRAPH_KERNEL_GAP_S, "graph_kernel_gap_s", 2.5e-6,
 	     "time from one kernel's end to the start of the next kernel of the same call that depends on it (the front end's dependent launch after the first one's drain): a call of several kernels timed as a whole (CUDA events, CUDA graphs) pays it between them; kernel durations (CUPTI) do not")
+LLMSIM_PARAM(STEP_KERNEL_GAP_S, "step_kernel_gap_s", 3.1e-7,
+	     "time from one kernel's end to the start of the next inside a program's step (a CUDA graph of hundreds of kernels, or eager launches the host keeps ahead of): the dependent launch alone; a call of one op timed on its own (graph_kernel_gap_s, fitted on such calls) adds that replay's own overhead")
 LLMSIM_PARAM(NARROW_TENSOR_ENERGY_RELATIVE, "narrow_tensor_energy_relative", 0.66,
 	     "energy of an 8-bit (FP8, INT8) or narrower tensor-core FLOP against a 16-bit one: how much of the power limit an FP8 GEMM's rate uses (sim/predict.c)")
 LLMSIM_PARAM(L2_ATOMIC_OPS_PER_S, "l2_atomic_ops_per_s", 1.2e11,
@@ -81,3 +83,5 @@ LLMSIM_PARAM(GROUPED_GEMM_FIXED_S, "grouped_gemm_fixed_s", 1e-5,
 	     "fixed time of a grouped GEMM beyond a batched one's: its device-side setup of every group's problem shape, pointers and TMA descriptors before the first tile")
 LLMSIM_PARAM(POWER_CAPPED_CLOCK_HZ, "power_capped_clock_hz", 1e12,
 	     "the SM clock at which a load keeping the tensor pipes fully busy (on trained-like data, at duty 1) meets the board's power limit: any other load runs at this x (rho x duty x activity)^(-1/3) when that is below its burst clock (sim/predict.c); 1e12, the default: no power limit modelled")
+LLMSIM_PARAM(HBM_QUEUE_EXPONENT, "hbm_queue_exponent", 2,
+	     "how sharply a kernel's two memory limits meet: its HBM time and its window-of-loads (latency) time combine as (memory^q + latency^q)^(1/q), the knee of a closed queueing loop; 2 (in quadrature, the usual smooth maximum) by default; large q: the larger of the two")

@@ -38,22 +38,26 @@ struct arch {
 	int multi_query;   /* multi_query decides the KV heads (GPTBigCode) */
 	const char *act;   /* activation when the config names none */
 	const char *note;  /* what llmsim leaves out of every model of the type */
+	int qk_norm;       /* q_norm and k_norm per head (Qwen3) */
 };
 
 static const struct arch archs[] = {
-	{"llama", "LlamaForCausalLM", F_LLAMA, 0, 0, 0, 0, "silu", NULL},
-	{"mistral", "MistralForCausalLM", F_LLAMA, 0, 0, 0, 0, "silu", NULL},
-	{"mixtral", "MixtralForCausalLM", F_LLAMA, 0, 0, 1, 0, "silu", NULL},
-	{"qwen2", "Qwen2ForCausalLM", F_LLAMA, 0, 1, 0, 0, "silu", NULL},
-	{"gemma", "GemmaForCausalLM", F_LLAMA, 1, 0, 0, 0, "gelu_pytorch_tanh", NULL},
+	{"llama", "LlamaForCausalLM", F_LLAMA, 0, 0, 0, 0, "silu", NULL, 0},
+	{"mistral", "MistralForCausalLM", F_LLAMA, 0, 0, 0, 0, "silu", NULL, 0},
+	{"mixtral", "MixtralForCausalLM", F_LLAMA, 0, 0, 1, 0, "silu", NULL, 0},
+	{"qwen2", "Qwen2ForCausalLM", F_LLAMA, 0, 1, 0, 0, "silu", NULL, 0},
+	{"qwen3", "Qwen3ForCausalLM", F_LLAMA, 0, 0, 0, 0, "silu", NULL, 1},
+	/* experts 2: Qwen's keys (num_experts, moe_intermediate_size) */
+	{"qwen3_moe", "Qwen3MoeForCausalLM", F_LLAMA, 0, 0, 2, 0, "silu", NULL, 1},
+	{"gemma", "GemmaForCausalLM", F_LLAMA, 1, 0, 0, 0, "gelu_pytorch_tanh", NULL, 0},
 	{"gemma2", "Gemma2ForCausalLM", F_LLAMA, 1, 0, 0, 0, "gelu_pytorch_tanh",
 	 "Gemma 2's extra norms after attention and after the MLP (2 x hidden parameters a "
-	 "layer) and its alternating local attention are not modelled"},
-	{"deepseek_v2", "DeepseekV2ForCausalLM", F_DEEPSEEK, 0, 0, 0, 0, "silu", NULL},
-	{"deepseek_v3", "DeepseekV3ForCausalLM", F_DEEPSEEK, 0, 0, 0, 0, "silu", NULL},
-	{"gpt2", "GPT2LMHeadModel", F_GPT2, 1, 0, 0, 0, "gelu_new", NULL},
-	{"gpt_bigcode", "GPTBigCodeForCausalLM", F_GPT2, 1, 0, 0, 1, "gelu_pytorch_tanh", NULL},
-	{"opt", "OPTForCausalLM", F_OPT, 1, 0, 0, 0, "relu", NULL},
+	 "layer) and its alternating local attention are not modelled", 0},
+	{"deepseek_v2", "DeepseekV2ForCausalLM", F_DEEPSEEK, 0, 0, 0, 0, "silu", NULL, 0},
+	{"deepseek_v3", "DeepseekV3ForCausalLM", F_DEEPSEEK, 0, 0, 0, 0, "silu", NULL, 0},
+	{"gpt2", "GPT2LMHeadModel", F_GPT2, 1, 0, 0, 0, "gelu_new", NULL, 0},
+	{"gpt_bigcode", "GPTBigCodeForCausalLM", F_GPT2, 1, 0, 0, 1, "gelu_pytorch_tanh", NULL, 0},
+	{"opt", "OPTForCausalLM", F_OPT, 1, 0, 0, 0, "relu", NULL, 0},
 };
 #define NARCHS (sizeof archs / sizeof archs[0])
 
@@ -295,7 +299,7 @@ static int get_str(struct rd *r, const char *key, const char **out)
 struct fields {
 	int layers, hidden, heads, kv_heads, head_dim, vocab, intermediate, max_seq;
 	const char *mlp, *act, *norm, *pos;
-	int tied, qkv_bias, linear_bias, mtp_layers, position_rows;
+	int tied, qkv_bias, linear_bias, mtp_layers, position_rows, qk_norm;
 	int has_mla;
 	int q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
 	int has_moe;
@@ -426,7 +430,12 @@ static int read_llama(struct rd *r, const struct arch *a, struct fields *f)
 		note(r, "sliding_window %d: attention over the last %d tokens is priced as full "
 			"attention (KV cache and attention FLOPs past %d tokens are overstated)",
 		     sw, sw, sw);
-	if (a->experts) {
+	if (a->qk_norm) {
+		f->qk_norm = 1;
+		origin(r, "qk_norm", "%s normalizes each query and key head (q_norm, k_norm)",
+		       a->class_name);
+	}
+	if (a->experts == 1) {
 		f->has_moe = 1;
 		if ((rc = need(r, "num_local_experts", "moe.experts", &f->experts)) ||
 		    (rc = need(r, "num_experts_per_tok", "moe.top_k", &f->top_k)))
@@ -434,6 +443,21 @@ static int read_llama(struct rd *r, const struct arch *a, struct fields *f)
 		f->expert_intermediate = f->intermediate;
 		f->layer_freq = 1;
 		origin(r, "moe.expert_intermediate", "intermediate_size (each expert's width)");
+	} else if (a->experts == 2) {
+		int step = 1;
+		if ((rc = need(r, "num_experts", "moe.experts", &f->experts)) ||
+		    (rc = need(r, "num_experts_per_tok", "moe.top_k", &f->top_k)) ||
+		    (rc = need(r, "moe_intermediate_size", "moe.expert_intermediate",
+			       &f->expert_intermediate)) ||
+		    (rc = get_int(r, "decoder_sparse_step", 1, &step, &present)))
+			return rc;
+		f->has_moe = 1;
+		f->layer_freq = 1;
+		const struct llmsim_jnode *only = get(r, "mlp_only_layers");
+		if (step != 1 || (only && only->kind == LLMSIM_J_ARR && only->n > 0))
+			note(r, "decoder_sparse_step %d and mlp_only_layers: read as every layer MoE",
+			     step);
+		origin(r, "moe.layer_freq", "decoder_sparse_step");
 	}
 	return 0;
 }
@@ -756,6 +780,8 @@ static void render(struct buf *b, const struct rd *r, const struct fields *f, co
 		line_str(b, info, "qkv_bias", "qkv_bias", "true");
 	if (f->linear_bias)
 		line_str(b, info, "linear_bias", "linear_bias", "true");
+	if (f->qk_norm)
+		line_str(b, info, "qk_norm", "qk_norm", "true");
 	if (f->mtp_layers)
 		line_int(b, info, "", "mtp_layers", "mtp_layers", f->mtp_layers);
 	if (f->has_mla) {

@@ -62,6 +62,7 @@ static const struct llmsim_yfield top_fields[] = {
 	OPT_BOOL(tied_embeddings),
 	OPT_BOOL(qkv_bias),
 	OPT_BOOL(linear_bias),
+	OPT_BOOL(qk_norm),
 	FLD("mtp_layers", LLMSIM_YF_INT, mtp_layers, LLMSIM_YF_OPTIONAL, LLMSIM_YR_NONNEG),
 	FLD("position_rows", LLMSIM_YF_INT, position_rows, LLMSIM_YF_OPTIONAL, LLMSIM_YR_POSITIVE),
 	FLD("notes", LLMSIM_YF_STRING, notes, LLMSIM_YF_OPTIONAL, LLMSIM_YR_ANY),

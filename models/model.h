@@ -61,6 +61,8 @@ struct llmsim_model {
 	int tied_embeddings;
 	int qkv_bias;           /* bias on q, k, v projections (Qwen) */
 	int linear_bias;        /* bias on every linear layer (GPT-3, OPT) */
+	int qk_norm;            /* RMSNorm of each query and key head before RoPE (Qwen3,
+				 * OLMo 2): a head_dim weight each */
 	int mtp_layers;         /* multi-token-prediction modules (DeepSeek-V3) */
 	double params_published;/* the size the authors state, for checks (0: none) */
 

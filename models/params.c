@@ -101,6 +101,8 @@ static void count(const struct llmsim_model *m, struct llmsim_params *p, double 
 	}
 	/* two norms per layer, and the final norm */
 	p->norms = (2.0 * m->layers + 1) * norm_params(m);
+	if (m->qk_norm) /* a query and a key norm of head_dim weights a layer */
+		p->norms += 2.0 * m->layers * m->head_dim;
 
 	p->total = p->embedding + p->lm_head + p->attention + p->mlp_dense + p->mlp_experts +
 		   p->mlp_shared + p->router + p->norms;

@@ -104,8 +104,10 @@ struct llmsim_report_data {
 	int chosen_given;
 	struct llmsim_train_result top[LLMSIM_REPORT_TOP_MAX];
 	int ntop;
-	int64_t plan_evaluated, plan_feasible;
+	int64_t plan_evaluated, plan_feasible;  /* evaluated: priced (memory and time) */
+	int64_t plan_pruned;                    /* dropped before pricing */
 	double plan_elapsed_s;
+	double plan_error_frac;                 /* the rows' expected error */
 
 	/* serving */
 	int have_serve;
@@ -116,6 +118,9 @@ struct llmsim_report_data {
 	int ncurve;
 	struct llmsim_plan_serve_row splan[LLMSIM_REPORT_TOP_MAX]; /* the serving plan's best */
 	int nsplan;
+	struct llmsim_plan_serve_row sfront[LLMSIM_REPORT_CURVE_MAX]; /* its Pareto front, by
+							 * tokens/s per user, lowest first */
+	int nsfront;
 	int64_t splan_evaluated, splan_feasible;
 	char splan_note[LLMSIM_ERR_MSG_MAX];    /* why no plan, when none */
 };
@@ -132,8 +137,10 @@ int llmsim_report_check(const struct llmsim_report_cfg *cfg, struct llmsim_err *
 int llmsim_report_write(const struct llmsim_report_data *d, struct llmsim_report_result *res,
 			struct llmsim_err *err);
 
-/* Short names of a training configuration ("tp2 pp1 dp4 z1 mb2 sel") and
- * a serving one ("8x tp1 fp8/bf16 b512"). */
+/* Short names, distinct for the configurations of one plan: a training
+ * configuration ("tp2 pp1 dp4 z1 mb2 sel fa2", offload and LoRA when on)
+ * and a serving one ("8 x tp1 fp8/bf16 s256", s: max_num_seqs; "P 2 x tp2 +
+ * D 1 x tp4 ..." disaggregated). */
 void llmsim_report_train_name(const struct llmsim_train_cfg *c, char *buf, size_t size);
 void llmsim_report_serve_name(const struct llmsim_plan_serve_row *r, char *buf, size_t size);
 

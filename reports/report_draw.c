@@ -110,7 +110,7 @@ static int draw_train(const struct report_data *d, const struct llmsim_gnuplot *
 	static char names[LLMSIM_REPORT_TOP_MAX + 1][64];
 	const char *bn[LLMSIM_REPORT_TOP_MAX + 1];
 	const struct llmsim_train_result *r[LLMSIM_REPORT_TOP_MAX + 1];
-	double mem[(LLMSIM_REPORT_TOP_MAX + 1) * 5], tim[(LLMSIM_REPORT_TOP_MAX + 1) * 4];
+	double mem[(LLMSIM_REPORT_TOP_MAX + 1) * 5], tim[(LLMSIM_REPORT_TOP_MAX + 1) * 5];
 	double tps[LLMSIM_REPORT_TOP_MAX + 1];
 	int nb = 0, rc;
 	char title[400];
@@ -141,15 +141,16 @@ static int draw_train(const struct report_data *d, const struct llmsim_gnuplot *
 		v[0] = m->weights_bytes, v[1] = m->grads_bytes, v[2] = m->optimizer_bytes;
 		v[3] = m->activations_bytes, v[4] = m->other_bytes;
 		const struct llmsim_train_time *tt = &r[i]->time;
-		double *u = &tim[i * 4];
+		double *u = &tim[i * 5];
 		u[0] = tt->compute_s, u[1] = tt->comm_exposed_s, u[2] = tt->bubble_s;
-		u[3] = tt->optimizer_s;
+		u[3] = tt->optimizer_s, u[4] = tt->offload_s; /* together: the step */
 		tps[i] = r[i]->tokens_per_s;
 	}
 	static const char *const mparts[] = {"weights", "gradients", "optimizer", "activations",
 					     "other (buffers, fragmentation)"};
 	static const char *const tparts[] = {"compute", "exposed communication",
-					     "pipeline bubble", "optimizer step"};
+					     "pipeline bubble", "optimizer step",
+					     "offload (PCIe and CPU Adam not hidden)"};
 	snprintf(title, sizeof title, "Memory per GPU - %s, %d GPUs", model_name(d),
 		 r[0]->cfg.gpus);
 	char cap[64], v[LLMSIM_FMT_MAX];
@@ -161,7 +162,7 @@ static int draw_train(const struct report_data *d, const struct llmsim_gnuplot *
 		return rc;
 	snprintf(title, sizeof title, "Time per step - global batch %lld x %lld tokens",
 		 (long long)r[0]->cfg.global_batch, (long long)r[0]->cfg.seq);
-	struct llmsim_plot_bars tb = {bn, nb, tparts, 4, tim, "s", "Time per step", 0, NULL};
+	struct llmsim_plot_bars tb = {bn, nb, tparts, 5, tim, "s", "Time per step", 0, NULL};
 	rc = bars(gp, work, stage, pics, PIC_TIME, title, &tb, err);
 	if (rc)
 		return rc;
@@ -194,11 +195,11 @@ static int draw_serve(const struct report_data *d, const struct llmsim_gnuplot *
 		      const char *work, const char *stage, struct report_pics *pics,
 		      struct llmsim_err *err)
 {
-	static char names[LLMSIM_REPORT_CURVE_MAX][32], lnames[LLMSIM_REPORT_TOP_MAX][48];
-	const char *bn[LLMSIM_REPORT_CURVE_MAX], *ln[LLMSIM_REPORT_TOP_MAX];
+	static char names[LLMSIM_REPORT_CURVE_MAX][32];
+	const char *bn[LLMSIM_REPORT_CURVE_MAX];
 	const char *lab[LLMSIM_REPORT_CURVE_MAX];
 	double mem[LLMSIM_REPORT_CURVE_MAX * 3], x[LLMSIM_REPORT_CURVE_MAX], y[LLMSIM_REPORT_CURVE_MAX];
-	double tim[LLMSIM_REPORT_CURVE_MAX * (LLMSIM_BOUND_COUNT + 1)], lt[LLMSIM_REPORT_TOP_MAX];
+	double tim[LLMSIM_REPORT_CURVE_MAX * (LLMSIM_BOUND_COUNT + 1)];
 	const char *tparts[LLMSIM_BOUND_COUNT + 1];
 	int nb = 0, rc, cols[LLMSIM_BOUND_COUNT], ncols = 0;
 	struct llmsim_plot_target t;
@@ -254,19 +255,25 @@ static int draw_serve(const struct report_data *d, const struct llmsim_gnuplot *
 		if (rc)
 			return rc;
 	}
-	if (d->in->nsplan) {
-		for (int i = 0; i < d->in->nsplan; i++) {
-			const struct llmsim_plan_serve_row *w = &d->in->splan[i];
-			llmsim_report_serve_name(w, lnames[i], sizeof lnames[i]);
-			ln[i] = lnames[i];
-			lt[i] = w->tokens_per_s_per_gpu;
+	if (d->in->nsfront) { /* the serving plan's Pareto front */
+		double fx[LLMSIM_REPORT_CURVE_MAX], fy[LLMSIM_REPORT_CURVE_MAX];
+		static char flab[LLMSIM_REPORT_CURVE_MAX][48];
+		const char *fl[LLMSIM_REPORT_CURVE_MAX];
+		for (int i = 0; i < d->in->nsfront; i++) {
+			const struct llmsim_plan_serve_row *w = &d->in->sfront[i];
+			llmsim_report_serve_name(w, flab[i], sizeof flab[i]);
+			fl[i] = flab[i];
+			fx[i] = w->tokens_per_s_per_user;
+			fy[i] = w->tokens_per_s_per_gpu;
 		}
-		static const char *const cparts[] = {"output tokens/s per GPU"};
-		snprintf(title, sizeof title, "Serving plan on %d GPUs - best configurations",
+		snprintf(title, sizeof title, "Serving plan on %d GPUs - Pareto front",
 			 d->in->cfg->plan_gpus);
-		struct llmsim_plot_bars cb = {ln, d->in->nsplan, cparts, 1, lt, "tokens/s",
-					      "Throughput per GPU", 0, NULL};
-		rc = bars(gp, work, stage, pics, PIC_CONFIGS, title, &cb, err);
+		struct llmsim_plot_curve fc = {fx, fy, fl, d->in->nsfront, "Tokens per second per user",
+					       "tokens/s", "Tokens per second per GPU", "tokens/s",
+					       "configurations on the front"};
+		if (target(&t, gp, work, stage, pics, PIC_CONFIGS, BAR_W, BAR_H, title))
+			return llmsim_err_set(err, LLMSIM_EINVAL, "output path too long");
+		rc = llmsim_plot_curve(&t, &fc, err);
 		if (rc)
 			return rc;
 	}

@@ -308,7 +308,9 @@ static int train_sections(FILE *f, const struct report_data *d, const struct rep
 	fputs("</section>\n<section id=\"time\"><h2>Time per step</h2>\n", f);
 	rc = picture(f, p, PIC_TIME, "time per step, stacked",
 		     "Compute on the critical path, communication not hidden behind it, the "
-		     "pipeline bubble and the optimizer step.", err);
+		     "pipeline bubble, the optimizer step and, with offload, the PCIe traffic "
+		     "and CPU Adam time not hidden behind the GPU's work: the parts add up to "
+		     "the step time of the table.", err);
 	if (rc)
 		return rc;
 	fputs("</section>\n<section id=\"configs\"><h2>Configurations compared</h2>\n", f);
@@ -317,9 +319,10 @@ static int train_sections(FILE *f, const struct report_data *d, const struct rep
 	if (rc)
 		return rc;
 	static const char *const h[] = {"<configuration", "GPUs", "step time", "tokens/s", "MFU",
-					"memory per GPU", "compute", "exposed comm", "bubble"};
+					"memory per GPU", "compute", "exposed comm", "bubble",
+					"optimizer", "<offload", "offload time", "host memory per node"};
 	fputs("<div class=\"scroll\"><table>\n", f);
-	head_row(f, h, 9);
+	head_row(f, h, 13);
 	for (int i = -1; i < d->in->ntop; i++) {
 		const struct llmsim_train_result *r = i < 0 ? &d->in->chosen : &d->in->top[i];
 		if (i < 0 && !d->in->chosen_given)
@@ -339,53 +342,74 @@ static int train_sections(FILE *f, const struct report_data *d, const struct rep
 		cell(f, "td", 0, llmsim_fmt_time(a, r->time.compute_s));
 		cell(f, "td", 0, llmsim_fmt_time(a, r->time.comm_exposed_s));
 		cell(f, "td", 0, llmsim_fmt_time(a, r->time.bubble_s));
+		cell(f, "td", 0, llmsim_fmt_time(a, r->time.optimizer_s));
+		int off = r->cfg.offload != LLMSIM_OFFLOAD_NONE;
+		char on[48];
+		snprintf(on, sizeof on, "%s%s", llmsim_offload_name(r->cfg.offload),
+			 r->cfg.dpu ? " (DPU)" : "");
+		cell(f, "td", 1, on);
+		cell(f, "td", 0, off ? llmsim_fmt_time(a, r->time.offload_s) : "-");
+		cell(f, "td", 0, off ? llmsim_fmt_bytes(a, r->mem.host_per_node_bytes) : "-");
 		fputs("</tr>\n", f);
 	}
 	fputs("</table></div>\n", f);
+	if (d->in->chosen.cfg.offload != LLMSIM_OFFLOAD_NONE)
+		fprintf(f, "<p>The configuration shown offloads model states to host memory "
+			   "(%s): %s of its step is PCIe transfers and CPU Adam time not hidden "
+			   "behind the GPU's work; the node holds %s of host memory for it.</p>\n",
+			d->in->chosen.cfg.offload == LLMSIM_OFFLOAD_PARAMS
+				? "ZeRO-Infinity: 16-bit weights, fp32 master, Adam m, v and gradients"
+				: "ZeRO-Offload: fp32 master, Adam m, v and gradients",
+			llmsim_fmt_time(a, d->in->chosen.time.offload_s),
+			llmsim_fmt_bytes(b, d->in->chosen.mem.host_per_node_bytes));
 	if (d->in->plan_evaluated)
-		fprintf(f, "<p>The plan evaluated %lld configurations, %lld valid and fitting, "
-			   "in %.2f s.</p>\n",
-			(long long)d->in->plan_evaluated, (long long)d->in->plan_feasible,
-			d->in->plan_elapsed_s);
+		fprintf(f, "<p>The plan priced %lld configurations (pruned %lld more before "
+			   "pricing), %lld valid and fitting, in %.2f s; configurations within the "
+			   "expected error (+/-%.0f%%) of a row are counted as its equivalents.</p>\n",
+			(long long)d->in->plan_evaluated, (long long)d->in->plan_pruned,
+			(long long)d->in->plan_feasible, d->in->plan_elapsed_s,
+			100 * d->in->plan_error_frac);
 	if (d->in->train_note[0])
 		not_available(f, d->in->train_note);
 	fputs("</section>\n", f);
 	return 0;
 }
 
-/* The serving plan's best configurations: picture and table. */
+/* The serving plan's best configurations (table) and its Pareto front
+ * (picture). */
 static int serve_plan(FILE *f, const struct report_data *d, const struct report_pics *p,
 		      struct llmsim_err *err)
 {
-	char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], nm[64], n1[32], n2[32], n3[32];
+	char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], nm[80], n1[32], n2[32], n3[32], n4[32];
 	if (!d->in->nsplan) {
 		not_available(f, d->in->splan_note[0] ? d->in->splan_note
 						  : "the serving plan found no configuration "
 						    "that fits");
 		return 0;
 	}
-	int rc = picture(f, p, PIC_CONFIGS, "output tokens per second per GPU of the best "
-					    "serving configurations",
-			 "The serving plan's best configurations (replicas x layout, weight/KV "
-			 "types, batch), by output tokens/s per GPU.", err);
+	int rc = picture(f, p, PIC_CONFIGS, "the serving plan's Pareto front: tokens/s per GPU "
+					    "against tokens/s per user",
+			 "Every configuration on the front of the serving plan: none of the others "
+			 "gives more tokens/s per GPU and more per user. Labels: the layout, "
+			 "weight/KV types and max_num_seqs.", err);
 	if (rc)
 		return rc;
-	static const char *const h[] = {"<configuration", "replicas", "tp", "pp", "batch",
-					"TTFT", "TPOT", "tokens/s", "tokens/s per GPU"};
+	static const char *const h[] = {"<configuration", "TTFT p50", "TTFT p99", "TPOT p50",
+					"TPOT p99", "tokens/s", "tokens/s per GPU",
+					"tokens/s per user", "front"};
 	fputs("<table>\n", f);
 	head_row(f, h, 9);
 	for (int i = 0; i < d->in->nsplan; i++) {
 		const struct llmsim_plan_serve_row *w = &d->in->splan[i];
-		char rp[16], tp[16], pp[16], bs[24];
+		char c1[LLMSIM_FMT_MAX], c2[LLMSIM_FMT_MAX];
 		llmsim_report_serve_name(w, nm, sizeof nm);
-		snprintf(rp, sizeof rp, "%d", w->replicas);
-		snprintf(tp, sizeof tp, "%d", w->tp);
-		snprintf(pp, sizeof pp, "%d", w->pp);
-		snprintf(bs, sizeof bs, "%lld", (long long)w->batch);
 		snprintf(n1, sizeof n1, "%.0f", w->tokens_per_s);
 		snprintf(n2, sizeof n2, "%.0f", w->tokens_per_s_per_gpu);
-		const char *row[] = {nm, rp, tp, pp, bs, llmsim_fmt_time(a, w->ttft_s),
-				     llmsim_fmt_time(b, w->tpot_s), n1, n2};
+		snprintf(n4, sizeof n4, "%.1f", w->tokens_per_s_per_user);
+		const char *row[] = {nm, llmsim_fmt_time(a, w->ttft_s.p50),
+				     llmsim_fmt_time(b, w->ttft_s.p99), llmsim_fmt_time(c1, w->tpot_s.p50),
+				     llmsim_fmt_time(c2, w->tpot_s.p99), n1, n2, n4,
+				     w->pareto ? "yes" : ""};
 		fputs("<tr>", f);
 		for (int k = 0; k < 9; k++)
 			cell(f, "td", k == 0, row[k]);
@@ -393,8 +417,9 @@ static int serve_plan(FILE *f, const struct report_data *d, const struct report_
 	}
 	fputs("</table>\n", f);
 	snprintf(n3, sizeof n3, "%d", d->in->cfg->plan_gpus);
-	fprintf(f, "<p>The plan tried %lld configurations of %s GPUs for requests of %lld + "
-		   "%lld tokens, with no latency targets.</p>\n",
+	fprintf(f, "<p>The plan tried %lld configurations of %s GPUs (aggregated and "
+		   "disaggregated) for requests of %lld + %lld tokens, offline (every request "
+		   "at once), with no latency targets: ranked by throughput only.</p>\n",
 		(long long)d->in->splan_evaluated, n3, (long long)d->in->cfg->prompt,
 		(long long)d->in->cfg->output);
 	return 0;
@@ -466,17 +491,22 @@ static void calibration(FILE *f, const struct report_data *d)
 					    : "none: efficiencies from the hardware file");
 	fputs("</table>\n", f);
 	if (g->nerr_classes) {
-		static const char *const h[] = {"<op class", "median |error|", "p90 |error|",
-						"held-out kernels"};
+		static const char *const h[] = {"<op class", "median |error|", "p80 |error|",
+						"p90 |error|", "bias", "held-out kernels"};
 		fputs("<h3>Expected error (held-out calibration kernels)</h3><table>\n", f);
-		head_row(f, h, 4);
+		head_row(f, h, 6);
 		for (int i = 0; i < g->nerr_classes; i++) {
 			const struct llmsim_err_class *e = &g->err_classes[i];
 			fputs("<tr>", f);
 			cell(f, "td", 1, e->name);
 			snprintf(b, sizeof b, "%.1f%%", e->median_abs_pct);
 			cell(f, "td", 0, b);
+			snprintf(b, sizeof b, "%.1f%%", e->p80_abs_pct);
+			cell(f, "td", 0, b);
 			snprintf(b, sizeof b, "%.1f%%", e->p90_abs_pct);
+			cell(f, "td", 0, b);
+			snprintf(b, sizeof b, "%+.1f%%%s", e->bias_pct,
+				 llmsim_err_class_biased(e) ? " (biased)" : "");
 			cell(f, "td", 0, b);
 			snprintf(b, sizeof b, "%d", e->n);
 			cell(f, "td", 0, b);

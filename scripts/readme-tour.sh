@@ -39,15 +39,17 @@ run "The roofline, with one layer's ops on it" "llmsim roofline --gpu h200 --mod
 echo
 echo "### Training"
 run "The main job: every way to train 70B on 8 H200s" "llmsim plan --model 70b --gpus 8"
+run "Meta's Llama 3 405B layout on 16,384 H100s: a token budget and its launch" "llmsim plan --model 405b --gpu h100 --gpus 16384 --seq 8192 --global-batch 2048 --tp 8 --pp 16 --cp 1 --tokens 15.6e12 --top 3 --emit megatron"
 run "One configuration" "llmsim train --model 8b --gpu h200 --gpus 8 --tp 2 --pp 1 --dp 4 --zero 1 --micro-batch 2 --global-batch 256 --seq 8192 --recompute selective"
 run "A plain PyTorch training step, its memory as the caching allocator sees it" "llmsim train --model 8b --layers 4 --engine torch --micro-batch 2 --recompute full"
 run "Against published training runs" "llmsim validate"
 echo
 echo "### Inference"
 run "One request shape" "llmsim infer --model 70b --gpu h200 --gpus 4 --tp 4 --batch 32 --prompt 2048 --output 256"
+run "The same in a serving engine's kernels, and one step's ops" "llmsim infer --model 8b --gpu h200 --batch 4 --prompt 2048 --output 128 --engine fused --ops" 40
 run "A serving engine under load" "llmsim serve --model 8b --gpu h200 --requests 2000 --rate 30 --prompt-dist lognormal:6.5:0.8 --output-dist lognormal:5.5:0.7 --seed 1"
-run "Speculative decoding" "llmsim spec --model 70b --draft llama-3.2-1b --gamma 4 --alpha 0.8 --gpu h200"
-run "Capacity planning for serving" "llmsim plan --model 70b --gpus 8 --workload serve --prompt 2048 --output 256 --tpot-slo 0.05 --top 5" 40
+run "Speculative decoding" "llmsim spec --model 70b --draft llama-3.2-1b --gamma 4 --alpha 0.8 --gpu h200 --gpus 2"
+run "Capacity planning for serving" "llmsim plan --model 70b --gpus 8 --workload serve --prompt 2048 --output 256 --rate 4 --ttft-slo 2 --tpot-slo 0.05 --top 5"
 echo
 echo "### Reports"
 run "An HTML report with its pictures" "llmsim report --model 8b --gpu h200 --out report"
@@ -55,6 +57,7 @@ echo
 echo "### Calibration and traces"
 run "What the shipped H200 measurements hold" "llmsim calib show" 30
 run "Predicted against measured, held-out kernels" "llmsim calib validate --gpu h200" 40
+run "Whole steps of real programs, predicted through infer" "llmsim calib validate --gpu h200 --steps" 30
 run "A captured PyTorch run compared with the model" "llmsim trace compare --db calib/data/trace_llama.txt.gz --gpu h200 --phases-only" 26
 run "The same program on a B200" "llmsim trace replay --db calib/data/trace_llama.txt.gz --gpu b200 --phases-only" 25
 echo

@@ -191,6 +191,7 @@ struct llmsim_gnode *gb_node(struct bld *b, const char *name, enum llmsim_gphase
 	memset(&n->op, 0, sizeof n->op);
 	n->op.kind = kind;
 	n->op.dtype = c->act;
+	n->op.operand_data = c->operand_data;
 	return n;
 }
 
@@ -450,44 +451,10 @@ static int64_t prefill_keys(const struct llmsim_graph_cfg *c)
 	return t;
 }
 
-/* RoPE over `width` (q and k heads of T tokens): one kernel, or plain
- * PyTorch's seven (see struct llmsim_lowering). */
-static void rope(struct bld *b, int64_t width)
+/* Q, K, V in one GEMM, or three (hf; split_qkv) */
+static int split_qkv(const struct bld *b)
 {
-	if (b->m->position != LLMSIM_POS_ROPE)
-		return;
-	if (!b->c->lower.torch || width % 2) {
-		gb_ew(b, "rope", LLMSIM_EW_ROPE, b->T, width, LLMSIM_BYTES_ACT, 0, 0);
-		return;
-	}
-	/* x1*cos, x2*sin (strided halves), x1*cos - x2*sin; x2*cos, x1*sin,
-	 * their sum; the concatenation. A broadcast multiply by a cos/sin
-	 * table reads one tensor and writes one: a copy's traffic. */
-	static const struct {
-		enum llmsim_ew_kind kind;
-		int half, strided;
-	} k[7] = {{LLMSIM_EW_COPY, 1, 1}, {LLMSIM_EW_COPY, 1, 1}, {LLMSIM_EW_ADD, 1, 0},
-		  {LLMSIM_EW_COPY, 1, 1}, {LLMSIM_EW_COPY, 1, 1}, {LLMSIM_EW_ADD, 1, 0},
-		  {LLMSIM_EW_COPY, 0, 0}};
-	for (int i = 0; i < 7; i++)
-		gb_ew(b, "rope", k[i].kind, b->T, k[i].half ? width / 2 : width, LLMSIM_BYTES_ACT,
-		   k[i].strided, 0);
-}
-
-/* The step's K and V (`width` per token) into the cache: one kernel
- * (vLLM's reshape_and_cache), or two copies of strided views. */
-static void kv_write(struct bld *b, int64_t width, int separate)
-{
-	if (b->train)
-		return;
-	if (b->c->lower.torch && separate) {
-		gb_ew(b, "kv_write", LLMSIM_EW_COPY, b->T, width / 2, LLMSIM_BYTES_KV, 1,
-		   LLMSIM_GN_KV_WRITE);
-		gb_ew(b, "kv_write", LLMSIM_EW_COPY, b->T, width / 2, LLMSIM_BYTES_KV, 1,
-		   LLMSIM_GN_KV_WRITE);
-		return;
-	}
-	gb_ew(b, "kv_write", LLMSIM_EW_COPY, b->T, width, LLMSIM_BYTES_KV, 0, LLMSIM_GN_KV_WRITE);
+	return b->c->lower.split_qkv || b->engine == LLMSIM_ENGINE_HF;
 }
 
 static void attn_gqa(struct bld *b)
@@ -496,7 +463,7 @@ static void attn_gqa(struct bld *b)
 	const struct llmsim_graph_cfg *c = b->c;
 	int64_t t = c->tp, h = m->hidden, d = m->head_dim, T = b->T;
 	int64_t a = m->heads / t, kv = m->kv_heads >= t ? m->kv_heads / t : 1;
-	if (c->lower.split_qkv) {
+	if (split_qkv(b)) {
 		gb_linear(b, "q_proj", T, a * d, h, 1);
 		gb_linear(b, "k_proj", T, kv * d, h, 1);
 		gb_linear(b, "v_proj", T, kv * d, h, 1);
@@ -504,8 +471,9 @@ static void attn_gqa(struct bld *b)
 		gb_linear(b, "qkv_proj", T, (a + 2 * kv) * d, h, 1);
 	}
 	b->npending = 0;
-	rope(b, (a + kv) * d);
-	kv_write(b, 2 * kv * d, 1);
+	gb_qk_norm(b, a * d, kv * d);
+	gb_rope(b, a * d, kv * d);
+	gb_kv_write(b, kv * d, 1);
 	if (c->lower.gqa_expand && kv < a && !b->train) {
 		gb_ew(b, "kv_expand", LLMSIM_EW_COPY, T, a * d, LLMSIM_BYTES_ACT, 0, 0);
 		gb_ew(b, "kv_expand", LLMSIM_EW_COPY, T, a * d, LLMSIM_BYTES_ACT, 0, 0);
@@ -535,14 +503,14 @@ static void attn_mla(struct bld *b)
 		gb_ew(b, "kv_norm", b->norm, T, r, LLMSIM_BYTES_ACT, 0, 0);
 		gb_linear(b, "kv_b_proj", T, a * (dn + dv), r, 0);
 		b->npending = 0;
-		rope(b, (a + 1) * dr);
+		gb_rope(b, a * dr, dr);
 		attention(b, a, a, dq, dv);
 		gb_linear(b, "o_proj", T, h, a * dv, 1);
 		return;
 	}
 	/* serving: the two down-projections in one GEMM (vLLM's
 	 * fused_qkv_a_proj), unless plain PyTorch runs them */
-	int fuse = !c->lower.torch;
+	int fuse = !gb_pytorch(b);
 	if (qr > 0) {
 		if (fuse) {
 			gb_linear(b, "qkv_a_proj", T, qr + r + dr, h, 0);
@@ -550,7 +518,7 @@ static void attn_mla(struct bld *b)
 			gb_linear(b, "q_a_proj", T, qr, h, 0);
 			gb_linear(b, "kv_a_proj", T, r + dr, h, 0);
 		}
-		gb_ew(b, "q_norm", b->norm, T, qr, LLMSIM_BYTES_ACT, 0, 0);
+		gb_norm(b, "q_norm", T, qr);
 		gb_linear(b, "q_b_proj", T, a * dq, qr, 0);
 	} else if (fuse) {
 		gb_linear(b, "qkv_a_proj", T, a * dq + r + dr, h, 0);
@@ -558,9 +526,9 @@ static void attn_mla(struct bld *b)
 		gb_linear(b, "q_proj", T, a * dq, h, 0);
 		gb_linear(b, "kv_a_proj", T, r + dr, h, 0);
 	}
-	gb_ew(b, "kv_norm", b->norm, T, r, LLMSIM_BYTES_ACT, 0, 0);
-	rope(b, (a + 1) * dr);
-	kv_write(b, r + dr, 0);
+	gb_norm(b, "kv_norm", T, r);
+	gb_rope(b, a * dr, dr);
+	gb_kv_write(b, r + dr, 0);
 	/* per context: prefill up-projects every key's latent; decode
 	 * absorbs the up-projections into the query and the output */
 	unsigned save = b->part;
@@ -579,38 +547,42 @@ static void attn_mla(struct bld *b)
 }
 
 /* An MLP of width w (already this rank's) on T tokens, over `batch`
- * experts when batch > 1; `trained`: weight gradients. */
-static void ffn(struct bld *b, int64_t T, int64_t w, int64_t batch, unsigned role)
+ * experts when batch > 1 (a grouped GEMM over `groups` experts when
+ * groups > 1: T rows routed over them); `trained`: weight gradients. */
+static void ffn_grouped(struct bld *b, int64_t T, int64_t w, int64_t batch, int64_t groups,
+			unsigned role)
 {
 	const struct llmsim_model *m = b->m;
 	int64_t h = m->hidden;
 	int trained = b->train && b->c->lora_rank == 0;
 	int gated = m->mlp == LLMSIM_MLP_GATED;
-	int torch = b->c->lower.torch;
-	if (gated && b->c->lower.split_gate_up) {
+	int split = gated && (b->c->lower.split_gate_up || b->engine == LLMSIM_ENGINE_HF);
+	struct llmsim_gnode *first = b->g->n < LLMSIM_GRAPH_MAX ? &b->g->node[b->g->n] : NULL;
+	if (split) {
 		gb_gemm_fb(b, "gate_proj", T, w, h, batch, 1, trained, role);
 		gb_gemm_fb(b, "up_proj", T, w, h, batch, 1, trained, role);
 	} else {
-		gb_gemm_fb(b, gated ? "gate_up_proj" : "up_proj", T, (gated ? 2 : 1) * w, h, batch, 1,
-			trained, role);
+		gb_gemm_fb(b, gated ? "gate_up_proj" : "up_proj", T, (gated ? 2 : 1) * w, h, batch,
+			   1, trained, role);
 	}
-	if (gated && torch) {
-		/* SiLU, then the product, on the strided halves of gate_up */
-		gb_ew(b, "silu_mul", LLMSIM_EW_SILU, T * batch, w, LLMSIM_BYTES_ACT,
-		   !b->c->lower.split_gate_up, role & ~LLMSIM_GN_LINEAR);
-		gb_ew(b, "silu_mul", LLMSIM_EW_MUL, T * batch, w, LLMSIM_BYTES_ACT,
-		   !b->c->lower.split_gate_up, role & ~LLMSIM_GN_LINEAR);
-	} else {
-		/* a gated MLP's activation and product in one kernel (priced as
-		 * SwiGLU's whatever the activation); a plain one's activation */
-		enum llmsim_ew_kind act = gated ? LLMSIM_EW_SILU_MUL
-					 : m->activation == LLMSIM_ACT_SILU ? LLMSIM_EW_SILU
-					 : m->activation == LLMSIM_ACT_RELU ? LLMSIM_EW_RELU
-									    : LLMSIM_EW_GELU;
-		gb_ew(b, llmsim_ew_kind_name(act), act, T * batch, w, LLMSIM_BYTES_ACT, 0,
-		   role & ~LLMSIM_GN_LINEAR);
-	}
+	gb_activation(b, T, w, batch, !split, role);
 	gb_gemm_fb(b, "down_proj", T, h, w, batch, 1, trained, role);
+	if (groups > 1 && first)
+		for (struct llmsim_gnode *x = first; x < b->g->node + b->g->n; x++)
+			if (x->op.kind == LLMSIM_OP_GEMM)
+				x->op.u.gemm.groups = groups;
+}
+
+static void ffn(struct bld *b, int64_t T, int64_t w, int64_t batch, unsigned role)
+{
+	ffn_grouped(b, T, w, batch, 1, role);
+}
+
+/* One routed expert's FFN width on a rank. */
+static int64_t expert_width(const struct llmsim_graph_cfg *c, const struct llmsim_moe *x)
+{
+	return c->ep_in_tp ? (int64_t)x->expert_intermediate * c->ep / c->tp
+			   : x->expert_intermediate / c->tp;
 }
 
 /* The routed experts of this rank (see the file comment). */
@@ -624,8 +596,7 @@ static void experts(struct bld *b)
 	/* tokens the EP group routes, and the slots of this rank's experts */
 	double group = c->ep_in_tp ? (double)T : (double)T * ep;
 	double slots = group * x->top_k / ep;
-	int64_t w = c->ep_in_tp ? (int64_t)x->expert_intermediate * ep / c->tp
-				: x->expert_intermediate / c->tp;
+	int64_t w = expert_width(c, x);
 	int64_t touched = (int64_t)llround(
 		fmax(1.0, llmsim_graph_experts_touched((int64_t)group, x->top_k, x->experts, local)));
 	double mean = slots / touched;
@@ -653,6 +624,62 @@ static void experts(struct bld *b)
 	b->flops_scale = save;
 }
 
+/* A PyTorch op of MoE routing (forward, inference) in type dt, cast to out. */
+static struct llmsim_gnode *route(struct bld *b, const char *name, enum llmsim_ew_kind kind,
+				  int64_t tokens, int64_t hidden, enum llmsim_dtype dt,
+				  enum llmsim_dtype out, int strided, int bcast)
+{
+	struct llmsim_gnode *x = gb_ew1(b, name, LLMSIM_PH_FWD, kind, tokens, hidden,
+					LLMSIM_BYTES_ACT, strided, 0);
+	if (x) {
+		x->op.dtype = dt;
+		x->op.u.ew.out_dtype = out != dt ? out : 0;
+		x->op.u.ew.bcast = bcast;
+	}
+	return x;
+}
+
+/* The routed experts as PyTorch runs them (calib/torch/steps_lean.py's
+ * moe(), the kernels of steps_lean_b.tsv and steps_lean_moe.tsv): the top-k
+ * of the gate logits, a softmax over the k (fp32), a stable argsort of the
+ * T*k expert ids, the slots' token numbers (order // k), the permuted
+ * rows (index_select), the experts' counts (zeros, ones_like, scatter_add_)
+ * and their offsets (cumsum: a scan of two kernels), the experts as two
+ * grouped GEMMs (torch._grouped_mm) around SiLU and the product on the
+ * strided halves, the routing weights gathered into slot order and cast,
+ * the rows scaled by them (a broadcast), and the combine: zeros_like, then
+ * index_add_ of the slots into their tokens' rows. A token-keyed bias the
+ * script adds to the gate logits (to stand in for a trained router's
+ * balance) is not part of a model: left out. */
+static void moe_torch(struct bld *b, int64_t slots, int64_t w, int64_t local)
+{
+	const struct llmsim_moe *x = &b->m->moe;
+	enum llmsim_dtype a = b->c->act, f = LLMSIM_DT_FP32, id = LLMSIM_DT_INT64;
+	int64_t T = b->T, h = b->m->hidden, tk = T * x->top_k;
+	struct llmsim_gnode *n = route(b, "router_topk", LLMSIM_EW_TOPK, T, x->experts, a, a, 0, 0);
+	if (n)
+		n->op.u.ew.k = x->top_k;
+	route(b, "router_softmax", LLMSIM_EW_COPY, T, x->top_k, a, f, 0, 0);
+	route(b, "router_softmax", LLMSIM_EW_SOFTMAX, T, x->top_k, f, f, 0, 0);
+	route(b, "moe_permute", LLMSIM_EW_SORT, tk, 1, id, id, 0, 0);
+	route(b, "moe_permute", LLMSIM_EW_COPY, tk, 1, id, id, 0, 0);
+	route(b, "moe_permute", LLMSIM_EW_GATHER, slots, h, a, a, 0, 0);
+	/* int32 counts: 4-byte elements */
+	route(b, "moe_counts", LLMSIM_EW_COPY, 1, x->experts, f, f, 0, 0);
+	route(b, "moe_counts", LLMSIM_EW_COPY, tk, 1, f, f, 0, 0);
+	route(b, "moe_counts", LLMSIM_EW_SCATTER_ADD, tk, 1, f, f, 0, 0);
+	route(b, "moe_counts", LLMSIM_EW_COPY, 1, x->experts, f, f, 0, 0);
+	route(b, "moe_counts", LLMSIM_EW_COPY, 1, x->experts, f, f, 0, 0);
+	gb_cat3(b->prefix, sizeof b->prefix, "experts.", NULL, NULL);
+	ffn_grouped(b, slots, w, 1, local, LLMSIM_GN_EXPERT | LLMSIM_GN_LINEAR);
+	b->prefix[0] = 0;
+	route(b, "moe_combine", LLMSIM_EW_GATHER, tk, 1, f, f, 0, 0);
+	route(b, "moe_combine", LLMSIM_EW_COPY, tk, 1, f, a, 0, 0);
+	route(b, "moe_combine", LLMSIM_EW_MUL, slots, h, a, a, 1, 1);
+	route(b, "moe_combine", LLMSIM_EW_COPY, T, h, a, a, 0, 0);
+	route(b, "moe_combine", LLMSIM_EW_SCATTER_ADD, slots, h, a, a, 0, 0);
+}
+
 static void moe(struct bld *b)
 {
 	const struct llmsim_model *m = b->m;
@@ -662,7 +689,10 @@ static void moe(struct bld *b)
 	int trained = b->train && c->lora_rank == 0;
 	double ab = llmsim_dtype_bytes(c->act);
 	gb_gemm_fb(b, "router", T, x->experts, h, 1, 0, trained, 0);
-	gb_ew(b, "router_softmax", LLMSIM_EW_SOFTMAX, T, x->experts, LLMSIM_BYTES_ACT, 0, 0);
+	int pytorch = gb_pytorch(b) && !b->train;
+	if (!pytorch)
+		gb_ew(b, "router_softmax", LLMSIM_EW_SOFTMAX, T, x->experts, LLMSIM_BYTES_ACT, 0,
+		      0);
 	/* each rank dispatches its tokens' slots: in training its own tokens
 	 * (1/tp of them under SP), in serving 1/ep of the tokens all hold */
 	double disp = c->ep_in_tp ? (double)T * x->top_k / c->ep
@@ -670,7 +700,10 @@ static void moe(struct bld *b)
 	double bytes = disp * h * ab;
 	gb_coll(b, "ep_dispatch", LLMSIM_PH_FWD, LLMSIM_COLL_ALLTOALL, bytes, c->ep, c->ep_nodes,
 	     LLMSIM_GN_EP);
-	experts(b);
+	if (pytorch)
+		moe_torch(b, (int64_t)llround(disp), expert_width(c, x), x->experts / c->ep);
+	else
+		experts(b);
 	gb_coll(b, "ep_combine", LLMSIM_PH_FWD, LLMSIM_COLL_ALLTOALL, bytes, c->ep, c->ep_nodes,
 	     LLMSIM_GN_EP);
 	if (b->train) {
@@ -694,7 +727,7 @@ static void layer(struct bld *b, enum llmsim_gsec sec)
 	double act_bytes = (double)b->T * m->hidden * llmsim_dtype_bytes(c->act);
 	b->sec = sec;
 	b->part = LLMSIM_PART_BODY;
-	gb_ew(b, "attn_norm", b->norm, b->Tsp, m->hidden, LLMSIM_BYTES_ACT, 0, 0);
+	gb_norm(b, "attn_norm", b->Tsp, m->hidden);
 	tp_point(b, act_bytes, LLMSIM_TP_COL);
 	if (m->has_mla)
 		attn_mla(b);
@@ -703,7 +736,7 @@ static void layer(struct bld *b, enum llmsim_gsec sec)
 	tp_point(b, act_bytes, LLMSIM_TP_ROW);
 	gb_ew(b, "residual", LLMSIM_EW_ADD, b->Tsp, m->hidden, LLMSIM_BYTES_ACT, 0, 0);
 
-	gb_ew(b, "mlp_norm", b->norm, b->Tsp, m->hidden, LLMSIM_BYTES_ACT, 0, 0);
+	gb_norm(b, "mlp_norm", b->Tsp, m->hidden);
 	tp_point(b, act_bytes, LLMSIM_TP_COL);
 	if (sec == LLMSIM_SEC_MOE)
 		moe(b);
@@ -711,6 +744,31 @@ static void layer(struct bld *b, enum llmsim_gsec sec)
 		ffn(b, b->T, m->intermediate / c->tp, 1, LLMSIM_GN_LINEAR);
 	tp_point(b, act_bytes, LLMSIM_TP_ROW);
 	gb_ew(b, "residual", LLMSIM_EW_ADD, b->Tsp, m->hidden, LLMSIM_BYTES_ACT, 0, 0);
+}
+
+/* HF's LlamaRotaryEmbedding, once a forward: the angles (inv_freq @
+ * positions: a tiny fp32 matmul), cat((freqs, freqs)), cos and sin, each
+ * times attention_scaling, cast to the activation type. */
+static void rotary_tables(struct bld *b)
+{
+	const struct llmsim_graph_cfg *c = b->c;
+	int64_t d = b->m->head_dim, T = b->T, seqs = c->decode_seqs;
+	enum llmsim_dtype f = LLMSIM_DT_FP32;
+	for (int i = 0; i < c->nprefill; i++)
+		seqs += c->prefill[i].count;
+	struct llmsim_gnode *x =
+		gb_gemm(b, "rotary_emb", LLMSIM_PH_FWD, d / 2, T / (seqs > 0 ? seqs : 1), 1,
+			seqs > 0 ? seqs : 1, 0, 0);
+	if (x)
+		x->op.dtype = x->op.u.gemm.b_dtype = f;
+	for (int i = 0; i < 7; i++) {
+		x = gb_ew1(b, "rotary_emb", LLMSIM_PH_FWD, LLMSIM_EW_COPY, T, d, LLMSIM_BYTES_ACT,
+			   0, 0);
+		if (x) {
+			x->op.dtype = f;
+			x->op.u.ew.out_dtype = i >= 5 ? c->act : 0;
+		}
+	}
 }
 
 static void pre(struct bld *b)
@@ -721,6 +779,9 @@ static void pre(struct bld *b)
 	gb_ew(b, "embedding", LLMSIM_EW_EMBEDDING, b->T, m->hidden, LLMSIM_BYTES_ACT, 0, 0);
 	/* the vocab-parallel embedding sums its ranks' rows: a row point */
 	tp_point(b, (double)b->T * m->hidden * llmsim_dtype_bytes(b->c->act), LLMSIM_TP_ROW);
+	if (b->engine == LLMSIM_ENGINE_HF && !b->train && m->position == LLMSIM_POS_ROPE &&
+	    m->head_dim > 1)
+		rotary_tables(b);
 }
 
 static void post(struct bld *b)
@@ -747,14 +808,23 @@ static void post(struct bld *b)
 		return;
 	}
 	int64_t rows = c->logits > 0 ? c->logits : 0;
-	gb_ew(b, "final_norm", b->norm, c->lower.torch ? rows : b->T, h, LLMSIM_BYTES_ACT, 0, 0);
+	if (b->engine == LLMSIM_ENGINE_TORCH) {
+		/* F.rms_norm(x[:, -1:, :]): the last positions of several
+		 * sequences of several tokens are a strided view, made
+		 * contiguous first */
+		if (rows > 1 && b->T > rows)
+			gb_ew(b, "final_norm", LLMSIM_EW_COPY, rows, h, LLMSIM_BYTES_ACT, 1, 0);
+		gb_norm(b, "final_norm", rows, h);
+	} else {
+		gb_norm(b, "final_norm", b->T, h);
+	}
 	b->part = LLMSIM_PART_HEAD;
 	gb_gemm(b, "lm_head", LLMSIM_PH_FWD, rows, V / t, h, 1, 0, LLMSIM_GN_LINEAR);
 	/* the sampler needs each row's whole vocabulary: gather the fp32 logits */
 	gb_coll(b, "logits_allgather", LLMSIM_PH_FWD, LLMSIM_COLL_ALLGATHER,
 	     (double)rows * (V / t) * 4.0, c->tp, c->tp_nodes, LLMSIM_GN_TP);
 	/* an engine samples the next tokens; a plain forward returns logits */
-	if (!c->lower.torch)
+	if (!gb_pytorch(b))
 		gb_ew(b, "sampler", LLMSIM_EW_SOFTMAX, rows, V, LLMSIM_BYTES_ACT, 0, 0);
 }
 
@@ -777,6 +847,9 @@ static int check(const struct llmsim_model *m, const struct llmsim_graph_cfg *c,
 		return llmsim_err_set(err, LLMSIM_EINVAL, "model '%s' has no layers", m->name);
 	if (c->tp < 1 || c->cp < 1 || c->ep < 1)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "tp, cp and ep must be at least 1");
+	if ((unsigned)c->lower.engine >= LLMSIM_ENGINE_COUNT)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "unknown engine %d (%s)",
+				      (int)c->lower.engine, llmsim_engine_choices());
 	if (m->heads % c->tp)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "%d heads are not divisible by tp %d",
 				      m->heads, c->tp);
@@ -805,9 +878,10 @@ static int build(const struct llmsim_model *m, const struct llmsim_graph_cfg *c,
 	b.T = llmsim_graph_tokens(c);
 	b.Tsp = b.train && c->sp && c->tp > 1 ? b.T / c->tp : b.T;
 	b.norm = m->norm == LLMSIM_NORM_RMS ? LLMSIM_EW_RMSNORM : LLMSIM_EW_LAYERNORM;
+	b.engine = c->lower.engine;
 	if (b.T <= 0)
 		return 0;
-	if (b.train && c->lower.torch)
+	if (b.train && b.engine == LLMSIM_ENGINE_TORCH)
 		return gb_torch_train(&b, err);
 	pre(&b);
 	if (llmsim_model_moe_layers(m, 0, m->layers) < m->layers)
@@ -833,7 +907,7 @@ int llmsim_graph_build_mem(const struct llmsim_model *m, const struct llmsim_gra
 	for (int s = 0; s < LLMSIM_SEC_COUNT; s++)
 		mem->io[s] = (struct llmsim_gsec_io){.in_dies = -1, .out_born = -1, .grad_in_born = -1,
 						.grad_out_dies = -1, .stop = -1, .host_sync = -1};
-	if (c->work != LLMSIM_WORK_TRAIN || !c->lower.torch)
+	if (c->work != LLMSIM_WORK_TRAIN || c->lower.engine != LLMSIM_ENGINE_TORCH)
 		return llmsim_err_set(err, LLMSIM_EINVAL,
 				      "only the torch training graph describes its tensors");
 	if (c->sections || c->parts)

@@ -132,28 +132,68 @@ struct llmsim_prefill_chunk {
 
 enum llmsim_work { LLMSIM_WORK_INFER, LLMSIM_WORK_TRAIN };
 
-/* How the ops run as kernels, beyond what the model fixes. The default
- * (all 0) is an inference engine's or Megatron's fused kernels: one kernel
- * per op (RoPE, SwiGLU's SiLU-and-multiply, the paged KV write of K and V
- * together), Q, K, V in one GEMM, gate and up in one GEMM, and in serving
- * the two MLA down-projections fused (vLLM's fused_qkv_a_proj). `torch`
- * is plain PyTorch eager as calib/torch/llama_steps.py writes a layer: RoPE
- * as rotate-half's seven kernels over the halves of the fused Q/K (x1*cos,
- * x2*sin and x2*cos, x1*sin on strided views, their difference and sum,
- * the concatenation), SiLU then the multiply (on the strided halves of the
- * fused gate/up output), K and V copied into a static cache one by one
- * (strided views of the QKV output), the final norm and the LM head on
- * each sequence's last position only, logits returned (no sampler). */
+/* The program that runs the model, which decides how each architectural op
+ * becomes kernels (the measured kernel lists of calib/data/h200-2026-12-01
+ * are the ground truth of each):
+ * - fused: a serving engine (vLLM, TensorRT-LLM, SGLang) or Megatron: one
+ *   kernel per op: Q, K, V in one GEMM, gate and up in one GEMM, fused
+ *   RoPE, SwiGLU's SiLU-and-multiply in one kernel, the residual add fused
+ *   into the next RMSNorm (vLLM's fused_add_rms_norm), the paged KV write
+ *   of K and V together, a sampler after the LM head, and in serving the
+ *   two MLA down-projections fused (vLLM's fused_qkv_a_proj);
+ * - torch: a lean PyTorch engine as calib/torch/steps_lean.py writes one:
+ *   F.linear on fused QKV and gate-up weights, F.rms_norm, RoPE as PyTorch
+ *   writes it for q and for k (x1*cos, x2*sin on strided halves, their
+ *   difference, x2*cos, x1*sin, their sum, the concatenation), K and V
+ *   copied into a static cache one by one (strided views), SDPA, SiLU and
+ *   the product apart on the strided halves of gate-up, MoE routing as
+ *   PyTorch ops (gate GEMM, top-k, softmax, a stable argsort, the permute,
+ *   grouped GEMMs, the weighted combine by index_add_), the final norm and
+ *   the LM head on each sequence's last position only, logits returned;
+ * - hf: Hugging Face transformers' modules, eager: q, k, v and gate, up as
+ *   separate nn.Linear, LlamaRMSNorm in fp32 pieces, rotate_half RoPE on
+ *   the transposed [b, h, s, d] views, contiguous SiLU and multiply,
+ *   DynamicCache (an empty cache takes prefill's K and V as they are;
+ *   decode concatenates each step's onto the whole cache). */
+enum llmsim_engine {
+	LLMSIM_ENGINE_FUSED,
+	LLMSIM_ENGINE_TORCH,
+	LLMSIM_ENGINE_HF,
+	LLMSIM_ENGINE_COUNT
+};
+
+/* "fused", "torch", "hf"; "?" out of range. */
+const char *llmsim_engine_name(enum llmsim_engine e);
+/* The engine of a name, or -1. */
+int llmsim_engine_parse(const char *s);
+/* "fused, torch or hf": the choices, for messages. */
+const char *llmsim_engine_choices(void);
+
+/* How the ops run as kernels: the engine, and variations of a program the
+ * engine's defaults leave out (all 0: the engine's own way). */
 struct llmsim_lowering {
-	int torch;
-	int split_qkv;             /* q_proj, k_proj, v_proj as three GEMMs */
-	int split_gate_up;         /* gate_proj, up_proj as two GEMMs */
+	enum llmsim_engine engine;
+	int split_qkv;             /* q_proj, k_proj, v_proj as three GEMMs (hf: always) */
+	int split_gate_up;         /* gate_proj, up_proj as two GEMMs (hf: always) */
 	int gqa_expand;            /* K and V repeated to every query head before attention
 				    * (kv_expand: SDPA without native GQA) */
+	int rope_joint;            /* torch: q and k roped as one tensor (seven kernels over
+				    * the fused projection's q and k, as calib/torch/
+				    * llama_steps.py does), not each apart */
 };
+
+/* The load a walker prices its ops in (`--load` of infer, serve, train,
+ * as `llmsim op` spells it): busy, inside the program's own sustained load
+ * (the clock the power limit sets for it: op.load_duty, op.load_rho); lone,
+ * each op a lone kernel on an idle GPU (its burst clock). */
+enum llmsim_load { LLMSIM_LOAD_BUSY, LLMSIM_LOAD_LONE, LLMSIM_LOAD_COUNT };
+/* "busy", "lone"; "?" out of range. */
+const char *llmsim_load_name(enum llmsim_load l);
 
 struct llmsim_graph_cfg {
 	enum llmsim_work work;
+	enum llmsim_operand_data operand_data; /* what every op's operands hold
+				    * (op.operand_data; 0: trained data) */
 
 	/* layout: the ops of one rank */
 	int tp;                    /* tensor parallel (heads, widths, vocabulary split) */

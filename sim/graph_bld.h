@@ -1,9 +1,11 @@
 /*
  * graph_bld.h - the op graph's builder, shared by sim/graph.c (the layer's
  * structure: projections, attention, MLP, MoE, the ends, the parallel
- * collectives) and sim/graph_torch_train.c (PyTorch's training step:
- * autocast, autograd's backward, the tensors each op keeps). Internal to
- * sim/: nothing outside the graph includes it.
+ * collectives), sim/graph_engine.c (how an engine runs a norm, RoPE, the
+ * KV write, the activation, MoE routing: struct llmsim_lowering) and
+ * sim/graph_torch_train.c (PyTorch's training step: autocast, autograd's
+ * backward, the tensors each op keeps). Internal to sim/: nothing outside
+ * the graph includes it.
  *
  * Every helper adds nodes of the current section and part (b->sec,
  * b->part) and returns NULL (adds nothing) when the config leaves that
@@ -20,6 +22,7 @@ struct bld {
 	const struct llmsim_graph_cfg *c;
 	struct llmsim_graph *g;
 	int train;
+	enum llmsim_engine engine;  /* c->lower.engine, checked */
 	enum llmsim_gsec sec;
 	unsigned part;              /* of the nodes being added */
 	int64_t T, Tsp;             /* tokens of the step; of norms and residuals */
@@ -72,5 +75,25 @@ struct llmsim_gnode *gb_coll(struct bld *b, const char *name, enum llmsim_gphase
  * tensors into b->mem when it is set. 0 or LLMSIM_EINVAL (a model the
  * program cannot express: MoE, MLA). */
 int gb_torch_train(struct bld *b, struct llmsim_err *err);
+/* ---- how the engine runs an op (graph_engine.c) ---- */
+
+/* A norm of `hidden` over T rows (the model's kind): one kernel, or
+ * LlamaRMSNorm's eight (hf). */
+void gb_norm(struct bld *b, const char *name, int64_t T, int64_t hidden);
+/* RoPE over the T tokens' query heads (q_width) and key heads (k_width). */
+void gb_rope(struct bld *b, int64_t q_width, int64_t k_width);
+/* The per-head query and key norms of a qk_norm model (q_width, k_width:
+ * the heads' widths of one token). */
+void gb_qk_norm(struct bld *b, int64_t q_width, int64_t k_width);
+/* The step's K and V (`width` each per token) into the cache; `separate`:
+ * K and V are two tensors (GQA), else one latent (MLA). */
+void gb_kv_write(struct bld *b, int64_t width, int separate);
+/* A gated MLP's activation and product over T x w (batch experts), or a
+ * plain one's activation; `halves`: gate and up are the halves of one GEMM
+ * output (strided views). */
+void gb_activation(struct bld *b, int64_t T, int64_t w, int64_t batch, int halves,
+		   unsigned role);
+/* Whether the engine runs the torch-style (PyTorch op by op) lowering. */
+int gb_pytorch(const struct bld *b);
 
 #endif

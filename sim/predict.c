@@ -116,17 +116,42 @@ static double burst_clock(const struct llmsim_gpu *gpu, double activity)
 static double loaded_clock(const struct llmsim_gpu *gpu, double rho, double duty,
 			   double activity)
 {
-	double x = (rho < 1 ? rho : 1) * (duty < 1 ? duty : 1) * activity;
+	/* rho may pass 1: an FP8 GEMM near its own (2x) peak draws more than
+	 * a BF16 one at its peak (H200: 1.2-1.3 GHz against 1.4-1.5 under the
+	 * same limit) */
+	double x = rho * (duty < 1 ? duty : 1) * activity;
 	if (!(x > 0))
 		return 0;
 	double f_hz = llmsim_gpu_power_cap_hz(gpu) / cbrt(x);
 	return f_hz < burst_clock(gpu, activity) ? f_hz : 0;
 }
 
-static double price_err(const struct llmsim_gpu *gpu, const char *op_class)
+double llmsim_power_w(const struct llmsim_gpu *gpu, double rho, double duty)
 {
-	const struct llmsim_err_class *ec = llmsim_gpu_err_class(gpu, op_class);
-	return ec ? ec->median_abs_pct : NAN;
+	if (!(gpu->tdp_w > 0) || !(duty > 0))
+		return 0;
+	duty = duty < 1 ? duty : 1;
+	double cap_hz = llmsim_gpu_power_cap_hz(gpu);
+	if (!(cap_hz > 0))
+		return gpu->tdp_w * duty;
+	double x = (rho < 1 ? rho : 1) * duty;
+	if (!(x > 0))
+		return 0;
+	double f_hz = cap_hz / cbrt(x);
+	double burst_hz = gpu->burst_clock_hz > 0 ? gpu->burst_clock_hz : gpu->boost_clock_hz;
+	if (f_hz >= burst_hz) /* below the cap: the burst clock's power */
+		return gpu->tdp_w * x * pow(burst_hz / cap_hz, 3);
+	return gpu->tdp_w;
+}
+
+/* The expected error of the op's class (hw/gpu.h: p80 on held-out
+ * kernels, its bias where it leans one way). */
+static void price_err(const struct llmsim_gpu *gpu, struct llmsim_pred *p)
+{
+	const struct llmsim_err_class *ec = llmsim_gpu_err_class(gpu, p->op_class);
+	p->time_err_pct = ec ? ec->p80_abs_pct : NAN;
+	p->time_bias_pct = ec && llmsim_err_class_biased(ec) ? ec->bias_pct : NAN;
+	p->time_err_n = ec ? ec->n : 0;
 }
 
 int llmsim_predict(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
@@ -151,7 +176,7 @@ int llmsim_predict(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
 		lone.operand_data = LLMSIM_OPD_TRAINED;
 		rc = llmsim_predict(&capped, &lone, out, err);
 		if (!rc)
-			out->time_err_pct = price_err(gpu, out->op_class);
+			price_err(gpu, out);
 		return rc;
 	}
 	if (op->load_duty > 0 && llmsim_gpu_power_cap_hz(gpu) > 0 &&
@@ -195,7 +220,7 @@ int llmsim_predict(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
 	if (rc)
 		return rc;
 	p.op_class = llmsim_op_class(op);
-	p.time_err_pct = price_err(gpu, p.op_class);
+	price_err(gpu, &p);
 	p.sm_clock_hz = gpu->burst_clock_hz;
 	*out = p;
 	return 0;

@@ -206,7 +206,11 @@ struct llmsim_pred {
 	double compute_s, memory_s, latency_s, overhead_s;
 	double time_s;
 	enum llmsim_bound bound;
-	double time_err_pct;          /* expected error (calibrated), NaN if none */
+	double time_err_pct;          /* expected error: p80 of |error| of the op's class
+				       * on held-out kernels (hw/gpu.h), NaN if none */
+	double time_bias_pct;         /* the class's median signed error where it is
+				       * biased (llmsim_err_class_biased), else NaN */
+	int time_err_n;               /* held-out kernels behind them (0: none) */
 	double sm_clock_hz;           /* the SM clock the op was priced at: its burst
 				       * clock for its data, or the clock its load
 				       * holds under the power limit */
@@ -281,6 +285,17 @@ double llmsim_power_load(const struct llmsim_gpu *gpu, double duty, double run_s
 /* The same for a whole load: flops of math type dt (per GPU) in busy_s. */
 double llmsim_tensor_rho(const struct llmsim_gpu *gpu, enum llmsim_dtype dt, double flops,
 			 double busy_s);
+
+/* The board power one GPU draws, in watts, under a load of tensor
+ * intensity rho (op.load_rho) busy duty of the time, by the power law of
+ * sim/predict.c: dynamic power ~ rho duty f^3, the limit (tdp_w) met at
+ * power_capped_clock_hz when rho = duty = 1. A load the law caps draws
+ * tdp_w; one below the cap runs at its burst clock and draws
+ * tdp_w x rho duty (burst / capped clock)^3. The law has only the tensor
+ * cores' switching power, so a light load's figure is a lower bound. A
+ * GPU file that models no power limit gets tdp_w x duty (an upper bound);
+ * 0 when the file states no TDP. */
+double llmsim_power_w(const struct llmsim_gpu *gpu, double rho, double duty);
 
 /* The class an op's calibration and expected error belong to: "gemm",
  * "elementwise", "attention", "decode", "collective", and for a stream

@@ -277,6 +277,18 @@ Test(calib_validate, quantiles_by_hand)
 	cr_expect_eq(llmsim_quantile(d, 3, 1.0), 9);
 	cr_expect_eq(llmsim_quantile(d, 3, 0.0), 1);
 
+	/* the covering quantile: the smallest value at least q of them do not
+	 * exceed, v[ceil(q n) - 1]. 8 values, q 0.8: ceil(6.4) = 7th, which 7/8
+	 * = 87.5% do not exceed (the interpolated p80, at rank 5.6, covers only
+	 * 6/8 = 75%); 10 values: exactly the 8th. */
+	double e[] = {8, 1, 7, 2, 6, 3, 5, 4};
+	cr_expect_eq(llmsim_quantile_cover(e, 8, 0.8), 7);
+	double f[] = {10, 9, 8, 7, 6, 5, 4, 3, 2, 1};
+	cr_expect_eq(llmsim_quantile_cover(f, 10, 0.8), 8);
+	double g1[] = {3};
+	cr_expect_eq(llmsim_quantile_cover(g1, 1, 0.8), 3);
+	cr_expect(isnan(llmsim_quantile_cover(g1, 0, 0.8)));
+
 	/* |err| sorted 2 3 4 10 20: median 4, p90 at rank 3.6 = 10 + 0.6*10 = 16;
 	 * signed sorted -10 -3 2 4 20: median 2. p90 16 > 15: target missed. */
 	const double pct[] = {-10, 2, -3, 4, 20};
@@ -285,6 +297,7 @@ Test(calib_validate, quantiles_by_hand)
 	cr_expect_eq(s.n, 5);
 	expect_close(s.median_abs_pct, 4, 1e-12);
 	expect_close(s.p90_abs_pct, 16, 1e-12);
+	expect_close(s.p80_abs_pct, 10, 1e-12); /* ceil(0.8 x 5) = 4th of 2 3 4 10 20 */
 	expect_close(s.median_signed_pct, 2, 1e-12);
 	cr_expect_not(s.meets_target);
 	const double ok[] = {1, -2, 3, -4, 5, 14};

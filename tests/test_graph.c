@@ -248,8 +248,11 @@ Test(graph, tensor_parallel_shards_and_points)
 	cr_expect_eq(llmsim_graph_build(&m, &c, &G, NULL), LLMSIM_EINVAL);
 }
 
-/* Plain PyTorch (calib/torch/llama_steps.py): RoPE as seven kernels, SiLU
- * and the multiply apart on strided halves, K and V copied one by one. */
+/* The lean PyTorch engine (calib/torch/steps_lean.py): RoPE as seven
+ * kernels for q and seven for k (four of them strided multiplies by the
+ * broadcast cos/sin table), SiLU and the multiply apart on strided
+ * halves, K and V copied one by one; llama_steps.py's q and k roped as
+ * one tensor: seven. */
 Test(graph, torch_lowering_of_a_llama_layer)
 {
 	struct llmsim_model m;
@@ -257,20 +260,30 @@ Test(graph, torch_lowering_of_a_llama_layer)
 	static struct llmsim_prefill_chunk ch = {.tokens = 512, .context = 0, .count = 1};
 	struct llmsim_graph_cfg c;
 	llmsim_graph_cfg_init(&c);
-	c.lower.torch = 1;
+	c.lower.engine = LLMSIM_ENGINE_TORCH;
 	c.prefill = &ch;
 	c.nprefill = 1;
 	c.logits = 1;
 	cr_assert_eq(llmsim_graph_build(&m, &c, &G, NULL), 0);
 	const enum llmsim_gsec L = LLMSIM_SEC_DENSE;
-	cr_expect_eq(count_named(&G, L, "rope"), 7);
+	cr_expect_eq(count_named(&G, L, "rope"), 14);
+	/* q: 32 heads x 128 over 512 tokens: each multiply over a half */
+	const struct llmsim_gnode *r = find(&G, L, 0, "rope");
+	cr_expect_eq(r->op.u.ew.kind, LLMSIM_EW_MUL);
+	cr_expect_eq(r->op.u.ew.hidden, 32 * 128 / 2);
+	cr_expect_eq(r->op.u.ew.strided, 1);
+	cr_expect_eq(r->op.u.ew.bcast, 1);
 	cr_expect_eq(count_named(&G, L, "silu_mul"), 2);
 	cr_expect_eq(count_named(&G, L, "kv_write"), 2);
 	const struct llmsim_gnode *w = find(&G, L, 0, "kv_write");
 	cr_expect_eq(w->op.u.ew.hidden, 8 * 128);
 	cr_expect_eq(w->op.u.ew.strided, 1);
-	/* the final norm on the last position only */
+	/* the final norm on the last position only, no sampler */
 	cr_expect_eq(find(&G, LLMSIM_SEC_POST, 0, "final_norm")->op.u.ew.tokens, 1);
+	cr_expect_eq(count_named(&G, LLMSIM_SEC_POST, "sampler"), 0);
+	c.lower.rope_joint = 1;
+	cr_assert_eq(llmsim_graph_build(&m, &c, &G, NULL), 0);
+	cr_expect_eq(count_named(&G, L, "rope"), 7);
 }
 
 Test(graph, rejects_bad_layouts)
@@ -406,9 +419,11 @@ Test(graph, every_model_as_its_file_says)
 			}
 			acts += o->u.ew.kind == act;
 		}
-		/* two per layer kind and the final one, MLA's latent norms */
+		/* two per layer kind and the final one, MLA's latent norms,
+		 * the per-head q and k norms */
 		int kinds = (dense > 0) + (moe > 0);
-		cr_expect_eq(norms, 2 * kinds + 1 + (m.has_mla ? (m.mla.q_lora_rank ? 2 : 1) * kinds : 0),
+		cr_expect_eq(norms, 2 * kinds + 1 + (m.has_mla ? (m.mla.q_lora_rank ? 2 : 1) * kinds : 0) +
+					    (m.qk_norm ? 2 * kinds : 0),
 			     "%s: %d norms", m.name, norms);
 		cr_expect_geq(acts, kinds, "%s: its activation", m.name);
 		cr_expect_eq(find(&G, LLMSIM_SEC_MOE, 0, "router") != NULL, moe > 0, "%s", m.name);

@@ -254,7 +254,7 @@ Test(hw, param_names_are_their_keys_with_units)
 	};
 	static const char *const units[] = {"_s", "_bytes", "_fraction", "_relative",
 					    "_per_s", "_per_thread", "_per_sm", "_per_element",
-					    "_channels", "_hz"};
+					    "_channels", "_hz", "_exponent"};
 	for (int i = 0; i < LLMSIM_PARAM_COUNT; i++) {
 		const char *k = llmsim_param_info[i].key;
 		char upper[64];
@@ -340,9 +340,16 @@ Test(hw, profile_replaces_efficiency_and_attaches_errors, .init = init)
 	const struct llmsim_err_class *c = llmsim_gpu_err_class(&g, "gemm");
 	cr_assert_not_null(c);
 	expect_close(c->median_abs_pct, 2.1, 0);
+	expect_close(c->p80_abs_pct, 4.5, 0);
 	expect_close(c->p90_abs_pct, 7.5, 0);
+	expect_close(c->bias_pct, -1.5, 0);
+	cr_expect(llmsim_err_class_biased(c)); /* 1.5 >= 1 and >= 2.1 / 2 */
 	cr_expect_eq(c->n, 40);
-	cr_expect_not_null(llmsim_gpu_err_class(&g, "elementwise"));
+	/* a class written before p80 was: its p90 stands for it; no bias given: 0 */
+	const struct llmsim_err_class *e = llmsim_gpu_err_class(&g, "elementwise");
+	cr_assert_not_null(e);
+	expect_close(e->p80_abs_pct, 3.0, 0);
+	cr_expect_not(llmsim_err_class_biased(e));
 	cr_expect_null(llmsim_gpu_err_class(&g, "attention"));
 }
 
@@ -369,6 +376,7 @@ Test(hw, broken_profiles_fail_with_position)
 	expect_profile_fail("hw/profiles/bad-top-key.yaml", "2:1: unknown key 'calibraton'");
 	expect_profile_fail("hw/profiles/bad-fraction.yaml", "3:17: 'hbm_fraction' must be in (0, 1], got 0");
 	expect_profile_fail("hw/profiles/bad-class.yaml", "3:9: missing key 'n' in 'gemm'");
+	expect_profile_fail("hw/profiles/bad-p80.yaml", "3:28: 'p80' must not be below 'median'");
 }
 
 Test(hw, profile_buffer_entry_point)

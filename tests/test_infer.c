@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "sim/infer/infer.h"
-#include "sim/infer/plan_serve.h"
 #include "sim/infer/spec.h"
 #include "base/stats.h"
 #include "calib/validate/steps.h"
@@ -130,7 +129,7 @@ Test(infer, decode_batch1_is_weight_and_kv_bytes)
 	 * one-row GEMMs too small to keep enough loads in flight */
 	double peak = h200.hbm_bytes_per_s, eff = h200.param[LLMSIM_PARAM_HBM_FRACTION];
 	double fixed = h200.param[LLMSIM_PARAM_KERNEL_OVERHEAD_S] + h200.hbm_latency_s +
-		       h200.param[LLMSIM_PARAM_GRAPH_KERNEL_GAP_S];
+		       h200.param[LLMSIM_PARAM_STEP_KERNEL_GAP_S];
 	cr_expect_geq(c.time_s, c.hbm_bytes / peak);
 	cr_expect_leq(c.time_s, 1.25 * c.hbm_bytes / (peak * eff) + (double)c.kernels * fixed,
 		      "%g s for %g bytes in %lld kernels", c.time_s, c.hbm_bytes, (long long)c.kernels);
@@ -341,52 +340,3 @@ Test(infer, spec_verify_uses_the_gpu_model)
 	cr_expect_eq(llmsim_spec_run(&cfg, &r, NULL), LLMSIM_EINVAL);
 }
 
-Test(infer, plan_serve_ranks_and_filters)
-{
-	struct llmsim_model m;
-	load("8b", &m);
-	struct llmsim_plan_serve_cfg pc = {.model = &m, .gpu = &h200, .gpus = 2, .prompt = 512,
-					   .output = 128, .max_batch = 64};
-	struct llmsim_plan_serve_row *rows;
-	int64_t n, ev, fe;
-	cr_assert_eq(llmsim_plan_serve(&pc, &rows, &n, &ev, &fe, NULL), 0);
-	/* layouts of 2 GPUs: 2 replicas x tp1, 1 x tp2, 1 x pp2; 3 weight
-	 * types (no FP4 on Hopper) x 2 KV types; batches 1..64 in powers of 2 */
-	cr_expect_eq(ev, 3 * 3 * 2 * 7);
-	cr_assert_gt(n, 2);
-	for (int64_t i = 1; i < n; i++)
-		cr_expect_geq(rows[i - 1].tokens_per_s, rows[i].tokens_per_s);
-	/* two replicas of one GPU serve twice the batch of one replica */
-	cr_expect_eq(rows[0].replicas, 2);
-	/* a TPOT target between the fastest and the slowest configuration:
-	 * the rows that meet it (and only those) are feasible, and come
-	 * first, each group by throughput */
-	double lo = INFINITY, hi = 0;
-	for (int64_t i = 0; i < n; i++)
-		lo = fmin(lo, rows[i].tpot_s), hi = fmax(hi, rows[i].tpot_s);
-	cr_assert_lt(lo, hi);
-	free(rows);
-	pc.tpot_slo_s = sqrt(lo * hi);
-	int64_t n2;
-	cr_assert_eq(llmsim_plan_serve(&pc, &rows, &n2, &ev, &fe, NULL), 0);
-	cr_expect_eq(n2, n);
-	cr_expect(fe > 0 && fe < n2, "%lld of %lld feasible", (long long)fe, (long long)n2);
-	int64_t met = 0;
-	for (int64_t i = 0; i < n2; i++) {
-		cr_expect_eq(rows[i].feasible, rows[i].tpot_s <= pc.tpot_slo_s, "row %lld", (long long)i);
-		met += rows[i].tpot_s <= pc.tpot_slo_s;
-		if (i > 0 && rows[i].feasible == rows[i - 1].feasible)
-			cr_expect_geq(rows[i - 1].tokens_per_s, rows[i].tokens_per_s);
-		if (i > 0)
-			cr_expect_geq(rows[i - 1].feasible, rows[i].feasible);
-	}
-	cr_expect_eq(fe, met);
-	free(rows);
-	/* a TTFT target no configuration meets (1 us) */
-	pc.tpot_slo_s = 0;
-	pc.ttft_slo_s = 1e-6;
-	cr_assert_eq(llmsim_plan_serve(&pc, &rows, &n2, &ev, &fe, NULL), 0);
-	cr_expect_eq(fe, 0);
-	cr_expect_eq(rows[0].feasible, 0);
-	free(rows);
-}

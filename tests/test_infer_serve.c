@@ -146,6 +146,10 @@ Test(infer_serve, offline_single_batch)
 	struct llmsim_serve_cfg cfg;
 	struct llmsim_serve_result r;
 	setup(&cfg);
+	/* the same load for both (lone kernels): serve prices a run in the
+	 * load of the whole run, infer each phase in its own; what is
+	 * compared here is the step prices */
+	cfg.infer.load = LLMSIM_LOAD_LONE;
 	/* 8 identical requests fit one step's budget: one prefill step, then
 	 * 63 decode steps together */
 	cfg.requests = 8;
@@ -218,4 +222,52 @@ Test(infer_serve, published_suite_loads)
 	cr_expect_eq(llmsim_serve_pubs_load(test_data(path, sizeof path, "infer/bad_suite.yaml"), &v, &n, &e),
 		     LLMSIM_EPARSE);
 	cr_expect(strstr(e.msg, "bad_suite.yaml:6:5:") != NULL && strstr(e.msg, "colour"), "%s", e.msg);
+}
+
+/* A closed loop of 16 users (plan --concurrency): never more than 16
+ * sequences run, every request completes, and each user's next request
+ * arrives when one of theirs completes: 200 requests of 16 users, so at
+ * most 16 are ever in the system and the first 16 arrive at t = 0. */
+Test(infer_serve, closed_loop_concurrency)
+{
+	struct llmsim_serve_cfg cfg;
+	struct llmsim_serve_result r;
+	setup(&cfg);
+	cfg.requests = 200;
+	cfg.concurrency = 16;
+	cfg.max_batch = 64;
+	cfg.prompt.a = 512;
+	cfg.output.a = 64;
+	cfg.chunked_prefill = 1;
+	run(&cfg, &r);
+	cr_expect_eq(r.requests_done, 200);
+	cr_expect_leq(r.max_concurrent, 16);
+	cr_expect_eq(r.max_concurrent, 16); /* the engine holds them all at once */
+	cr_expect_eq(r.generated_tokens, 200 * 64);
+}
+
+/* A disaggregated decode replica (prefilled): requests arrive with their
+ * prompt's cache and first token, so TTFT is 0 for every one, the engine
+ * emits output - 1 tokens per request (200 x 63) and prefills nothing: its
+ * steps carry one token per running sequence. */
+Test(infer_serve, prefilled_decode_replica)
+{
+	struct llmsim_serve_cfg cfg;
+	struct llmsim_serve_result r;
+	setup(&cfg);
+	cfg.requests = 200;
+	cfg.rate_per_s = 20;
+	cfg.prefilled = 1;
+	cfg.prompt.a = 2048;
+	cfg.output.a = 64;
+	run(&cfg, &r);
+	cr_expect_eq(r.requests_done, 200);
+	cr_expect_eq(r.generated_tokens, 200 * 63);
+	cr_expect_eq(r.output_tokens, 200 * 64);
+	expect_close(r.ttft_s.max, 0, 0);
+	cr_expect_gt(r.tpot_s.mean, 0);
+	/* one output token a request cannot come from a decode replica */
+	cfg.output.a = 1;
+	struct llmsim_err e = {0};
+	cr_expect_eq(llmsim_serve_run(&cfg, &r, &e), LLMSIM_EINVAL);
 }

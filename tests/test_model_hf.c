@@ -228,18 +228,18 @@ Test(model_hf, errors_name_the_key)
 	expect_fail("{\"model_type\": \"falcon\", \"hidden_size\": 4544, \"num_hidden_layers\": 32, "
 		    "\"num_attention_heads\": 71, \"vocab_size\": 65024}",
 		    "c.json:1:1: model_type 'falcon' is not one llmsim reads (llama, mistral, mixtral, "
-		    "qwen2, gemma, gemma2, deepseek_v2, deepseek_v3, gpt2, gpt_bigcode, opt); read as a "
+		    "qwen2, qwen3, qwen3_moe, gemma, gemma2, deepseek_v2, deepseek_v3, gpt2, gpt_bigcode, opt); read as a "
 		    "Llama-style decoder it lacks 'intermediate_size'");
 	/* ... experts it would drop stop it ... */
 	expect_fail("{\"model_type\": \"qwen2_moe\", " LLAMA_KEYS ", \"num_experts\": 60}",
 		    "c.json:1:1: model_type 'qwen2_moe' is not one llmsim reads (llama, mistral, "
-		    "mixtral, qwen2, gemma, gemma2, deepseek_v2, deepseek_v3, gpt2, gpt_bigcode, opt), "
+		    "mixtral, qwen2, qwen3, qwen3_moe, gemma, gemma2, deepseek_v2, deepseek_v3, gpt2, gpt_bigcode, opt), "
 		    "and its keys num_experts describe experts or latent attention a Llama-style "
 		    "reading would drop");
 	/* ... and a complete one is read so only when asked (--as llama) */
 	const char *phi = "{\"model_type\": \"phi3\", " LLAMA_KEYS "}";
 	expect_fail(phi, "c.json:1:1: model_type 'phi3' is not one llmsim reads (llama, mistral, "
-			 "mixtral, qwen2, gemma, gemma2, deepseek_v2, deepseek_v3, gpt2, gpt_bigcode, "
+			 "mixtral, qwen2, qwen3, qwen3_moe, gemma, gemma2, deepseek_v2, deepseek_v3, gpt2, gpt_bigcode, "
 			 "opt); its keys are a Llama-style decoder's: `llmsim model import --as llama` "
 			 "reads it so (check the result)");
 	struct llmsim_model m;

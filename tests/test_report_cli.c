@@ -299,6 +299,28 @@ Test(report_cli, training_report, .init = make_root, .fini = drop_root, .timeout
 	free(html);
 }
 
+/* 70B on 8 H200s trains only with offload (18 B x 70.6 B > 8 x 141 GB): the
+ * report's table shows the offload and its time and host memory, its text
+ * says what is offloaded, and its names tell configurations apart (the
+ * offload mode is part of them). */
+Test(report_cli, training_report_offload, .init = make_root, .fini = drop_root, .timeout = 180)
+{
+	char args[512], out[8192], err[1024], dir[128], path[256];
+	snprintf(dir, sizeof dir, "%s/train70", root);
+	snprintf(args, sizeof args, "report --model 70b --gpu h200 --workload train --gpus 8 "
+		 "--top 3 --out %s", dir);
+	int rc = llmsim(args, out, sizeof out, err, sizeof err);
+	cr_assert_eq(rc, 0, "exit %d: %s", rc, err);
+	snprintf(path, sizeof path, "%s/index.html", dir);
+	char *html = slurp(path, NULL);
+	cr_assert(html);
+	cr_expect(strstr(html, ">offload time<") && strstr(html, ">host memory per node<"));
+	cr_expect(strstr(html, "ZeRO-Offload") || strstr(html, "ZeRO-Infinity"));
+	cr_expect(strstr(html, " off-opt") || strstr(html, " off-params"));
+	cr_expect(strstr(html, "pruned") != NULL);
+	free(html);
+}
+
 /* A model whose weights do not fit one GPU still gets its roofline; the
  * serving sections say why they are missing. */
 Test(report_cli, missing_section_is_marked, .init = make_root, .fini = drop_root, .timeout = 180)

@@ -216,6 +216,9 @@ Test(sim_decode, flashdecoding_split_kernel_waits_three_dram_trips)
 {
 	struct llmsim_gpu g, h;
 	test_gpu_h200(&g);
+	/* a sharp knee: the loop's window-of-loads time (which also grows
+	 * with the latency) does not blend into its bound */
+	g.param[LLMSIM_PARAM_HBM_QUEUE_EXPONENT] = 64;
 	h = g;
 	h.hbm_latency_s += 1e-7;
 	struct llmsim_op op = dec(LLMSIM_DEC_FLASHDECODING, 1, 32, 8, 2048, 128);

@@ -3,20 +3,23 @@
  * against issue 17's targets, on the shipped measurements
  * (calib/data/h200-2026-12-01/steps_train.tsv): every torch_train step's
  * time within 10%, its peak allocated memory within 10%; the expected error
- * `llmsim train` prints (the profile's train_step_errors: block) the very
+ * `llmsim train` prints (the profile's torch/train and torch/train_memory classes) the very
  * figures the validation gives and covering at least 80% of the steps;
  * and the profile block's bad input.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/stats.h"
 #include "calib/shipped.h"
-#include "calib/validate/steps_train.h"
+#include "calib/validate/steps.h"
 #include "hw/gpu.h"
 #include "hw/gpu_load.h"
+#include "sim/expected_error.h"
 #include "support.h"
 
-static struct llmsim_steps_train v;
+static struct llmsim_steps_report r;
 static struct llmsim_gpu gpu;
 
 static void validate(void)
@@ -25,96 +28,104 @@ static void validate(void)
 	struct llmsim_err err = {0};
 	cr_assert_eq(llmsim_gpu_load("h200", &gpu, &err), 0, "%s", err.msg);
 	cr_assert_eq(llmsim_store_open_shipped(&s, NULL, 0, NULL, 0, &err), 0, "%s", err.msg);
-	int rc = llmsim_steps_train_validate(s, &gpu, &v, &err);
+	int rc = llmsim_steps_validate(s, &gpu, "torch_train", &r, &err);
 	llmsim_store_close(s);
 	cr_assert_eq(rc, 0, "%s", err.msg);
 }
 
+static void release(void)
+{
+	llmsim_steps_report_free(&r);
+}
+
 /* 18 steps: 8 of Llama-3.1-8B (4 layers), 6 of Llama-3.2-1B (16), 4 of
- * Llama-2-13B (2), recompute none and full (steps_train.py's RUNS). */
-Test(steps_train, all_steps_predicted, .init = validate)
+ * Llama-2-13B (2), recompute none and full (steps_train.py's RUNS); two
+ * classes a recompute (time, memory). */
+Test(steps_train, all_steps_predicted, .init = validate, .fini = release)
 {
-	cr_expect_eq(v.n, 18);
-	cr_expect_eq(v.ngroups, 6);
+	cr_expect_eq(r.n, 18);
+	for (int i = 0; i < r.n; i++)
+		cr_expect(r.rows[i].ok, "step %lld: %s", (long long)r.rows[i].step_id,
+			  r.rows[i].error);
+	cr_expect_not_null(llmsim_steps_class_find(&r, "torch_train", "train", "time"));
+	cr_expect_not_null(llmsim_steps_class_find(&r, "torch_train", "train", "memory"));
 }
 
-Test(steps_train, time_within_target, .init = validate)
+Test(steps_train, time_within_target, .init = validate, .fini = release)
 {
-	for (int i = 0; i < v.n; i++) {
-		const struct llmsim_steps_train_row *r = &v.row[i];
-		cr_expect(fabs(r->err_pct[LLMSIM_STEPS_TIME]) <= LLMSIM_STEPS_TRAIN_TIME_TARGET_PCT,
-			  "%s (%d layers) batch %lld x %lld, recompute %s: %.2f ms measured, %.2f ms "
-			  "predicted (%+.1f%%)", r->model, r->layers, (long long)r->batch,
-			  (long long)r->seq, llmsim_recompute_name(r->recompute),
-			  r->measured[LLMSIM_STEPS_TIME] * 1e3, r->predicted[LLMSIM_STEPS_TIME] * 1e3,
-			  r->err_pct[LLMSIM_STEPS_TIME]);
+	for (int i = 0; i < r.n; i++) {
+		const struct llmsim_steps_row *w = &r.rows[i];
+		cr_expect(fabs(w->err_pct) <= LLMSIM_STEPS_TARGET_PCT,
+			  "%s batch %lld x %lld, recompute %s: %.2f ms measured, %.2f ms predicted "
+			  "(%+.1f%%)", w->st.model_spec, (long long)w->st.batch,
+			  (long long)w->st.tokens, w->st.recompute, w->measured_s * 1e3,
+			  w->predicted_s * 1e3, w->err_pct);
 	}
 }
 
-Test(steps_train, peak_memory_within_target, .init = validate)
+Test(steps_train, peak_memory_within_target, .init = validate, .fini = release)
 {
-	for (int i = 0; i < v.n; i++) {
-		const struct llmsim_steps_train_row *r = &v.row[i];
-		cr_expect(fabs(r->err_pct[LLMSIM_STEPS_PEAK]) <= LLMSIM_STEPS_TRAIN_MEM_TARGET_PCT,
-			  "%s (%d layers) batch %lld x %lld, recompute %s: %.3f GB measured, %.3f GB "
-			  "predicted (%+.2f%%)", r->model, r->layers, (long long)r->batch,
-			  (long long)r->seq, llmsim_recompute_name(r->recompute),
-			  r->measured[LLMSIM_STEPS_PEAK] / 1e9, r->predicted[LLMSIM_STEPS_PEAK] / 1e9,
-			  r->err_pct[LLMSIM_STEPS_PEAK]);
+	for (int i = 0; i < r.n; i++) {
+		const struct llmsim_steps_row *w = &r.rows[i];
+		cr_expect(fabs(w->mem_err_pct) <= LLMSIM_STEPS_TARGET_PCT,
+			  "%s batch %lld x %lld, recompute %s: %.3f GB measured, %.3f GB predicted "
+			  "(%+.2f%%)", w->st.model_spec, (long long)w->st.batch,
+			  (long long)w->st.tokens, w->st.recompute, w->mem_measured_bytes / 1e9,
+			  w->mem_predicted_bytes / 1e9, w->mem_err_pct);
 		/* the allocator's segments hold its blocks */
-		cr_expect_geq(r->predicted[LLMSIM_STEPS_RESERVED], r->predicted[LLMSIM_STEPS_PEAK]);
+		cr_expect_geq(w->mem_reserved_predicted_bytes, w->mem_predicted_bytes);
 	}
 }
 
-/* The profile states what the validation measures (refit with `llmsim
- * calib fit` when a change moves it), and its p80 covers 80% of the steps. */
-Test(steps_train, profile_errors_are_the_validation, .init = validate)
+/* The expected error `llmsim train --engine torch` prints (the profile's
+ * torch/train and torch/train_memory) is the validation's (refit with
+ * `llmsim calib fit` when a change moves it) and covers 80% of the steps. */
+Test(steps_train, profile_errors_are_the_validation, .init = validate, .fini = release)
 {
-	struct llmsim_step_err e[LLMSIM_GPU_MAX_STEP_ERRS];
-	int n = llmsim_steps_train_errors(&v, e, LLMSIM_GPU_MAX_STEP_ERRS);
-	cr_assert_eq(n, 2);
-	for (int i = 0; i < n; i++) {
-		const struct llmsim_step_err *p = llmsim_gpu_train_step_err(&gpu, e[i].name);
-		cr_assert(p, "%s: not in h200's profile", e[i].name);
-		cr_expect(fabs(p->p80_abs_pct - e[i].p80_abs_pct) <= 0.006, "%s p80: profile %.2f, "
-			  "validation %.3f", e[i].name, p->p80_abs_pct, e[i].p80_abs_pct);
-		cr_expect(fabs(p->median_pct - e[i].median_pct) <= 0.006, "%s median: profile "
-			  "%.2f, validation %.3f", e[i].name, p->median_pct, e[i].median_pct);
-		cr_expect_eq(p->n, e[i].n);
-		enum llmsim_steps_metric m = i ? LLMSIM_STEPS_PEAK : LLMSIM_STEPS_TIME;
+	static const char *const phase[2] = {"train", "train_memory"};
+	double a[64];
+	for (int q = 0; q < 2; q++) {
+		int n = 0;
+		for (int i = 0; i < r.n && n < 64; i++)
+			a[n++] = fabs(q ? r.rows[i].mem_err_pct : r.rows[i].err_pct);
+		double p80 = llmsim_quantile_cover(a, (size_t)n, 0.8);
+		struct llmsim_expected_error x;
+		const struct llmsim_step_err_class *e;
+		llmsim_expected_step_error(&gpu, "torch", phase[q], &x, &e);
+		cr_assert(e && x.calibrated, "torch/%s: not in h200's profile", phase[q]);
+		cr_expect(fabs(e->p80_abs_pct - p80) <= 0.011, "torch/%s p80: profile %.2f, "
+			  "validation %.3f", phase[q], e->p80_abs_pct, p80);
+		cr_expect_eq(e->n, n);
 		int covered = 0;
-		for (int k = 0; k < v.n; k++)
-			covered += fabs(v.row[k].err_pct[m]) <= e[i].p80_abs_pct + 1e-9;
-		cr_expect_geq(covered, 0.8 * v.n, "%s covers %d of %d", e[i].name, covered, v.n);
+		for (int i = 0; i < n; i++)
+			covered += a[i] <= 100 * x.abs_frac + 1e-9;
+		cr_expect_geq(covered, 0.8 * n, "torch/%s covers %d of %d", phase[q], covered, n);
 	}
 }
 
-Test(steps_train, profile_block_errors)
+/* What `llmsim train` reads of a profile: the whole-step class torch/train
+ * of steps_errors:, its bias where it leans (at least 1% and half its
+ * median |error|). */
+Test(steps_train, profile_class_read)
 {
 	struct llmsim_gpu g;
 	struct llmsim_err err = {0};
 	cr_assert_eq(llmsim_gpu_load_file(LLMSIM_SOURCE_DIR "/hw/h200-sxm-141gb.yaml", &g, &err), 0,
 		     "%s", err.msg);
-	static const char bad[] = "gpu: h200\n"
-				  "train_step_errors:\n"
-				  "  torch_train.time: {p80: 9.4, n: 18}\n";
-	cr_expect_neq(llmsim_gpu_apply_profile_buf(&g, bad, sizeof bad - 1, "p.yaml", &err), 0);
-	cr_expect(strstr(err.msg, "p.yaml:3:") && strstr(err.msg, "median"), "%s", err.msg);
-	static const char neg[] = "gpu: h200\n"
-				  "train_step_errors:\n"
-				  "  torch_train.time: {p80: -1, median: 0, n: 18}\n";
-	memset(&err, 0, sizeof err);
-	cr_expect_neq(llmsim_gpu_apply_profile_buf(&g, neg, sizeof neg - 1, "p.yaml", &err), 0);
-	cr_expect(strstr(err.msg, "p80"), "%s", err.msg);
 	static const char ok[] = "gpu: h200\n"
-				 "train_step_errors:\n"
-				 "  torch_train.time: {p80: 9.4, median: -8.2, n: 18}\n";
-	memset(&err, 0, sizeof err);
+				 "steps_errors:\n"
+				 "  torch/train: {p80: 9.6, median: 8.2, bias: -8.2, n: 18, "
+				 "program: torch_train}\n";
 	cr_assert_eq(llmsim_gpu_apply_profile_buf(&g, ok, sizeof ok - 1, "p.yaml", &err), 0, "%s",
 		     err.msg);
-	const struct llmsim_step_err *e = llmsim_gpu_train_step_err(&g, "torch_train.time");
-	cr_assert(e);
-	expect_close(e->p80_abs_pct, 9.4, 1e-12);
-	expect_close(e->median_pct, -8.2, 1e-12);
+	struct llmsim_expected_error x;
+	const struct llmsim_step_err_class *e;
+	llmsim_expected_step_error(&g, "torch", "train", &x, &e);
+	cr_assert(e && x.calibrated);
+	expect_close(x.abs_frac, 0.096, 1e-12);
+	expect_close(x.bias_frac, -0.082, 1e-12);
 	cr_expect_eq(e->n, 18);
+	cr_expect_str_eq(e->program, "torch_train");
+	llmsim_expected_step_error(&g, "torch", "train_memory", &x, &e);
+	cr_expect(!x.calibrated && !e, "no torch/train_memory class: the stated default");
 }

@@ -208,12 +208,13 @@ Test(trace, compare_recovers_shapes)
 				     "kv_len=2049 head_dim=128");
 	expect_close(r->measured_s, 20e-6, 1e-9);
 	cr_expect_eq(r->launches, 2);
-	/* RoPE as the eager code launches it: 4 broadcast multiplies over
-	 * half of the 40 q+k heads (40 * 64 = 2560 per token) */
+	/* RoPE as the eager code launches it: 4 broadcast multiplies (by
+	 * the cos/sin table) over half of the 40 q+k heads (40 * 64 = 2560
+	 * per token) */
 	r = row(&c, "prefill b=1 s=512", "rope", "vectorized_elementwise_kernel<BinaryFunctor>");
 	cr_assert_not_null(r);
 	cr_expect_eq(r->launches, 4);
-	cr_expect_str_eq(r->op_spec, "ew kind=copy tokens=512 hidden=2560");
+	cr_expect_str_eq(r->op_spec, "ew kind=mul tokens=512 hidden=2560 bcast=1");
 	/* per phase: 23 kernels x 10 us in prefill, 25 in decode; launched
 	 * back to back 1 us apart, so they span 23 x 10 + 22 x 1 us and
 	 * 25 x 10 + 24 x 1 us */

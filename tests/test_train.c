@@ -274,41 +274,6 @@ Test(train, more_gpus_less_weight_memory)
 	}
 }
 
-/* A configuration that fits on N GPUs is among the plan's feasible ones,
- * so the plan's best is at least as fast. */
-Test(train, plan_contains_fitting_config)
-{
-	struct llmsim_model m;
-	struct llmsim_err err = {0};
-	cr_assert_eq(llmsim_model_load("8b", &m, &err), 0, "%s", err.msg);
-	struct llmsim_train_cfg c;
-	struct llmsim_train_result r;
-	llmsim_train_cfg_init(&c);
-	c.gpus = 8, c.tp = 2, c.dp = 4, c.zero = 1, c.micro_batch = 2;
-	c.global_batch = 64, c.seq = 2048, c.recompute = LLMSIM_RECOMP_SELECTIVE;
-	simulate(&m, &c, &r);
-	cr_assert(r.fits);
-	struct llmsim_train_ctx *ctx;
-	cr_assert_eq(llmsim_train_ctx_new(&m, h200(), &ctx, &err), 0);
-	struct llmsim_plan_req q = {.gpus = 8, .seq = 2048, .global_batch = 64,
-				    .dtype = LLMSIM_DT_BF16, .recipe = LLMSIM_RECIPE_MEGATRON,
-				    .moe_imbalance = 1, .top = 3};
-	struct llmsim_plan_out o;
-	cr_assert_eq(llmsim_plan_run(ctx, &q, &o, &err), 0, "%s", err.msg);
-	cr_expect(o.feasible >= 1);
-	cr_assert(o.nresults >= 1);
-	cr_expect(o.results[0].tokens_per_s >= r.tokens_per_s * (1 - 1e-12));
-	cr_expect(o.results[0].fits);
-	for (int i = 1; i < o.nresults; i++)
-		cr_expect(o.results[i].tokens_per_s <= o.results[i - 1].tokens_per_s);
-	/* every evaluated configuration is feasible or counted under a reason */
-	int64_t rej = 0;
-	for (int i = 0; i < LLMSIM_REJ_COUNT; i++)
-		rej += o.rejected[i];
-	cr_expect_eq(rej + o.feasible, o.evaluated);
-	llmsim_plan_out_release(&o);
-	llmsim_train_ctx_free(ctx);
-}
 
 /* Pipeline bubble in the step breakdown equals (p-1)/(v m) of the
  * per-micro-batch time when nothing else differs. */

@@ -67,7 +67,7 @@ Test(train_cli, usage_errors)
 	/* a huge --top once tried to allocate the whole list up front */
 	cr_expect_eq(run_llmsim("plan --model 8b --gpus 8 --top 1000000000", out, sizeof out, err,
 				sizeof err), 2);
-	cr_expect_str_eq(err, "llmsim plan: --top: at most 1000 configurations (the search keeps them sorted as it goes), got '1000000000'\n");
+	cr_expect_str_eq(err, "llmsim plan: --top: at most 1000 rows (the search keeps them sorted as it goes), got '1000000000'\n");
 }
 
 Test(train_cli, plan_json)
@@ -75,7 +75,7 @@ Test(train_cli, plan_json)
 	int rc = run_llmsim("plan --model 8b --gpus 8 --seq 2048 --global-batch 64 --top 3 --json",
 			    out, sizeof out, err, sizeof err);
 	cr_assert_eq(rc, 0, "%s", err);
-	cr_expect(strstr(out, "\"configs_evaluated\"") && strstr(out, "\"configs_feasible\"") &&
+	cr_expect(strstr(out, "\"configs_priced\"") && strstr(out, "\"configs_pruned\"") && strstr(out, "\"configs_feasible\"") &&
 		  strstr(out, "\"results\"") && strstr(out, "\"rejected\"") &&
 		  strstr(out, "\"elapsed_s\""));
 	cr_expect(strstr(out, "\"rank\": 3") != NULL);

@@ -80,7 +80,8 @@ static void agree(const struct llmsim_model *m, const struct llmsim_gpu *gpu,
 	llmsim_infer_cfg_init(&cfg, m, gpu);
 	cfg.attn = LLMSIM_AC_SDPA;
 	cfg.runtime = LLMSIM_RT_EAGER;
-	cfg.lower.torch = 1;
+	cfg.lower.engine = LLMSIM_ENGINE_TORCH;
+	cfg.lower.rope_joint = 1; /* llama_steps.py ropes q and k as one tensor */
 	cfg.load_duty = r->load_duty;
 	cfg.load_rho = r->load_rho;
 	double mult[LLMSIM_SEC_COUNT];

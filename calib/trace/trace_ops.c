@@ -5,7 +5,7 @@
  *
  * A program may run an op as one fused kernel or as plain PyTorch's
  * several (RoPE as rotate-half's seven kernels, SiLU then the multiply, K
- * and V copied one by one: struct llmsim_lowering's `torch`), and may
+ * and V copied one by one: struct llmsim_lowering's torch engine), and may
  * project Q, K, V (gate and up) with one GEMM or with several: the range's
  * kernel count tells which. Each phase's graph is built in those three
  * lowerings (fused, plain PyTorch, PyTorch with separate projections and
@@ -48,7 +48,9 @@ static void phase_cfg(struct llmsim_trace_graphs *tg, const struct llmsim_trace_
 	llmsim_graph_cfg_init(c);
 	c->attn = fa && !strcmp(fa, "flash3") ? LLMSIM_ATTN_FLASH3 : LLMSIM_ATTN_FLASH2;
 	c->decode = fd && !strcmp(fd, "flash2") ? LLMSIM_DEC_FLASH2 : LLMSIM_DEC_FLASHDECODING;
-	c->lower.torch = lower != LOWER_FUSED;
+	/* calib/torch/llama_steps.py: plain PyTorch, q and k roped as one */
+	c->lower.engine = lower != LOWER_FUSED ? LLMSIM_ENGINE_TORCH : LLMSIM_ENGINE_FUSED;
+	c->lower.rope_joint = lower != LOWER_FUSED;
 	c->lower.split_qkv = c->lower.split_gate_up = c->lower.gqa_expand = lower == LOWER_SPLIT;
 	c->logits = ph->batch;
 	if (ph->decode) {

@@ -21,6 +21,8 @@ static const enum llmsim_dtype wdt_vals[] = {LLMSIM_DT_BF16, LLMSIM_DT_FP8, LLMS
 static const char *const kvdts[] = {"bf16", "fp8", NULL};
 static const char *const scheds[] = {"vllm", "no-evict", NULL};
 static const char *const allocs[] = {"paged", "contiguous", NULL};
+/* the order of enum llmsim_engine */
+static const char *const engines[] = {"fused", "torch", "hf", NULL};
 
 static const char *const metric_names[LLMSIM_PUB_COUNT] = {
 	[LLMSIM_PUB_TOKENS_PER_S] = "tokens_per_s",
@@ -36,7 +38,7 @@ const char *llmsim_pub_metric_name(enum llmsim_pub_metric m)
 
 struct raw {
 	char name[64], source[256], model[64], gpu[64], prompt_dist[64], output_dist[64];
-	int mode, gpus, tp, pp, ep, wdt, kvdt, sched, alloc, chunked;
+	int mode, engine, gpus, tp, pp, ep, wdt, kvdt, sched, alloc, chunked;
 	double max_batch, max_tokens, requests, prompt, output, batch, rate_per_s, reserve;
 	double published_tokens_per_s, published_tokens_per_s_per_gpu,
 		published_kv_waste_fraction;
@@ -50,6 +52,7 @@ static const struct llmsim_yfield fields[] = {
 	S(name, 64, 1), S(source, 256, 1), S(model, 64, 1), S(gpu, 64, 0),
 	S(prompt_dist, 64, 0), S(output_dist, 64, 0),
 	{"mode", LLMSIM_YF_ENUM, offsetof(struct raw, mode), 0, 1, LLMSIM_YR_ANY, modes},
+	{"engine", LLMSIM_YF_ENUM, offsetof(struct raw, engine), 0, 0, LLMSIM_YR_ANY, engines},
 	I(gpus), I(tp), I(pp), I(ep),
 	E(wdt, "weight_dtype", wdts), E(kvdt, "kv_dtype", kvdts), E(sched, "scheduler", scheds),
 	E(alloc, "kv_alloc", allocs),
@@ -117,6 +120,7 @@ static int one(const struct llmsim_ynode *map, const char *path, void *entry,
 	snprintf(p->prompt_dist, sizeof p->prompt_dist, "%s", r.prompt_dist);
 	snprintf(p->output_dist, sizeof p->output_dist, "%s", r.output_dist);
 	p->infer = r.mode == 1;
+	p->engine = (enum llmsim_engine)r.engine;
 	p->tp = r.tp, p->pp = r.pp, p->ep = r.ep;
 	p->gpus = r.gpus ? r.gpus : r.tp * r.pp;
 	p->weight_dtype = wdt_vals[r.wdt];
@@ -168,6 +172,7 @@ int llmsim_serve_pub_predict(const struct llmsim_serve_pub *p, double *predicted
 	if (p->infer) {
 		struct llmsim_infer_cfg cfg;
 		llmsim_infer_cfg_init(&cfg, &m, &g);
+		llmsim_infer_cfg_engine(&cfg, p->engine);
 		cfg.weight_dtype = p->weight_dtype;
 		cfg.kv_dtype = p->kv_dtype;
 		if ((rc = llmsim_infer_layout(&cfg, p->gpus, p->tp, p->pp, p->ep, &replicas, err)))
@@ -183,9 +188,12 @@ int llmsim_serve_pub_predict(const struct llmsim_serve_pub *p, double *predicted
 	}
 	struct llmsim_serve_cfg cfg;
 	llmsim_serve_cfg_init(&cfg, &m, &g);
+	llmsim_infer_cfg_engine(&cfg.infer, p->engine);
+	cfg.infer.runtime = LLMSIM_RT_GRAPH;
 	cfg.infer.weight_dtype = p->weight_dtype;
 	cfg.infer.kv_dtype = p->kv_dtype;
-	cfg.infer.attn = p->kv_alloc == LLMSIM_KV_CONTIGUOUS ? LLMSIM_AC_FLASH2 : LLMSIM_AC_PAGED;
+	if (p->engine == LLMSIM_ENGINE_FUSED)
+		cfg.infer.attn = p->kv_alloc == LLMSIM_KV_CONTIGUOUS ? LLMSIM_AC_FLASH2 : LLMSIM_AC_PAGED;
 	if ((rc = llmsim_infer_layout(&cfg.infer, p->gpus, p->tp, p->pp, p->ep, &replicas, err)))
 		return rc;
 	cfg.kv_alloc = p->kv_alloc;

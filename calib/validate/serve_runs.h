@@ -22,6 +22,7 @@ struct llmsim_serve_pub {
 	char name[64];
 	char source[256];
 	int infer;                     /* 1: one batch (`infer`); 0: `serve` */
+	enum llmsim_engine engine;     /* the engine the source ran (engine:; fused when absent) */
 	char model[64], gpu[64];
 	int gpus, tp, pp, ep;
 	enum llmsim_dtype weight_dtype, kv_dtype;

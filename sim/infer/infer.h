@@ -43,6 +43,9 @@ enum llmsim_attn_choice {
 	LLMSIM_AC_SDPA,   /* PyTorch's scaled_dot_product_attention: FlashAttention-2
 			   * prefill, and its split-KV decode (flash_fwd_splitkv and
 			   * combine, as flashdecoding) over a contiguous cache */
+	LLMSIM_AC_CUDNN,  /* SDPA's own choice on Hopper and later: cuDNN's fused
+			   * attention for prefill (the flash3 class of the op model),
+			   * its split-KV decode as flashdecoding */
 	LLMSIM_AC_COUNT
 };
 
@@ -50,6 +53,7 @@ enum llmsim_attn_choice {
  * an assumption with its reason in infer_params.c; callers may override. */
 struct llmsim_infer_params {
 	double eager_host_s;      /* host time to launch one kernel from PyTorch eager */
+	double eager_host_hf_s;   /* the same through HF transformers' modules */
 	double mem_utilization;   /* fraction of HBM the engine may use (vLLM 0.9) */
 	int64_t max_step_tokens;  /* default per-step token budget (activations) */
 };
@@ -65,22 +69,38 @@ struct llmsim_infer_cfg {
 	enum llmsim_attn_choice attn;
 	int64_t block_size;            /* paged KV tokens per block */
 	enum llmsim_runtime runtime;
-	struct llmsim_lowering lower;  /* kernels (sim/graph.h): an engine's fused ones
-					* (default), or plain PyTorch eager's */
+	struct llmsim_lowering lower;  /* the engine and its kernels (sim/graph.h):
+					* fused (the default of llmsim_infer_cfg_init),
+					* torch or hf; llmsim_infer_cfg_engine sets the
+					* engine with its attention and runtime */
 	int64_t max_step_tokens;       /* 0: params.max_step_tokens */
-	double load_duty;              /* the GPU's busy share while it serves
-					* (op.load_duty: the power limit's clock);
-					* 0: every step as a lone kernel burst */
-	double load_rho;               /* the tensor intensity of that load
-					* (op.load_rho); 0: each op's own */
+	enum llmsim_load load;         /* busy (default): each phase priced inside the
+					* load of its own steps back to back (the GPU
+					* busy with them: a serving engine, a loop of
+					* steps); lone: every op at its burst clock */
+	double load_duty;              /* > 0: the load's busy share, as the caller
+					* knows it (op.load_duty; a trace's phase): every
+					* step priced at it, `load` aside */
+	double load_rho;               /* > 0: the tensor intensity of the load
+					* (op.load_rho), given; 0: the phase's own */
+	enum llmsim_operand_data operand_data; /* what the weights and activations
+					* hold (trained, the default) */
 	struct llmsim_infer_params params;
 };
 
-/* Fill cfg with defaults (tp=pp=ep=1, bf16, paged attention, block 16,
- * graph runtime) for model and gpu. */
+/* Fill cfg with defaults (tp=pp=ep=1, bf16, the fused engine with paged
+ * attention, block 16, graph runtime, busy load, trained data) for model
+ * and gpu. */
 void llmsim_infer_cfg_init(struct llmsim_infer_cfg *cfg,
 			   const struct llmsim_model *model,
 			   const struct llmsim_gpu *gpu);
+
+/* The engine e with the kernels and runtime it runs: fused: paged
+ * attention (vLLM), CUDA graphs; torch: SDPA (FlashAttention-2 prefill,
+ * split-KV decode), CUDA graphs (a lean engine captures its steps); hf:
+ * eager, SDPA's own backend (cuDNN prefill on Hopper and later,
+ * FlashAttention-2 before). */
+void llmsim_infer_cfg_engine(struct llmsim_infer_cfg *cfg, enum llmsim_engine e);
 
 /* Check the parallel layout and data types against the model and GPU
  * (heads divisible by tp, ep dividing tp and the experts, ...). */
@@ -142,6 +162,8 @@ struct llmsim_step_cost {
 	double workspace_bytes;    /* largest op workspace */
 	int64_t kernels;
 	int64_t tokens;            /* new tokens processed */
+	double sm_clock_hz;        /* the SM clock of its ops, weighted by their time */
+	double load_duty, load_rho; /* the load its ops were priced in (0: lone) */
 };
 
 /* Price one step on one replica: its graph (sim/graph.h) walked, every op
@@ -184,8 +206,9 @@ struct llmsim_infer_result {
 	int64_t max_batch;             /* largest batch of this shape that fits */
 	int decode_points;             /* context lengths priced for TPOT */
 	int prefill_steps;             /* chunks the prefill took */
-	double load_duty;              /* the load its ops were priced in (the
-					* power limit's clock): 0, lone kernels */
+	double load_duty;              /* the largest busy share its phases were priced
+					* in (the power limit's clock): 0, lone kernels;
+					* each phase's load is in its cost */
 	struct llmsim_phase prefill, decode;
 };
 
@@ -194,11 +217,12 @@ struct llmsim_infer_result {
  * prompt+output-1. TPOT is the mean decode step: every step is priced when
  * there are at most 9, else composite Simpson's rule over 9 context lengths
  * (the step time is smooth in the context). Fails with LLMSIM_ENOFIT when
- * the weights or the batch's cache do not fit. Unless cfg sets a
- * load_duty, a GPU with a power-capped clock is run twice: at its burst
- * clock, then in the load of that run's back-to-back steps (the batch's
- * prefill and decode keep the GPU busy: duty 1, scaled by how much of the
- * power controller's window the run fills). */
+ * the weights or the batch's cache do not fit. With the busy load (and no
+ * load_duty given) on a GPU with a power-capped clock, the run is priced
+ * twice: at the burst clock, then each phase inside the load of its own
+ * steps back to back: its kernels' share of its wall time (a CUDA graph:
+ * about 1; eager: what the host's pacing leaves) and its FLOP rate (the
+ * tensor intensity, unless load_rho is given). */
 int llmsim_infer_run(const struct llmsim_infer_cfg *cfg, const struct llmsim_infer_req *req,
 		     struct llmsim_infer_result *res, struct llmsim_err *err);
 
@@ -213,6 +237,11 @@ double llmsim_infer_load(const struct llmsim_gpu *gpu, double busy_s, double dur
  * the 16-bit tensor peak at the burst clock, 8-bit FLOPs weighted by
  * their energy (narrow_tensor_energy_relative); at most 1. */
 double llmsim_infer_rho(const struct llmsim_infer_cfg *cfg, double flops, double busy_s);
+
+/* The load a phase that keeps the GPU busy busy_s of its wall_s puts on
+ * the power controller when it runs back to back (the busy load): its busy
+ * share, at most 1; 0 when the GPU states no power-capped clock. */
+double llmsim_infer_busy_duty(const struct llmsim_gpu *gpu, double busy_s, double wall_s);
 
 /* Names and parsers (-1 if unknown). */
 const char *llmsim_runtime_name(enum llmsim_runtime r);

@@ -19,6 +19,12 @@
  *   "~5-25 us of CPU-side work per op" (jiahuanglin.xyz, GPU kernel serving
  *   lesson 18, "From PyTorch op to kernel launch"); we take the low end for
  *   a fast host with inference_mode (no autograd recording).
+ * - eager_host_hf_s: 16.8 us of host time per kernel HF transformers'
+ *   modules launch eager: the host-bound step of calib/data/h200-2026-12-01/
+ *   steps_hf.tsv (Llama-3.2-1B, prefill 1x512: 11.38 ms of wall time for
+ *   678 launches, its kernels 3.83 ms), on the calibration machine's CPU.
+ *   (Its decode steps, torch_ops.tsv's hf_sdpa_eager, spend 30-32 us per
+ *   launch: HF's per-step Python around the cache, which this leaves out.)
  * - mem_utilization 0.9: vLLM's default gpu_memory_utilization; the other
  *   10% covers the CUDA context, NCCL buffers, CUDA graphs and fragmentation.
  * - max_step_tokens 8192: vLLM V1's default max_num_batched_tokens for
@@ -26,6 +32,7 @@
  */
 const struct llmsim_infer_params llmsim_infer_params_default = {
 	.eager_host_s = 8.0e-6,
+	.eager_host_hf_s = 16.8e-6,
 	.mem_utilization = 0.90,
 	.max_step_tokens = 8192,
 };
@@ -42,6 +49,7 @@ static const char *const attn_names[LLMSIM_AC_COUNT] = {
 	[LLMSIM_AC_FLASH3] = "flash3",
 	[LLMSIM_AC_PAGED] = "paged",
 	[LLMSIM_AC_SDPA] = "sdpa",
+	[LLMSIM_AC_CUDNN] = "cudnn",
 };
 _Static_assert(sizeof attn_names / sizeof attn_names[0] == LLMSIM_AC_COUNT, "attention");
 
@@ -79,6 +87,20 @@ void llmsim_infer_cfg_init(struct llmsim_infer_cfg *cfg, const struct llmsim_mod
 	cfg->block_size = 16;
 	cfg->runtime = LLMSIM_RT_GRAPH;
 	cfg->params = llmsim_infer_params_default;
+}
+
+void llmsim_infer_cfg_engine(struct llmsim_infer_cfg *cfg, enum llmsim_engine e)
+{
+	cfg->lower.engine = e;
+	cfg->runtime = e == LLMSIM_ENGINE_HF ? LLMSIM_RT_EAGER : LLMSIM_RT_GRAPH;
+	/* SDPA's backend choice (torch.nn.attention): cuDNN's fused attention
+	 * ranks first on Hopper and later GPUs (the kernels of
+	 * calib/data/h200-2026-12-01/steps_hf.tsv), FlashAttention-2 before;
+	 * a lean engine names the FLASH backend (steps_lean.py) */
+	int hopper = !strcasecmp(cfg->gpu->arch, "hopper") || !strcasecmp(cfg->gpu->arch, "blackwell");
+	cfg->attn = e == LLMSIM_ENGINE_FUSED ? LLMSIM_AC_PAGED
+		    : e == LLMSIM_ENGINE_HF && hopper ? LLMSIM_AC_CUDNN
+						      : LLMSIM_AC_SDPA;
 }
 
 int llmsim_infer_cfg_check(const struct llmsim_infer_cfg *cfg, struct llmsim_err *err)

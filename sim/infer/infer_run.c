@@ -11,6 +11,11 @@
 
 static void cost_axpy(struct llmsim_step_cost *y, double w, const struct llmsim_step_cost *x)
 {
+	double g = y->gpu_s + w * x->gpu_s;
+	if (g > 0)
+		y->sm_clock_hz = (y->sm_clock_hz * y->gpu_s + w * x->sm_clock_hz * x->gpu_s) / g;
+	y->load_duty = x->load_duty;
+	y->load_rho = x->load_rho;
 	y->time_s += w * x->time_s;
 	y->gpu_s += w * x->gpu_s;
 	y->comm_s += w * x->comm_s;
@@ -92,8 +97,11 @@ static int decode_at(const struct llmsim_infer_cfg *cfg, int64_t batch, double k
 	return llmsim_infer_step(cfg, &s, c, err);
 }
 
-static int infer_once(const struct llmsim_infer_cfg *cfg, const struct llmsim_infer_req *req,
-		      struct llmsim_infer_result *res, struct llmsim_err *err)
+/* The run with its prefill priced under cfg and its decode under dec
+ * (the same but for the load). */
+static int infer_once(const struct llmsim_infer_cfg *cfg, const struct llmsim_infer_cfg *dec,
+		      const struct llmsim_infer_req *req, struct llmsim_infer_result *res,
+		      struct llmsim_err *err)
 {
 	const struct llmsim_model *m = cfg->model;
 	memset(res, 0, sizeof *res);
@@ -110,7 +118,9 @@ static int infer_once(const struct llmsim_infer_cfg *cfg, const struct llmsim_in
 	if (req->prompt > LLMSIM_MAX_TOKENS || req->output > LLMSIM_MAX_TOKENS)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "at most %d prompt or output tokens",
 				      LLMSIM_MAX_TOKENS);
-	if (m->max_seq > 0 && req->prompt + req->output > m->max_seq)
+	/* the last output token is never fed back: the sequence holds
+	 * prompt + output - 1 positions */
+	if (m->max_seq > 0 && req->prompt + req->output - 1 > m->max_seq)
 		return llmsim_err_set(err, LLMSIM_EINVAL,
 				      "prompt + output = %lld tokens exceeds the %d-token context of %s",
 				      (long long)(req->prompt + req->output), m->max_seq, m->name);
@@ -142,7 +152,7 @@ static int infer_once(const struct llmsim_infer_cfg *cfg, const struct llmsim_in
 		double lo = (double)req->prompt + 1, hi = (double)(req->prompt + nsteps);
 		if (nsteps <= 9) {
 			for (int64_t j = 1; j <= nsteps; j++) {
-				if ((rc = decode_at(cfg, req->batch, (double)(req->prompt + j), &c, err)))
+				if ((rc = decode_at(dec, req->batch, (double)(req->prompt + j), &c, err)))
 					return rc;
 				cost_axpy(&res->decode.cost, 1.0 / nsteps, &c);
 			}
@@ -152,14 +162,14 @@ static int infer_once(const struct llmsim_infer_cfg *cfg, const struct llmsim_in
 			static const double w[9] = {1, 4, 2, 4, 2, 4, 2, 4, 1};
 			for (int i = 0; i <= 8; i++) {
 				double x = lo + (hi - lo) * i / 8.0;
-				if ((rc = decode_at(cfg, req->batch, x, &c, err)))
+				if ((rc = decode_at(dec, req->batch, x, &c, err)))
 					return rc;
 				cost_axpy(&res->decode.cost, w[i] / 24.0, &c);
 			}
 			res->decode_points = 9;
 		}
 		res->decode.time_s = res->decode.cost.time_s;
-		phase_finish(cfg, &res->decode);
+		phase_finish(dec, &res->decode);
 	}
 	res->tpot_s = res->decode.time_s;
 	res->e2e_s = res->ttft_s + (double)nsteps * res->tpot_s;
@@ -177,6 +187,13 @@ double llmsim_infer_load(const struct llmsim_gpu *gpu, double busy_s, double dur
 	return llmsim_power_load(gpu, busy_s / duration_s, duration_s);
 }
 
+double llmsim_infer_busy_duty(const struct llmsim_gpu *gpu, double busy_s, double wall_s)
+{
+	if (!(wall_s > 0) || !(busy_s > 0) || !(llmsim_gpu_power_cap_hz(gpu) > 0))
+		return 0;
+	return busy_s < wall_s ? busy_s / wall_s : 1;
+}
+
 double llmsim_infer_rho(const struct llmsim_infer_cfg *cfg, double flops, double busy_s)
 {
 	enum llmsim_dtype math, weights;
@@ -185,30 +202,44 @@ double llmsim_infer_rho(const struct llmsim_infer_cfg *cfg, double flops, double
 	return rho < 1 ? rho : 1;
 }
 
+/* A phase's own load, from its price at the burst clock: into c (left
+ * lone when it has no load). The steps walk every pipeline stage in turn:
+ * each GPU does 1/pp of their FLOPs. */
+static void phase_load(const struct llmsim_infer_cfg *base, const struct llmsim_phase *lone,
+		       struct llmsim_infer_cfg *c)
+{
+	*c = *base;
+	c->load_duty = llmsim_infer_busy_duty(base->gpu, lone->cost.gpu_s, lone->cost.time_s);
+	c->load_rho = base->load_rho > 0 ? base->load_rho
+					 : llmsim_infer_rho(base, lone->cost.flops / base->pp,
+							    lone->cost.gpu_s);
+	if (!(c->load_duty > 0) || !(c->load_rho > 0))
+		c->load_duty = c->load_rho = 0;
+}
+
 int llmsim_infer_run(const struct llmsim_infer_cfg *cfg, const struct llmsim_infer_req *req,
 		     struct llmsim_infer_result *res, struct llmsim_err *err)
 {
-	int rc = infer_once(cfg, req, res, err);
-	if (rc || cfg->load_duty > 0) {
+	struct llmsim_infer_cfg lone = *cfg;
+	if (cfg->load_duty > 0 && cfg->load != LLMSIM_LOAD_LONE) {
+		/* the caller's load: every step in it */
+		int rc = infer_once(cfg, cfg, req, res, err);
 		if (!rc)
 			res->load_duty = cfg->load_duty;
 		return rc;
 	}
-	double load = llmsim_infer_load(cfg->gpu, res->e2e_s, res->e2e_s);
-	if (!(load > 0))
-		return 0;
-	struct llmsim_infer_cfg loaded = *cfg;
-	loaded.load_duty = load;
-	/* one clock for the run: its prefill and decode alike, the FLOPs of
-	 * one GPU (the steps walk every pipeline stage in turn: each GPU does
-	 * 1/pp of their work) */
-	double flops = (res->prefill.cost.flops +
-			(double)(req->output - 1) * res->decode.cost.flops) / cfg->pp;
-	loaded.load_rho = llmsim_infer_rho(cfg, flops, res->e2e_s);
-	if (!(loaded.load_rho > 0))
-		return 0;
-	if ((rc = infer_once(&loaded, req, res, err)))
+	lone.load_duty = lone.load_rho = 0;
+	int rc = infer_once(&lone, &lone, req, res, err);
+	if (rc || cfg->load == LLMSIM_LOAD_LONE || !(llmsim_gpu_power_cap_hz(cfg->gpu) > 0))
 		return rc;
-	res->load_duty = load;
+	/* busy: each phase inside the load of its own steps back to back */
+	struct llmsim_infer_cfg pre, dec;
+	phase_load(cfg, &res->prefill, &pre);
+	phase_load(cfg, &res->decode, &dec);
+	if (!(pre.load_duty > 0) && !(dec.load_duty > 0))
+		return 0;
+	if ((rc = infer_once(&pre, &dec, req, res, err)))
+		return rc;
+	res->load_duty = fmax(pre.load_duty, dec.load_duty);
 	return 0;
 }

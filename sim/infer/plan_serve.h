@@ -1,43 +1,132 @@
 /*
- * plan_serve.h - search every way to serve a model on N GPUs: the split
- * into data-parallel replicas and each replica's tp x pp (x ep), weight and
- * KV data types, and batch size; rank by total output tokens per second
- * under TTFT and TPOT targets.
+ * plan_serve.h - search every way to serve a model on N GPUs and rank them
+ * by what users measure: per-request TTFT and TPOT percentiles under a
+ * load, simulated with the continuous-batching engine of `serve`
+ * (serve.h).
+ *
+ * Layouts:
+ *   aggregated     replicas of tp x pp (x ep) GPUs, each an engine that
+ *                  batches prefill and decode (vLLM-like, chunked prefill);
+ *   disaggregated  a prefill pool and a decode pool of replicas (tp x 1
+ *                  each), the prompt's KV cache sent from the prefill
+ *                  replica to a decode replica over NVLink when both pools
+ *                  fit one NVLink domain, else over the network (priced as
+ *                  a send/recv through llmsim_predict; not overlapped with
+ *                  the prefill). A request's TTFT is the prefill pool's
+ *                  plus the transfer; its TPOT the decode pool's.
+ * For each layout and allowed weight and KV type, the engine's running
+ * sequences (max_num_seqs) are swept over powers of two. Weight and KV
+ * types other than bf16 are searched only when allowed.
+ *
+ * The load, for the whole deployment, split evenly over replicas:
+ *   rate          Poisson arrivals at rate_per_s requests/s;
+ *   concurrency   that many users in a closed loop (each sends its next
+ *                 request when the previous completes);
+ *   offline       every request at t = 0 (a batch job: TTFT is queueing).
+ * Every replica is simulated with `requests` requests (at least 8 per
+ * user of its share, or 4 per sequence it may run, offline).
+ *
+ * Ranking: configurations that meet both targets (at slo_quantile) come
+ * first; among them by output tokens/s per GPU, except under a rate, which
+ * fixes the throughput of every configuration that keeps up (whose
+ * throughput is within the expected error of the best): there those that
+ * keep up come first, by tokens/s per user (1 / mean TPOT). With no target
+ * the ranking is by throughput only. The Pareto front of tokens/s per GPU against tokens/s
+ * per user is marked on the rows.
  */
 #ifndef LLMSIM_PLAN_SERVE_H
 #define LLMSIM_PLAN_SERVE_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include "sim/expected_error.h"
 #include "infer.h"
+#include "serve.h"
+
+enum llmsim_serve_load { LLMSIM_LOAD_OFFLINE, LLMSIM_LOAD_RATE, LLMSIM_LOAD_CONCURRENCY };
 
 struct llmsim_plan_serve_cfg {
 	const struct llmsim_model *model;
 	const struct llmsim_gpu *gpu;
 	int gpus;
-	int64_t prompt, output;
+	int64_t prompt, output;         /* tokens of every request */
+	enum llmsim_serve_load load;
+	double rate_per_s;              /* LLMSIM_LOAD_RATE: requests/s, all replicas */
+	int64_t concurrency;            /* LLMSIM_LOAD_CONCURRENCY: users, all replicas */
+	int64_t requests;               /* simulated per replica, at least (0: 300) */
 	double ttft_slo_s, tpot_slo_s;  /* 0: no target */
-	unsigned weight_dtypes;         /* bit per enum llmsim_dtype; 0: all the GPU runs */
-	unsigned kv_dtypes;             /* as above; 0: bf16 and fp8 */
-	int64_t max_batch;              /* largest batch tried per replica (default 1024) */
+	double slo_quantile;            /* 0.5, 0.9 or 0.99 (0: 0.99) */
+	unsigned weight_dtypes;         /* bit per enum llmsim_dtype; 0: bf16 only */
+	unsigned kv_dtypes;             /* as above; 0: bf16 only */
+	int64_t max_batch;              /* largest max_num_seqs tried (0: 256) */
+	int no_disagg;                  /* aggregated layouts only */
+	int tp, pp;                     /* > 0: aggregated replicas of that degree only */
 };
+
+/* Why a configuration was dropped. */
+enum llmsim_serve_why {
+	LLMSIM_SERVE_LAYOUT,     /* heads, widths or experts not divisible (pruned) */
+	LLMSIM_SERVE_DTYPE,      /* a type the GPU does not run (pruned) */
+	LLMSIM_SERVE_WEIGHTS,    /* the weights do not fit (pruned) */
+	LLMSIM_SERVE_KV,         /* one request's KV cache does not fit (pruned) */
+	LLMSIM_SERVE_TTFT,       /* simulated: misses the TTFT target */
+	LLMSIM_SERVE_TPOT,       /* simulated: misses the TPOT target (and not TTFT) */
+	LLMSIM_SERVE_WHY_COUNT
+};
+const char *llmsim_serve_why_name(enum llmsim_serve_why w);
+const char *llmsim_serve_why_key(enum llmsim_serve_why w);
 
 struct llmsim_plan_serve_row {
-	int replicas, tp, pp, ep;
+	int disagg;
+	int replicas, tp, pp, ep;       /* aggregated replicas, or the decode pool */
+	int p_replicas, p_tp;           /* disaggregated: the prefill pool */
 	enum llmsim_dtype weight_dtype, kv_dtype;
-	int64_t batch, max_batch;
-	double ttft_s, tpot_s, e2e_s;
-	double tokens_per_s;            /* all replicas */
+	int64_t max_batch;              /* max_num_seqs of a (decode) replica */
+	struct llmsim_pcts ttft_s, tpot_s, e2e_s;
+	double ttft_q_s, tpot_q_s;      /* at the target quantile */
+	double kv_transfer_s;           /* disaggregated: one request's cache */
+	int kv_over_network;
+	double tokens_per_s;            /* output tokens/s, all replicas */
 	double tokens_per_s_per_gpu;
+	double tokens_per_s_per_user;   /* 1 / mean TPOT */
+	double requests_per_s;
+	double mean_batch;              /* running sequences per step (decode replicas) */
+	int64_t preemptions;
 	double weight_bytes_per_gpu;
+	int64_t kv_capacity_tokens;     /* per (decode) replica */
 	int feasible;                   /* meets both targets */
+	int pareto;                     /* on the front of per-GPU vs per-user tokens/s */
+	int keeps_up;                   /* its throughput is within the expected error of the
+					 * best row's (under a rate: it keeps up with the load) */
+	double miss;                    /* the larger of quantile / target, 0 with no target */
 };
 
-/* Evaluate every configuration. *rows (malloc'd, free it) holds one row
- * per configuration that fits in memory, feasible ones first, each group
- * by throughput, highest first; *evaluated counts every configuration
- * tried (including those that do not fit). */
-int llmsim_plan_serve(const struct llmsim_plan_serve_cfg *cfg,
-		      struct llmsim_plan_serve_row **rows, int64_t *nrows,
-		      int64_t *evaluated, int64_t *feasible, struct llmsim_err *err);
+struct llmsim_plan_serve_out {
+	struct llmsim_plan_serve_row *rows; /* every simulated configuration, ranked (owned) */
+	int64_t nrows;
+	int64_t simulated, simulated_disagg, pruned, feasible;
+	int64_t why[LLMSIM_SERVE_WHY_COUNT];
+	int64_t best_agg, best_disagg;  /* indices into rows of the best of each, -1: none */
+	int64_t requests_per_replica;   /* of the aggregated replicas */
+	struct llmsim_expected_error error;
+	double quantile;
+	char reason[320];               /* when none meets the targets (or none fits): why */
+	double elapsed_s;
+};
+
+/* Search and rank. Fails on bad requests (bounds, a load without its
+ * rate, more GPUs than LLMSIM_MAX_GPUS); nothing fitting or meeting the
+ * targets is not a failure (out->feasible, out->reason). Free with
+ * llmsim_plan_serve_release. */
+int llmsim_plan_serve(const struct llmsim_plan_serve_cfg *cfg, struct llmsim_plan_serve_out *out,
+		      struct llmsim_err *err);
+void llmsim_plan_serve_release(struct llmsim_plan_serve_out *out);
+
+/* "8 x tp1", "2 x tp2 pp2 ep2", disaggregated "P 2 x tp2 + D 1 x tp4". */
+void llmsim_plan_serve_layout(const struct llmsim_plan_serve_row *r, char *buf, size_t size);
+
+/* The rows on the Pareto front, by tokens/s per user, lowest first: their
+ * indices into out->rows in idx (room for out->nrows); returns how many. */
+int64_t llmsim_plan_serve_front(const struct llmsim_plan_serve_out *out, int64_t *idx);
 
 #endif

@@ -184,6 +184,7 @@ struct req {
 	double arrival_s, first_s, finish_s;
 	int64_t prompt, output, generated, cached;
 	int64_t chunk;              /* tokens scheduled this step */
+	int kv_arrives;             /* prefilled: its prompt's cache is yet to be placed */
 	struct llmsim_kv_seq kv;
 	enum rstate state;
 };
@@ -256,7 +257,9 @@ static int make_requests(const struct llmsim_serve_cfg *cfg, struct req *r, int6
 	llmsim_rng_seed(&rng, cfg->seed);
 	double t = 0;
 	for (int64_t i = 0; i < n; i++) {
-		if (cfg->rate_per_s > 0)
+		if (cfg->concurrency > 0) /* closed loop: later ones arrive as others finish */
+			t = i < cfg->concurrency ? 0 : INFINITY;
+		else if (cfg->rate_per_s > 0)
 			t += llmsim_rng_exponential(&rng, cfg->rate_per_s);
 		r[i].arrival_s = t;
 		if (cfg->nlist > 0) {
@@ -267,6 +270,10 @@ static int make_requests(const struct llmsim_serve_cfg *cfg, struct req *r, int6
 			r[i].output = llmsim_dist_sample(&cfg->output, &rng);
 		}
 		r[i].state = R_FUTURE;
+		if (cfg->prefilled) {
+			r[i].generated = 1;
+			r[i].kv_arrives = 1;
+		}
 	}
 	return 0;
 }
@@ -282,6 +289,7 @@ struct engine {
 	struct llmsim_kv kv;
 	int64_t max_output, budget;
 	int64_t final_tokens;       /* slots the running sequences hold at their full length */
+	int64_t next_user;          /* closed loop: the next request to arrive */
 	struct llmsim_serve_result *res;
 };
 
@@ -364,6 +372,24 @@ static int64_t schedule(struct engine *e)
 		struct req *q = &e->r[id];
 		int64_t pending = q->prompt + q->generated;
 		int64_t chunk = pending;
+		if (q->kv_arrives) { /* the prompt's cache arrives: decode its next token */
+			int64_t most = e->cfg->kv_alloc == LLMSIM_KV_CONTIGUOUS ? reserve(e, q)
+									     : q->prompt + q->output;
+			if (e->cfg->sched == LLMSIM_SCHED_NO_EVICT &&
+			    e->final_tokens + final_slots(e, q) > e->kv.capacity_tokens)
+				break;
+			if (llmsim_kv_admit(&e->kv, &q->kv, pending, most))
+				break;
+			e->final_tokens += final_slots(e, q);
+			ring_pop_front(&e->wait);
+			q->kv_arrives = 0;
+			q->state = R_RUNNING;
+			q->cached = pending - 1;
+			q->chunk = 1;
+			e->run[e->nrun++] = id;
+			budget -= 1;
+			continue;
+		}
 		if (chunk > budget) {
 			if (!e->cfg->chunked_prefill)
 				break;
@@ -460,6 +486,8 @@ static void finish_step(struct engine *e, double now)
 			llmsim_kv_release(&e->kv, &q->kv);
 			e->final_tokens -= final_slots(e, q);
 			e->res->requests_done++;
+			if (e->cfg->concurrency > 0 && e->next_user < e->n) /* its user asks again */
+				e->r[e->next_user++].arrival_s = now;
 			continue;
 		}
 		e->run[k++] = id;
@@ -492,7 +520,15 @@ static int engine_init(struct engine *e, const struct llmsim_serve_cfg *cfg,
 		return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory for %lld requests",
 				      (long long)e->n);
 	e->wait.cap = e->n;
+	if (cfg->concurrency < 0)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "concurrency must be positive");
 	make_requests(cfg, e->r, e->n);
+	e->next_user = cfg->concurrency > 0 && cfg->concurrency < e->n ? cfg->concurrency : e->n;
+	if (cfg->prefilled)
+		for (int64_t i = 0; i < e->n; i++)
+			if (e->r[i].output < 2)
+				return llmsim_err_set(err, LLMSIM_EINVAL,
+						      "a prefilled (decode-only) request needs at least 2 output tokens");
 	int64_t longest = 0, max_prompt = 0;
 	for (int64_t i = 0; i < e->n; i++) {
 		e->max_output = e->r[i].output > e->max_output ? e->r[i].output : e->max_output;
@@ -589,6 +625,8 @@ static int serve_once(const struct llmsim_serve_cfg *cfg, struct llmsim_serve_re
 	while (!rc && res->requests_done < e.n) {
 		while (next < e.n && e.r[next].arrival_s <= now) {
 			e.r[next].state = R_WAITING;
+			if (cfg->prefilled) /* its first token came with it */
+				e.r[next].first_s = e.r[next].arrival_s;
 			ring_push_back(&e.wait, next++);
 		}
 		int64_t tokens = schedule(&e);
@@ -634,7 +672,14 @@ static int serve_once(const struct llmsim_serve_cfg *cfg, struct llmsim_serve_re
 int llmsim_serve_run(const struct llmsim_serve_cfg *cfg, struct llmsim_serve_result *res,
 		     struct llmsim_err *err)
 {
-	int rc = serve_once(cfg, res, err);
+	int rc;
+	if (cfg->infer.load == LLMSIM_LOAD_LONE) {
+		/* every op a lone kernel at its burst clock */
+		struct llmsim_serve_cfg lone = *cfg;
+		lone.infer.load_duty = lone.infer.load_rho = 0;
+		return serve_once(&lone, res, err);
+	}
+	rc = serve_once(cfg, res, err);
 	if (rc || cfg->infer.load_duty > 0)
 		return rc;
 	double load = llmsim_infer_load(cfg->infer.gpu, res->busy_s, res->duration_s);

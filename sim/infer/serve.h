@@ -36,6 +36,13 @@ struct llmsim_serve_cfg {
 	int chunked_prefill;          /* split prompts over steps to fill the budget */
 	enum llmsim_sched sched;
 	uint64_t seed;
+	int64_t concurrency;          /* > 0: a closed loop of this many users: the first
+				       * requests arrive at t = 0, each next one when a
+				       * request completes (rate_per_s is then unused) */
+	int prefilled;                /* a disaggregated decode replica: every request
+				       * arrives with its prompt's KV cache and its first
+				       * token (a prefill replica made them): TTFT 0 here;
+				       * a preempted one prefills again in place */
 };
 
 /* Defaults: vLLM's max_num_seqs 256, a budget of 8192 tokens, paged KV,

@@ -52,9 +52,61 @@ static int extra_gemm(const struct llmsim_infer_cfg *cfg, int64_t m, int64_t n, 
 	int rc = llmsim_predict(cfg->gpu, &op, &p, err);
 	if (!rc)
 		*t += p.time_s + (cfg->runtime == LLMSIM_RT_GRAPH ?
-					  cfg->gpu->param[LLMSIM_PARAM_GRAPH_KERNEL_GAP_S] :
+					  cfg->gpu->param[LLMSIM_PARAM_STEP_KERNEL_GAP_S] :
 					  0);
 	return rc;
+}
+
+/* Memory of one GPU of the target's replica, as `infer` checks it: the
+ * target's weights and activations (llmsim_infer_memory), then what
+ * speculation adds on the same GPUs: the draft's weights and its cache of
+ * batch x (context + gamma) tokens, or the Medusa heads (W1 [h, h] on every
+ * rank, W2 [h, vocab/tp]) or the MTP modules (a layer and the 2h -> h
+ * projection each); and the target's cache of batch x (context + verify
+ * tokens). */
+static int spec_memory(const struct llmsim_spec_cfg *cfg, int64_t q,
+		       struct llmsim_spec_result *res, struct llmsim_err *err)
+{
+	const struct llmsim_infer_cfg *t = &cfg->target;
+	const struct llmsim_model *m = t->model;
+	int rc = llmsim_infer_memory(t, &res->mem, err);
+	if (rc)
+		return rc;
+	double kv = (double)cfg->batch * (double)llmsim_infer_kv_tokens(t, cfg->context + q) *
+		    res->mem.kv_bytes_per_token;
+	double extra = 0, ab = llmsim_dtype_bytes(t->act_dtype);
+	const char *what = "draft";
+	if (cfg->kind == LLMSIM_SPEC_DRAFT) {
+		struct llmsim_infer_mem dm;
+		if ((rc = llmsim_infer_memory(&cfg->draft, &dm, err)))
+			return rc;
+		extra = dm.weight_bytes;
+		kv += (double)cfg->batch *
+		      (double)llmsim_infer_kv_tokens(&cfg->draft, cfg->context + cfg->gamma) *
+		      dm.kv_bytes_per_token;
+	} else if (cfg->kind == LLMSIM_SPEC_MEDUSA) {
+		what = "Medusa heads";
+		extra = cfg->gamma * ((double)m->hidden * m->hidden +
+				      (double)m->hidden * m->vocab / t->tp) * ab;
+	} else {
+		what = "MTP modules";
+		struct llmsim_params p;
+		llmsim_model_params(m, &p);
+		double layer = (p.attention + p.mlp_dense + p.mlp_experts + p.mlp_shared) / m->layers;
+		extra = cfg->gamma * (layer / t->tp * llmsim_dtype_bytes(t->weight_dtype) +
+				      2.0 * m->hidden * m->hidden * ab);
+	}
+	res->kv_bytes = kv;
+	res->extra_weight_bytes = extra;
+	if (kv + extra > res->mem.kv_capacity_bytes)
+		return llmsim_err_set(err, LLMSIM_ENOFIT,
+				      "batch %lld at context %lld needs %.1f GB of KV cache and %.1f GB "
+				      "of %s weights per GPU but %.1f GB is free after %s's weights "
+				      "and activations (%.1f GB of weights per GPU on %d x %s)",
+				      (long long)cfg->batch, (long long)cfg->context, kv / 1e9,
+				      extra / 1e9, what, fmax(0, res->mem.kv_capacity_bytes) / 1e9,
+				      m->name, res->mem.weight_bytes / 1e9, t->tp * t->pp, t->gpu->name);
+	return 0;
 }
 
 int llmsim_spec_run(const struct llmsim_spec_cfg *cfg, struct llmsim_spec_result *res,
@@ -106,6 +158,8 @@ int llmsim_spec_run(const struct llmsim_spec_cfg *cfg, struct llmsim_spec_result
 		q = cfg->tree;
 	}
 	res->verify_tokens = q;
+	if ((rc = spec_memory(cfg, q, res, err)))
+		return rc;
 	if ((rc = decode_step(t, cfg->batch, q, cfg->context + q, 0, &c, err)))
 		return rc;
 	res->verify_s = c.time_s;

@@ -44,11 +44,18 @@ struct llmsim_spec_result {
 	double tpot_s;          /* step_s / expected tokens */
 	double speedup;         /* target_step_s / tpot_s */
 	int64_t verify_tokens;  /* query tokens per sequence in the verify step */
+	/* memory of one GPU of the target's replica */
+	struct llmsim_infer_mem mem;    /* the target's */
+	double kv_bytes;                /* the batch's cache: target (context + verify
+					 * tokens) and draft (context + gamma) */
+	double extra_weight_bytes;      /* the draft model, Medusa heads or MTP modules */
 };
 
 /* Price one speculative step at the configured batch and context. Fails on
- * acceptance rates outside [0, 1], gamma outside 1..LLMSIM_SPEC_MAX, or a
- * GPU-model error. */
+ * acceptance rates outside [0, 1], gamma outside 1..LLMSIM_SPEC_MAX, a
+ * GPU-model error, or with LLMSIM_ENOFIT (as `infer` does) when the
+ * target's weights, the draft's (or the heads' / modules') and the batch's
+ * KV cache do not fit in the target's GPUs. */
 int llmsim_spec_run(const struct llmsim_spec_cfg *cfg, struct llmsim_spec_result *res,
 		    struct llmsim_err *err);
 

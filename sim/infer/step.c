@@ -43,12 +43,16 @@ static void graph_cfg(const struct llmsim_infer_cfg *cfg, const struct llmsim_st
 	case LLMSIM_AC_SDPA:
 		g->attn = LLMSIM_ATTN_FLASH2, g->decode = LLMSIM_DEC_FLASHDECODING;
 		break;
+	case LLMSIM_AC_CUDNN:
+		g->attn = LLMSIM_ATTN_FLASH3, g->decode = LLMSIM_DEC_FLASHDECODING;
+		break;
 	default:
 		g->attn = LLMSIM_ATTN_FLASH2, g->decode = LLMSIM_DEC_PAGED;
 		break;
 	}
 	g->block_size = cfg->block_size;
 	g->lower = cfg->lower;
+	g->operand_data = cfg->operand_data;
 	g->prefill = s->prefill;
 	g->nprefill = s->nprefill;
 	g->decode_seqs = s->decode_seqs;
@@ -61,9 +65,9 @@ static void graph_cfg(const struct llmsim_infer_cfg *cfg, const struct llmsim_st
 }
 
 /* Wall time of the kernel sequence. Graph: kernels back to back, each
- * dependent one starting the GPU's kernel gap after the one before
- * (graph_kernel_gap_s). Eager: the same gap, and the host issues kernels
- * one by one (eager_host_s each); the GPU starts a kernel when both it and
+ * dependent one starting the GPU's gap inside a step after the one before
+ * (step_kernel_gap_s). Eager: the same gap, and the host issues kernels
+ * one by one (eager_host_s each; eager_host_hf_s through HF's modules); the GPU starts a kernel when both it and
  * its launch are ready, so a run of small kernels is paced by the host,
  * while a long kernel lets the host run ahead. */
 static double wall_time(const struct llmsim_infer_cfg *cfg, const struct llmsim_graph *g,
@@ -71,9 +75,10 @@ static double wall_time(const struct llmsim_infer_cfg *cfg, const struct llmsim_
 			const struct llmsim_step_cost *cost)
 {
 	const struct llmsim_infer_params *pp = &cfg->params;
-	double gap = cfg->gpu->param[LLMSIM_PARAM_GRAPH_KERNEL_GAP_S];
+	double gap = cfg->gpu->param[LLMSIM_PARAM_STEP_KERNEL_GAP_S];
 	if (cfg->runtime == LLMSIM_RT_GRAPH)
 		return cost->gpu_s + (double)cost->kernels * gap;
+	double host = cfg->lower.engine == LLMSIM_ENGINE_HF ? pp->eager_host_hf_s : pp->eager_host_s;
 	double cpu = 0, gpu = 0;
 	for (int s = 0; s < LLMSIM_SEC_COUNT; s++)
 		for (int64_t r = 0; r < (int64_t)mult[s]; r++)
@@ -83,7 +88,7 @@ static double wall_time(const struct llmsim_infer_cfg *cfg, const struct llmsim_
 				int kernels = p[i].kernels > 0 ? p[i].kernels : 1;
 				double per = p[i].time_s / kernels;
 				for (int k = 0; k < kernels; k++) {
-					cpu += pp->eager_host_s;
+					cpu += host;
 					gpu = fmax(gpu + gap, cpu) + per;
 				}
 			}
@@ -111,6 +116,8 @@ int llmsim_infer_step_ops(const struct llmsim_infer_cfg *cfg, const struct llmsi
 			  struct llmsim_err *err)
 {
 	memset(cost, 0, sizeof *cost);
+	cost->load_duty = cfg->load_duty;
+	cost->load_rho = cfg->load_duty > 0 ? cfg->load_rho : 0;
 	struct llmsim_graph_cfg gc;
 	graph_cfg(cfg, s, &gc);
 	cost->tokens = llmsim_graph_tokens(&gc);
@@ -130,6 +137,7 @@ int llmsim_infer_step_ops(const struct llmsim_infer_cfg *cfg, const struct llmsi
 			return rc;
 		int kernels = p->kernels > 0 ? p->kernels : 1;
 		cost->gpu_s += k * p->time_s;
+		cost->sm_clock_hz += k * p->time_s * p->sm_clock_hz;
 		if (n->op.kind == LLMSIM_OP_COLLECTIVE)
 			cost->comm_s += k * p->time_s;
 		cost->flops += k * p->flops;
@@ -140,6 +148,7 @@ int llmsim_infer_step_ops(const struct llmsim_infer_cfg *cfg, const struct llmsi
 		cost->workspace_bytes = fmax(cost->workspace_bytes, p->workspace_bytes);
 		cost->kernels += (int64_t)k * kernels;
 	}
+	cost->sm_clock_hz = cost->gpu_s > 0 ? cost->sm_clock_hz / cost->gpu_s : 0;
 	cost->time_s = wall_time(cfg, g, mult, pred, cost);
 	return 0;
 }

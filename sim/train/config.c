@@ -13,7 +13,6 @@ const char *const llmsim_recompute_names[] = {"none", "selective", "full", NULL}
 const char *const llmsim_pp_sched_names[] = {"1f1b", "interleaved", NULL};
 const char *const llmsim_recipe_names[] = {"amp", "megatron", "zero", NULL};
 const char *const llmsim_offload_names[] = {"none", "optimizer", "params", NULL};
-const char *const llmsim_train_engine_names[] = {"fused", "torch", NULL};
 _Static_assert(sizeof llmsim_offload_names / sizeof *llmsim_offload_names ==
 	       LLMSIM_OFFLOAD_COUNT + 1, "offload names");
 _Static_assert(sizeof llmsim_recompute_names / sizeof *llmsim_recompute_names ==
@@ -66,11 +65,6 @@ const char *llmsim_recipe_name(enum llmsim_recipe r)
 	return (unsigned)r < LLMSIM_RECIPE_COUNT ? llmsim_recipe_names[r] : "?";
 }
 
-const char *llmsim_train_engine_name(enum llmsim_train_engine e)
-{
-	return (unsigned)e <= LLMSIM_TRAIN_TORCH ? llmsim_train_engine_names[e] : "?";
-}
-
 const char *llmsim_offload_name(enum llmsim_offload o)
 {
 	return (unsigned)o < LLMSIM_OFFLOAD_COUNT ? llmsim_offload_names[o] : "?";
@@ -115,7 +109,7 @@ enum llmsim_attn_impl llmsim_train_sdpa(const struct llmsim_gpu *gpu)
 
 void llmsim_train_cfg_torch(struct llmsim_train_cfg *c, const struct llmsim_gpu *gpu)
 {
-	c->engine = LLMSIM_TRAIN_TORCH;
+	c->engine = LLMSIM_ENGINE_TORCH;
 	c->recipe = LLMSIM_RECIPE_AMP;
 	c->attn = llmsim_train_sdpa(gpu);
 	c->global_batch = c->micro_batch;
@@ -275,9 +269,11 @@ enum llmsim_train_reject llmsim_train_check(const struct llmsim_model *m,
 	if ((unsigned)c->recompute >= LLMSIM_RECOMP_COUNT ||
 	    (unsigned)c->recipe >= LLMSIM_RECIPE_COUNT)
 		VIOLATE(LLMSIM_REJ_OPTION, "bad recompute or recipe");
-	if (c->engine != LLMSIM_TRAIN_FUSED && c->engine != LLMSIM_TRAIN_TORCH)
-		VIOLATE(LLMSIM_REJ_OPTION, "--engine must be fused or torch");
-	if (c->engine == LLMSIM_TRAIN_TORCH) {
+	if (c->engine != LLMSIM_ENGINE_FUSED && c->engine != LLMSIM_ENGINE_TORCH)
+		VIOLATE(LLMSIM_REJ_OPTION, "--engine %s: training runs as fused (Megatron-LM) or "
+			"torch (plain PyTorch); HF transformers' training is not modelled",
+			llmsim_engine_name(c->engine));
+	if (c->engine == LLMSIM_ENGINE_TORCH) {
 		/* what the torch program is (train.h): one GPU, every weight */
 		if (c->gpus != 1 || c->tp != 1 || c->pp != 1 || c->dp != 1 || c->cp != 1 ||
 		    c->ep != 1 || c->zero)
@@ -302,6 +298,8 @@ enum llmsim_train_reject llmsim_train_check(const struct llmsim_model *m,
 	}
 	if ((unsigned)c->operand_data >= LLMSIM_OPD_COUNT)
 		VIOLATE(LLMSIM_REJ_OPTION, "unknown operand data (%d)", (int)c->operand_data);
+	if ((unsigned)c->load >= LLMSIM_LOAD_COUNT)
+		VIOLATE(LLMSIM_REJ_OPTION, "unknown load (%d)", (int)c->load);
 	if (c->load_rho < 0 || c->load_rho > 1 || c->load_rho != c->load_rho)
 		VIOLATE(LLMSIM_REJ_OPTION, "a load's tensor intensity must be in (0, 1]");
 	return r;

@@ -56,30 +56,13 @@ enum { MIN_BLOCK = 512 };
 
 /* ---- the caching allocator ---- */
 
-struct blk {
-	double size, addr;
-	int prev, next;   /* neighbours in the segment, -1 */
-	int small, free, dead;
-};
-
-struct alloc {
-	struct blk *b;
-	int n, cap;
-	int *fl[2];       /* free blocks of each pool (0 large, 1 small), by (size, addr) */
-	int nfl[2], capfl[2];
-	int *spare;       /* dead block slots */
-	int nspare;
-	double reserved, allocated, peak, top; /* top: next segment's address */
-	int oom;
-};
-
-static int fl_less(const struct alloc *a, int x, int y)
+static int fl_less(const struct train_alloc *a, int x, int y)
 {
-	const struct blk *p = &a->b[x], *q = &a->b[y];
+	const struct train_alloc_blk *p = &a->b[x], *q = &a->b[y];
 	return p->size < q->size || (p->size == q->size && p->addr < q->addr);
 }
 
-static int fl_find(const struct alloc *a, int pool, int x)
+static int fl_find(const struct train_alloc *a, int pool, int x)
 {
 	int lo = 0, hi = a->nfl[pool];
 	while (lo < hi) {
@@ -92,7 +75,7 @@ static int fl_find(const struct alloc *a, int pool, int x)
 	return lo;
 }
 
-static int fl_insert(struct alloc *a, int x)
+static int fl_insert(struct train_alloc *a, int x)
 {
 	int pool = a->b[x].small;
 	if (a->nfl[pool] == a->capfl[pool]) {
@@ -111,7 +94,7 @@ static int fl_insert(struct alloc *a, int x)
 	return 0;
 }
 
-static void fl_remove(struct alloc *a, int x)
+static void fl_remove(struct train_alloc *a, int x)
 {
 	int pool = a->b[x].small, at = fl_find(a, pool, x);
 	LLMSIM_ASSERT(at < a->nfl[pool] && a->fl[pool][at] == x);
@@ -121,13 +104,13 @@ static void fl_remove(struct alloc *a, int x)
 	a->b[x].free = 0;
 }
 
-static int new_blk(struct alloc *a)
+static int new_blk(struct train_alloc *a)
 {
 	if (a->nspare)
 		return a->spare[--a->nspare];
 	if (a->n == a->cap) {
 		int cap = a->cap ? 2 * a->cap : 1024;
-		struct blk *p = realloc(a->b, sizeof *p * (size_t)cap);
+		struct train_alloc_blk *p = realloc(a->b, sizeof *p * (size_t)cap);
 		int *s = realloc(a->spare, sizeof *s * (size_t)cap);
 		if (p)
 			a->b = p;
@@ -140,8 +123,7 @@ static int new_blk(struct alloc *a)
 	return a->n++;
 }
 
-/* A block of at least `bytes`, or -1 (out of host memory). */
-static int ca_malloc(struct alloc *a, double bytes)
+int train_alloc_malloc(struct train_alloc *a, double bytes)
 {
 	double size = bytes < MIN_BLOCK ? MIN_BLOCK : ceil(bytes / MIN_BLOCK) * MIN_BLOCK;
 	int small = size <= SMALL_SIZE;
@@ -163,7 +145,7 @@ static int ca_malloc(struct alloc *a, double bytes)
 						      : ceil(size / ROUND_LARGE) * ROUND_LARGE;
 		if ((x = new_blk(a)) < 0)
 			return -1;
-		a->b[x] = (struct blk){.size = seg, .addr = a->top, .prev = -1, .next = -1,
+		a->b[x] = (struct train_alloc_blk){.size = seg, .addr = a->top, .prev = -1, .next = -1,
 				       .small = small};
 		a->top += seg;
 		a->reserved += seg;
@@ -173,8 +155,8 @@ static int ca_malloc(struct alloc *a, double bytes)
 		int y = new_blk(a);
 		if (y < 0)
 			return -1;
-		struct blk *p = &a->b[x];
-		a->b[y] = (struct blk){.size = rest, .addr = p->addr + size, .prev = x,
+		struct train_alloc_blk *p = &a->b[x];
+		a->b[y] = (struct train_alloc_blk){.size = rest, .addr = p->addr + size, .prev = x,
 				       .next = p->next, .small = small};
 		if (p->next >= 0)
 			a->b[p->next].prev = y;
@@ -190,7 +172,7 @@ static int ca_malloc(struct alloc *a, double bytes)
 }
 
 /* x takes in y, the block after it in its segment (neither free) */
-static void absorb(struct alloc *a, int x, int y)
+static void absorb(struct train_alloc *a, int x, int y)
 {
 	a->b[x].size += a->b[y].size;
 	a->b[x].next = a->b[y].next;
@@ -200,7 +182,7 @@ static void absorb(struct alloc *a, int x, int y)
 	a->spare[a->nspare++] = y;
 }
 
-static void ca_free(struct alloc *a, int x)
+void train_alloc_free(struct train_alloc *a, int x)
 {
 	if (x < 0)
 		return;
@@ -218,7 +200,7 @@ static void ca_free(struct alloc *a, int x)
 	fl_insert(a, x);
 }
 
-static void ca_release(struct alloc *a)
+void train_alloc_release(struct train_alloc *a)
 {
 	free(a->b);
 	free(a->spare);
@@ -252,7 +234,7 @@ struct tl {
 	double peak;              /* the allocator's peak in the timed step */
 	char peak_at[64];
 	int peak_layer, peak_recompute;
-	struct alloc a;
+	struct train_alloc a;
 };
 
 static int inst(const struct tl *t, const struct train_torch_at *at)
@@ -290,7 +272,7 @@ static void note_peak(struct tl *t, const struct train_torch_at *at)
 
 static int take(struct tl *t, double bytes, int cat)
 {
-	int x = ca_malloc(&t->a, bytes);
+	int x = train_alloc_malloc(&t->a, bytes);
 	t->live[cat] += bytes;
 	return x;
 }
@@ -299,7 +281,7 @@ static void give(struct tl *t, int *x, double bytes, int cat)
 {
 	if (*x < 0)
 		return;
-	ca_free(&t->a, *x);
+	train_alloc_free(&t->a, *x);
 	*x = -1;
 	t->live[cat] -= bytes;
 }
@@ -524,7 +506,7 @@ int train_torch_memory(struct llmsim_train_ctx *ctx, const struct llmsim_train_c
 	mm->act_in_flight_layers = t.full ? 1 : t.layers;
 	(void)params;
 out:
-	ca_release(&t.a);
+	train_alloc_release(&t.a);
 	free(t.h);
 	free(t.stream);
 	free(t.pnumel);

@@ -1,21 +1,24 @@
 /*
- * plan.c - the search over training configurations.
+ * plan.c - the search over training configurations (plan.h).
  *
  * Loops are nested so that what is expensive is computed once per
  * distinct value of what it depends on: op shapes (tp, cp, ep, micro-batch,
- * attention impl) are priced once per combination (and each op once per
- * search, through the context's cache); DP/ZeRO costs once per (tp, cp,
- * pp, ep, zero); the innermost loops (zero stage, recomputation, schedule)
- * (and offload) are arithmetic and the closed-form memory. Subtrees that are invalid
- * are skipped whole, and counted under their reason, as many
- * configurations as they hold.
+ * attention impl, LoRA) are priced once per combination (and each op once
+ * per search, through the context's cache); DP/ZeRO costs once per (tp,
+ * cp, pp, ep, zero); the innermost loops (recomputation, schedule and
+ * chunks, offload) are arithmetic and the closed-form memory. Subtrees
+ * that are invalid are skipped whole, and counted under their exact
+ * reason, as many configurations as they hold. Every configuration that
+ * fits is kept, packed (plan_int.h), for the ranking (plan_rank.c).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "base/bounds.h"
+#include "plan_int.h"
 #include "train_int.h"
 
 static const int mb_choices[] = {1, 2, 4, 8, 16};
@@ -24,13 +27,58 @@ static const enum llmsim_attn_impl attn_choices[] = {LLMSIM_ATTN_NAIVE, LLMSIM_A
 						     LLMSIM_ATTN_FLASH3};
 #define NATTN 3
 #define NZERO 4
-/* schedules: 1F1B, interleaved with v = 2 and v = 4 */
-static const int chunk_choices[] = {1, 2, 4};
-#define NSCHED 3
-/* offload none, optimizer, params (none only with req->no_offload) */
-#define PER_Z(s) (LLMSIM_RECOMP_COUNT * NSCHED * (s)->noff)
-#define PER_MB(s) (NATTN * NZERO * PER_Z(s))
-#define PER_FACT(s) (NMB * PER_MB(s))
+#define MAX_CHUNKS_DEFAULT 8
+
+static const char *const why_names[LLMSIM_PLAN_WHY_COUNT] = {
+	[LLMSIM_PLAN_HEADS] = "attention heads not divisible by tp",
+	[LLMSIM_PLAN_KV_HEADS] = "kv heads and tp: neither divides the other",
+	[LLMSIM_PLAN_SEQ] = "seq not divisible by 2 x cp (load-balanced ring)",
+	[LLMSIM_PLAN_STAGES] = "more pipeline stages x chunks than layers",
+	[LLMSIM_PLAN_LAYERS] = "layers not divisible by pp x chunks (--even-pp)",
+	[LLMSIM_PLAN_EXPERTS] = "experts not divisible by ep",
+	[LLMSIM_PLAN_BATCH] = "global batch not divisible by micro-batch x dp",
+	[LLMSIM_PLAN_INTERLEAVE_PP] = "interleaved schedule with one pipeline stage",
+	[LLMSIM_PLAN_INTERLEAVE_MB] = "interleaved: micro-batches not divisible by pp",
+	[LLMSIM_PLAN_ZERO3_PP] = "ZeRO-3 with pipeline parallelism",
+	[LLMSIM_PLAN_KERNEL] = "a kernel the GPU lacks (FlashAttention-3 before Hopper)",
+	[LLMSIM_PLAN_OFFLOAD_ZERO] = "offload with ZeRO-0 (DeepSpeed offloads ZeRO partitions)",
+	[LLMSIM_PLAN_OFFLOAD_PARAMS] = "params offload without ZeRO-3",
+	[LLMSIM_PLAN_OOM] = "priced: out of HBM",
+	[LLMSIM_PLAN_HOST_OOM] = "priced: offloaded states exceed host memory",
+};
+
+static const char *const why_keys[LLMSIM_PLAN_WHY_COUNT] = {
+	[LLMSIM_PLAN_HEADS] = "heads",
+	[LLMSIM_PLAN_KV_HEADS] = "kv_heads",
+	[LLMSIM_PLAN_SEQ] = "seq_cp",
+	[LLMSIM_PLAN_STAGES] = "stages",
+	[LLMSIM_PLAN_LAYERS] = "layers",
+	[LLMSIM_PLAN_EXPERTS] = "experts",
+	[LLMSIM_PLAN_BATCH] = "batch",
+	[LLMSIM_PLAN_INTERLEAVE_PP] = "interleave_pp1",
+	[LLMSIM_PLAN_INTERLEAVE_MB] = "interleave_microbatches",
+	[LLMSIM_PLAN_ZERO3_PP] = "zero3_pp",
+	[LLMSIM_PLAN_KERNEL] = "kernel",
+	[LLMSIM_PLAN_OFFLOAD_ZERO] = "offload_zero0",
+	[LLMSIM_PLAN_OFFLOAD_PARAMS] = "offload_params_zero",
+	[LLMSIM_PLAN_OOM] = "oom",
+	[LLMSIM_PLAN_HOST_OOM] = "host_oom",
+};
+
+const char *llmsim_plan_why_name(enum llmsim_plan_why w)
+{
+	return (unsigned)w < LLMSIM_PLAN_WHY_COUNT ? why_names[w] : "?";
+}
+
+const char *llmsim_plan_why_key(enum llmsim_plan_why w)
+{
+	return (unsigned)w < LLMSIM_PLAN_WHY_COUNT ? why_keys[w] : "?";
+}
+
+int llmsim_plan_why_priced(enum llmsim_plan_why w)
+{
+	return w == LLMSIM_PLAN_OOM || w == LLMSIM_PLAN_HOST_OOM;
+}
 
 static double now_s(void)
 {
@@ -80,62 +128,77 @@ static int shape_get(struct llmsim_train_ctx *ctx, struct shape_cache *sh,
 	return train_p2p_cost(ctx, c, out, NULL);
 }
 
-struct topk {
-	struct llmsim_train_result *r;
-	int n, cap;
-};
-
-static void topk_add(struct topk *t, const struct llmsim_train_result *r)
-{
-	if (t->cap <= 0)
-		return;
-	if (t->n == t->cap && r->tokens_per_s <= t->r[t->n - 1].tokens_per_s)
-		return;
-	int i = t->n < t->cap ? t->n++ : t->n - 1;
-	while (i > 0 && t->r[i - 1].tokens_per_s < r->tokens_per_s) {
-		t->r[i] = t->r[i - 1];
-		i--;
-	}
-	t->r[i] = *r;
-}
-
 /* Search state shared by the loops. */
 struct search {
 	struct llmsim_train_ctx *ctx;
 	struct llmsim_plan_out *out;
-	struct topk top;
+	struct plan_entries es;
 	struct shape_cache sh;
+	struct plan_survivors sv;
 	double best_short;
 	int noff;                    /* offload modes searched */
-	int dpu;
+	int nsched;                  /* chunks per stage tried: 1 (1F1B) .. nsched */
+	int dpu, lora;               /* lora: this pass is LoRA */
+	int even_pp;
+	int rc;                      /* LLMSIM_ENOMEM once the entries cannot grow */
 };
 
-static void reject(struct search *s, enum llmsim_train_reject why, int64_t n)
+#define PER_Z(s) ((int64_t)LLMSIM_RECOMP_COUNT * (s)->nsched * (s)->noff)
+#define PER_MB(s) (NATTN * NZERO * PER_Z(s))
+#define PER_FACT(s) (NMB * PER_MB(s))
+
+static void reject(struct search *s, enum llmsim_plan_why why, int64_t n)
 {
-	s->out->rejected[why] += n;
+	s->out->why[why] += n;
+	if (!llmsim_plan_why_priced(why))
+		s->out->pruned += n;
+}
+
+static void keep(struct search *s, const struct llmsim_train_result *r)
+{
+	struct plan_entries *es = &s->es;
+	if (es->n == es->cap) {
+		int64_t cap = es->cap ? 2 * es->cap : 4096;
+		struct plan_entry *v = realloc(es->v, (size_t)cap * sizeof *v);
+		if (!v) {
+			s->rc = LLMSIM_ENOMEM;
+			return;
+		}
+		es->v = v;
+		es->cap = cap;
+	}
+	const struct llmsim_train_cfg *c = &r->cfg;
+	es->v[es->n++] = (struct plan_entry){
+		.tokens_per_s = r->tokens_per_s, .tp = c->tp, .pp = c->pp, .cp = c->cp, .ep = c->ep,
+		.zero = (uint8_t)c->zero, .micro_batch = (uint8_t)c->micro_batch,
+		.recompute = (uint8_t)c->recompute, .chunks = (uint8_t)c->chunks,
+		.attn = (uint8_t)c->attn, .offload = (uint8_t)c->offload, .lora = (uint8_t)s->lora};
 }
 
 /* The innermost loop: offload none first, then optimizer, then params
- * (each only where it is valid: a host to offload to, 16-bit weights,
- * ZeRO >= 1, ZeRO-3 for params). Offload only trades GPU memory for
- * PCIe and CPU time, so all three are kept and ranked alike. */
+ * (each only where it is valid: ZeRO >= 1, ZeRO-3 for params). Offload
+ * only trades GPU memory for PCIe and CPU time, so all three are priced
+ * alike; the ranking decides whether offload wins by more than the error. */
 static void search_offload(struct search *s, struct llmsim_train_cfg *c,
 			   const struct shape_cost *sc, const struct dp_cost *dc)
 {
 	for (int o = 0; o < s->noff; o++) {
 		c->offload = o;
 		c->dpu = o != LLMSIM_OFFLOAD_NONE && s->dpu;
-		if (o != LLMSIM_OFFLOAD_NONE &&
-		    (!dc->has_host || c->recipe == LLMSIM_RECIPE_AMP || c->zero < 1 ||
-		     (o == LLMSIM_OFFLOAD_PARAMS && c->zero != 3))) {
-			reject(s, LLMSIM_REJ_OPTION, 1);
+		if (o != LLMSIM_OFFLOAD_NONE && c->zero < 1) {
+			reject(s, LLMSIM_PLAN_OFFLOAD_ZERO, 1);
+			continue;
+		}
+		if (o == LLMSIM_OFFLOAD_PARAMS && c->zero != 3) {
+			reject(s, LLMSIM_PLAN_OFFLOAD_PARAMS, 1);
 			continue;
 		}
 		struct llmsim_train_result r;
 		train_combine(s->ctx, c, sc, dc, &r);
 		r.load_rho = sc->load_rho;
+		s->out->priced++;
 		if (!r.fits) {
-			reject(s, r.gpu_fits ? LLMSIM_REJ_HOST_OOM : LLMSIM_REJ_OOM, 1);
+			reject(s, r.gpu_fits ? LLMSIM_PLAN_HOST_OOM : LLMSIM_PLAN_OOM, 1);
 			/* per GPU: HBM short, plus this rank's part of the host's */
 			int ranks = c->gpus < s->ctx->gpu.gpus_per_node ? c->gpus
 									: s->ctx->gpu.gpus_per_node;
@@ -151,34 +214,43 @@ static void search_offload(struct search *s, struct llmsim_train_cfg *c,
 		s->out->feasible++;
 		if (o != LLMSIM_OFFLOAD_NONE)
 			s->out->feasible_offload++;
-		topk_add(&s->top, &r);
+		keep(s, &r);
 	}
 	c->offload = LLMSIM_OFFLOAD_NONE;
 	c->dpu = 0;
 }
 
-/* Recomputation x schedule, pure arithmetic. */
+/* Recomputation x schedule and chunks per stage, pure arithmetic. */
 static void search_rec_sched(struct search *s, struct llmsim_train_cfg *c,
 			     const struct shape_cost *sc, const struct dp_cost *dc, int64_t nmb)
 {
 	const struct llmsim_model *m = &s->ctx->model;
 	for (int rc = 0; rc < LLMSIM_RECOMP_COUNT; rc++) {
 		c->recompute = rc;
-		for (int k = 0; k < NSCHED; k++) {
-			int v = chunk_choices[k];
+		for (int v = 1; v <= s->nsched; v++) {
 			c->chunks = v;
 			c->schedule = v > 1 ? LLMSIM_SCHED_INTERLEAVED : LLMSIM_SCHED_1F1B;
-			if (v > 1 && (c->pp < 2 || nmb % c->pp)) {
-				reject(s, LLMSIM_REJ_SCHEDULE, s->noff);
+			if (v > 1 && c->pp < 2) {
+				reject(s, LLMSIM_PLAN_INTERLEAVE_PP, s->noff);
 				continue;
 			}
-			if (v > 1 && !c->uneven_pp && m->layers % (c->pp * v)) {
-				reject(s, LLMSIM_REJ_LAYERS, s->noff);
+			if ((int64_t)c->pp * v > m->layers) {
+				reject(s, LLMSIM_PLAN_STAGES, s->noff);
+				continue;
+			}
+			if (s->even_pp && m->layers % (c->pp * v)) {
+				reject(s, LLMSIM_PLAN_LAYERS, s->noff);
+				continue;
+			}
+			if (v > 1 && nmb % c->pp) {
+				reject(s, LLMSIM_PLAN_INTERLEAVE_MB, s->noff);
 				continue;
 			}
 			search_offload(s, c, sc, dc);
 		}
 	}
+	c->chunks = 1;
+	c->schedule = LLMSIM_SCHED_1F1B;
 }
 
 /* One factorization (tp, cp, pp, dp, ep): micro-batch x attention x ZeRO. */
@@ -186,12 +258,16 @@ static void search_fact(struct search *s, struct llmsim_train_cfg *c)
 {
 	struct dp_cost dcs[NZERO];
 	int have_dc[NZERO] = {0};
+	s->sv.layouts += PER_FACT(s);
+	if (!s->sv.min_dp || c->dp < s->sv.min_dp)
+		s->sv.min_dp = c->dp;
 	for (int b = 0; b < NMB; b++) {
 		c->micro_batch = mb_choices[b];
 		if (c->global_batch % ((int64_t)c->micro_batch * c->dp)) {
-			reject(s, LLMSIM_REJ_BATCH, PER_MB(s));
+			reject(s, LLMSIM_PLAN_BATCH, PER_MB(s));
 			continue;
 		}
+		s->sv.batch += PER_MB(s);
 		int64_t nmb = c->global_batch / ((int64_t)c->micro_batch * c->dp);
 		for (int a = 0; a < NATTN; a++) {
 			c->attn = attn_choices[a];
@@ -199,18 +275,18 @@ static void search_fact(struct search *s, struct llmsim_train_cfg *c)
 			c->chunks = 1;
 			struct shape_cost sc;
 			if (shape_get(s->ctx, &s->sh, c, &sc)) { /* e.g. flash3 on Ampere */
-				reject(s, LLMSIM_REJ_OPTION, PER_MB(s) / NATTN);
+				reject(s, LLMSIM_PLAN_KERNEL, PER_MB(s) / NATTN);
 				continue;
 			}
 			for (int z = 0; z < NZERO; z++) {
 				c->zero = z;
 				if (z == 3 && c->pp > 1) {
-					reject(s, LLMSIM_REJ_OPTION, PER_Z(s));
+					reject(s, LLMSIM_PLAN_ZERO3_PP, PER_Z(s));
 					continue;
 				}
 				if (!have_dc[z]) {
 					if (train_dp_cost(s->ctx, c, &dcs[z], NULL)) {
-						reject(s, LLMSIM_REJ_OPTION, PER_Z(s));
+						reject(s, LLMSIM_PLAN_KERNEL, PER_Z(s));
 						continue;
 					}
 					have_dc[z] = 1;
@@ -223,14 +299,78 @@ static void search_fact(struct search *s, struct llmsim_train_cfg *c)
 
 #define MAX_DIV 256 /* a count up to LLMSIM_MAX_GPUS has at most 240 divisors */
 
-int llmsim_plan_run(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *req,
-		    struct llmsim_plan_out *out, struct llmsim_err *err)
+/* The divisors of n, or only `pin` when pinned (the caller checked it
+ * divides n). */
+static int degrees(int n, int pin, int *out)
+{
+	if (pin > 0) {
+		out[0] = pin;
+		return n % pin ? 0 : 1;
+	}
+	return llmsim_divisors(n, out, MAX_DIV);
+}
+
+/* Why a layout (tp, cp, pp, ep) is invalid for the model, or COUNT. */
+static enum llmsim_plan_why layout_why(const struct llmsim_model *m,
+				       const struct llmsim_train_cfg *c, int even_pp)
+{
+	if (m->heads % c->tp)
+		return LLMSIM_PLAN_HEADS;
+	if (!m->has_mla && m->kv_heads % c->tp && c->tp % m->kv_heads)
+		return LLMSIM_PLAN_KV_HEADS;
+	if (c->cp > 1 && c->seq % (2 * c->cp))
+		return LLMSIM_PLAN_SEQ;
+	if (c->pp > m->layers)
+		return LLMSIM_PLAN_STAGES;
+	if (even_pp && m->layers % c->pp)
+		return LLMSIM_PLAN_LAYERS;
+	if (c->ep > 1 && (m->moe.experts % c->ep || ((int64_t)c->dp * c->cp) % c->ep))
+		return LLMSIM_PLAN_EXPERTS;
+	return LLMSIM_PLAN_WHY_COUNT;
+}
+
+/* One pass over every layout (full training, or LoRA). */
+static void search_layouts(struct search *s, const struct llmsim_plan_req *req,
+			   struct llmsim_train_cfg *c, int *div)
+{
+	const struct llmsim_model *m = &s->ctx->model;
+	int *dt = div, *dc = div + MAX_DIV, *dpp = div + 2 * MAX_DIV, *dep = div + 3 * MAX_DIV;
+	int N = req->gpus, moe = m->has_moe && m->moe.experts > 1;
+	int ntp = degrees(N, req->tp, dt);
+	for (int i = 0; i < ntp && !s->rc; i++) {
+		c->tp = dt[i];
+		int ncp = degrees(N / c->tp, req->cp, dc);
+		for (int j = 0; j < ncp && !s->rc; j++) {
+			c->cp = dc[j];
+			s->sh.n = 0; /* new (tp, cp): new layer shapes */
+			int npp = degrees(N / (c->tp * c->cp), req->pp, dpp);
+			for (int k = 0; k < npp && !s->rc; k++) {
+				c->pp = dpp[k];
+				c->dp = N / (c->tp * c->cp * c->pp);
+				int nep = 1;
+				dep[0] = req->ep > 0 ? req->ep : 1;
+				if (moe && req->ep <= 0)
+					nep = llmsim_divisors(c->dp * c->cp, dep, MAX_DIV);
+				for (int e = 0; e < nep && !s->rc; e++) {
+					c->ep = dep[e];
+					enum llmsim_plan_why why = layout_why(m, c, s->even_pp);
+					if (why != LLMSIM_PLAN_WHY_COUNT)
+						reject(s, why, PER_FACT(s));
+					else
+						search_fact(s, c);
+				}
+			}
+		}
+	}
+}
+
+/* Requests that cannot be searched: one line each. */
+static int check_req(const struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *req,
+		     struct llmsim_err *err)
 {
 	const struct llmsim_model *m = &ctx->model;
-	double t0 = now_s();
-	memset(out, 0, sizeof *out);
-	if (req->gpus < 1 || req->seq < 1 || req->global_batch < 1)
-		return llmsim_err_set(err, LLMSIM_EINVAL, "gpus, seq and global batch must be >= 1");
+	if (req->gpus < 1 || req->seq < 1 || req->global_batch < 0)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "gpus and seq must be >= 1");
 	/* before any product of them is formed (base/bounds.h says why) */
 	if (req->gpus > LLMSIM_MAX_GPUS)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "at most %d GPUs, not %d", LLMSIM_MAX_GPUS,
@@ -244,75 +384,108 @@ int llmsim_plan_run(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *
 	if (req->lora_rank < 0 || req->lora_rank > LLMSIM_MAX_WIDTH)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "LoRA rank must be 0 to %d, not %d",
 				      LLMSIM_MAX_WIDTH, req->lora_rank);
+	if (req->max_chunks < 0 || req->max_chunks > 64)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "chunks per stage: 1 to 64, not %d",
+				      req->max_chunks);
 	if (m->has_moe && req->moe_imbalance > llmsim_train_max_imbalance(m))
 		return llmsim_err_set(err, LLMSIM_EINVAL,
 				      "MoE imbalance %g: at most %g, experts/top_k (the busiest "
 				      "expert can get every token, no more)",
 				      req->moe_imbalance, llmsim_train_max_imbalance(m));
-	struct search s = {.ctx = ctx, .out = out, .top = {.cap = req->top > 0 ? req->top : 1},
-			   .noff = req->no_offload ? 1 : LLMSIM_OFFLOAD_COUNT, .dpu = req->dpu};
-	s.top.r = calloc(s.top.cap, sizeof *s.top.r);
-	int *div = malloc(4 * MAX_DIV * sizeof *div);
-	if (!s.top.r || !div) {
-		free(s.top.r);
-		free(div);
-		return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
+	if (req->ep > 1 && !(m->has_moe && m->moe.experts > 1))
+		return llmsim_err_set(err, LLMSIM_EINVAL, "--ep %d needs an MoE model; %s is dense",
+				      req->ep, m->name);
+	const int pins[] = {req->tp, req->cp, req->pp};
+	const char *const names[] = {"--tp", "--cp", "--pp"};
+	int64_t prod = 1;
+	for (int i = 0; i < 3; i++) {
+		if (pins[i] < 0 || pins[i] > LLMSIM_MAX_GPUS || req->ep < 0 ||
+		    req->ep > LLMSIM_MAX_GPUS)
+			return llmsim_err_set(err, LLMSIM_EINVAL, "parallel degrees must be 1 to %d",
+					      LLMSIM_MAX_GPUS);
+		if (pins[i] > 0 && req->gpus % pins[i])
+			return llmsim_err_set(err, LLMSIM_EINVAL, "%s %d does not divide --gpus %d",
+					      names[i], pins[i], req->gpus);
+		prod *= pins[i] > 0 ? pins[i] : 1;
 	}
-	int *dt = div, *dc = div + MAX_DIV, *dpp = div + 2 * MAX_DIV, *dep = div + 3 * MAX_DIV;
+	if (prod > 1 && req->gpus % prod)
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "tp x cp x pp = %lld (as pinned) does not divide --gpus %d",
+				      (long long)prod, req->gpus);
+	return 0;
+}
 
-	struct llmsim_train_cfg c;
-	llmsim_train_cfg_init(&c);
-	c.gpus = req->gpus;
-	c.seq = req->seq;
-	c.global_batch = req->global_batch;
-	c.dtype = req->dtype;
-	c.recipe = req->recipe;
-	c.lora_rank = req->lora_rank;
-	c.moe_imbalance = req->moe_imbalance >= 1 ? req->moe_imbalance : 1;
-	c.uneven_pp = req->uneven_pp;
+int llmsim_plan_run(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *req,
+		    struct llmsim_plan_out *out, struct llmsim_err *err)
+{
+	double t0 = now_s();
+	memset(out, 0, sizeof *out);
+	int rc = check_req(ctx, req, err);
+	if (rc)
+		return rc;
+	const struct llmsim_gpu *gpu = &ctx->gpu;
+	out->global_batch = req->global_batch;
+	if (!out->global_batch) {
+		out->global_batch = llmsim_plan_batch_rule(req->gpus, req->seq,
+							   &out->batch_budget_tokens);
+		out->batch_from_rule = 1;
+	}
+	llmsim_expected_error(gpu, LLMSIM_PRED_TRAIN_STEP, &out->error);
+	out->error_frac = req->error_frac > 0 ? req->error_frac : out->error.abs_frac;
 
-	int N = req->gpus, moe = m->has_moe && m->moe.experts > 1;
-	int ntp = llmsim_divisors(N, dt, MAX_DIV);
-	for (int i = 0; i < ntp; i++) {
-		c.tp = dt[i];
-		int kv_ok = m->has_mla || m->kv_heads % c.tp == 0 || c.tp % m->kv_heads == 0;
-		int bad_tp = m->heads % c.tp || !kv_ok;
-		int ncp = llmsim_divisors(N / c.tp, dc, MAX_DIV);
-		for (int j = 0; j < ncp; j++) {
-			c.cp = dc[j];
-			s.sh.n = 0; /* new (tp, cp): new layer shapes */
-			int bad_cp = c.cp > 1 && c.seq % (2 * c.cp);
-			int npp = llmsim_divisors(N / (c.tp * c.cp), dpp, MAX_DIV);
-			for (int k = 0; k < npp; k++) {
-				c.pp = dpp[k];
-				c.dp = N / (c.tp * c.cp * c.pp);
-				int nep = moe ? llmsim_divisors(c.dp * c.cp, dep, MAX_DIV) : 1;
-				if (!moe)
-					dep[0] = 1;
-				for (int e = 0; e < nep; e++) {
-					c.ep = dep[e];
-					enum llmsim_train_reject why = LLMSIM_REJ_NONE;
-					if (bad_tp)
-						why = LLMSIM_REJ_HEADS;
-					else if (bad_cp)
-						why = LLMSIM_REJ_SEQ;
-					else if (!c.uneven_pp && m->layers % c.pp)
-						why = LLMSIM_REJ_LAYERS;
-					else if (c.ep > 1 && m->moe.experts % c.ep)
-						why = LLMSIM_REJ_EXPERTS;
-					out->evaluated += PER_FACT(&s);
-					if (why)
-						reject(&s, why, PER_FACT(&s));
-					else
-						search_fact(&s, &c);
-				}
-			}
-		}
+	/* offload is searched where it can exist: a host to offload to and a
+	 * recipe that keeps 16-bit weights on the GPU */
+	int noff = LLMSIM_OFFLOAD_COUNT;
+	if (req->no_offload)
+		noff = 1, snprintf(out->offload_note, sizeof out->offload_note, "--no-offload");
+	else if (!gpu->has_host)
+		noff = 1, snprintf(out->offload_note, sizeof out->offload_note,
+				   "%s describes no host", gpu->name);
+	else if (req->recipe == LLMSIM_RECIPE_AMP)
+		noff = 1, snprintf(out->offload_note, sizeof out->offload_note,
+				   "the amp recipe keeps fp32 weights on the GPU");
+	out->offload_searched = noff > 1;
+
+	struct search s = {.ctx = ctx, .out = out, .noff = noff, .dpu = req->dpu,
+			   .nsched = req->max_chunks > 0 ? req->max_chunks : MAX_CHUNKS_DEFAULT,
+			   .even_pp = req->even_pp};
+	int *div = malloc(4 * MAX_DIV * sizeof *div);
+	if (!div)
+		return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
+
+	struct plan_base base = {.lora_rank = req->lora_rank, .dpu = req->dpu};
+	struct llmsim_train_cfg *c = &base.cfg;
+	llmsim_train_cfg_init(c);
+	c->gpus = req->gpus;
+	c->seq = req->seq;
+	c->global_batch = out->global_batch;
+	c->dtype = req->dtype;
+	c->recipe = req->recipe;
+	c->moe_imbalance = req->moe_imbalance >= 1 ? req->moe_imbalance : 1;
+	c->uneven_pp = !req->even_pp;
+
+	/* full training, then (with a rank) LoRA */
+	struct llmsim_train_cfg work = *c;
+	for (int pass = 0; pass < (req->lora_rank > 0 ? 2 : 1) && !s.rc; pass++) {
+		s.lora = pass;
+		work.lora_rank = pass ? req->lora_rank : 0;
+		search_layouts(&s, req, &work, div);
 	}
 	free(div);
 	free(s.sh.s);
-	out->results = s.top.r;
-	out->nresults = s.top.n;
+	if (s.rc) {
+		free(s.es.v);
+		return llmsim_err_set(err, s.rc, "out of memory for %lld configurations",
+				      (long long)s.es.n);
+	}
+	rc = plan_rank(ctx, req, &base, &s.es, out, err);
+	free(s.es.v);
+	if (rc) {
+		llmsim_plan_out_release(out);
+		return rc;
+	}
+	if (!out->nrows)
+		plan_hint(ctx, req, &s.sv, out);
 	out->elapsed_s = now_s() - t0;
 	return 0;
 }
@@ -321,7 +494,7 @@ void llmsim_plan_out_release(struct llmsim_plan_out *out)
 {
 	if (!out)
 		return;
-	free(out->results);
-	out->results = NULL;
-	out->nresults = 0;
+	free(out->rows);
+	out->rows = NULL;
+	out->nrows = 0;
 }

@@ -374,7 +374,7 @@ int llmsim_train_simulate(struct llmsim_train_ctx *ctx, const struct llmsim_trai
 		return llmsim_err_set(err, LLMSIM_EINVAL,
 				      "--offload needs the host of a node: %s has no 'host:' section",
 				      ctx->gpu.path[0] ? ctx->gpu.path : ctx->gpu.name);
-	if (c->engine == LLMSIM_TRAIN_TORCH)
+	if (c->engine == LLMSIM_ENGINE_TORCH)
 		return train_torch_simulate(ctx, c, r, err);
 	struct shape_cost sc;
 	struct dp_cost dc;

@@ -260,7 +260,7 @@ static int price(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 {
 	for (int i = 0; i < l->n; i++) {
 		struct visit *v = &l->v[i];
-		ctx->load_rho = c->load_lone ? 0 : c->load_rho > 0 ? c->load_rho : v->x;
+		ctx->load_rho = c->load == LLMSIM_LOAD_LONE ? 0 : c->load_rho > 0 ? c->load_rho : v->x;
 		struct price p;
 		int rc = train_price(ctx, v->op, &p, err);
 		if (rc)
@@ -345,7 +345,8 @@ static int run(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 	       struct steplist *l, struct stepsum *o, struct llmsim_err *err)
 {
 	struct pace p;
-	int own = !c->load_lone && !(c->load_rho > 0) && llmsim_gpu_power_cap_hz(&ctx->gpu) > 0;
+	int own = c->load == LLMSIM_LOAD_BUSY && !(c->load_rho > 0) &&
+		  llmsim_gpu_power_cap_hz(&ctx->gpu) > 0;
 	double step = 0;
 	for (int round = 0; round < 4; round++) {
 		int rc = price(ctx, c, l, err);
@@ -443,7 +444,7 @@ int train_torch_simulate(struct llmsim_train_ctx *ctx, const struct llmsim_train
 	r->model_flops = EXT(flops[V_FWD]) + EXT(flops[V_BWD]);
 	r->hw_flops = r->model_flops + EXT(flops[V_RECOMPUTE]);
 	r->load_rho = s3.x_mean;
-	r->sm_clock_hz = train_load_clock(&ctx->gpu, c, c->load_lone ? 0 : s3.x_mean);
+	r->sm_clock_hz = train_load_clock(&ctx->gpu, c, c->load == LLMSIM_LOAD_LONE ? 0 : s3.x_mean);
 #undef EXT
 	r->tokens_per_step = (double)c->global_batch * c->seq;
 	r->tokens_per_s = t->step_s > 0 ? r->tokens_per_step / t->step_s : 0;
@@ -471,7 +472,7 @@ int llmsim_train_torch_ops(struct llmsim_train_ctx *ctx, const struct llmsim_tra
 {
 	struct llmsim_graph_cfg gc;
 	struct llmsim_train_cfg tc = *c;
-	tc.engine = LLMSIM_TRAIN_TORCH;
+	tc.engine = LLMSIM_ENGINE_TORCH;
 	train_graph_cfg(ctx, &tc, 0, &gc);
 	int rc = llmsim_graph_build_mem(&ctx->model, &gc, g, mem, err);
 	for (int i = 0; !rc && i < g->n; i++) {

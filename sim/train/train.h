@@ -3,7 +3,7 @@
  * memory per GPU (closed form) and step time (every op priced through
  * llmsim_predict), for data, ZeRO 1-3, tensor (+sequence), pipeline
  * (1F1B, interleaved), context and expert parallelism; and the search over
- * all of them (`llmsim plan`).
+ * all of them (`llmsim plan`, plan.h).
  *
  * Layout of ranks (Megatron order): gpus = tp * cp * dp * pp; TP is the
  * innermost group (consecutive ranks, inside a node when tp <= gpus per
@@ -58,17 +58,6 @@ enum llmsim_recipe { LLMSIM_RECIPE_AMP, LLMSIM_RECIPE_MEGATRON, LLMSIM_RECIPE_ZE
 enum llmsim_offload { LLMSIM_OFFLOAD_NONE, LLMSIM_OFFLOAD_OPTIMIZER, LLMSIM_OFFLOAD_PARAMS,
 		      LLMSIM_OFFLOAD_COUNT };
 
-/* The program that runs the step (how its ops become kernels):
- *   fused  Megatron-LM's fused kernels (one kernel per op: fused QKV and
- *          gate-up GEMMs, fused RoPE, SwiGLU, cross-entropy; the default);
- *   torch  a plain PyTorch step on one GPU as calib/torch/steps_train.py
- *          writes it: fp32 parameters under bf16 autocast, loss.backward(),
- *          fused AdamW, zero_grad(set_to_none=True); every op launched from
- *          Python (eager), its memory the caching allocator's timeline
- *          (sim/graph_torch_train.c, sim/train/torch_step.c, mem_timeline.c).
- * The values are those of the op graph's engines (sim/graph.h). */
-enum llmsim_train_engine { LLMSIM_TRAIN_FUSED = 0, LLMSIM_TRAIN_TORCH = 1 };
-
 const char *llmsim_recompute_name(enum llmsim_recompute r);
 const char *llmsim_pp_sched_name(enum llmsim_pp_sched s);
 const char *llmsim_recipe_name(enum llmsim_recipe r);
@@ -77,8 +66,6 @@ extern const char *const llmsim_recompute_names[];  /* NULL-terminated */
 extern const char *const llmsim_pp_sched_names[];
 extern const char *const llmsim_recipe_names[];
 extern const char *const llmsim_offload_names[];    /* none, optimizer, params */
-extern const char *const llmsim_train_engine_names[]; /* fused, torch */
-const char *llmsim_train_engine_name(enum llmsim_train_engine e);
 
 struct llmsim_train_cfg {
 	int gpus;
@@ -103,12 +90,23 @@ struct llmsim_train_cfg {
 					 * update: the CPU Adam step (and the upload
 					 * of its result) overlaps the next step's
 					 * forward and backward */
-	int engine;                     /* enum llmsim_train_engine */
-	/* the clock the ops run at: the step's own load (the default: a
+	/* the program that runs the step (sim/graph.h's engines):
+	 *   fused  Megatron-LM's fused kernels (one kernel per op: fused QKV
+	 *          and gate-up GEMMs, fused RoPE, SwiGLU, cross-entropy; the
+	 *          default);
+	 *   torch  a plain PyTorch step on one GPU as calib/torch/steps_train.py
+	 *          writes it: fp32 parameters under bf16 autocast,
+	 *          loss.backward(), fused AdamW, zero_grad(set_to_none=True),
+	 *          every op launched from Python (eager), its memory the caching
+	 *          allocator's timeline (sim/graph_torch_train.c,
+	 *          sim/train/torch_step.c, mem_timeline.c);
+	 *   hf     not a training program llmsim models (rejected) */
+	enum llmsim_engine engine;
+	/* the clock the ops run at: the step's own load (busy, the default: a
 	 * training loop keeps the GPU busy, duty 1, at the tensor intensity of
-	 * its ops), a given one (load_rho > 0), or lone kernels at the burst
-	 * clock (load_lone) */
-	int load_lone;
+	 * its ops), a given one (busy with load_rho > 0), or lone kernels at
+	 * the burst clock */
+	enum llmsim_load load;
 	double load_rho;
 	enum llmsim_operand_data operand_data; /* what the operands hold (hw/gpu.h) */
 };
@@ -132,7 +130,8 @@ enum llmsim_attn_impl llmsim_train_sdpa(const struct llmsim_gpu *gpu);
 /* Layers of the busiest pipeline stage. */
 double llmsim_train_stage_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c);
 
-/* Why a configuration is invalid (plan counts them per reason). */
+/* Why a configuration is invalid (llmsim_train_check; the planner counts finer
+ * reasons of its own, plan.h). */
 enum llmsim_train_reject {
 	LLMSIM_REJ_NONE,
 	LLMSIM_REJ_GPUS,      /* tp*pp*dp*cp != gpus */
@@ -320,41 +319,6 @@ int llmsim_train_torch_ops(struct llmsim_train_ctx *ctx, const struct llmsim_tra
 			   double load_rho, struct llmsim_graph *g, struct llmsim_graph_mem *mem,
 			   struct llmsim_pred *pred, struct llmsim_err *err);
 
-/* ---- plan: the search ---- */
-struct llmsim_plan_req {
-	int gpus;
-	int64_t seq;
-	int64_t global_batch;
-	enum llmsim_dtype dtype;
-	enum llmsim_recipe recipe;
-	int lora_rank;
-	double moe_imbalance;
-	int uneven_pp;               /* allow pp (x chunks) not dividing layers */
-	int top;                     /* results kept */
-	int dpu;                     /* offloaded configurations use DPU */
-	int no_offload;              /* search offload none only */
-};
-
-struct llmsim_plan_out {
-	int64_t evaluated;           /* configurations considered */
-	int64_t feasible;            /* valid and fitting */
-	int64_t feasible_offload;    /* of which with offload */
-	int64_t rejected[LLMSIM_REJ_COUNT];
-	struct llmsim_train_result *results; /* best first, ntop of them (owned) */
-	int nresults;
-	struct llmsim_train_result closest;  /* smallest shortfall when none fits */
-	int have_closest;
-	double elapsed_s;
-};
-
-/* Enumerate every configuration of req->gpus GPUs: TP x CP x DP x PP (and
- * EP for MoE models), ZeRO 0-3, micro-batch 1..16, recomputation,
- * schedule and chunks, attention impl, and offload none / optimizer /
- * params (when the GPU file describes its host and the recipe keeps
- * 16-bit weights); keep the best req->top by tokens/s.
- * Free out with llmsim_plan_out_release. */
-int llmsim_plan_run(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *req,
-		    struct llmsim_plan_out *out, struct llmsim_err *err);
-void llmsim_plan_out_release(struct llmsim_plan_out *out);
+/* The search over configurations (`llmsim plan`): sim/train/plan.h. */
 
 #endif

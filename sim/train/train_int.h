@@ -218,6 +218,32 @@ int train_torch_memory(struct llmsim_train_ctx *ctx, const struct llmsim_train_c
 		       int64_t microbatches, struct llmsim_train_result *r,
 		       struct llmsim_err *err);
 
+/* The caching allocator's model (mem_timeline.c: the rules of
+ * CUDACachingAllocator.cpp with its defaults). Zero-initialize; release
+ * with train_alloc_release. */
+struct train_alloc_blk {
+	double size, addr;
+	int prev, next;           /* neighbours in the segment, -1 */
+	int small, free, dead;
+};
+struct train_alloc {
+	struct train_alloc_blk *b;
+	int n, cap;
+	int *fl[2];               /* free blocks of each pool (0 large, 1 small), by (size, addr) */
+	int nfl[2], capfl[2];
+	int *spare;               /* dead block slots */
+	int nspare;
+	double reserved;          /* segments taken (cudaMalloc'd) */
+	double allocated, peak;   /* bytes of the blocks handed out: now, at most */
+	double top;               /* the next segment's address */
+	int oom;                  /* out of host memory */
+};
+/* A block of at least `bytes`: its handle, or -1 (out of host memory). */
+int train_alloc_malloc(struct train_alloc *a, double bytes);
+/* Return block x (-1: nothing). */
+void train_alloc_free(struct train_alloc *a, int x);
+void train_alloc_release(struct train_alloc *a);
+
 /* Combine into a result (pure arithmetic). */
 void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 		   const struct shape_cost *sc, const struct dp_cost *dc,

@@ -48,10 +48,10 @@ void train_graph_cfg(const struct llmsim_train_ctx *ctx, const struct llmsim_tra
 	g->lora_rank = c->lora_rank;
 	g->moe_imbalance = c->moe_imbalance;
 	g->sections = sections;
-	if (c->engine == LLMSIM_TRAIN_TORCH) {
+	if (c->engine == LLMSIM_ENGINE_TORCH) {
 		/* fp32 parameters (the residual stream too) under autocast to the
 		 * matmul type */
-		g->lower.torch = 1;
+		g->lower.engine = LLMSIM_ENGINE_TORCH;
 		g->weights = LLMSIM_DT_FP32;
 	}
 }
@@ -184,8 +184,8 @@ int train_shape_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg
 		     struct shape_cost *sc, struct llmsim_err *err)
 {
 	/* a load given (c->load_rho) prices once in it; lone kernels at the
-	 * burst clock (c->load_lone) once outside any */
-	ctx->load_rho = c->load_lone ? 0 : c->load_rho;
+	 * burst clock (load lone) once outside any */
+	ctx->load_rho = c->load == LLMSIM_LOAD_LONE ? 0 : c->load_rho;
 	ctx->operand_data = c->operand_data;
 	int rc = build(ctx, c,
 		       1u << LLMSIM_SEC_PRE | 1u << LLMSIM_SEC_DENSE | 1u << LLMSIM_SEC_MOE |
@@ -194,7 +194,7 @@ int train_shape_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg
 	if (!rc)
 		rc = shape_cost_at(ctx, c, sc, err);
 	sc->load_rho = ctx->load_rho;
-	double rho = rc || c->load_lone || c->load_rho > 0 ? 0 : layers_rho(ctx, c, sc);
+	double rho = rc || c->load == LLMSIM_LOAD_LONE || c->load_rho > 0 ? 0 : layers_rho(ctx, c, sc);
 	if (rho > 0) {
 		ctx->load_rho = rho;
 		rc = shape_cost_at(ctx, c, sc, err);

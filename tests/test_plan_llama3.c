@@ -1,0 +1,67 @@
+/*
+ * test_plan_llama3.c - Llama 3 405B's published layouts through the
+ * planner (issue 15, item 3): with the layout pinned and everything else
+ * searched, each must fit in the H100's 80 GB and land within 10% of the
+ * MFU Meta reports. Its own program, so that CTest names it when it fails:
+ * the activation accounting it depends on (interleaved 1F1B in flight,
+ * first and last stages one layer short, early freeing) is sim/train/
+ * memory.c's and walk.c's.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "hw/gpu.h"
+#include "models/model.h"
+#include "sim/train/plan.h"
+#include "support.h"
+
+/* Llama 3 405B as Meta trained it (Dubey et al. 2024, Table 4), on H100
+ * 80GB, 126 layers over 16 stages (uneven: the search's default), bf16,
+ * 16M-token batches: 2048 sequences of 8192 (16 Mi / 8192) or 128 of
+ * 131,072 (16 Mi / 131072); the layout pinned, the rest (ZeRO, micro-batch,
+ * recomputation, chunks per stage, attention) left to the search. Each must
+ * fit in the card's HBM (81,559 MiB: the file's hbm_bytes) and land within
+ * 10% of the published MFU: 43% (tp 8, pp 16, dp 64, 8192 GPUs), 41% (dp
+ * 128, 16,384 GPUs), 38% (cp 16, dp 8, 16,384 GPUs, 131K context). */
+Test(plan_llama3, layouts_fit_and_their_mfu)
+{
+	static const struct {
+		int gpus, cp;
+		int64_t seq, batch;
+		double mfu;
+	} runs[] = {
+		{8192, 1, 8192, 2048, 0.43},
+		{16384, 1, 8192, 2048, 0.41},
+		{16384, 16, 131072, 128, 0.38},
+	};
+	struct llmsim_gpu g;
+	struct llmsim_model m;
+	struct llmsim_err err = {0};
+	cr_assert_eq(llmsim_gpu_load("h100", &g, &err), 0, "%s", err.msg);
+	cr_assert_eq(llmsim_model_load("405b", &m, &err), 0, "%s", err.msg);
+	const struct llmsim_gpu *h100 = &g;
+	for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+		struct llmsim_plan_req q = {.gpus = runs[i].gpus, .seq = runs[i].seq,
+					    .global_batch = runs[i].batch, .tp = 8, .pp = 16,
+					    .cp = runs[i].cp, .recipe = LLMSIM_RECIPE_MEGATRON};
+		struct llmsim_plan_out o;
+		struct llmsim_train_ctx *ctx;
+		q.dtype = LLMSIM_DT_BF16, q.moe_imbalance = 1;
+		cr_assert_eq(llmsim_train_ctx_new(&m, h100, &ctx, &err), 0, "%s", err.msg);
+		cr_assert_eq(llmsim_plan_run(ctx, &q, &o, &err), 0, "%s", err.msg);
+		llmsim_train_ctx_free(ctx);
+		cr_expect_gt(o.nrows, 0, "%d GPUs: no configuration of Meta's layout fits",
+			     runs[i].gpus);
+		if (o.nrows) {
+			const struct llmsim_train_result *r = &o.rows[0].r;
+			cr_expect(r->fits);
+			cr_expect_leq(r->mem.total_bytes, h100->hbm_bytes);
+			cr_expect(fabs(r->mfu / runs[i].mfu - 1) <= 0.10,
+				  "%d GPUs, cp %d: MFU %.1f%%, published %.0f%% (%+.1f%%)",
+				  runs[i].gpus, runs[i].cp, 100 * r->mfu, 100 * runs[i].mfu,
+				  100 * (r->mfu / runs[i].mfu - 1));
+		}
+		llmsim_plan_out_release(&o);
+	}
+}
+

@@ -1,0 +1,209 @@
+/*
+ * test_plan_serve.c - the serving planner (sim/infer/plan_serve.h): a TTFT
+ * target rejects what misses it (and only that), a target no layout can
+ * meet leaves the closest, quantized types only when allowed, the
+ * disaggregated pools and their KV transfer, the Pareto front, the load
+ * split over replicas. Expected numbers are derived by hand.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw/gpu.h"
+#include "models/model.h"
+#include "sim/infer/plan_serve.h"
+#include "support.h"
+
+static struct llmsim_model m8b;
+static struct llmsim_gpu h200;
+
+static void cfg(struct llmsim_plan_serve_cfg *pc, int gpus)
+{
+	struct llmsim_err e = {0};
+	cr_assert_eq(llmsim_model_load("8b", &m8b, &e), 0, "%s", e.msg);
+	cr_assert_eq(llmsim_gpu_load("h200", &h200, &e), 0, "%s", e.msg);
+	memset(pc, 0, sizeof *pc);
+	pc->model = &m8b;
+	pc->gpu = &h200;
+	pc->gpus = gpus;
+	pc->prompt = 2048;
+	pc->output = 64;
+	pc->requests = 100;
+	pc->max_batch = 64;
+}
+
+static void run(const struct llmsim_plan_serve_cfg *pc, struct llmsim_plan_serve_out *o)
+{
+	struct llmsim_err e = {0};
+	cr_assert_eq(llmsim_plan_serve(pc, o, &e), 0, "%s", e.msg);
+}
+
+/* Under a rate of 4 requests/s and a TTFT target of 0.5 s at p99: a row
+ * meets it exactly when its p99 TTFT is at most 0.5 s and its TPOT (no
+ * target) is free; rows that miss are counted under TTFT, rank after every
+ * one that meets it. */
+Test(plan_serve, ttft_target_rejects_what_misses_it)
+{
+	struct llmsim_plan_serve_cfg pc;
+	struct llmsim_plan_serve_out o;
+	cfg(&pc, 2);
+	pc.load = LLMSIM_LOAD_RATE;
+	pc.rate_per_s = 4;
+	pc.ttft_slo_s = 0.5;
+	run(&pc, &o);
+	cr_assert_gt(o.nrows, 2);
+	int64_t met = 0, missed = 0;
+	for (int64_t i = 0; i < o.nrows; i++) {
+		const struct llmsim_plan_serve_row *r = &o.rows[i];
+		cr_expect_eq(r->feasible, r->ttft_s.p99 <= 0.5, "row %lld: p99 %g", (long long)i,
+			     r->ttft_s.p99);
+		met += r->feasible;
+		missed += !r->feasible;
+		if (i)
+			cr_expect_geq(o.rows[i - 1].feasible, r->feasible);
+	}
+	cr_expect_gt(met, 0);
+	cr_expect_gt(missed, 0, "a target between the fastest and the slowest");
+	cr_expect_eq(o.feasible, met);
+	cr_expect_eq(o.why[LLMSIM_SERVE_TTFT], missed);
+	cr_expect_eq(o.why[LLMSIM_SERVE_TPOT], 0);
+	llmsim_plan_serve_release(&o);
+}
+
+/* A TTFT no layout of 2 H200s can reach: a 2048-token prompt of 8B is
+ * 2 x 8.03e9 x 2048 = 32.9 TFLOP of prefill, and two GPUs at their 989
+ * TFLOP/s bf16 peak need 16.6 ms for it; a 10 ms target is met by none.
+ * The closest ranks first, and the reason names TTFT. */
+Test(plan_serve, unreachable_target_leaves_the_closest)
+{
+	struct llmsim_plan_serve_cfg pc;
+	struct llmsim_plan_serve_out o;
+	cfg(&pc, 2);
+	pc.ttft_slo_s = 0.010;
+	run(&pc, &o);
+	cr_assert_gt(o.nrows, 0);
+	cr_expect_eq(o.feasible, 0);
+	for (int64_t i = 1; i < o.nrows; i++)
+		cr_expect_leq(o.rows[i - 1].miss, o.rows[i].miss);
+	cr_expect_gt(o.rows[0].ttft_q_s, 0.0166 * 0.99);
+	cr_expect(strstr(o.reason, "misses TTFT p99") != NULL, "%s", o.reason);
+	llmsim_plan_serve_release(&o);
+}
+
+/* Weights and KV stay bf16 unless allowed; allowing fp8 weights brings fp8
+ * rows. */
+Test(plan_serve, quantization_only_when_allowed)
+{
+	struct llmsim_plan_serve_cfg pc;
+	struct llmsim_plan_serve_out o;
+	cfg(&pc, 1);
+	pc.no_disagg = 1;
+	run(&pc, &o);
+	cr_assert_gt(o.nrows, 0);
+	for (int64_t i = 0; i < o.nrows; i++) {
+		cr_expect_eq(o.rows[i].weight_dtype, LLMSIM_DT_BF16);
+		cr_expect_eq(o.rows[i].kv_dtype, LLMSIM_DT_BF16);
+	}
+	llmsim_plan_serve_release(&o);
+	pc.weight_dtypes = 1u << LLMSIM_DT_BF16 | 1u << LLMSIM_DT_FP8;
+	run(&pc, &o);
+	int fp8 = 0;
+	for (int64_t i = 0; i < o.nrows; i++)
+		fp8 |= o.rows[i].weight_dtype == LLMSIM_DT_FP8;
+	cr_expect(fp8);
+	llmsim_plan_serve_release(&o);
+}
+
+/* 2 GPUs: aggregated 2 x tp1, 1 x tp2, 1 x pp2 and one disaggregated split,
+ * a prefill and a decode replica of tp 1. Its KV transfer moves the
+ * prompt's cache, 2048 tokens x 131,072 B (32 layers x 8 kv heads x 128 x
+ * k and v x 2 B) = 268 MB, over NVLink (2 GPUs in one node): no faster than
+ * the link's peak, 268 MB / 450 GB/s = 0.60 ms. */
+Test(plan_serve, disaggregated_pools_and_kv_transfer)
+{
+	struct llmsim_plan_serve_cfg pc;
+	struct llmsim_plan_serve_out o;
+	cfg(&pc, 2);
+	pc.load = LLMSIM_LOAD_RATE;
+	pc.rate_per_s = 2;
+	run(&pc, &o);
+	cr_assert_geq(o.best_disagg, 0);
+	cr_assert_geq(o.best_agg, 0);
+	const struct llmsim_plan_serve_row *d = &o.rows[o.best_disagg];
+	cr_expect_eq(d->p_replicas, 1);
+	cr_expect_eq(d->p_tp, 1);
+	cr_expect_eq(d->replicas, 1);
+	cr_expect_eq(d->tp, 1);
+	cr_expect_eq(d->kv_over_network, 0);
+	double bytes = 2048.0 * 32 * 8 * 128 * 2 * 2;
+	cr_expect_geq(d->kv_transfer_s, bytes / h200.intra_node_bytes_per_s);
+	cr_expect_lt(d->kv_transfer_s, 10 * bytes / h200.intra_node_bytes_per_s);
+	cr_expect_geq(d->ttft_s.p50, d->kv_transfer_s); /* the transfer is in TTFT */
+	cr_expect_gt(o.simulated_disagg, 0);
+	llmsim_plan_serve_release(&o);
+}
+
+/* The front: no row beats a front row on both tokens/s per GPU and per
+ * user; every other row is matched or beaten on both by some row. */
+Test(plan_serve, pareto_front)
+{
+	struct llmsim_plan_serve_cfg pc;
+	struct llmsim_plan_serve_out o;
+	cfg(&pc, 2);
+	run(&pc, &o);
+	int64_t front = 0;
+	for (int64_t i = 0; i < o.nrows; i++) {
+		const struct llmsim_plan_serve_row *a = &o.rows[i];
+		int beaten = 0;
+		for (int64_t j = 0; j < o.nrows; j++) {
+			const struct llmsim_plan_serve_row *b = &o.rows[j];
+			if (j != i && b->tokens_per_s_per_gpu >= a->tokens_per_s_per_gpu &&
+			    b->tokens_per_s_per_user >= a->tokens_per_s_per_user &&
+			    (b->tokens_per_s_per_gpu > a->tokens_per_s_per_gpu ||
+			     b->tokens_per_s_per_user > a->tokens_per_s_per_user || j < i))
+				beaten = 1;
+		}
+		cr_expect_eq(a->pareto, !beaten, "row %lld", (long long)i);
+		front += a->pareto;
+	}
+	cr_expect_gt(front, 1);
+	llmsim_plan_serve_release(&o);
+}
+
+/* A closed loop of 40 users over 2 replicas: 20 users each, so each
+ * replica simulates at least 8 x 20 = 160 requests, and runs no more than
+ * 20 sequences (max_num_seqs tried up to 20). */
+Test(plan_serve, concurrency_split_over_replicas)
+{
+	struct llmsim_plan_serve_cfg pc;
+	struct llmsim_plan_serve_out o;
+	cfg(&pc, 2);
+	pc.load = LLMSIM_LOAD_CONCURRENCY;
+	pc.concurrency = 40;
+	pc.tp = 1, pc.pp = 1; /* aggregated replicas of one GPU only */
+	run(&pc, &o);
+	cr_assert_gt(o.nrows, 0);
+	cr_expect_geq(o.requests_per_replica, 160);
+	for (int64_t i = 0; i < o.nrows; i++) {
+		cr_expect_eq(o.rows[i].replicas, 2);
+		cr_expect_leq(o.rows[i].max_batch, 20);
+		cr_expect_leq(o.rows[i].mean_batch, 20);
+	}
+	llmsim_plan_serve_release(&o);
+}
+
+/* What the planner refuses, one line each. */
+Test(plan_serve, bad_requests)
+{
+	struct llmsim_plan_serve_cfg pc;
+	struct llmsim_plan_serve_out o;
+	struct llmsim_err e = {0};
+	cfg(&pc, 2);
+	pc.load = LLMSIM_LOAD_RATE;
+	cr_expect_eq(llmsim_plan_serve(&pc, &o, &e), LLMSIM_EINVAL);
+	cr_expect_str_eq(e.msg, "an arrival rate must be positive");
+	pc.load = LLMSIM_LOAD_OFFLINE;
+	pc.slo_quantile = 0.95;
+	cr_expect_eq(llmsim_plan_serve(&pc, &o, &e), LLMSIM_EINVAL);
+	cr_expect_str_eq(e.msg, "the target quantile is p50, p90 or p99");
+}
