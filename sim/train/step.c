@@ -119,17 +119,22 @@ int train_dp_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c
 	if (shard >= 1 && !rc) {
 		struct llmsim_op op;
 		struct price pr;
-		memset(&op, 0, sizeof op);
-		op.kind = LLMSIM_OP_ELEMENTWISE;
-		op.dtype = LLMSIM_DT_FP32;
-		op.u.ew.kind = LLMSIM_EW_ADAMW;
-		op.u.ew.tokens = 1;
-		op.u.ew.hidden = (int64_t)ceil(shard);
-		op.u.ew.pass = LLMSIM_PASS_FWD;
+		train_adamw_op(&op, shard);
 		rc = train_price(ctx, &op, &pr, err);
 		dc->optimizer_s = pr.time_s;
 	}
 	return rc;
+}
+
+void train_adamw_op(struct llmsim_op *op, double params)
+{
+	memset(op, 0, sizeof *op);
+	op->kind = LLMSIM_OP_ELEMENTWISE;
+	op->dtype = LLMSIM_DT_FP32;
+	op->u.ew.kind = LLMSIM_EW_ADAMW;
+	op->u.ew.tokens = 1;
+	op->u.ew.hidden = (int64_t)ceil(params);
+	op->u.ew.pass = LLMSIM_PASS_FWD;
 }
 
 /* PCIe time of `bytes` moved by every rank of the node at once: this

@@ -98,11 +98,7 @@ static int optimizer_ops(const struct llmsim_model *m, struct llmsim_op *ops, in
 		return -1;
 	train_torch_params(m, numel, np);
 	struct llmsim_op op;
-	memset(&op, 0, sizeof op);
-	op.kind = LLMSIM_OP_ELEMENTWISE;
-	op.dtype = LLMSIM_DT_FP32;
-	op.u.ew.kind = LLMSIM_EW_ADAMW;
-	op.u.ew.tokens = 1;
+	train_adamw_op(&op, 1);
 #define LAUNCH(x_)                                               \
 	do {                                                     \
 		if (n < max) {                                   \

@@ -135,6 +135,10 @@ struct shape_cost {
 
 int train_shape_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 		     struct shape_cost *sc, struct llmsim_err *err);
+/* The optimizer step as one fused AdamW op over `params` fp32 parameters
+ * (the fused engine prices it whole, the torch engine per launch). */
+void train_adamw_op(struct llmsim_op *op, double params);
+
 /* The SM clock tensor work of c's data type runs at in a load x (rho *
  * duty; 0: a lone kernel's burst clock). */
 double train_load_clock(const struct llmsim_gpu *gpu, const struct llmsim_train_cfg *c, double x);
