@@ -12,8 +12,9 @@
  * (each section's input is the output of the one before) and its gradient,
  * described per section by struct llmsim_gsec_io.
  *
- * Only the torch training lowering (struct llmsim_lowering's torch, work
- * TRAIN) describes its tensors; other graphs have none.
+ * Only the torch engine's training graph (struct llmsim_lowering's engine
+ * LLMSIM_ENGINE_TORCH, work TRAIN) describes its tensors; other graphs
+ * have none.
  */
 #ifndef LLMSIM_GRAPH_MEM_H
 #define LLMSIM_GRAPH_MEM_H

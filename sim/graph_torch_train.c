@@ -1,6 +1,6 @@
 /*
  * graph_torch_train.c - a plain PyTorch training step as its kernels run
- * (struct llmsim_lowering's torch with work TRAIN): nn.Module layers over
+ * (the torch engine with work TRAIN): nn.Module layers over
  * parameters of type P (c->weights: fp32, the master weights) under
  * torch.autocast to A (c->math: bf16), loss.backward() as autograd runs it,
  * as calib/torch/steps_train.py writes the step. Each section is its
