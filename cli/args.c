@@ -75,6 +75,7 @@ static const struct bound bounds[] = {
 	{NULL, "moe-imbalance", LLMSIM_MAX_EXPERTS, "times the mean load"},
 	{NULL, "lora-rank", LLMSIM_MAX_WIDTH, "(a model width)"},
 	{NULL, "chunks", LLMSIM_MAX_LAYERS, "chunks"},
+	{NULL, "layers", LLMSIM_MAX_LAYERS, "layers"},
 	{NULL, "zero", 3, "(ZeRO stages are 0 to 3)"},
 	{NULL, "top", LLMSIM_MAX_ROWS, "rows"},
 	{NULL, "width", LLMSIM_MAX_PIXELS, "pixels"},

@@ -15,6 +15,7 @@
 #include "sim/sim.h"
 #include "args.h"
 #include "commands.h"
+#include "common.h"
 
 static const char *const pass_choices[] = {"fwd", "bwd", "fwdbwd", NULL};
 static const char *const attn_choices[] = {"naive", "flash1", "flash2", "flash3", NULL};
@@ -226,27 +227,18 @@ static int run(const char *cmd, const struct common *c, struct llmsim_op *op)
 			return llmsim_args_error(cmd, "--dtype: unknown data type '%s'", c->dtype);
 		op->dtype = dt;
 	}
-	if (c->operand_data) {
-		int d = llmsim_operand_data_parse(c->operand_data);
-		if (d < 0)
-			return llmsim_args_error(cmd, "--operand-data: unknown '%s' (%s)",
-						 c->operand_data, llmsim_operand_data_choices());
-		op->operand_data = d;
-	}
+	enum llmsim_operand_data d;
+	enum llmsim_load load;
+	int rc;
+	double rho;
+	if ((rc = cli_operand_data_parse(cmd, c->operand_data, &d)) ||
+	    (rc = cli_load_parse(cmd, c->load, &load, &rho)))
+		return rc;
+	op->operand_data = d;
 	/* the default: a kernel inside a running program that keeps the GPU
 	 * busy with work like it (duty 1, its own tensor intensity) */
-	op->load_duty = 1;
-	op->load_rho = 0;
-	if (c->load && !strcmp(c->load, "lone")) {
-		op->load_duty = 0;
-	} else if (c->load && strcmp(c->load, "busy")) {
-		char *end = NULL;
-		double rho = strncmp(c->load, "busy:", 5) ? -1 : strtod(c->load + 5, &end);
-		if (!(rho > 0 && rho <= 1) || !end || *end)
-			return llmsim_args_error(cmd, "--load: expected lone, busy or busy:RHO with "
-						 "RHO in (0, 1], got '%s'", c->load);
-		op->load_rho = rho;
-	}
+	op->load_duty = load == LLMSIM_LOAD_LONE ? 0 : 1;
+	op->load_rho = rho;
 	if (llmsim_predict(g, op, &p, &err)) {
 		fprintf(stderr, "%s: %s\n", cmd, err.msg);
 		return 1;

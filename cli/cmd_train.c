@@ -13,6 +13,7 @@
 #include "sim/train/train.h"
 #include "args.h"
 #include "commands.h"
+#include "common.h"
 #include "train_out.h"
 
 static const char about[] =
@@ -33,6 +34,15 @@ static const char about[] =
 	"--zero 3): the 16-bit weights live on the host too, each layer fetched over\n"
 	"PCIe and all-gathered, forward and backward, every micro-batch. Host memory\n"
 	"per node (the GPU file's host: section) is checked like HBM.\n"
+	"--engine torch predicts a plain PyTorch step on one GPU instead, as\n"
+	"calib/torch/steps_train.py writes it: fp32 parameters under bf16 autocast,\n"
+	"SDPA, loss.backward(), fused AdamW, zero_grad(set_to_none=True), every op\n"
+	"launched from Python; its memory is the caching allocator's peak over the\n"
+	"step (torch.cuda.max_memory_allocated) beside the segments it reserves. It\n"
+	"takes the amp recipe, sdpa attention and one micro-batch a step unless told.\n\n"
+	"Every op runs at the clock the step's own load allows under the power limit\n"
+	"(--load busy), or a given load (busy:RHO), or as lone kernels at the burst\n"
+	"clock (--load lone), on the operand data --operand-data names.\n"
 	"Exit status 1 when the configuration is invalid or does not fit.";
 
 int cmd_train(int argc, char **argv, const struct cli_setup *setup)
@@ -44,6 +54,8 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 	int gpus = 0, dp = 0, json = 0, no_sp = 0, uneven = 0, offload = 0, dpu = 0;
 	int recompute = LLMSIM_RECOMP_NONE, sched = LLMSIM_SCHED_1F1B, dtype = 0,
 	    recipe = LLMSIM_RECIPE_MEGATRON, attn = 1, chunks_seen = 0;
+	int layers = 0, recipe_seen = 0, attn_seen = 0, gb_seen = 0;
+	struct cli_run run = {.engine = LLMSIM_ENGINE_FUSED};
 	int64_t gb = c.global_batch, seq = c.seq;
 	const struct llmsim_opt opts[] = {
 		{"model", LLMSIM_ARG_STRING, &model_name, "M", "model name, alias or file (required)", 0, NULL, NULL},
@@ -56,14 +68,16 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 		{"ep", LLMSIM_ARG_INT, &c.ep, "E", "expert parallel, divides dp*cp (default 1)", 1, NULL, NULL},
 		{"zero", LLMSIM_ARG_INT, &c.zero, "Z", "ZeRO stage 0-3 (default 0)", 0, NULL, NULL},
 		{"micro-batch", LLMSIM_ARG_INT, &c.micro_batch, "B", "sequences per micro-batch (default 1)", 1, NULL, NULL},
-		{"global-batch", LLMSIM_ARG_I64, &gb, "B", "sequences per step (default 1024)", 1, NULL, NULL},
+		{"global-batch", LLMSIM_ARG_I64, &gb, "B", "sequences per step (default 1024; torch: the micro-batch)", 1, NULL, &gb_seen},
 		{"seq", LLMSIM_ARG_I64, &seq, "S", "tokens per sequence (default 4096)", 1, NULL, NULL},
 		{"recompute", LLMSIM_ARG_CHOICE, &recompute, "R", "activation recomputation (default none)", 0, llmsim_recompute_names, NULL},
 		{"schedule", LLMSIM_ARG_CHOICE, &sched, "S", "pipeline schedule (default 1f1b)", 0, llmsim_pp_sched_names, NULL},
 		{"chunks", LLMSIM_ARG_INT, &c.chunks, "V", "model chunks per stage, interleaved (default 2)", 1, NULL, &chunks_seen},
 		{"dtype", LLMSIM_ARG_CHOICE, &dtype, "T", "matmul type (default bf16)", 0, train_dtype_choices, NULL},
-		{"recipe", LLMSIM_ARG_CHOICE, &recipe, "R", "optimizer-state recipe (default megatron)", 0, llmsim_recipe_names, NULL},
-		{"attention", LLMSIM_ARG_CHOICE, &attn, "A", "attention kernels (default flash2)", 0, train_attn_choices, NULL},
+		{"recipe", LLMSIM_ARG_CHOICE, &recipe, "R", "optimizer-state recipe (default megatron; torch: amp)", 0, llmsim_recipe_names, &recipe_seen},
+		{"attention", LLMSIM_ARG_CHOICE, &attn, "A", "attention kernels; sdpa: PyTorch's on this GPU (default flash2; torch: sdpa)", 0, train_attn_choices, &attn_seen},
+		{"layers", LLMSIM_ARG_INT, &layers, "L", "run the model's first L layers (default all)", 1, NULL, NULL},
+		CLI_RUN_OPTS(run, "the program: fused (Megatron-LM's kernels, default) or torch (plain PyTorch on one GPU)"),
 		{"lora-rank", LLMSIM_ARG_INT, &c.lora_rank, "R", "LoRA on q,k,v,o with frozen bf16 base (default 0: off)", 0, NULL, NULL},
 		{"moe-imbalance", LLMSIM_ARG_DOUBLE, &c.moe_imbalance, "F", "busiest expert's load / mean, >= 1 (default 1)", 1, NULL, NULL},
 		{"no-sp", LLMSIM_ARG_FLAG, &no_sp, NULL, "turn sequence parallelism off (default on with tp > 1)", 0, NULL, NULL},
@@ -79,14 +93,37 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 		return 0;
 	if (rc)
 		return 2;
+	if ((rc = cli_load_parse(cmd, run.load, &c.load, &c.load_rho)) ||
+	    (rc = cli_operand_data_parse(cmd, run.operand_data, &c.operand_data)))
+		return rc;
+	if (run.engine == LLMSIM_ENGINE_HF)
+		return llmsim_args_error(cmd, "--engine hf: training runs as fused (Megatron-LM) or "
+					 "torch (plain PyTorch); HF transformers' training is not "
+					 "modelled");
+	c.engine = (enum llmsim_engine)run.engine;
+	const struct llmsim_gpu gpu = *setup->gpu;
+	struct llmsim_model m = *setup->model;
+	if (layers > m.layers)
+		return llmsim_args_error(cmd, "--layers %d: %s has %d layers", layers, m.name,
+					 m.layers);
+	if (layers)
+		m.layers = layers;
 	c.recompute = recompute;
 	c.schedule = sched;
 	if (c.schedule == LLMSIM_SCHED_INTERLEAVED && !chunks_seen)
 		c.chunks = 2;
 	c.dtype = dtype == 1 ? LLMSIM_DT_FP8 : LLMSIM_DT_BF16;
 	c.recipe = recipe;
-	c.attn = train_attn_from_choice(attn);
+	c.attn = train_attn_from_choice(attn, &gpu);
 	c.global_batch = gb;
+	if (c.engine == LLMSIM_ENGINE_TORCH) {
+		llmsim_train_cfg_torch(&c, &gpu);
+		if (recipe_seen)
+			c.recipe = recipe;
+		if (attn_seen)
+			c.attn = train_attn_from_choice(attn, &gpu);
+		c.global_batch = gb_seen ? gb : c.micro_batch;
+	}
 	c.seq = seq;
 	c.sequence_parallel = !no_sp;
 	c.uneven_pp = uneven;
@@ -105,8 +142,6 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 	c.gpus = gpus ? gpus : (int)(inner * dp);
 
 	struct llmsim_err err = {0};
-	const struct llmsim_model m = *setup->model;
-	const struct llmsim_gpu gpu = *setup->gpu;
 	if (llmsim_train_check(&m, &c, &err) != LLMSIM_REJ_NONE) {
 		char *s = err.msg, *sep;
 		while ((sep = strstr(s, "; "))) {
@@ -132,7 +167,10 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 		llmsim_json_obj_begin(&j, NULL);
 		llmsim_json_str(&j, "model", m.name);
 		llmsim_json_str(&j, "gpu", gpu.name);
+		llmsim_json_int(&j, "layers", m.layers);
 		train_json_result(&j, &r);
+		if (c.engine == LLMSIM_ENGINE_TORCH)
+			train_json_torch(&j, &r, &gpu);
 		llmsim_json_obj_end(&j);
 		llmsim_json_finish(&j);
 	} else {

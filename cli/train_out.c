@@ -9,13 +9,13 @@
 #include "train_out.h"
 
 const char *const train_dtype_choices[] = {"bf16", "fp8", NULL};
-const char *const train_attn_choices[] = {"naive", "flash2", "flash3", NULL};
+const char *const train_attn_choices[] = {"naive", "flash2", "flash3", "sdpa", NULL};
 
-enum llmsim_attn_impl train_attn_from_choice(int i)
+enum llmsim_attn_impl train_attn_from_choice(int i, const struct llmsim_gpu *gpu)
 {
 	static const enum llmsim_attn_impl map[] = {LLMSIM_ATTN_NAIVE, LLMSIM_ATTN_FLASH2,
 						    LLMSIM_ATTN_FLASH3};
-	return map[i];
+	return i == 3 ? llmsim_train_sdpa(gpu) : map[i];
 }
 
 char *train_cfg_line(char *buf, size_t size, const struct llmsim_train_cfg *c)
@@ -87,8 +87,12 @@ void train_print_result(FILE *f, const struct llmsim_train_result *r,
 	const struct llmsim_train_mem *mm = &r->mem;
 	const struct llmsim_train_time *t = &r->time;
 	char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], d[LLMSIM_FMT_MAX];
-	char g[LLMSIM_FMT_MAX], note[240];
+	char g[LLMSIM_FMT_MAX], note[256];
 
+	if (c->engine == LLMSIM_ENGINE_TORCH) {
+		train_print_torch(f, r, m, gpu);
+		return;
+	}
 	fprintf(f, "%s on %d x %s\n", m->full_name[0] ? m->full_name : m->name, c->gpus,
 		gpu->full_name[0] ? gpu->full_name : gpu->name);
 	fprintf(f, "  parallel     tp %d x pp %d x dp %d x cp %d = %d GPUs, ep %d, ZeRO-%d%s\n",
@@ -119,6 +123,9 @@ void train_print_result(FILE *f, const struct llmsim_train_result *r,
 	if (m->has_moe && c->moe_imbalance > 1)
 		fprintf(f, ", MoE imbalance %.2f", c->moe_imbalance);
 	fputc('\n', f);
+	train_load_line(note, sizeof note, r, gpu);
+	fprintf(f, "  load         %s\n", note);
+	fprintf(f, "  operand data %s\n", llmsim_operand_data_name(c->operand_data));
 
 	fputs("\nmemory per GPU\n", f);
 	static const char *const mh[] = {"<part", "bytes", "share", "<note"};
@@ -238,6 +245,10 @@ void train_json_cfg(struct llmsim_json *j, const struct llmsim_train_cfg *c)
 	llmsim_json_num(j, "moe_imbalance", c->moe_imbalance);
 	llmsim_json_str(j, "offload", llmsim_offload_name(c->offload));
 	llmsim_json_bool(j, "dpu", c->dpu);
+	llmsim_json_str(j, "engine", llmsim_engine_name(c->engine));
+	llmsim_json_str(j, "load", llmsim_load_name(c->load));
+	llmsim_json_num(j, "load_rho_given", c->load_rho);
+	llmsim_json_str(j, "operand_data", llmsim_operand_data_name(c->operand_data));
 }
 
 void train_json_result(struct llmsim_json *j, const struct llmsim_train_result *r)
@@ -312,4 +323,5 @@ void train_json_result(struct llmsim_json *j, const struct llmsim_train_result *
 	llmsim_json_num(j, "mfu", r->mfu);
 	llmsim_json_num(j, "hfu", r->hfu);
 	llmsim_json_num(j, "load_rho", r->load_rho);
+	llmsim_json_num(j, "sm_clock_hz", r->sm_clock_hz);
 }

@@ -16,6 +16,18 @@ char *train_cfg_line(char *buf, size_t size, const struct llmsim_train_cfg *c);
 void train_print_result(FILE *f, const struct llmsim_train_result *r,
 			const struct llmsim_model *m, const struct llmsim_gpu *gpu);
 
+/* The torch engine's result (train_torch_out.c): train_print_result
+ * calls it for engine torch. */
+void train_print_torch(FILE *f, const struct llmsim_train_result *r, const struct llmsim_model *m,
+		       const struct llmsim_gpu *gpu);
+/* Its JSON member "torch" (inside an open object), with the expected
+ * errors of gpu's profile. */
+void train_json_torch(struct llmsim_json *j, const struct llmsim_train_result *r,
+		      const struct llmsim_gpu *gpu);
+/* One line: the load and the clock the step's ops run at. */
+void train_load_line(char *buf, size_t size, const struct llmsim_train_result *r,
+		     const struct llmsim_gpu *gpu);
+
 /* JSON fields of a configuration (inside an open object). */
 void train_json_cfg(struct llmsim_json *j, const struct llmsim_train_cfg *c);
 /* JSON fields of a result (inside an open object): config, memory,
@@ -24,7 +36,8 @@ void train_json_result(struct llmsim_json *j, const struct llmsim_train_result *
 
 /* Shared option values of train and plan. */
 extern const char *const train_dtype_choices[];   /* bf16, fp8 */
-extern const char *const train_attn_choices[];    /* naive, flash2, flash3 */
-enum llmsim_attn_impl train_attn_from_choice(int i);
+extern const char *const train_attn_choices[];    /* naive, flash2, flash3, sdpa */
+/* sdpa: PyTorch's, as it dispatches on gpu (llmsim_train_sdpa) */
+enum llmsim_attn_impl train_attn_from_choice(int i, const struct llmsim_gpu *gpu);
 
 #endif

@@ -866,21 +866,23 @@ static int check(const struct llmsim_model *m, const struct llmsim_graph_cfg *c,
 	return 0;
 }
 
-int llmsim_graph_build(const struct llmsim_model *m, const struct llmsim_graph_cfg *c,
-		       struct llmsim_graph *g, struct llmsim_err *err)
+static int build(const struct llmsim_model *m, const struct llmsim_graph_cfg *c,
+		 struct llmsim_graph *g, struct llmsim_graph_mem *mem, struct llmsim_err *err)
 {
 	g->n = 0;
 	int rc = check(m, c, err);
 	if (rc)
 		return rc;
 	struct bld b = {.m = m, .c = c, .g = g, .train = c->work == LLMSIM_WORK_TRAIN,
-			.flops_scale = 1};
+			.flops_scale = 1, .mem = mem};
 	b.T = llmsim_graph_tokens(c);
 	b.Tsp = b.train && c->sp && c->tp > 1 ? b.T / c->tp : b.T;
 	b.norm = m->norm == LLMSIM_NORM_RMS ? LLMSIM_EW_RMSNORM : LLMSIM_EW_LAYERNORM;
 	b.engine = c->lower.engine;
 	if (b.T <= 0)
 		return 0;
+	if (b.train && b.engine == LLMSIM_ENGINE_TORCH)
+		return gb_torch_train(&b, err);
 	pre(&b);
 	if (llmsim_model_moe_layers(m, 0, m->layers) < m->layers)
 		layer(&b, LLMSIM_SEC_DENSE);
@@ -889,4 +891,27 @@ int llmsim_graph_build(const struct llmsim_model *m, const struct llmsim_graph_c
 	post(&b);
 	p2p(&b);
 	return 0;
+}
+
+int llmsim_graph_build(const struct llmsim_model *m, const struct llmsim_graph_cfg *c,
+		       struct llmsim_graph *g, struct llmsim_err *err)
+{
+	return build(m, c, g, NULL, err);
+}
+
+int llmsim_graph_build_mem(const struct llmsim_model *m, const struct llmsim_graph_cfg *c,
+			   struct llmsim_graph *g, struct llmsim_graph_mem *mem,
+			   struct llmsim_err *err)
+{
+	memset(mem, 0, sizeof *mem);
+	for (int s = 0; s < LLMSIM_SEC_COUNT; s++)
+		mem->io[s] = (struct llmsim_gsec_io){.in_dies = -1, .out_born = -1, .grad_in_born = -1,
+						.grad_out_dies = -1, .stop = -1, .host_sync = -1};
+	if (c->work != LLMSIM_WORK_TRAIN || c->lower.engine != LLMSIM_ENGINE_TORCH)
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "only the torch training graph describes its tensors");
+	if (c->sections || c->parts)
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "a graph's tensors need all of its sections");
+	return build(m, c, g, mem, err);
 }

@@ -150,6 +150,10 @@ enum llmsim_work { LLMSIM_WORK_INFER, LLMSIM_WORK_TRAIN };
  *   PyTorch ops (gate GEMM, top-k, softmax, a stable argsort, the permute,
  *   grouped GEMMs, the weighted combine by index_add_), the final norm and
  *   the LM head on each sequence's last position only, logits returned;
+ *   in training (work TRAIN) a plain PyTorch step on one GPU as
+ *   calib/torch/steps_train.py writes it: fp32 parameters under bf16
+ *   autocast (weights = FP32, math the autocast type), autograd's backward,
+ *   each node's tensors in graph_mem.h (sim/graph_torch_train.c);
  * - hf: Hugging Face transformers' modules, eager: q, k, v and gate, up as
  *   separate nn.Linear, LlamaRMSNorm in fp32 pieces, rotate_half RoPE on
  *   the transposed [b, h, s, d] views, contiguous SiLU and multiply,

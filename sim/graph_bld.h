@@ -1,9 +1,11 @@
 /*
  * graph_bld.h - the op graph's builder, shared by sim/graph.c (the layer's
  * structure: projections, attention, MLP, MoE, the ends, the parallel
- * collectives) and sim/graph_engine.c (how an engine runs a norm, RoPE, the
- * KV write, the activation, MoE routing: struct llmsim_lowering). Internal
- * to sim/: nothing outside the graph includes it.
+ * collectives), sim/graph_engine.c (how an engine runs a norm, RoPE, the
+ * KV write, the activation, MoE routing: struct llmsim_lowering) and
+ * sim/graph_torch_train.c (PyTorch's training step: autocast, autograd's
+ * backward, the tensors each op keeps). Internal to sim/: nothing outside
+ * the graph includes it.
  *
  * Every helper adds nodes of the current section and part (b->sec,
  * b->part) and returns NULL (adds nothing) when the config leaves that
@@ -13,6 +15,7 @@
 #define LLMSIM_GRAPH_BLD_H
 
 #include "graph.h"
+#include "graph_mem.h"
 
 struct bld {
 	const struct llmsim_model *m;
@@ -28,6 +31,7 @@ struct bld {
 	int pending[4], npending;   /* a column point's backward collectives, waiting for
 				     * the first weight gradient after the point */
 	char prefix[24];            /* of the names of the FFN being added */
+	struct llmsim_graph_mem *mem; /* the tensors of the nodes (graph_mem.h), or NULL */
 };
 
 /* dst = a b c, cut to size (names are built on the planners' hot path:
@@ -63,6 +67,14 @@ struct llmsim_gnode *gb_coll(struct bld *b, const char *name, enum llmsim_gphase
 			     enum llmsim_coll_kind kind, double bytes, int gpus, int nodes,
 			     unsigned role);
 
+/* ---- PyTorch's training step (graph_torch_train.c) ---- */
+
+/* The embedding, one dense layer, the final norm, LM head and loss of a
+ * plain PyTorch training step under autocast, each section's forward then
+ * its backward as autograd runs it (see graph_torch_train.c), and their
+ * tensors into b->mem when it is set. 0 or LLMSIM_EINVAL (a model the
+ * program cannot express: MoE, MLA). */
+int gb_torch_train(struct bld *b, struct llmsim_err *err);
 /* ---- how the engine runs an op (graph_engine.c) ---- */
 
 /* A norm of `hidden` over T rows (the model's kind): one kernel, or

@@ -21,6 +21,8 @@ const struct llmsim_steps_program llmsim_steps_programs[] = {
 	 llmsim_steps_predict_infer},
 	{"hf_sdpa_eager", "hf", "wall", "HF transformers decode, eager (launch-bound)",
 	 llmsim_steps_predict_infer},
+	{"torch_train", "torch", "wall", "a one-GPU PyTorch training step (steps_train.py)",
+	 llmsim_steps_predict_train},
 	{NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -391,14 +393,20 @@ const struct llmsim_steps_class *llmsim_steps_class_find(const struct llmsim_ste
 void llmsim_steps_write_profile(FILE *f, const struct llmsim_steps_report *r)
 {
 	int any = 0;
-	for (int c = 0; c < r->nclasses; c++) {
-		const struct llmsim_steps_class *k = &r->classes[c];
-		if (strcmp(k->quantity, "time") || k->recompute[0] || k->n < 1)
+	for (int c = 0; c <= r->nclasses; c++) {
+		const struct llmsim_steps_class *k = c < r->nclasses ? &r->classes[c] : NULL;
+		if (k && (strcmp(k->quantity, "time") || k->recompute[0] || k->n < 1))
 			continue;
+		if (!k && !llmsim_steps_class_find(r, "torch_train", "train", "time"))
+			break;
 		if (!any++)
 			fputs("steps_errors:  # whole steps, measured programs (llmsim calib validate): "
 			      "|predicted - measured| / measured, %; p80 covers 80% of the class\n",
 			      f);
+		if (!k) { /* training (steps_train.c) */
+			llmsim_steps_write_train_profile(f, r);
+			break;
+		}
 		/* p80 rounded up: the printed bar still covers 80% */
 		fprintf(f, "  %s/%s: {p80: %.2f, median: %.2f, bias: %+.2f, n: %d, program: %s}\n",
 			k->engine, k->phase, ceil(k->p80_abs_pct * 100 - 1e-9) / 100,

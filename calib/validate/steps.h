@@ -159,9 +159,15 @@ const struct llmsim_steps_class *llmsim_steps_class_find(const struct llmsim_ste
  * expected errors, read back by the loader into gpu->step_errors):
  *   steps_errors:  # whole steps: ...
  *     torch/prefill: {p80: 6.1, median: 3.2, bias: -2.4, n: 40, program: lean_graph}
- * keyed engine/phase (the engine a user picks); written to f. Training
- * classes are train_step_errors:, written by steps_train.c. */
+ * keyed engine/phase (the engine a user picks); written to f. Training's
+ * are torch/train and torch/train_memory, over every torch_train step
+ * whatever its recompute (steps_train.c). */
 void llmsim_steps_write_profile(FILE *f, const struct llmsim_steps_report *r);
+
+/* The training classes' lines of the profile's steps_errors: block
+ * (steps_train.c): torch/train (time) and torch/train_memory (peak
+ * allocated memory) over every torch_train row of r. */
+void llmsim_steps_write_train_profile(FILE *f, const struct llmsim_steps_report *r);
 
 /* Replace the steps_errors: block of the profile at path (appended when it
  * has none) by r's, leaving every other line as it is. */

@@ -101,6 +101,20 @@ void llmsim_train_cfg_init(struct llmsim_train_cfg *c)
 	c->sequence_parallel = 1;
 }
 
+enum llmsim_attn_impl llmsim_train_sdpa(const struct llmsim_gpu *gpu)
+{
+	return !strcmp(gpu->arch, "hopper") || !strcmp(gpu->arch, "blackwell") ? LLMSIM_ATTN_FLASH3
+									       : LLMSIM_ATTN_FLASH2;
+}
+
+void llmsim_train_cfg_torch(struct llmsim_train_cfg *c, const struct llmsim_gpu *gpu)
+{
+	c->engine = LLMSIM_ENGINE_TORCH;
+	c->recipe = LLMSIM_RECIPE_AMP;
+	c->attn = llmsim_train_sdpa(gpu);
+	c->global_batch = c->micro_batch;
+}
+
 /* Append one violation to err->msg ("; "-separated). */
 static void add(struct llmsim_err *err, int *first, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -255,5 +269,38 @@ enum llmsim_train_reject llmsim_train_check(const struct llmsim_model *m,
 	if ((unsigned)c->recompute >= LLMSIM_RECOMP_COUNT ||
 	    (unsigned)c->recipe >= LLMSIM_RECIPE_COUNT)
 		VIOLATE(LLMSIM_REJ_OPTION, "bad recompute or recipe");
+	if (c->engine != LLMSIM_ENGINE_FUSED && c->engine != LLMSIM_ENGINE_TORCH)
+		VIOLATE(LLMSIM_REJ_OPTION, "--engine %s: training runs as fused (Megatron-LM) or "
+			"torch (plain PyTorch); HF transformers' training is not modelled",
+			llmsim_engine_name(c->engine));
+	if (c->engine == LLMSIM_ENGINE_TORCH) {
+		/* what the torch program is (train.h): one GPU, every weight */
+		if (c->gpus != 1 || c->tp != 1 || c->pp != 1 || c->dp != 1 || c->cp != 1 ||
+		    c->ep != 1 || c->zero)
+			VIOLATE(LLMSIM_REJ_OPTION, "--engine torch runs on one GPU (tp, pp, dp, "
+				"cp, ep 1, ZeRO 0)");
+		if (c->recipe != LLMSIM_RECIPE_AMP)
+			VIOLATE(LLMSIM_REJ_OPTION, "--engine torch trains fp32 parameters under "
+				"autocast: the amp recipe, not %s", llmsim_recipe_name(c->recipe));
+		if (c->recompute == LLMSIM_RECOMP_SELECTIVE)
+			VIOLATE(LLMSIM_REJ_OPTION, "--engine torch recomputes none or full "
+				"(torch.utils.checkpoint per layer), not selective");
+		if (c->dtype != LLMSIM_DT_BF16)
+			VIOLATE(LLMSIM_REJ_OPTION, "--engine torch autocasts to bf16, not %s",
+				llmsim_dtype_name(c->dtype));
+		if (c->lora_rank || c->offload != LLMSIM_OFFLOAD_NONE)
+			VIOLATE(LLMSIM_REJ_OPTION, "--engine torch trains every weight in HBM "
+				"(no LoRA, no offload)");
+		if (m->has_moe || m->has_mla)
+			VIOLATE(LLMSIM_REJ_OPTION, "--engine torch runs dense models with "
+				"multi-head or grouped-query attention: %s has %s", m->name,
+				m->has_moe ? "experts" : "MLA");
+	}
+	if ((unsigned)c->operand_data >= LLMSIM_OPD_COUNT)
+		VIOLATE(LLMSIM_REJ_OPTION, "unknown operand data (%d)", (int)c->operand_data);
+	if ((unsigned)c->load >= LLMSIM_LOAD_COUNT)
+		VIOLATE(LLMSIM_REJ_OPTION, "unknown load (%d)", (int)c->load);
+	if (c->load_rho < 0 || c->load_rho > 1 || c->load_rho != c->load_rho)
+		VIOLATE(LLMSIM_REJ_OPTION, "a load's tensor intensity must be in (0, 1]");
 	return r;
 }

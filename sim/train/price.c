@@ -84,6 +84,7 @@ int train_price(struct llmsim_train_ctx *ctx, const struct llmsim_op *in, struct
 	struct llmsim_op loaded = *in;
 	loaded.load_duty = ctx->load_rho > 0 ? 1 : 0;
 	loaded.load_rho = ctx->load_rho;
+	loaded.operand_data = ctx->operand_data;
 	const struct llmsim_op *op = &loaded;
 	size_t j = hash_op(op) & (ctx->nslots - 1);
 	while (ctx->slots[j].used) {
@@ -92,6 +93,7 @@ int train_price(struct llmsim_train_ctx *ctx, const struct llmsim_op *in, struct
 			out->time_s = ctx->slots[j].time_s;
 			out->flops = ctx->slots[j].flops;
 			out->link_bytes = ctx->slots[j].link_bytes;
+			out->kernels = ctx->slots[j].kernels;
 			return 0;
 		}
 		j = (j + 1) & (ctx->nslots - 1);
@@ -113,9 +115,11 @@ int train_price(struct llmsim_train_ctx *ctx, const struct llmsim_op *in, struct
 	ctx->slots[j].time_s = pr.time_s;
 	ctx->slots[j].flops = pr.flops;
 	ctx->slots[j].link_bytes = pr.link_bytes;
+	ctx->slots[j].kernels = pr.kernels > 0 ? pr.kernels : 1;
 	ctx->nused++;
 	out->time_s = pr.time_s;
 	out->flops = pr.flops;
 	out->link_bytes = pr.link_bytes;
+	out->kernels = ctx->slots[j].kernels;
 	return 0;
 }

@@ -119,17 +119,22 @@ int train_dp_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c
 	if (shard >= 1 && !rc) {
 		struct llmsim_op op;
 		struct price pr;
-		memset(&op, 0, sizeof op);
-		op.kind = LLMSIM_OP_ELEMENTWISE;
-		op.dtype = LLMSIM_DT_FP32;
-		op.u.ew.kind = LLMSIM_EW_ADAMW;
-		op.u.ew.tokens = 1;
-		op.u.ew.hidden = (int64_t)ceil(shard);
-		op.u.ew.pass = LLMSIM_PASS_FWD;
+		train_adamw_op(&op, shard);
 		rc = train_price(ctx, &op, &pr, err);
 		dc->optimizer_s = pr.time_s;
 	}
 	return rc;
+}
+
+void train_adamw_op(struct llmsim_op *op, double params)
+{
+	memset(op, 0, sizeof *op);
+	op->kind = LLMSIM_OP_ELEMENTWISE;
+	op->dtype = LLMSIM_DT_FP32;
+	op->u.ew.kind = LLMSIM_EW_ADAMW;
+	op->u.ew.tokens = 1;
+	op->u.ew.hidden = (int64_t)ceil(params);
+	op->u.ew.pass = LLMSIM_PASS_FWD;
 }
 
 /* PCIe time of `bytes` moved by every rank of the node at once: this
@@ -374,6 +379,8 @@ int llmsim_train_simulate(struct llmsim_train_ctx *ctx, const struct llmsim_trai
 		return llmsim_err_set(err, LLMSIM_EINVAL,
 				      "--offload needs the host of a node: %s has no 'host:' section",
 				      ctx->gpu.path[0] ? ctx->gpu.path : ctx->gpu.name);
+	if (c->engine == LLMSIM_ENGINE_TORCH)
+		return train_torch_simulate(ctx, c, r, err);
 	struct shape_cost sc;
 	struct dp_cost dc;
 	int rc = train_shape_cost(ctx, c, &sc, err);
@@ -383,5 +390,6 @@ int llmsim_train_simulate(struct llmsim_train_ctx *ctx, const struct llmsim_trai
 		return rc;
 	train_combine(ctx, c, &sc, &dc, r);
 	r->load_rho = sc.load_rho;
+	r->sm_clock_hz = train_load_clock(&ctx->gpu, c, sc.load_rho);
 	return 0;
 }

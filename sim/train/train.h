@@ -24,6 +24,7 @@
 #include "hw/gpu.h"
 #include "models/model.h"
 #include "sim/graph.h"
+#include "sim/graph_mem.h"
 #include "sim/sim.h"
 
 enum llmsim_recompute { LLMSIM_RECOMP_NONE, LLMSIM_RECOMP_SELECTIVE, LLMSIM_RECOMP_FULL,
@@ -89,12 +90,42 @@ struct llmsim_train_cfg {
 					 * update: the CPU Adam step (and the upload
 					 * of its result) overlaps the next step's
 					 * forward and backward */
+	/* the program that runs the step (sim/graph.h's engines):
+	 *   fused  Megatron-LM's fused kernels (one kernel per op: fused QKV
+	 *          and gate-up GEMMs, fused RoPE, SwiGLU, cross-entropy; the
+	 *          default);
+	 *   torch  a plain PyTorch step on one GPU as calib/torch/steps_train.py
+	 *          writes it: fp32 parameters under bf16 autocast,
+	 *          loss.backward(), fused AdamW, zero_grad(set_to_none=True),
+	 *          every op launched from Python (eager), its memory the caching
+	 *          allocator's timeline (sim/graph_torch_train.c,
+	 *          sim/train/torch_step.c, mem_timeline.c);
+	 *   hf     not a training program llmsim models (rejected) */
+	enum llmsim_engine engine;
+	/* the clock the ops run at: the step's own load (busy, the default: a
+	 * training loop keeps the GPU busy, duty 1, at the tensor intensity of
+	 * its ops), a given one (busy with load_rho > 0), or lone kernels at
+	 * the burst clock */
+	enum llmsim_load load;
+	double load_rho;
+	enum llmsim_operand_data operand_data; /* what the operands hold (hw/gpu.h) */
 };
 
 /* Defaults: everything 1, zero 0, micro-batch 1, seq 4096, global batch
  * 1024, no recompute, 1F1B, bf16, megatron recipe, flash2, imbalance 1,
- * no offload, no DPU. */
+ * no offload, no DPU, the fused engine in its own load on trained data. */
 void llmsim_train_cfg_init(struct llmsim_train_cfg *c);
+
+/* c as the torch engine runs calib/torch/steps_train.py on gpu: engine
+ * torch, the amp recipe, attention as PyTorch's SDPA dispatches it
+ * (llmsim_train_sdpa), one micro-batch a step (global batch = micro-batch). */
+void llmsim_train_cfg_torch(struct llmsim_train_cfg *c, const struct llmsim_gpu *gpu);
+
+/* torch.nn.functional.scaled_dot_product_attention's kernels on gpu:
+ * cuDNN's fused attention on Hopper and later (the default backend there
+ * since PyTorch 2.5; priced as flash3, as calib's held-out SDPA cases
+ * are), FlashAttention-2 before. */
+enum llmsim_attn_impl llmsim_train_sdpa(const struct llmsim_gpu *gpu);
 
 /* Layers of the busiest pipeline stage. */
 double llmsim_train_stage_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c);
@@ -213,6 +244,29 @@ struct llmsim_train_time {
 	double pcie_down_s, pcie_up_s; /* transfers per step, before overlap */
 };
 
+/* The torch engine's step as PyTorch runs it (all 0 for the fused one). */
+enum { LLMSIM_TORCH_MEM_PARAMS, LLMSIM_TORCH_MEM_OPTIMIZER, LLMSIM_TORCH_MEM_GRADS,
+       LLMSIM_TORCH_MEM_ACTIVATIONS, LLMSIM_TORCH_MEM_WORKSPACE, LLMSIM_TORCH_MEM_COUNT };
+struct llmsim_train_torch {
+	/* memory (mem_timeline.c): the caching allocator over the step */
+	double peak_allocated_bytes;  /* torch.cuda.max_memory_allocated of a step */
+	double reserved_bytes;        /* its segments: torch.cuda.max_memory_reserved */
+	double device_bytes;          /* the GPU's memory (torch.cuda.mem_get_info()[1]) */
+	double at_peak_bytes[LLMSIM_TORCH_MEM_COUNT]; /* what is live at the peak (tensor
+						       * bytes, before the allocator's
+						       * rounding) */
+	char peak_at[64];             /* the op allocating at the peak: "log_softmax.bwd" */
+	int peak_layer;               /* its layer, -1 outside the layers */
+	int peak_recompute;           /* the op was a recomputed one */
+	/* time (torch_step.c) */
+	double gpu_s;                 /* kernels of a step (forward, backward, optimizer) */
+	double host_s;                /* the host's launch time of a step */
+	double idle_s;                /* step time the GPU waits: on launches, syncs and
+				       * between kernels */
+	double kernels;               /* kernels launched per step */
+	double optimizer_launches;    /* fused AdamW's multi_tensor_apply launches */
+};
+
 struct llmsim_train_result {
 	struct llmsim_train_cfg cfg;
 	struct llmsim_train_mem mem;
@@ -230,6 +284,9 @@ struct llmsim_train_result {
 				   * sim/predict.c); 0: the burst clock */
 	int fits;                 /* gpu_fits && host_fits */
 	int gpu_fits, host_fits;
+	double sm_clock_hz;       /* the SM clock its tensor work runs at: the power
+				   * limit's at its load, or the burst clock (lone) */
+	struct llmsim_train_torch torch; /* engine torch */
 };
 
 /* An evaluation context: a model and GPU, with a cache of priced ops so
@@ -254,6 +311,13 @@ int llmsim_train_simulate(struct llmsim_train_ctx *ctx, const struct llmsim_trai
 int llmsim_train_step_ops(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 			  double load_rho, struct llmsim_graph *g, struct llmsim_pred *pred,
 			  struct llmsim_err *err);
+
+/* The op graph of one micro-batch of c with its tensors (sim/graph_mem.h)
+ * as the torch engine walks it, priced like llmsim_train_step_ops. For
+ * listings, the memory timeline and tests. */
+int llmsim_train_torch_ops(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+			   double load_rho, struct llmsim_graph *g, struct llmsim_graph_mem *mem,
+			   struct llmsim_pred *pred, struct llmsim_err *err);
 
 /* The search over configurations (`llmsim plan`): sim/train/plan.h. */
 

@@ -23,6 +23,20 @@
 					* Adam: read grad 4, read+write master,
 					* m, v 24, write the 16-bit copy 2 */
 
+/* The torch engine's host (stated assumptions, see torch_step.c):
+ * - TRAIN_EAGER_HOST_S: host time of one kernel launched from a PyTorch
+ *   eager program: Python, the dispatcher (autograd, autocast) and the
+ *   launch. Measured on the calibration host, not fitted to a training
+ *   step: HF transformers' eager decode of a 4-layer Llama-3.1-8B at batch
+ *   1 (calib/data/h200-2026-12-01/torch_ops.tsv, steps) launches 206
+ *   kernels in 6.295 ms with 1.153 ms of kernel time, the GPU idle 82% of
+ *   the step: the host's pace, 30.6 us a kernel.
+ * - TRAIN_LAUNCH_QUEUE: kernels the host may launch ahead of the GPU on
+ *   one stream before a launch blocks (about 1000: NVIDIA developer forum,
+ *   "CUDA stream are blocked when launching lots of kernels (>1000)"). */
+#define TRAIN_EAGER_HOST_S 30.6e-6
+#define TRAIN_LAUNCH_QUEUE 1024
+
 /* The model's parameters split by how training shards them. */
 struct train_geom {
 	int layers, dense_layers, moe_layers;
@@ -54,15 +68,18 @@ void train_memory(const struct train_geom *g, const struct llmsim_model *m,
 		  const struct llmsim_gpu *gpu, const struct llmsim_train_cfg *c,
 		  int64_t microbatches, struct llmsim_train_mem *mem);
 
-/* A graph node priced: its time, model FLOPs and link bytes, its count in. */
+/* A graph node priced: its time, model FLOPs and link bytes, its count in;
+ * its kernels. */
 struct train_priced {
 	double t, flops, link_bytes;
+	int kernels;
 };
 
 /* Op price cache entry. */
 struct price_slot {
 	struct llmsim_op op;
 	double time_s, flops, link_bytes;
+	int kernels;
 	int used;
 };
 
@@ -77,14 +94,18 @@ struct llmsim_train_ctx {
 	 * the step is priced at the burst clock, else the step's tensor
 	 * intensity (op.load_rho), busy throughout (load_duty 1) */
 	double load_rho;
+	enum llmsim_operand_data operand_data; /* of every op priced */
 	/* the graph being walked (walk.c) and its nodes' prices */
 	struct llmsim_graph graph;
 	struct train_priced priced[LLMSIM_GRAPH_MAX];
+	struct llmsim_graph_mem mem; /* the torch engine's tensors (torch_step.c) */
 };
 
-/* Price an op through llmsim_predict, once per distinct op. */
+/* Price an op through llmsim_predict, once per distinct op, at the
+ * context's load and operand data. */
 struct price {
 	double time_s, flops, link_bytes;
+	int kernels;                /* launches it takes */
 };
 int train_price(struct llmsim_train_ctx *ctx, const struct llmsim_op *op, struct price *out,
 		struct llmsim_err *err);
@@ -114,6 +135,17 @@ struct shape_cost {
 
 int train_shape_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 		     struct shape_cost *sc, struct llmsim_err *err);
+/* The optimizer step as one fused AdamW op over `params` fp32 parameters
+ * (the fused engine prices it whole, the torch engine per launch). */
+void train_adamw_op(struct llmsim_op *op, double params);
+
+/* The SM clock tensor work of c's data type runs at in a load x (rho *
+ * duty; 0: a lone kernel's burst clock). */
+double train_load_clock(const struct llmsim_gpu *gpu, const struct llmsim_train_cfg *c, double x);
+
+/* The op graph's configuration of c (sections: 1u << LLMSIM_SEC_*, 0 all). */
+void train_graph_cfg(const struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+		     unsigned sections, struct llmsim_graph_cfg *g);
 /* Only the pipeline send/recv of sc (depends on pp and where stages sit). */
 int train_p2p_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 		   struct shape_cost *sc, struct llmsim_err *err);
@@ -143,6 +175,78 @@ struct dp_cost {
 
 int train_dp_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 		  struct dp_cost *dc, struct llmsim_err *err);
+
+/* ---- the torch engine (torch_step.c, mem_timeline.c) ---- */
+
+/* The parameters of m as PyTorch's module holds them, in module order
+ * (numel of each into numel[0..max), NULL to count): returns how many. */
+int train_torch_params(const struct llmsim_model *m, double *numel, int max);
+
+/* A point of the step in program order. */
+enum train_torch_ev {
+	TRAIN_AT_NODE,            /* a node runs */
+	TRAIN_AT_LAYER_FWD_END,   /* a layer's forward has ended (checkpoint drops what it
+				   * saved) */
+	TRAIN_AT_FWD_END,         /* the forward returns and leaves autocast */
+	TRAIN_AT_RECOMPUTE_END,   /* a layer's recompute has ended, its backward begins */
+	TRAIN_AT_BWD_END,         /* a micro-batch's backward has ended */
+	TRAIN_AT_STEP_END,        /* the optimizer step, then zero_grad */
+};
+struct train_torch_at {
+	enum train_torch_ev ev;
+	enum llmsim_gsec sec;
+	int layer;                /* the layer (-1 outside them) */
+	int node;                 /* g->node index (TRAIN_AT_NODE) */
+	int recompute;            /* a forward node re-run by checkpoint's recompute */
+	int64_t microbatch;
+};
+/* Call fn at every point of one optimizer step of `microbatches` forward
+ * and backward passes over `layers` layers of g (with full recomputation
+ * when `full`), in the order PyTorch runs them. */
+void train_torch_walk(const struct llmsim_graph *g, const struct llmsim_graph_mem *mem,
+		      int layers, int64_t microbatches, int full,
+		      void (*fn)(const struct train_torch_at *at, void *arg), void *arg);
+
+/* One micro-batch's kernel time and FLOPs, its layers counted. */
+struct train_torch_sums {
+	double fwd_s, bwd_s, recompute_s;
+	double fwd_flops, bwd_flops, recompute_flops, tensor_flops;
+};
+
+/* The torch engine's step (llmsim_train_simulate with c->engine torch). */
+int train_torch_simulate(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+			 struct llmsim_train_result *r, struct llmsim_err *err);
+/* Its memory: the caching allocator over the step's tensors into r->mem
+ * and r->torch (mem_timeline.c), the graph built in ctx. */
+int train_torch_memory(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+		       int64_t microbatches, struct llmsim_train_result *r,
+		       struct llmsim_err *err);
+
+/* The caching allocator's model (mem_timeline.c: the rules of
+ * CUDACachingAllocator.cpp with its defaults). Zero-initialize; release
+ * with train_alloc_release. */
+struct train_alloc_blk {
+	double size, addr;
+	int prev, next;           /* neighbours in the segment, -1 */
+	int small, free, dead;
+};
+struct train_alloc {
+	struct train_alloc_blk *b;
+	int n, cap;
+	int *fl[2];               /* free blocks of each pool (0 large, 1 small), by (size, addr) */
+	int nfl[2], capfl[2];
+	int *spare;               /* dead block slots */
+	int nspare;
+	double reserved;          /* segments taken (cudaMalloc'd) */
+	double allocated, peak;   /* bytes of the blocks handed out: now, at most */
+	double top;               /* the next segment's address */
+	int oom;                  /* out of host memory */
+};
+/* A block of at least `bytes`: its handle, or -1 (out of host memory). */
+int train_alloc_malloc(struct train_alloc *a, double bytes);
+/* Return block x (-1: nothing). */
+void train_alloc_free(struct train_alloc *a, int x);
+void train_alloc_release(struct train_alloc *a);
 
 /* Combine into a result (pure arithmetic). */
 void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,

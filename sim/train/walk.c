@@ -23,9 +23,8 @@
 
 #include "train_int.h"
 
-/* The graph's view of a configuration on the context's GPU. */
-static void graph_cfg(const struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
-		      unsigned sections, struct llmsim_graph_cfg *g)
+void train_graph_cfg(const struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+		     unsigned sections, struct llmsim_graph_cfg *g)
 {
 	int gpn = llmsim_gpu_nvlink_domain(&ctx->gpu); /* a collective's nodes are NVLink domains */
 	llmsim_graph_cfg_init(g);
@@ -49,6 +48,12 @@ static void graph_cfg(const struct llmsim_train_ctx *ctx, const struct llmsim_tr
 	g->lora_rank = c->lora_rank;
 	g->moe_imbalance = c->moe_imbalance;
 	g->sections = sections;
+	if (c->engine == LLMSIM_ENGINE_TORCH) {
+		/* fp32 parameters (the residual stream too) under autocast to the
+		 * matmul type */
+		g->lower.engine = LLMSIM_ENGINE_TORCH;
+		g->weights = LLMSIM_DT_FP32;
+	}
 }
 
 /* Every node's time (count included), model FLOPs and link bytes. */
@@ -64,6 +69,7 @@ static int price_all(struct llmsim_train_ctx *ctx, const struct llmsim_graph *g,
 		pr[i].t = p.time_s * n->count;
 		pr[i].flops = p.flops * n->count * n->flops_scale;
 		pr[i].link_bytes = p.link_bytes * n->count;
+		pr[i].kernels = p.kernels;
 	}
 	return 0;
 }
@@ -120,7 +126,7 @@ static int build(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 		 unsigned sections, struct llmsim_err *err)
 {
 	struct llmsim_graph_cfg gc;
-	graph_cfg(ctx, c, sections, &gc);
+	train_graph_cfg(ctx, c, sections, &gc);
 	return llmsim_graph_build(&ctx->model, &gc, &ctx->graph, err);
 }
 
@@ -177,14 +183,18 @@ static double layers_rho(const struct llmsim_train_ctx *ctx, const struct llmsim
 int train_shape_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 		     struct shape_cost *sc, struct llmsim_err *err)
 {
-	ctx->load_rho = 0;
+	/* a load given (c->load_rho) prices once in it; lone kernels at the
+	 * burst clock (load lone) once outside any */
+	ctx->load_rho = c->load == LLMSIM_LOAD_LONE ? 0 : c->load_rho;
+	ctx->operand_data = c->operand_data;
 	int rc = build(ctx, c,
 		       1u << LLMSIM_SEC_PRE | 1u << LLMSIM_SEC_DENSE | 1u << LLMSIM_SEC_MOE |
 			       1u << LLMSIM_SEC_POST,
 		       err);
 	if (!rc)
 		rc = shape_cost_at(ctx, c, sc, err);
-	double rho = rc ? 0 : layers_rho(ctx, c, sc);
+	sc->load_rho = ctx->load_rho;
+	double rho = rc || c->load == LLMSIM_LOAD_LONE || c->load_rho > 0 ? 0 : layers_rho(ctx, c, sc);
 	if (rho > 0) {
 		ctx->load_rho = rho;
 		rc = shape_cost_at(ctx, c, sc, err);
@@ -202,10 +212,26 @@ int llmsim_train_step_ops(struct llmsim_train_ctx *ctx, const struct llmsim_trai
 			  struct llmsim_err *err)
 {
 	struct llmsim_graph_cfg gc;
-	graph_cfg(ctx, c, 0, &gc);
+	train_graph_cfg(ctx, c, 0, &gc);
 	int rc = llmsim_graph_build(&ctx->model, &gc, g, err);
 	for (int i = 0; !rc && i < g->n; i++)
 		rc = llmsim_graph_price(&ctx->gpu, &g->node[i], load_rho > 0 ? 1 : 0, load_rho,
 					&pred[i], err);
 	return rc;
+}
+
+double train_load_clock(const struct llmsim_gpu *gpu, const struct llmsim_train_cfg *c, double x)
+{
+	/* a tensor-bound GEMM in the load: the clock the power law gives it */
+	struct llmsim_op op;
+	struct llmsim_pred p;
+	memset(&op, 0, sizeof op);
+	op.kind = LLMSIM_OP_GEMM;
+	op.dtype = op.u.gemm.b_dtype = c->dtype;
+	op.u.gemm.m = op.u.gemm.n = op.u.gemm.k = 8192;
+	op.u.gemm.batch = 1;
+	op.load_duty = x > 0 ? 1 : 0;
+	op.load_rho = x;
+	op.operand_data = c->operand_data;
+	return llmsim_predict(gpu, &op, &p, NULL) ? 0 : p.sm_clock_hz;
 }
