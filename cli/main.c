@@ -1,6 +1,7 @@
 /*
- * main.c - the llmsim executable: a git-style table of subcommands, each
- * with the setup it needs (the model and GPU it runs on: setup.h).
+ * main.c - the llmsim executable: dispatch to the subcommand named in the
+ * git-style command table (cli/cmd_table.c), after the setup it needs (the
+ * model and GPU it runs on: setup.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -9,40 +10,15 @@
 #include "base/paths.h"
 #include "commands.h"
 
-#define MODEL_GPU (CLI_NEED_MODEL | CLI_NEED_GPU)
-static const struct cli_command commands[] = {
-	{"hw", cmd_hw, 0, "list GPUs, show one GPU's description"},
-	{"model", cmd_model, 0, "list models, show one model's sizes, KV cache and FLOPs"},
-	{"op", cmd_op, CLI_NEED_GPU,
-	 "predict one kernel: gemm, attention, decode, elementwise, collective"},
-	{"roofline", cmd_roofline, CLI_NEED_GPU | CLI_OPT_MODEL,
-	 "a GPU's roofline, with a model's ops placed on it"},
-	{"train", cmd_train, MODEL_GPU, "one training configuration: memory per GPU, step time, MFU"},
-	{"plan", cmd_plan, MODEL_GPU, "search every parallel configuration for training or serving"},
-	{"validate", cmd_validate, 0, "compare predictions with published training runs"},
-	{"infer", cmd_infer, MODEL_GPU, "one request shape: TTFT, TPOT, KV cache, largest batch"},
-	{"serve", cmd_serve, CLI_NEED_GPU | CLI_OPT_MODEL,
-	 "simulate a serving engine with continuous batching"},
-	{"spec", cmd_spec, MODEL_GPU, "speculative decoding: draft model, Medusa heads, MTP"},
-	{"report", cmd_report, MODEL_GPU, "write an HTML report with roofline and capacity plots"},
-	{"calib", cmd_calib, 0, "run, store, fit and validate GPU calibration measurements"},
-	{"trace", cmd_trace, 0, "capture a CUDA program's kernels, compare, replay on another GPU"},
-	{"completion", cmd_completion, 0, "print the bash or zsh completion script"},
-};
-
-const struct cli_command *cli_commands(size_t *n)
-{
-	*n = sizeof commands / sizeof commands[0];
-	return commands;
-}
-
 static void usage(FILE *f)
 {
 	fputs("usage: llmsim [--version] [--help] <command> [options]\n\n"
 	      "llmsim predicts FLOPs, bytes, memory and time of LLM training and\n"
 	      "inference on GPUs, from a GPU model calibrated on real kernels.\n\n"
 	      "commands:\n", f);
-	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+	size_t n;
+	const struct cli_command *commands = cli_commands(&n);
+	for (size_t i = 0; i < n; i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fputs("\n'llmsim help <command>' or 'llmsim <command> --help' for a command's options.\n"
 	      "Every command takes --json for machine-readable output.\n", f);
@@ -50,7 +26,9 @@ static void usage(FILE *f)
 
 static const struct cli_command *find(const char *name)
 {
-	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+	size_t n;
+	const struct cli_command *commands = cli_commands(&n);
+	for (size_t i = 0; i < n; i++)
 		if (!strcmp(commands[i].name, name))
 			return &commands[i];
 	return NULL;

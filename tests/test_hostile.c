@@ -396,7 +396,7 @@ Test(hostile, corrupted_store_is_reported)
 {
 	char args[1024], fx[512];
 	snprintf(args, sizeof args, "calib import --db %s --in %s", in_dir("c.db"),
-		 test_data(fx, sizeof fx, "fuzz/store/h200_kernels_head.tsv"));
+		 test_data(fx, sizeof fx, "../../fuzz/corpus/store/h200_kernels_head.tsv"));
 	cr_assert_eq(run_llmsim(args, out, sizeof out, err, sizeof err), 0, "%s", err);
 	/* overwrite pages 3 to 5 of the file (4 KiB pages) with junk */
 	FILE *f = fopen(in_dir("c.db"), "r+b");

@@ -1,8 +1,8 @@
 /*
  * test_hw.c - the hardware loader: every shipped file loads and every name
  * resolves; published figures come back as stored; broken files fail with
- * the exact path:line:col message; profiles apply; `llmsim hw` works; the
- * fuzz target replays its seed corpus.
+ * the exact path:line:col message; profiles apply; `llmsim hw` works. (The
+ * fuzz target, fuzz_hw, replays its corpus as the CTest test fuzz_corpus_hw.)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -443,16 +443,6 @@ Test(hw_cli, profile_found_in_data_dir_and_disabled_by_env)
 		     "%s", errb);
 	cr_expect_null(strstr(out, "\"calibration\""), "%s", out);
 	cr_expect_not_null(strstr(out, "\"gemm_tensor_fraction\": 0.8"), "%s", out);
-}
-
-/* ---- fuzz target on its seed corpus (the non-libFuzzer replay build) ---- */
-
-Test(hw_fuzz, replay_seed_corpus)
-{
-	char cmd[2048];
-	snprintf(cmd, sizeof cmd, "%s/fuzz/fuzz_hw %s/fuzz/hw/* >/dev/null", LLMSIM_BUILD_DIR,
-		 LLMSIM_TEST_DATA);
-	cr_expect_eq(system(cmd), 0, "%s", cmd);
 }
 
 /* ---- the host section (offload) ---- */

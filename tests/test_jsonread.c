@@ -3,7 +3,8 @@
  * integers exact to 64 bits; escapes and surrogate pairs to UTF-8; and the
  * strictness: each malformed document fails with one "name:line:col:"
  * message at the offending character, nesting and size bounded. (The
- * fuzz target, fuzz_json, replays its corpus in test_fuzz_corpus.c.)
+ * fuzz target, fuzz_json, replays its corpus as the CTest test
+ * fuzz_corpus_json.)
  */
 #include <stdint.h>
 #include <stdio.h>

@@ -320,12 +320,3 @@ Test(model_cli, list)
 	cr_expect(json_parses(out), "not JSON:\n%s", out);
 }
 
-/* ---- fuzz target on its seed corpus (the non-libFuzzer replay build) ---- */
-
-Test(model_fuzz, replay_seed_corpus)
-{
-	char cmd[2048];
-	snprintf(cmd, sizeof cmd, "%s/fuzz/fuzz_model %s/fuzz/models/* >/dev/null",
-		 LLMSIM_BUILD_DIR, LLMSIM_TEST_DATA);
-	cr_expect_eq(system(cmd), 0, "%s", cmd);
-}

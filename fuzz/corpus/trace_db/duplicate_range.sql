@@ -1,0 +1,1 @@
+INSERT INTO trace_ranges(run_id,range_id,parent_id,name,start_ns,end_ns,thread,depth) VALUES(1,3,0,'dup',1,2,1,0);

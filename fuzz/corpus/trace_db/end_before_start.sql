@@ -1,0 +1,1 @@
+UPDATE trace_kernels SET end_ns=start_ns-1 WHERE id=1;

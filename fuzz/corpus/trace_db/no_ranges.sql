@@ -1,0 +1,1 @@
+DROP TABLE trace_ranges;

@@ -1,0 +1,1 @@
+UPDATE trace_kernels SET name=NULL WHERE id=2;

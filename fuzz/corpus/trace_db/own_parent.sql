@@ -1,0 +1,1 @@
+UPDATE trace_ranges SET parent_id=range_id;

@@ -1,0 +1,1 @@
+PRAGMA writable_schema=ON; UPDATE sqlite_master SET sql='CREATE TABLE trace_kernels(x)' WHERE name='trace_kernels';

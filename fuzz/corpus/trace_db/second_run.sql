@@ -1,0 +1,1 @@
+INSERT INTO trace_runs(id) VALUES(2); INSERT INTO trace_kernels SELECT id+10,2,name,grid_x,grid_y,grid_z,block_x,block_y,block_z,cluster_x,cluster_y,cluster_z,regs_per_thread,static_smem_bytes,dynamic_smem_bytes,start_ns,end_ns,stream,device,correlation_id,0 FROM trace_kernels;
