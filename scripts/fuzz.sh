@@ -8,7 +8,8 @@
 # The fuzz build is its own folder, $BUILD (default build-fuzz), configured
 # here on first use with clang (CC, default clang) and -DLLMSIM_FUZZ=ON:
 # the libraries themselves are instrumented and checked by ASan and UBSan.
-# Each target starts from its committed corpus, fuzz/corpus/NAME/; what it
+# Each target starts from its committed corpus, fuzz/corpus/NAME/ (and the
+# dictionary fuzz/NAME.dict where there is one: SQL words, options); what it
 # finds goes to $BUILD/fuzz-work/NAME/new/, and a crash, leak, timeout or
 # out-of-memory input to $BUILD/fuzz-work/NAME/crashes/ (the run of that
 # target stops there; replay one with $BUILD/fuzz/fuzz_NAME FILE). With
@@ -32,9 +33,10 @@ else
 fi
 
 if [ ! -f "$build/CMakeCache.txt" ]; then
+	mkdir -p "$build"
 	CC=${CC:-clang} cmake -S "$src" -B "$build" -DLLMSIM_FUZZ=ON -DLLMSIM_TESTS=OFF \
-		-DLLMSIM_CUDA=OFF >"$build.configure.log" 2>&1 ||
-		{ cat "$build.configure.log"; exit 2; }
+		-DLLMSIM_CUDA=OFF >"$build/fuzz-configure.log" 2>&1 ||
+		{ cat "$build/fuzz-configure.log"; exit 2; }
 fi
 names=()
 for t in "${targets[@]}"; do names+=("fuzz_$t"); done
@@ -49,7 +51,13 @@ for t in "${targets[@]}"; do
 	mkdir -p "$work/new" "$work/crashes"
 	corpus=$src/fuzz/corpus/$t
 	log=$work/fuzz.log
-	"$build/fuzz/fuzz_$t" "$work/new" "$corpus" -max_total_time="$secs" -timeout=10 \
+	# new inputs stay small (seeds larger than this are cut to it while
+	# fuzzing, and replayed whole by the tests); traces and store dumps
+	# need a few kernel lines to reach their checks of a whole run
+	case $t in trace | store) max_len=16384 ;; *) max_len=10240 ;; esac
+	dict=()
+	[ -f "$src/fuzz/$t.dict" ] && dict=(-dict="$src/fuzz/$t.dict")
+	"$build/fuzz/fuzz_$t" "$work/new" "$corpus" "${dict[@]}" -max_len=$max_len -max_total_time="$secs" -timeout=10 \
 		-rss_limit_mb=2048 -close_fd_mask=3 -print_final_stats=1 \
 		-artifact_prefix="$work/crashes/" >"$log" 2>&1
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
