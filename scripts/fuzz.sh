@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # fuzz.sh [SECONDS] [TARGET...] - run every libFuzzer target (fuzz/fuzz_*.c;
 # TARGET is a name such as "hw" or "trace_db") for SECONDS each (default
-# 60), one at a time in one process each, and print a table: target, execs,
-# edges (libFuzzer's "cov", the edges of the instrumented libraries the
-# target reached), corpus files, crashes.
+# 60; 0 runs none, for MERGE=1 alone), one at a time in one process each,
+# and print a table: target, execs, edges (libFuzzer's "cov", the edges of
+# the instrumented libraries the target reached), corpus files, crashes.
 #
 # The fuzz build is its own folder, $BUILD (default build-fuzz), configured
 # here on first use with clang (CC, default clang) and -DLLMSIM_FUZZ=ON:
@@ -13,8 +13,9 @@
 # finds goes to $BUILD/fuzz-work/NAME/new/, and a crash, leak, timeout or
 # out-of-memory input to $BUILD/fuzz-work/NAME/crashes/ (the run of that
 # target stops there; replay one with $BUILD/fuzz/fuzz_NAME FILE). With
-# MERGE=1 the inputs that reach new edges are merged into the committed
-# corpus (libFuzzer -merge=1), which is how the corpora were grown.
+# MERGE=1 the committed corpus becomes its named seeds plus the fewest of
+# the inputs found (now and before) that reach every edge they reach
+# beyond the seeds (libFuzzer -merge=1): how the corpora were grown.
 # Exits 1 when any target crashed.
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -57,15 +58,34 @@ for t in "${targets[@]}"; do
 	case $t in trace | store) max_len=16384 ;; *) max_len=10240 ;; esac
 	dict=()
 	[ -f "$src/fuzz/$t.dict" ] && dict=(-dict="$src/fuzz/$t.dict")
-	"$build/fuzz/fuzz_$t" "$work/new" "$corpus" "${dict[@]}" -max_len=$max_len -max_total_time="$secs" -timeout=10 \
-		-rss_limit_mb=2048 -close_fd_mask=3 -print_final_stats=1 \
-		-artifact_prefix="$work/crashes/" >"$log" 2>&1
+	: >"$log"
+	[ "$secs" -gt 0 ] && # (libFuzzer reads 0 seconds as no limit)
+		"$build/fuzz/fuzz_$t" "$work/new" "$corpus" "${dict[@]}" -max_len=$max_len \
+			-max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -close_fd_mask=3 \
+			-print_final_stats=1 -artifact_prefix="$work/crashes/" >"$log" 2>&1
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 	cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
 	crashes=$(find "$work/crashes" -type f | wc -l)
-	if [ "${MERGE:-0}" = 1 ]; then
-		"$build/fuzz/fuzz_$t" -merge=1 "$corpus" "$work/new" -close_fd_mask=3 \
-			>"$work/merge.log" 2>&1
+	if [ "${MERGE:-0}" = 1 ] && [ "$crashes" = 0 ]; then
+		# the corpus becomes its named seeds plus as few of the found
+		# inputs (libFuzzer names them by their SHA-1) as reach every
+		# edge and feature the found ones reach beyond the seeds
+		rm -rf "$work/min" "$work/found"
+		mkdir -p "$work/min" "$work/found"
+		for f in "$corpus"/*; do
+			if [[ ${f##*/} =~ ^[0-9a-f]{40}$ ]]; then
+				cp "$f" "$work/found/"
+			else
+				cp "$f" "$work/min/"
+			fi
+		done
+		cp "$work/new"/* "$work/found/" 2>/dev/null
+		if "$build/fuzz/fuzz_$t" -merge=1 "$work/min" "$work/found" -close_fd_mask=3 \
+			>"$work/merge.log" 2>&1; then
+			rm -rf "$corpus" && cp -r "$work/min" "$corpus"
+		else
+			echo "$t: merge failed, see $work/merge.log" >&2
+		fi
 	fi
 	files=$(find "$corpus" -type f | wc -l)
 	[ "$crashes" -gt 0 ] && status=1
