@@ -150,15 +150,29 @@ void train_print_result(FILE *f, const struct llmsim_train_result *r,
 		 : c->zero >= 2 ? (c->zero == 2 ? "; ZeRO-2 keeps a 1/dp x cp shard of their gradients"
 						: "; ZeRO-3 keeps a 1/dp x cp shard of their gradients")
 				: "");
+	if (mm->grad_transient_bytes > 0) {
+		size_t n = strlen(note);
+		snprintf(note + n, sizeof note - n, ", + %s of one chunk's in their reduce-scatter",
+			 llmsim_fmt_bytes(b, mm->grad_transient_bytes));
+	}
 	mem_row(&mt, "gradients", mm->grads_bytes, mm->total_bytes, note);
 	mem_row(&mt, "optimizer", mm->optimizer_bytes, mm->total_bytes,
 		c->offload != LLMSIM_OFFLOAD_NONE ? "in host memory (below)"
 						  : "fp32 master, Adam m and v");
 	snprintf(note, sizeof note, "%s per layer x %.1f layers in flight",
 		 llmsim_fmt_bytes(a, mm->act_per_layer_bytes), mm->act_in_flight_layers);
+	if (mm->pp_rank >= 0) {
+		size_t n = strlen(note);
+		snprintf(note + n, sizeof note - n, " (pipeline rank %d, the fullest)",
+			 mm->pp_rank);
+	}
 	mem_row(&mt, "activations", mm->activations_bytes, mm->total_bytes, note);
-	snprintf(note, sizeof note, "context/NCCL 1 GB, buffers, %s fragmentation (5%%)",
-		 llmsim_fmt_bytes(a, mm->fragmentation_bytes));
+	if (c->recipe == LLMSIM_RECIPE_LLAMA3)
+		snprintf(note, sizeof note, "context/NCCL 1 GB, buffers; no fragmentation "
+			 "allowance (llama3: p2p buffers freed at once)");
+	else
+		snprintf(note, sizeof note, "context/NCCL 1 GB, buffers, %s fragmentation (5%%)",
+			 llmsim_fmt_bytes(a, mm->fragmentation_bytes));
 	mem_row(&mt, "other", mm->other_bytes, mm->total_bytes, note);
 	mem_row(&mt, "total", mm->total_bytes, mm->total_bytes, "");
 	mem_row(&mt, "HBM", mm->hbm_bytes, 0, "");

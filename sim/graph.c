@@ -335,6 +335,26 @@ static int wide(enum llmsim_dtype dt)
 	return dt == LLMSIM_DT_FP32 || dt == LLMSIM_DT_TF32 || dt == LLMSIM_DT_FP64;
 }
 
+/* All-gather CP (Llama 3, Dubey et al. 2024 Sec. 3.3.2: "we first
+ * all-gather the key (K) and value (V) tensors, and then compute attention
+ * output for the local query (Q) tensor chunk"; its latency "is exposed in
+ * the critical path"): forward, K and V of the whole sequence gathered;
+ * backward, gathered again (not kept: the memory a saved copy would take
+ * in every chunk in flight) and their gradients reduce-scattered. */
+static void cp_allgather(struct bld *b, int64_t a, int64_t kvh, int64_t qk, int64_t v)
+{
+	const struct llmsim_model *m = b->m;
+	const struct llmsim_graph_cfg *c = b->c;
+	double kv_dim = m->has_mla ? (double)a * (qk + v) : 2.0 * kvh * qk;
+	double all = (double)c->micro_batch * c->seq * kv_dim * llmsim_dtype_bytes(c->act);
+	gb_coll(b, "cp_allgather", LLMSIM_PH_FWD, LLMSIM_COLL_ALLGATHER, all, c->cp, c->cp_nodes,
+		LLMSIM_GN_CP);
+	gb_coll(b, "cp_allgather", LLMSIM_PH_BWD, LLMSIM_COLL_ALLGATHER, all, c->cp, c->cp_nodes,
+		LLMSIM_GN_CP);
+	gb_coll(b, "cp_reducescatter", LLMSIM_PH_BWD, LLMSIM_COLL_REDUCESCATTER, all, c->cp,
+		c->cp_nodes, LLMSIM_GN_CP);
+}
+
 /* The attention core: training's over whole sequences (fwd and bwd, 1/cp
  * of it here, the CP ring beside it), or inference's per prefill chunk
  * and over the decoding sequences. qk/v: head dims; kvh: KV heads here. */
@@ -372,7 +392,9 @@ static void attention(struct bld *b, int64_t a, int64_t kvh, int64_t qk, int64_t
 		if (impl == LLMSIM_ATTN_NAIVE && llmsim_graph_dropout(m))
 			gb_ew(b, "attn_dropout", LLMSIM_EW_MUL, c->micro_batch * a * c->seq / c->cp,
 			   c->seq, LLMSIM_BYTES_ACT, 0, LLMSIM_GN_ATTN);
-		if (c->cp > 1) {
+		if (c->cp > 1 && c->cp_allgather)
+			cp_allgather(b, a, kvh, qk, v);
+		else if (c->cp > 1) {
 			/* ring: cp - 1 KV blocks each way, beside the attention:
 			 * K and V forward, with their gradients backward */
 			double kv_dim = m->has_mla ? (double)a * (qk + v) : 2.0 * kvh * qk;

@@ -180,6 +180,23 @@ static double exposed(double comm, double window, double last_frac)
 	return fmax(comm - window, comm * last_frac);
 }
 
+/* The llama3 recipe's FP32 gradient reduce-scatter (FSDP's, one per model
+ * chunk and micro-batch, Dubey et al. 2024 Sec. 3.3.4): each runs on the
+ * DP link beside whatever the stage computes next, not only its own
+ * micro-batch's backward. The window is the step from the first backward
+ * on: all micro-batches' forward and backward and the bubble, less the
+ * warm-up forwards of the first rank (its longest); the last layer's
+ * transfer, after the last backward, is exposed in any case (FSDP wraps
+ * each transformer layer). rs: one micro-batch's reduction of the stage. */
+static double fsdp_rs_exposed(const struct llmsim_train_cfg *c, int64_t m, double rs, double tf,
+			      double tb, double bubble, double ls)
+{
+	int v = train_pp_chunks(c);
+	double warm = c->pp > 1 ? llmsim_train_pp_peak_inflight(c->pp, v, m, 0, NULL) - 1 : 0;
+	double window = m * (tf + tb) + bubble - warm / v * tf;
+	return exposed(m * rs, window, 1 / (m * (ls >= 1 ? ls : 1)));
+}
+
 /* The ends of the pipeline: the first stage also runs the embedding, the
  * last the final norm, LM head and loss; with pp > 1 the slower of the
  * two is the critical stage (with pp = 1 one GPU runs both). */
@@ -266,6 +283,10 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 	int sel = c->recompute == LLMSIM_RECOMP_SELECTIVE;
 	struct layer_cost ends;
 	const struct layer_cost *H = end_stage(c, sc, &ends);
+	if (llmsim_train_pp_ends_in_slots(c)) { /* llama3: the ends take a layer's slot */
+		ls = train_pp_slowest(&ctx->model, c, sc, fm, &ends, &H);
+		ld = ls * (1 - fm), lm = ls * fm;
+	}
 
 	/* one micro-batch through the slowest stage */
 	double cf = ld * D->fwd_s + lm * M->fwd_s + H->fwd_s;
@@ -307,6 +328,8 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 	double dp_exp = 0;
 	if (c->zero == 0 || c->zero == 1)
 		dp_exp += exposed(dc->grad_sync_s, tb, dc->bucket_frac);
+	else if (c->zero == 2 && c->recipe == LLMSIM_RECIPE_LLAMA3)
+		dp_exp += fsdp_rs_exposed(c, m, dc->grad_sync_s, tf, tb, bubble, ls);
 	else if (c->zero == 2)
 		dp_exp += m * exposed(dc->grad_sync_s, tb, dc->bucket_frac);
 	if (c->zero == 1 || c->zero == 2)
