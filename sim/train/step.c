@@ -185,14 +185,17 @@ static double exposed(double comm, double window, double last_frac)
  * DP link beside whatever the stage computes next, not only its own
  * micro-batch's backward. The window is the step from the first backward
  * on: all micro-batches' forward and backward and the bubble, less the
- * warm-up forwards of the first rank (its longest); the last layer's
+ * warm-up forwards of the rank with the most layers; the last layer's
  * transfer, after the last backward, is exposed in any case (FSDP wraps
  * each transformer layer). rs: one micro-batch's reduction of the stage. */
 static double fsdp_rs_exposed(const struct llmsim_train_cfg *c, int64_t m, double rs, double tf,
 			      double tb, double bubble, double ls)
 {
 	int v = train_pp_chunks(c);
-	double warm = c->pp > 1 ? llmsim_train_pp_peak_inflight(c->pp, v, m, 0, NULL) - 1 : 0;
+	/* the rank of the most layers with the shortest window: rank 1 when
+	 * the ends take a slot (rank 0 holds a layer fewer), else rank 0 */
+	int rank = llmsim_train_pp_ends_in_slots(c) && c->pp > 2 ? 1 : 0;
+	double warm = c->pp > 1 ? llmsim_train_pp_peak_inflight(c->pp, v, m, rank, NULL) - 1 : 0;
 	double window = m * (tf + tb) + bubble - warm / v * tf;
 	return exposed(m * rs, window, 1 / (m * (ls >= 1 ? ls : 1)));
 }
