@@ -24,7 +24,7 @@ char *train_cfg_line(char *buf, size_t size, const struct llmsim_train_cfg *c)
 	if (c->schedule == LLMSIM_SCHED_INTERLEAVED)
 		snprintf(sched, sizeof sched, "interleaved v=%d", c->chunks);
 	else
-		snprintf(sched, sizeof sched, "1f1b");
+		snprintf(sched, sizeof sched, "%s", llmsim_pp_sched_name(c->schedule));
 	int n = snprintf(buf, size, "tp %d  pp %d  dp %d  cp %d  ep %d  zero %d  mb %d  %s  %s  %s",
 			 c->tp, c->pp, c->dp, c->cp, c->ep, c->zero, c->micro_batch,
 			 llmsim_recompute_name(c->recompute), sched, llmsim_attn_impl_name(c->attn));
@@ -113,6 +113,8 @@ void train_print_result(FILE *f, const struct llmsim_train_result *r,
 		c->micro_batch, (long long)r->microbatches);
 	if (c->schedule == LLMSIM_SCHED_INTERLEAVED)
 		snprintf(note, sizeof note, "interleaved, %d chunks", c->chunks);
+	else if (c->schedule == LLMSIM_SCHED_DUALPIPE)
+		snprintf(note, sizeof note, "DualPipe");
 	else
 		snprintf(note, sizeof note, "1F1B");
 	fprintf(f, "  recipe       %s, %s matmuls, recompute %s, attention %s, schedule %s",

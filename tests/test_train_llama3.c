@@ -2,8 +2,9 @@
  * test_train_llama3.c - the llama3 recipe's mechanisms (sim/train/
  * pp_layout.c, memory_rank.c): Megatron's schedules' chunk forwards in
  * flight rank by rank, the pipeline split with the embedding and the head
- * in a layer's slot each, FSDP's gradient memory, all-gather CP. Every
- * expected value is derived by hand in the comment beside it.
+ * in a layer's slot each, FSDP's gradient memory, all-gather CP; and the
+ * expert states under EP and ZeRO (issue 14, MoE training). Every expected
+ * value is derived by hand in the comment beside it.
  */
 #include <math.h>
 #include <string.h>
@@ -51,13 +52,13 @@ Test(train_llama3, layers_in_flight_per_rank)
 	expect_close(llmsim_train_pp_peak_inflight(16, 8, 32, 15, last), 113, 1e-12);
 }
 
-/* Llama 3 405B on H100 in a new context. */
-static struct llmsim_train_ctx *ctx_405b(struct llmsim_model *m)
+/* A model on H100 in a new context. */
+static struct llmsim_train_ctx *ctx_on_h100(const char *model, struct llmsim_model *m)
 {
 	struct llmsim_gpu g;
 	struct llmsim_err err = {0};
 	struct llmsim_train_ctx *ctx = NULL;
-	cr_assert_eq(llmsim_model_load("405b", m, &err), 0, "%s", err.msg);
+	cr_assert_eq(llmsim_model_load(model, m, &err), 0, "%s", err.msg);
 	cr_assert_eq(llmsim_gpu_load("h100", &g, &err), 0, "%s", err.msg);
 	cr_assert_eq(llmsim_train_ctx_new(m, &g, &ctx, &err), 0, "%s", err.msg);
 	return ctx;
@@ -127,7 +128,7 @@ Test(train_llama3, fsdp_rank1_memory)
 {
 	struct llmsim_model m;
 	struct llmsim_err err = {0};
-	struct llmsim_train_ctx *ctx = ctx_405b(&m);
+	struct llmsim_train_ctx *ctx = ctx_on_h100("405b", &m);
 	struct llmsim_train_cfg c;
 	struct llmsim_train_result r;
 	llama3_cfg(&c, 8192, 8);
@@ -160,7 +161,7 @@ Test(train_llama3, cp_allgathers_kv)
 {
 	struct llmsim_model m;
 	struct llmsim_err err = {0};
-	struct llmsim_train_ctx *ctx = ctx_405b(&m);
+	struct llmsim_train_ctx *ctx = ctx_on_h100("405b", &m);
 	struct llmsim_train_cfg c;
 	llama3_cfg(&c, 16384, 8);
 	c.cp = 16, c.dp = 8, c.seq = 131072, c.global_batch = 128;
@@ -184,5 +185,72 @@ Test(train_llama3, cp_allgathers_kv)
 	cr_expect_eq(ag, 2);
 	cr_expect_eq(rs, 1);
 	cr_expect_eq(ring, 0);
+	llmsim_train_ctx_free(ctx);
+}
+
+/* Expert weights under EP and ZeRO (issue 14 item 4), Mixtral 8x7B, tp 1,
+ * pp 1, ZeRO-1, megatron recipe. Per layer: attention q, o 4096^2 each, k,
+ * v 4096 x 1024 each: 41,943,040; the router 4096 x 8 = 32,768; two norms
+ * 8192; experts 8 x 3 x 4096 x 14336 = 1,409,286,144. Dense (replicated
+ * over dp, sharded by ZeRO over dp): 32 layers' attention, routers and
+ * norms 1,343,488,000 + the final norm 4096 + embedding and LM head 2 x
+ * 32000 x 4096 = 262,144,000: 1,605,636,096. Experts: 32 x
+ * 1,409,286,144 / ep 8 = 5,637,144,576 on a GPU, replicated over dp/ep and
+ * sharded by ZeRO only over those. dp 8, ep 8: one replica of each expert
+ * shard, its optimizer state whole: 12 x (1,605,636,096 / 8 +
+ * 5,637,144,576) = 70,054,189,056; dp 16: over 2, 12 x (1,605,636,096 / 16
+ * + 5,637,144,576 / 2) = 12 x 2,918,924,544 = 35,027,094,528. Weights
+ * 2 x 7,242,780,672 either way. */
+Test(train_llama3, expert_states_under_ep_and_zero)
+{
+	struct llmsim_model m;
+	struct llmsim_err err = {0};
+	struct llmsim_train_ctx *ctx = ctx_on_h100("mixtral-8x7b", &m);
+	struct llmsim_train_cfg c;
+	struct llmsim_train_result r;
+	llmsim_train_cfg_init(&c);
+	c.gpus = 8, c.dp = 8, c.ep = 8, c.zero = 1, c.seq = 4096, c.global_batch = 64;
+	cr_assert_eq(llmsim_train_simulate(ctx, &c, &r, &err), 0, "%s", err.msg);
+	expect_close(r.mem.weights_bytes, 2 * 7242780672.0, 1e-6);
+	expect_close(r.mem.optimizer_bytes, 70054189056.0, 1e-6);
+	c.gpus = 16, c.dp = 16;
+	cr_assert_eq(llmsim_train_simulate(ctx, &c, &r, &err), 0, "%s", err.msg);
+	expect_close(r.mem.weights_bytes, 2 * 7242780672.0, 1e-6);
+	expect_close(r.mem.optimizer_bytes, 35027094528.0, 1e-6);
+	llmsim_train_ctx_free(ctx);
+}
+
+/* DualPipe's bubble (DeepSeek-V3 Table 2), (pp/2 - 1)(F&B + B - 3W): pp 16,
+ * F&B 10, B 6, W 2: 7 x (10 + 6 - 6) = 70; two stages: none. */
+Test(train_llama3, dualpipe_bubble)
+{
+	expect_close(llmsim_train_dualpipe_bubble_s(16, 10, 6, 2), 70, 1e-12);
+	expect_close(llmsim_train_dualpipe_bubble_s(2, 10, 6, 2), 0, 1e-12);
+}
+
+/* DualPipe's memory (DeepSeek-V3 Table 2: the parameters twice, pp + 1
+ * micro-batches of activations). Mixtral 8x7B, pp 4, dp 2, ep 2, 8
+ * micro-batches: a stage is 8 layers; a DualPipe rank holds two stages,
+ * rank 0 the first and the last with the embedding and the LM head: dense
+ * 16 x (41,943,040 + 32,768 + 8,192) + 2 x 32000 x 4096 = 933,888,000
+ * (and 16/32 of the final norm's 4096), experts 16 x 1,409,286,144 / 2 =
+ * 11,274,289,152: bf16 weights 2 x 12,208,177,152 = 24,416,354,304.
+ * Activations: 8 layers x (4 + 1) micro-batches = 40 layers in flight. */
+Test(train_llama3, dualpipe_memory)
+{
+	struct llmsim_model m;
+	struct llmsim_err err = {0};
+	struct llmsim_train_ctx *ctx = ctx_on_h100("mixtral-8x7b", &m);
+	struct llmsim_train_cfg c;
+	struct llmsim_train_result r;
+	llmsim_train_cfg_init(&c);
+	c.gpus = 8, c.pp = 4, c.dp = 2, c.ep = 2, c.seq = 4096, c.global_batch = 16;
+	c.schedule = LLMSIM_SCHED_DUALPIPE;
+	cr_assert_eq(llmsim_train_simulate(ctx, &c, &r, &err), 0, "%s", err.msg);
+	expect_close(r.mem.weights_bytes, 24416354304.0, 1e-6);
+	expect_close(r.mem.act_in_flight_layers, 40, 1e-12);
+	/* an odd number of micro-batches is refused */
+	c.global_batch = 14;
+	cr_expect_eq(llmsim_train_check(&m, &c, NULL), LLMSIM_REJ_SCHEDULE);
 	llmsim_train_ctx_free(ctx);
 }

@@ -10,7 +10,7 @@
 #include "train_int.h"
 
 const char *const llmsim_recompute_names[] = {"none", "selective", "full", NULL};
-const char *const llmsim_pp_sched_names[] = {"1f1b", "interleaved", NULL};
+const char *const llmsim_pp_sched_names[] = {"1f1b", "interleaved", "dualpipe", NULL};
 const char *const llmsim_recipe_names[] = {"amp", "megatron", "zero", "llama3", NULL};
 const char *const llmsim_offload_names[] = {"none", "optimizer", "params", NULL};
 _Static_assert(sizeof llmsim_offload_names / sizeof *llmsim_offload_names ==
@@ -203,8 +203,16 @@ enum llmsim_train_reject llmsim_train_check(const struct llmsim_model *m,
 			m->kv_heads, c->tp);
 	if (c->schedule == LLMSIM_SCHED_INTERLEAVED && c->chunks < 2)
 		VIOLATE(LLMSIM_REJ_SCHEDULE, "interleaved schedule needs --chunks >= 2");
-	if (c->schedule == LLMSIM_SCHED_1F1B && c->chunks != 1)
+	if (c->schedule != LLMSIM_SCHED_INTERLEAVED && c->chunks != 1)
 		VIOLATE(LLMSIM_REJ_SCHEDULE, "--chunks needs --schedule interleaved");
+	if (c->schedule == LLMSIM_SCHED_DUALPIPE &&
+	    (c->pp < 2 || c->pp % 2 || c->micro_batch < 1 || c->dp < 1 ||
+	     (c->global_batch / ((int64_t)c->micro_batch * c->dp)) % 2))
+		VIOLATE(LLMSIM_REJ_SCHEDULE, "DualPipe needs an even number of pipeline stages "
+			"and of micro-batches (DeepSeek-V3 Sec. 3.2.1)");
+	if (c->schedule == LLMSIM_SCHED_DUALPIPE && c->recipe == LLMSIM_RECIPE_LLAMA3)
+		VIOLATE(LLMSIM_REJ_SCHEDULE, "the llama3 recipe runs Megatron's schedules, not "
+			"DualPipe");
 	if (c->schedule == LLMSIM_SCHED_INTERLEAVED && c->pp < 2)
 		VIOLATE(LLMSIM_REJ_SCHEDULE, "interleaved schedule needs pp >= 2");
 	int v = c->chunks >= 1 ? c->chunks : 1;

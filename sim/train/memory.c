@@ -80,6 +80,13 @@ void train_params_per_gpu(const struct train_geom *g, const struct llmsim_model 
 		}
 		return;
 	}
+	if (c->schedule == LLMSIM_SCHED_DUALPIPE && c->pp > 1) {
+		/* DualPipe: two stages a rank, rank 0 the first and the last
+		 * (DeepSeek-V3 Table 2: the parameters twice) */
+		double ends = g->embedding + (g->lm_head > 0 ? g->lm_head : g->embedding);
+		train_params_layers(g, c, 2 * llmsim_train_stage_layers(m, c), ends / t, p);
+		return;
+	}
 	train_params_layers(g, c, llmsim_train_stage_layers(m, c), emb, p);
 }
 
@@ -299,6 +306,8 @@ void train_memory(const struct train_geom *g, const struct llmsim_model *m,
 	int64_t mb = microbatches;
 	if (c->pp == 1)
 		inflight = 1;
+	else if (c->schedule == LLMSIM_SCHED_DUALPIPE) /* Table 2: pp + 1 */
+		inflight = mb < c->pp + 1 ? mb : c->pp + 1;
 	else if (c->schedule == LLMSIM_SCHED_INTERLEAVED)
 		inflight = (mb < c->pp ? mb : c->pp) *
 			   (1 + (c->pp - 1) / ((double)c->pp * c->chunks));

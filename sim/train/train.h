@@ -29,7 +29,16 @@
 
 enum llmsim_recompute { LLMSIM_RECOMP_NONE, LLMSIM_RECOMP_SELECTIVE, LLMSIM_RECOMP_FULL,
 			LLMSIM_RECOMP_COUNT };
-enum llmsim_pp_sched { LLMSIM_SCHED_1F1B, LLMSIM_SCHED_INTERLEAVED, LLMSIM_SCHED_COUNT };
+/* Pipeline schedules: 1F1B; Megatron's interleaved 1F1B (chunks per
+ * stage); DeepSeek's DualPipe (DeepSeek-AI 2024, "DeepSeek-V3 Technical
+ * Report", Sec. 3.2.1 and Table 2): micro-batches fed from both ends, each
+ * rank holding two stages (the parameters twice, pp + 1 micro-batches of
+ * activations), a forward chunk of one micro-batch paired with a backward
+ * chunk of another so that the all-to-alls and the pipeline sends of each
+ * overlap the other's compute, on the SMs the communication kernels leave
+ * (20 of them taken: Sec. 3.2.2), bubble (pp/2 - 1)(F&B + B - 3W). */
+enum llmsim_pp_sched { LLMSIM_SCHED_1F1B, LLMSIM_SCHED_INTERLEAVED, LLMSIM_SCHED_DUALPIPE,
+		       LLMSIM_SCHED_COUNT };
 /* Optimizer-state recipes (bytes per trained parameter, ZeRO stage 0):
  *   amp      PyTorch AMP: fp32 weights 4 + fp32 grads 4 + Adam m,v 8 = 16,
  *            plus a bf16 autocast copy of the weights (2) counted in other_bytes;
@@ -260,6 +269,11 @@ int llmsim_train_pp_chunk_layers(const struct llmsim_model *m, const struct llms
  * chunk instances in flight). m: micro-batches of the step. */
 double llmsim_train_pp_peak_inflight(int pp, int chunks, int64_t m, int rank,
 				     const double *weight);
+
+/* DualPipe's bubble (DeepSeek-V3 Table 2): (pp/2 - 1)(F&B + B - 3W), with
+ * fb the time of a forward and a backward chunk overlapped, b a full
+ * backward chunk, w its weight-gradient part. */
+double llmsim_train_dualpipe_bubble_s(int pp, double fb, double b, double w);
 
 /* Bytes each rank sends, summed over a step, per kind of communication
  * (the volumes behind the collectives, for tests and reports). */

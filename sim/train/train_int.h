@@ -13,6 +13,10 @@
 #define TRAIN_CONTEXT_BYTES 1.0e9      /* CUDA context, cuBLAS/NCCL workspaces */
 #define TRAIN_FRAGMENTATION 0.05       /* allocator fragmentation, of the rest */
 #define TRAIN_GRAD_BUCKET_PARAMS 40e6  /* Megatron DDP bucket (params) */
+#define TRAIN_DUALPIPE_COMM_SMS 20     /* SMs DeepSeek-V3's all-to-all kernels take
+					* (DeepSeek-V3 Technical Report Sec. 3.2.2:
+					* "only 20 SMs are sufficient to fully utilize
+					* the bandwidths of IB and NVLink") */
 
 /* Offload allowances and rates (stated assumptions, see step.c). */
 #define TRAIN_HOST_RANK_BYTES 4.0e9    /* host memory of one training process:
@@ -126,6 +130,7 @@ int train_price(struct llmsim_train_ctx *ctx, const struct llmsim_op *op, struct
  * attention impl, dtype, lora, sp, imbalance), summed by walk.c. */
 struct layer_cost {
 	double fwd_s, bwd_s;          /* kernels (bwd without recompute) */
+	double wgrad_s;               /* the weight-gradient GEMMs of bwd_s */
 	double attn_core_fwd_s;       /* selective recompute re-runs this */
 	double fwd_flops, bwd_flops, attn_core_fwd_flops; /* model (balanced) */
 	double tp_fwd_s, tp_bwd_s;    /* TP collectives (exposed) */

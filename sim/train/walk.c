@@ -122,6 +122,8 @@ static void accumulate(const struct llmsim_graph *g, const struct train_priced *
 		} else {
 			lc->bwd_s += t;
 			lc->bwd_flops += pr[i].flops;
+			if (n->role & LLMSIM_GN_WGRAD)
+				lc->wgrad_s += t;
 		}
 	}
 }
