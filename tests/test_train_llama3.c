@@ -254,3 +254,48 @@ Test(train_llama3, dualpipe_memory)
 	cr_expect_eq(llmsim_train_check(&m, &c, NULL), LLMSIM_REJ_SCHEDULE);
 	llmsim_train_ctx_free(ctx);
 }
+
+/* Node-limited routing (DeepSeek-V3 Sec. 2.1.2, 3.2.2): DeepSeek-V3, tp 1,
+ * ep 64 over 8 H800 nodes, 4096 tokens a rank, bf16 activations. A token
+ * goes to at most 4 nodes: the inter-node leg is an all-to-all among the 8
+ * nodes' peers of 4096 x 4 x 7168 x 2 = 234,881,024 bytes; the NVLink leg
+ * forwards the 8 slots a token among a node's 8 GPUs: 4096 x 8 x 7168 x 2
+ * = 469,762,048. Mixtral (no limit) keeps one all-to-all over the group. */
+Test(train_llama3, node_limited_dispatch)
+{
+	struct llmsim_model m;
+	struct llmsim_gpu g;
+	struct llmsim_err err = {0};
+	struct llmsim_train_ctx *ctx;
+	cr_assert_eq(llmsim_model_load("deepseek-v3", &m, &err), 0, "%s", err.msg);
+	cr_assert_eq(m.moe.max_nodes, 4);
+	cr_assert_eq(llmsim_gpu_load("h800", &g, &err), 0, "%s", err.msg);
+	cr_assert_eq(g.gpus_per_node, 8);
+	cr_assert_eq(llmsim_train_ctx_new(&m, &g, &ctx, &err), 0, "%s", err.msg);
+	struct llmsim_train_cfg c;
+	llmsim_train_cfg_init(&c);
+	c.gpus = 64, c.dp = 64, c.ep = 64, c.seq = 4096, c.global_batch = 64;
+	static struct llmsim_graph gr;
+	static struct llmsim_pred pred[LLMSIM_GRAPH_MAX];
+	cr_assert_eq(llmsim_train_step_ops(ctx, &c, 0, &gr, pred, &err), 0, "%s", err.msg);
+	int ib = 0, nvl = 0;
+	for (int i = 0; i < gr.n; i++) {
+		const struct llmsim_gnode *n = &gr.node[i];
+		if (n->sec != LLMSIM_SEC_MOE || n->phase != LLMSIM_PH_FWD)
+			continue;
+		if (!strcmp(n->name, "ep_dispatch")) {
+			ib++;
+			expect_close(n->op.u.coll.bytes, 234881024.0, 1e-12);
+			cr_expect_eq(n->op.u.coll.gpus, 8);
+			cr_expect_eq(n->op.u.coll.nodes, 8);
+		} else if (!strcmp(n->name, "ep_dispatch.nvlink")) {
+			nvl++;
+			expect_close(n->op.u.coll.bytes, 469762048.0, 1e-12);
+			cr_expect_eq(n->op.u.coll.gpus, 8);
+			cr_expect_eq(n->op.u.coll.nodes, 1);
+		}
+	}
+	cr_expect_eq(ib, 1);
+	cr_expect_eq(nvl, 1);
+	llmsim_train_ctx_free(ctx);
+}
