@@ -283,9 +283,12 @@ void train_json_result(struct llmsim_json *j, const struct llmsim_train_result *
 	llmsim_json_num(j, "total", m->total_bytes);
 	llmsim_json_num(j, "hbm", m->hbm_bytes);
 	llmsim_json_num(j, "fragmentation", m->fragmentation_bytes);
+	llmsim_json_num(j, "grad_transient", m->grad_transient_bytes);
 	llmsim_json_obj_end(j);
 	llmsim_json_num(j, "params_per_gpu", m->params_per_gpu);
 	llmsim_json_num(j, "activation_bytes_per_layer", m->act_per_layer_bytes);
+	llmsim_json_num(j, "activation_layers_in_flight", m->act_in_flight_layers);
+	llmsim_json_int(j, "pipeline_rank", m->pp_rank);
 	llmsim_json_str(j, "offload", llmsim_offload_name(r->cfg.offload));
 	llmsim_json_obj_begin(j, "host_memory_bytes_per_node");
 	llmsim_json_num(j, "per_gpu", m->host_per_gpu_bytes);
