@@ -220,7 +220,7 @@ enum llmsim_train_reject llmsim_train_check(const struct llmsim_model *m,
 		VIOLATE(LLMSIM_REJ_LAYERS, "%d layers%s not divisible by pp*chunks = %lld",
 			m->layers, llmsim_train_pp_ends_in_slots(c) ? " + embedding + head" : "",
 			(long long)c->pp * v);
-	if (c->pp > 1 && (int64_t)c->pp * v > llmsim_train_pp_slots(m, c))
+	if (llmsim_train_pp_ends_in_slots(c) && (int64_t)c->pp * v > llmsim_train_pp_slots(m, c))
 		VIOLATE(LLMSIM_REJ_LAYERS, "pp*chunks = %lld: more model chunks than the %lld "
 			"layer slots", (long long)c->pp * v, (long long)llmsim_train_pp_slots(m, c));
 	if (c->recipe == LLMSIM_RECIPE_LLAMA3 && (c->lora_rank || c->offload))
