@@ -87,9 +87,14 @@ double llmsim_train_pp_peak_inflight(int pp, int chunks, int64_t m, int rank,
 		warm = total;
 	if (warm < 0)
 		warm = 0;
+	/* past the warm-up, forwards and backwards each go round the pp*chunks
+	 * (micro-batch, chunk) pattern in step, so what is in flight repeats
+	 * with that period: one period after the warm-up holds the peak (the
+	 * cool-down only frees) */
+	int64_t last = warm + group < total ? warm + group : total;
 	double cur = 0, peak = 0;
 	int64_t f = 0, b = 0;
-	for (; f < total; f++) {
+	for (; f < last; f++) {
 		int jf = (int)((f % group) / pp);
 		cur += weight ? weight[jf] : 1;
 		peak = fmax(peak, cur);
