@@ -53,17 +53,24 @@ int llmsim_train_pp_chunk_layers(const struct llmsim_model *m, const struct llms
 int train_pp_rank_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c,
 			 int rank, int *emb, int *head)
 {
-	int n = 0, e = 0, h = 0;
-	for (int j = 0; j < train_pp_chunks(c); j++) {
-		int ej, hj;
-		n += llmsim_train_pp_chunk_layers(m, c, rank, j, &ej, &hj);
-		e |= ej, h |= hj;
+	/* the rank's slots less the ends and the empty slots past the head,
+	 * which sit in the last virtual stages */
+	int v = train_pp_chunks(c);
+	int64_t pv = (int64_t)c->pp * v, slots = (int64_t)m->layers + 2;
+	int64_t k = (slots + pv - 1) / pv;
+	int e = rank == 0, h = (int)(((slots - 1) / k) % c->pp) == rank;
+	int64_t n = v * k - e - h;
+	for (int j = v - 1; j >= 0; j--) {
+		int64_t s0 = ((int64_t)j * c->pp + rank) * k;
+		if (s0 + k <= slots)
+			break;
+		n -= s0 >= slots ? k : s0 + k - slots;
 	}
 	if (emb)
 		*emb = e;
 	if (head)
 		*head = h;
-	return n;
+	return (int)n;
 }
 
 double train_pp_max_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c)
@@ -90,20 +97,31 @@ double llmsim_train_pp_peak_inflight(int pp, int chunks, int64_t m, int rank,
 	/* past the warm-up, forwards and backwards each go round the pp*chunks
 	 * (micro-batch, chunk) pattern in step, so what is in flight repeats
 	 * with that period: one period after the warm-up holds the peak (the
-	 * cool-down only frees) */
+	 * cool-down only frees). Both walk in runs of pp of one chunk: taken a
+	 * run at a time (where neither the forward's nor the backward's chunk
+	 * changes), the warm-up only adds, and a steady run of n forward +
+	 * backward pairs of weights dF, dB peaks after its first forward or
+	 * its last. */
 	int64_t last = warm + group < total ? warm + group : total;
 	double cur = 0, peak = 0;
 	int64_t f = 0, b = 0;
-	for (; f < last; f++) {
-		int jf = (int)((f % group) / pp);
-		cur += weight ? weight[jf] : 1;
+#define W(j) (weight ? weight[j] : 1.0)
+	while (f < warm) {
+		int64_t n = pp - f % pp < warm - f ? pp - f % pp : warm - f;
+		cur += n * W((f % group) / pp);
 		peak = fmax(peak, cur);
-		if (f >= warm) { /* steady 1F1B: the forward, then a backward */
-			int jb = v - 1 - (int)((b % group) / pp);
-			cur -= weight ? weight[jb] : 1;
-			b++;
-		}
+		f += n;
 	}
+	while (f < last) {
+		int64_t n = pp - f % pp;
+		n = pp - b % pp < n ? pp - b % pp : n;
+		n = last - f < n ? last - f : n;
+		double dF = W((f % group) / pp), dB = W(v - 1 - (b % group) / pp);
+		peak = fmax(peak, cur + dF + fmax(0, (n - 1) * (dF - dB)));
+		cur += n * (dF - dB);
+		f += n, b += n;
+	}
+#undef W
 	return peak;
 }
 
