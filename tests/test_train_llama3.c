@@ -299,3 +299,23 @@ Test(train_llama3, node_limited_dispatch)
 	cr_expect_eq(nvl, 1);
 	llmsim_train_ctx_free(ctx);
 }
+
+/* FSDP's reduce-scatter beside the pipeline (the llama3 recipe) against
+ * the same ZeRO-2 reduction held to each micro-batch's own backward (the
+ * megatron recipe): the same bytes, less of them exposed, and never none
+ * (the last layer's after the last backward). */
+Test(train_llama3, fsdp_reduce_scatter_overlaps_the_pipeline)
+{
+	struct llmsim_model m;
+	struct llmsim_err err = {0};
+	struct llmsim_train_ctx *ctx = ctx_on_h100("405b", &m);
+	struct llmsim_train_cfg c;
+	struct llmsim_train_result fsdp, zero2;
+	llama3_cfg(&c, 8192, 8);
+	cr_assert_eq(llmsim_train_simulate(ctx, &c, &fsdp, &err), 0, "%s", err.msg);
+	c.recipe = LLMSIM_RECIPE_MEGATRON;
+	cr_assert_eq(llmsim_train_simulate(ctx, &c, &zero2, &err), 0, "%s", err.msg);
+	cr_expect_gt(fsdp.time.dp_exposed_s, 0);
+	cr_expect_lt(fsdp.time.dp_exposed_s, zero2.time.dp_exposed_s);
+	llmsim_train_ctx_free(ctx);
+}
