@@ -159,7 +159,7 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 		return 1;
 	struct llmsim_train_ctx *ctx;
 	struct llmsim_train_result r;
-	struct llmsim_timeline tl = {0};
+	struct llmsim_timeline tl = {.max_events = CLI_TRACE_MAX_EVENTS};
 	if (llmsim_train_ctx_new(&m, &gpu, &ctx, &err) ||
 	    llmsim_train_simulate(ctx, &c, &r, &err) ||
 	    (trace_out && llmsim_train_timeline(ctx, &c, &r, &tl, &err))) {

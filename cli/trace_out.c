@@ -92,8 +92,8 @@ static void write_trace(FILE *f, const char *cmd, const struct llmsim_timeline *
 	llmsim_json_obj_begin(&j, "otherData");
 	llmsim_json_str(&j, "generator", cmd);
 	llmsim_json_str(&j, "time_unit", "us");
-	if (tl->end_name[0])
-		llmsim_json_num(&j, tl->end_name, tl->end_s);
+	for (int i = 0; i < tl->nfigures; i++)
+		llmsim_json_num(&j, tl->figure[i].key, tl->figure[i].value);
 	if (tl->note[0])
 		llmsim_json_str(&j, "note", tl->note);
 	llmsim_json_int(&j, "events", tl->nev);

@@ -10,6 +10,13 @@
 
 #include "sim/timeline.h"
 
+/* Events a trace keeps at most (about 200 bytes each in the file); the
+ * rest are counted and reported. */
+#define CLI_TRACE_MAX_EVENTS 500000
+/* Requests whose spans a serving trace shows (every engine step is kept,
+ * up to CLI_TRACE_MAX_EVENTS). */
+#define CLI_TRACE_MAX_REQUESTS 1000
+
 /* The option, for a command's table: --trace-out FILE into *path. */
 #define CLI_TRACE_OUT_OPT(path)                                                              \
 	{"trace-out", LLMSIM_ARG_STRING, &(path), "FILE",                                    \
@@ -22,8 +29,8 @@
 int cli_trace_check(const char *cmd, const char *path);
 
 /* Write tl to path as a trace, through a temporary file renamed into
- * place (no partial file is left on failure). Its end (tl->end_s, named
- * tl->end_name) and note go into "otherData"; the note and any events not
+ * place (no partial file is left on failure). Its figures (the step time
+ * it ends at, ...) and note go into "otherData"; the note and any events not
  * kept also go to stderr. 0, or 1 after one line on stderr. */
 int cli_trace_write(const char *cmd, const char *path, const struct llmsim_timeline *tl);
 

@@ -14,8 +14,8 @@ void llmsim_tl_reset(struct llmsim_timeline *tl)
 	tl->nev = 0;
 	tl->dropped = 0;
 	tl->oom = 0;
-	tl->end_s = 0;
-	tl->end_name[0] = 0;
+	tl->now_s = 0;
+	tl->nfigures = 0;
 	tl->note[0] = 0;
 }
 
@@ -91,6 +91,15 @@ void llmsim_tl_arg(struct llmsim_tl_event *ev, const char *key, double value)
 	ev->arg[ev->nargs].key = key;
 	ev->arg[ev->nargs].value = value;
 	ev->nargs++;
+}
+
+void llmsim_tl_figure(struct llmsim_timeline *tl, const char *key, double value)
+{
+	if (tl->nfigures >= LLMSIM_TL_ARGS)
+		return;
+	tl->figure[tl->nfigures].key = key;
+	tl->figure[tl->nfigures].value = value;
+	tl->nfigures++;
 }
 
 double llmsim_tl_end(const struct llmsim_timeline *tl)

@@ -44,9 +44,11 @@ struct llmsim_timeline {
 	int64_t max_events;       /* 0: no limit; else events past it are counted, not kept */
 	int64_t dropped;          /* events not kept (max_events) */
 	int oom;                  /* an allocation failed: events are missing */
-	double end_s;             /* the figure the timeline ends at, as the run printed it
-				   * (a step time, end-to-end latency, a makespan) */
-	char end_name[32];        /* its name: "step_time_s" */
+	double now_s;             /* the producer's own cursor (where its next step goes) */
+	/* the figures the timeline must agree with, as the run printed them
+	 * ("step_time_s", "ttft_s", "e2e_s", "makespan_s": key a static string) */
+	struct llmsim_tl_arg figure[LLMSIM_TL_ARGS];
+	int nfigures;
 	char note[160];           /* what a reader should know ("requests: 1000 of 5000
 				   * written"); "" */
 };
@@ -72,6 +74,9 @@ struct llmsim_tl_event *llmsim_tl_add(struct llmsim_timeline *tl, int track, con
 /* Attach a numeric argument (key a static string) to ev; NULL ev or a
  * full event is a no-op. */
 void llmsim_tl_arg(struct llmsim_tl_event *ev, const char *key, double value);
+
+/* Record a figure (llmsim_tl_arg's rules: a full list ignores it). */
+void llmsim_tl_figure(struct llmsim_timeline *tl, const char *key, double value);
 
 /* The latest end of an event (0 when empty). */
 double llmsim_tl_end(const struct llmsim_timeline *tl);

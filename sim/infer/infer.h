@@ -59,6 +59,8 @@ struct llmsim_infer_params {
 };
 extern const struct llmsim_infer_params llmsim_infer_params_default;
 
+struct llmsim_timeline;
+
 struct llmsim_infer_cfg {
 	const struct llmsim_model *model;
 	const struct llmsim_gpu *gpu;
@@ -86,6 +88,8 @@ struct llmsim_infer_cfg {
 	enum llmsim_operand_data operand_data; /* what the weights and activations
 					* hold (trained, the default) */
 	struct llmsim_infer_params params;
+	struct llmsim_timeline *timeline; /* NULL, or where llmsim_infer_run records the
+					   * run's steps (sim/timeline.h; reset first) */
 };
 
 /* Fill cfg with defaults (tp=pp=ep=1, bf16, the fused engine with paged

@@ -316,8 +316,7 @@ int llmsim_train_timeline(struct llmsim_train_ctx *ctx, const struct llmsim_trai
 	} else {
 		rc = fused_timeline(ctx, c, r, tl, err);
 	}
-	tl->end_s = r->time.step_s;
-	snprintf(tl->end_name, sizeof tl->end_name, "step_time_s");
+	llmsim_tl_figure(tl, "step_time_s", r->time.step_s);
 	if (!rc && tl->oom)
 		rc = llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory for the timeline");
 	return rc;
