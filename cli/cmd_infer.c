@@ -196,7 +196,9 @@ int cmd_infer(int argc, char **argv, const struct cli_setup *setup)
 				  "steps back to back (--load busy; lone: an idle GPU's burst clock). The\n"
 				  "expected errors printed are the measured whole-step class of the engine\n"
 				  "and phase (llmsim calib validate --steps). --torch-steps FILE instead\n"
-				  "predicts the steps of calib/torch/llama_steps.py's eager run and compares.",
+				  "predicts the steps of calib/torch/llama_steps.py's eager run and compares.\n"
+				  "--trace-out FILE.json writes the prefill and decode steps as a\n"
+				  "Chrome/Perfetto trace (ui.perfetto.dev, chrome://tracing).",
 				  argc - 1, argv + 1, opts, (int)(sizeof opts / sizeof opts[0]),
 				  NULL, 0, NULL);
 	if (r == LLMSIM_ARGS_HELP)

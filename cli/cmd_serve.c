@@ -139,7 +139,9 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 				  "KV cache, recompute preemption); each step is priced by the GPU model in\n"
 				  "the kernels of --engine (fused by default, as the engines serving runs\n"
 				  "are published with), inside the run's own load (--load busy) or as lone\n"
-				  "kernels (--load lone).",
+				  "kernels (--load lone). --trace-out FILE.json writes each engine step\n"
+				  "(its prefill and decode tokens) and the first 1000 requests' spans as a\n"
+				  "Chrome/Perfetto trace (ui.perfetto.dev, chrome://tracing).",
 				  argc - 1, argv + 1, opts, (int)(sizeof opts / sizeof opts[0]),
 				  NULL, 0, NULL);
 	if (r == LLMSIM_ARGS_HELP)

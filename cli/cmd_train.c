@@ -44,6 +44,11 @@ static const char about[] =
 	"Every op runs at the clock the step's own load allows under the power limit\n"
 	"(--load busy), or a given load (busy:RHO), or as lone kernels at the burst\n"
 	"clock (--load lone), on the operand data --operand-data names.\n"
+	"--trace-out FILE.json writes the step's simulated timeline as a Chrome/Perfetto\n"
+	"trace (ui.perfetto.dev, chrome://tracing): each pipeline stage's forward and\n"
+	"backward micro-batches in the schedule priced, the communication of each\n"
+	"parallelism (exposed and hidden), recompute and the optimizer; torch: the\n"
+	"kernels in launch order on one stream.\n"
 	"Exit status 1 when the configuration is invalid or does not fit.";
 
 int cmd_train(int argc, char **argv, const struct cli_setup *setup)

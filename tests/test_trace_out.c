@@ -185,6 +185,26 @@ static void trace_release(struct trace *t)
 	free(t->e);
 }
 
+/* Run `llmsim ARGS --json --trace-out DIR/FILE` and load its trace. */
+static void run_traced(const char *args, const char *file, struct trace *t)
+{
+	char cmd[512], path[128];
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	snprintf(cmd, sizeof cmd, "%s --json --trace-out %s", args, path);
+	int rc = run_llmsim(cmd, out, sizeof out, err, sizeof err);
+	cr_assert_eq(rc, 0, "%s", err);
+	load(path, t);
+}
+
+/* events of category cat */
+static int count_cat(const struct trace *t, const char *cat)
+{
+	int n = 0;
+	for (int i = 0; i < t->n; i++)
+		n += !strcmp(t->e[i].cat, cat);
+	return n;
+}
+
 /* m micro-batches of v chunks on each of p stages: every stage runs m v
  * forward and m v backward chunks, and a stage's first forward to its last
  * backward spans the pipeline's m v + p - 1 slots of a forward and a
@@ -192,14 +212,11 @@ static void trace_release(struct trace *t)
  * (p - 1)(tf + tb), interleaving divides it by v). */
 static void check_train(const char *args, int p, int m, int v)
 {
-	char cmd[512], path[128];
-	snprintf(path, sizeof path, "%s/train.json", dir);
-	snprintf(cmd, sizeof cmd, "train %s --json --trace-out %s", args, path);
-	int rc = run_llmsim(cmd, out, sizeof out, err, sizeof err);
-	cr_assert_eq(rc, 0, "%s", err);
-	double step_us = printed("step_time_s") * 1e6, bubble_us = printed("bubble") * 1e6;
+	char cmd[512];
+	snprintf(cmd, sizeof cmd, "train %s", args);
 	struct trace t;
-	load(path, &t);
+	run_traced(cmd, "train.json", &t);
+	double step_us = printed("step_time_s") * 1e6, bubble_us = printed("bubble") * 1e6;
 	expect_no_overlap(&t);
 	expect_close(t.end, step_us, 1e-9);
 	/* the stages: the pids with chunks, in order (the events are sorted) */
@@ -263,14 +280,9 @@ Test(trace_out, train_1f1b_fewer_microbatches_than_stages)
 
 Test(trace_out, train_torch_one_stream)
 {
-	char cmd[512], path[128];
-	snprintf(path, sizeof path, "%s/torch.json", dir);
-	snprintf(cmd, sizeof cmd,
-		 "train --model llama-3.2-1b --engine torch --micro-batch 2 --seq 1024 --json "
-		 "--trace-out %s", path);
-	cr_assert_eq(run_llmsim(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
 	struct trace t;
-	load(path, &t);
+	run_traced("train --model llama-3.2-1b --engine torch --micro-batch 2 --seq 1024",
+		   "torch.json", &t);
 	expect_no_overlap(&t);
 	expect_close(t.end, printed("step_time_s") * 1e6, 1e-9);
 	int fwd = 0, bwd = 0, opt = 0;
@@ -286,27 +298,17 @@ Test(trace_out, train_torch_one_stream)
 
 Test(trace_out, infer_prefill_then_decode)
 {
-	char cmd[512], path[128];
-	snprintf(path, sizeof path, "%s/infer.json", dir);
-	/* 16 prompts of 4096 in steps of 8192 tokens: 2 a step, 8 steps; 199 decode steps */
-	snprintf(cmd, sizeof cmd,
-		 "infer --model 8b --batch 16 --prompt 4096 --output 200 --max-tokens 8192 --json "
-		 "--trace-out %s", path);
-	cr_assert_eq(run_llmsim(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
 	struct trace t;
-	load(path, &t);
+	/* 16 prompts of 4096 in steps of 8192 tokens: 2 a step, 8 steps; 199 decode steps */
+	run_traced("infer --model 8b --batch 16 --prompt 4096 --output 200 --max-tokens 8192",
+		   "infer.json", &t);
 	expect_no_overlap(&t);
-	int pre = 0, dec = 0;
 	double pre_end = 0;
-	for (int i = 0; i < t.n; i++) {
-		if (!strcmp(t.e[i].cat, "prefill")) {
-			pre++;
+	for (int i = 0; i < t.n; i++)
+		if (!strcmp(t.e[i].cat, "prefill"))
 			pre_end = fmax(pre_end, t.e[i].ts + t.e[i].dur);
-		}
-		dec += !strcmp(t.e[i].cat, "decode");
-	}
-	cr_expect_eq(pre, 8);
-	cr_expect_eq(dec, 199);
+	cr_expect_eq(count_cat(&t, "prefill"), 8);
+	cr_expect_eq(count_cat(&t, "decode"), 199);
 	expect_close(pre_end, printed("ttft_s") * 1e6, 1e-9);
 	expect_close(t.end, printed("e2e_s") * 1e6, 1e-9);
 	trace_release(&t);
@@ -314,75 +316,48 @@ Test(trace_out, infer_prefill_then_decode)
 
 Test(trace_out, infer_chunked_prompt)
 {
-	char cmd[512], path[128];
-	snprintf(path, sizeof path, "%s/chunked.json", dir);
-	/* 2 prompts of 20000 tokens in 8192-token chunks: 3 each; 4 decode steps */
-	snprintf(cmd, sizeof cmd,
-		 "infer --model 8b --batch 2 --prompt 20000 --output 5 --max-tokens 8192 --json "
-		 "--trace-out %s", path);
-	cr_assert_eq(run_llmsim(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
 	struct trace t;
-	load(path, &t);
-	int pre = 0, dec = 0;
-	for (int i = 0; i < t.n; i++) {
-		pre += !strcmp(t.e[i].cat, "prefill");
-		dec += !strcmp(t.e[i].cat, "decode");
-	}
-	cr_expect_eq(pre, 6);
-	cr_expect_eq(dec, 4);
+	/* 2 prompts of 20000 tokens in 8192-token chunks: 3 each; 4 decode steps */
+	run_traced("infer --model 8b --batch 2 --prompt 20000 --output 5 --max-tokens 8192",
+		   "chunked.json", &t);
+	cr_expect_eq(count_cat(&t, "prefill"), 6);
+	cr_expect_eq(count_cat(&t, "decode"), 4);
 	expect_close(t.end, printed("e2e_s") * 1e6, 1e-9);
 	trace_release(&t);
 }
 
 Test(trace_out, serve_steps_and_requests)
 {
-	char cmd[512], path[128];
-	snprintf(path, sizeof path, "%s/serve.json", dir);
-	snprintf(cmd, sizeof cmd,
-		 "serve --model 8b --requests 300 --offline --prompt 512 --output 64 --json "
-		 "--trace-out %s", path);
-	cr_assert_eq(run_llmsim(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
 	struct trace t;
-	load(path, &t);
+	run_traced("serve --model 8b --requests 300 --offline --prompt 512 --output 64",
+		   "serve.json", &t);
 	expect_no_overlap(&t);
 	/* offline: everyone arrives at 0, so the steps end at the makespan */
 	expect_close(t.end, printed("duration_s") * 1e6, 1e-9);
 	cr_assert_eq(printed("preemptions"), 0);
 	double pre = 0, dec = 0;
-	int steps = 0, spans = 0;
-	for (int i = 0; i < t.n; i++) {
+	for (int i = 0; i < t.n; i++)
 		if (!strcmp(t.e[i].cat, "step")) {
-			steps++;
 			pre += t.e[i].a[0];
 			dec += t.e[i].a[1];
 		}
-		spans += !strcmp(t.e[i].cat, "request");
-	}
-	cr_expect_eq(steps, (int)printed("steps"));
+	cr_expect_eq(count_cat(&t, "step"), (int)printed("steps"));
 	/* every prompt token prefilled once (no preemption); the first output
 	 * token comes with the prefill, the other 63 from decode steps */
 	cr_expect_eq(pre, 300.0 * 512);
 	cr_expect_eq(dec, 300.0 * 63);
-	cr_expect_eq(spans, 2 * 300);
+	cr_expect_eq(count_cat(&t, "request"), 2 * 300);
 	trace_release(&t);
 }
 
 Test(trace_out, serve_caps_the_requests_written)
 {
-	char cmd[512], path[128];
-	snprintf(path, sizeof path, "%s/capped.json", dir);
-	snprintf(cmd, sizeof cmd,
-		 "serve --model 8b --requests 1500 --rate 50 --prompt 128 --output 8 --json "
-		 "--trace-out %s", path);
-	cr_assert_eq(run_llmsim(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
-	cr_expect(strstr(err, "the first 1000 of 1500") != NULL, "%s", err);
 	struct trace t;
-	load(path, &t);
+	run_traced("serve --model 8b --requests 1500 --rate 50 --prompt 128 --output 8",
+		   "capped.json", &t);
+	cr_expect(strstr(err, "the first 1000 of 1500") != NULL, "%s", err);
 	expect_no_overlap(&t);
-	int spans = 0;
-	for (int i = 0; i < t.n; i++)
-		spans += !strcmp(t.e[i].cat, "request");
-	cr_expect_eq(spans, 2 * 1000);
+	cr_expect_eq(count_cat(&t, "request"), 2 * 1000);
 	trace_release(&t);
 }
 
