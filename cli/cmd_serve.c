@@ -215,6 +215,11 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 		llmsim_tl_release(&tl);
 		goto fail;
 	}
+	if (replicas > 1) {
+		size_t n = strlen(tl.note);
+		snprintf(tl.note + n, sizeof tl.note - n, "%sone replica of %d shown", n ? "; " : "",
+			 replicas);
+	}
 	rc = trace_out ? cli_trace_write(cmd, trace_out, &tl) : 0;
 	llmsim_tl_release(&tl);
 	if (rc) {

@@ -278,6 +278,45 @@ Test(trace_out, train_1f1b_fewer_microbatches_than_stages)
 	check_train("--model 8b --gpus 8 --pp 4 --dp 2 --global-batch 4 --seq 2048", 4, 2, 1);
 }
 
+/* The chunks of stage pid in time order, names joined by spaces. */
+static void stage_names(const struct trace *t, int64_t pid, char *buf, size_t size)
+{
+	buf[0] = 0;
+	for (int i = 0; i < t->n; i++) /* sorted by track, then time */
+		if (t->e[i].pid == pid &&
+		    (!strcmp(t->e[i].cat, "forward") || !strcmp(t->e[i].cat, "backward"))) {
+			size_t n = strlen(buf);
+			snprintf(buf + n, size - n, "%s%s", n ? " " : "", t->e[i].name);
+		}
+}
+
+Test(trace_out, train_megatron_order)
+{
+	/* Megatron-LM's schedules.py, by hand: 1F1B on 2 stages, 4 micro-batches:
+	 * stage 0 warms up with p - 1 = 1 forward, stage 1 with none */
+	struct trace t;
+	char got[512];
+	run_traced("train --model llama-3.2-1b --gpus 2 --pp 2 --global-batch 4 --seq 1024",
+		   "order.json", &t);
+	expect_no_overlap(&t);
+	stage_names(&t, 0, got, sizeof got);
+	cr_expect_str_eq(got, "F0 F1 B0 F2 B1 F3 B2 B3");
+	stage_names(&t, 1, got, sizeof got);
+	cr_expect_str_eq(got, "F0 B0 F1 B1 F2 B2 F3 B3");
+	trace_release(&t);
+	/* interleaved, v = 2: stage 0 warms up with (p - 1) 2 + (v - 1) p = 4
+	 * forwards, the k-th of chunk (k / p) % v and micro-batch
+	 * (k / (p v)) p + k % p; backwards take the chunks in reverse */
+	run_traced("train --model llama-3.2-1b --gpus 2 --pp 2 --global-batch 4 --seq 1024 "
+		   "--schedule interleaved --chunks 2",
+		   "order2.json", &t);
+	expect_no_overlap(&t);
+	stage_names(&t, 0, got, sizeof got);
+	cr_expect_str_eq(got, "F0.0 F1.0 F0.1 F1.1 F2.0 B0.1 F3.0 B1.1 F2.1 B0.0 F3.1 B1.0 "
+			      "B2.1 B3.1 B2.0 B3.0");
+	trace_release(&t);
+}
+
 Test(trace_out, train_torch_one_stream)
 {
 	struct trace t;
