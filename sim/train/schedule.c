@@ -140,45 +140,49 @@ static int run(struct sched *S, double fc, double bc, double t0)
 	return left > 0 ? -1 : 0;
 }
 
-/* Lay parts end to end from *t on their tracks; each advances *t. */
-static void part(struct llmsim_timeline *tl, int track, double *t, double dur, const char *cat,
-		 const char *name)
-{
-	llmsim_tl_add(tl, track, cat, *t, dur, "%s", name);
-	*t += dur;
-}
+/* A part of a chunk on one of the stage's tracks, seconds. */
+struct seg {
+	int track;
+	double dur;
+	const char *name;
+};
 
-/* One chunk's parts on stage s's tracks (file comment). */
+/* One chunk's parts on stage s's tracks (file comment): the recompute,
+ * then the kernels with the hidden communication beside them, then the
+ * exposed communication, end to end. */
 static void chunk_parts(struct llmsim_timeline *tl, const int *tr, const struct op *o,
 			const struct train_mb *mb, const struct dp_cost *dc)
 {
+	int b = o->bwd;
 	double v = mb->v, t = o->start;
-	if (!o->bwd) {
-		double k = mb->cf / v;
-		llmsim_tl_add(tl, tr[T_CP], "comm", t, fmin(mb->cpf_hidden / v, k),
-			      "CP ring (hidden)");
-		double z3 = fmax(0, mb->ls * dc->z3_layer_fwd_s - mb->z3f) / v;
-		llmsim_tl_add(tl, tr[T_ZERO3], "comm", t, fmin(z3, k), "ZeRO-3 gather (hidden)");
-		part(tl, tr[T_KERNELS], &t, k, "compute", "forward kernels");
-		part(tl, tr[T_TP], &t, mb->tpf / v, "comm", "TP (exposed)");
-		part(tl, tr[T_EP], &t, mb->epf / v, "comm", "EP all-to-all (exposed)");
-		part(tl, tr[T_CP], &t, mb->cpf / v, "comm", "CP ring (exposed)");
-		part(tl, tr[T_ZERO3], &t, mb->z3f / v, "comm", "ZeRO-3 gather (exposed)");
-		part(tl, tr[T_PP], &t, mb->p2p / v, "comm", "send activations");
-		return;
+	double rc = b ? mb->recompute_s / v : 0;
+	double k = (b ? mb->cb - mb->recompute_s : mb->cf) / v;
+	double z3_all = mb->ls * (b ? dc->z3_layer_bwd_s : dc->z3_layer_fwd_s);
+	double z3 = b ? mb->z3b : mb->z3f;
+	llmsim_tl_add(tl, tr[T_KERNELS], "compute", t, rc, "recompute");
+	t += rc;
+	const struct seg hidden[] = {
+		{T_TP, b ? mb->tpb_hidden / v : 0, "TP (hidden)"},
+		{T_CP, (b ? mb->cpb_hidden : mb->cpf_hidden) / v, "CP ring (hidden)"},
+		{T_ZERO3, fmax(0, z3_all - z3) / v,
+		 b ? "ZeRO-3 gather+RS (hidden)" : "ZeRO-3 gather (hidden)"},
+	};
+	for (size_t i = 0; i < sizeof hidden / sizeof *hidden; i++)
+		llmsim_tl_add(tl, tr[hidden[i].track], "comm", t, fmin(hidden[i].dur, k), "%s",
+			      hidden[i].name);
+	const struct seg serial[] = {
+		{T_KERNELS, k, b ? "backward kernels" : "forward kernels"},
+		{T_TP, (b ? mb->tpb : mb->tpf) / v, "TP (exposed)"},
+		{T_EP, (b ? mb->epb : mb->epf) / v, "EP all-to-all (exposed)"},
+		{T_CP, (b ? mb->cpb : mb->cpf) / v, "CP ring (exposed)"},
+		{T_ZERO3, z3 / v, b ? "ZeRO-3 gather+RS (exposed)" : "ZeRO-3 gather (exposed)"},
+		{T_PP, mb->p2p / v, b ? "send gradients" : "send activations"},
+	};
+	for (size_t i = 0; i < sizeof serial / sizeof *serial; i++) {
+		llmsim_tl_add(tl, tr[serial[i].track], i ? "comm" : "compute", t, serial[i].dur,
+			      "%s", serial[i].name);
+		t += serial[i].dur;
 	}
-	double rc = mb->recompute_s / v, k = (mb->cb - mb->recompute_s) / v;
-	part(tl, tr[T_KERNELS], &t, rc, "compute", "recompute");
-	llmsim_tl_add(tl, tr[T_TP], "comm", t, fmin(mb->tpb_hidden / v, k), "TP (hidden)");
-	llmsim_tl_add(tl, tr[T_CP], "comm", t, fmin(mb->cpb_hidden / v, k), "CP ring (hidden)");
-	double z3 = fmax(0, mb->ls * dc->z3_layer_bwd_s - mb->z3b) / v;
-	llmsim_tl_add(tl, tr[T_ZERO3], "comm", t, fmin(z3, k), "ZeRO-3 gather+RS (hidden)");
-	part(tl, tr[T_KERNELS], &t, k, "compute", "backward kernels");
-	part(tl, tr[T_TP], &t, mb->tpb / v, "comm", "TP (exposed)");
-	part(tl, tr[T_EP], &t, mb->epb / v, "comm", "EP all-to-all (exposed)");
-	part(tl, tr[T_CP], &t, mb->cpb / v, "comm", "CP ring (exposed)");
-	part(tl, tr[T_ZERO3], &t, mb->z3b / v, "comm", "ZeRO-3 gather+RS (exposed)");
-	part(tl, tr[T_PP], &t, mb->p2p / v, "comm", "send gradients");
 }
 
 /* The stage's tracks, named by its ranks. */
