@@ -335,6 +335,21 @@ Test(trace_out, train_torch_one_stream)
 	trace_release(&t);
 }
 
+Test(trace_out, train_torch_past_three_microbatches)
+{
+	/* 5 micro-batches: the step simulates 3 and extends by the third's
+	 * time, so the trace shows 3 and one block of the other 2 */
+	struct trace t;
+	run_traced("train --model llama-3.2-1b --engine torch --micro-batch 1 --global-batch 5 "
+		   "--seq 512",
+		   "torch5.json", &t);
+	expect_no_overlap(&t);
+	expect_close(t.end, printed("step_time_s") * 1e6, 1e-9);
+	cr_expect_eq(count_cat(&t, "forward"), 3);
+	cr_expect_eq(count_cat(&t, "extrapolated"), 1);
+	trace_release(&t);
+}
+
 Test(trace_out, infer_prefill_then_decode)
 {
 	struct trace t;
