@@ -97,6 +97,8 @@ struct trace {
 	struct ev *e;
 	int n;
 	double end;           /* us: the latest end */
+	double pipe_s, own_s; /* otherData: the pipeline as priced, and with each
+			       * stage at its own time (train, pp > 1; else -1) */
 };
 
 static const char *const arg_keys[4] = {"prefill_tokens", "decode_tokens", "microbatch",
@@ -121,6 +123,10 @@ static void load(const char *path, struct trace *t)
 	cr_assert_eq(root->kind, LLMSIM_J_OBJ);
 	cr_expect(llmsim_jobj_get(root, "displayTimeUnit") != NULL);
 	const struct llmsim_jnode *evs = field(root, "traceEvents", LLMSIM_J_ARR);
+	const struct llmsim_jnode *other = field(root, "otherData", LLMSIM_J_OBJ);
+	t->pipe_s = t->own_s = -1;
+	find_num(other, "pipeline_s", &t->pipe_s);
+	find_num(other, "pipeline_own_stage_times_s", &t->own_s);
 	t->e = calloc(evs->n + 1, sizeof *t->e);
 	t->n = 0;
 	t->end = 0;
@@ -252,6 +258,10 @@ static void check_train(const char *args, int p, int m, int v)
 			expect_close(last - first, (m * v + p - 1) * (f + b), 1e-9);
 			/* the printed bubble is the schedule's */
 			expect_close(bubble_us, (p - 1) * (f + b), 1e-6);
+			expect_close(t.pipe_s * 1e6, (m * v + p - 1) * (f + b), 1e-9);
+			/* no stage is slower than the slowest: its own times
+			 * can only end the pipeline sooner */
+			cr_expect(t.own_s > 0 && t.own_s <= t.pipe_s, "%g > %g", t.own_s, t.pipe_s);
 		}
 	}
 	trace_release(&t);

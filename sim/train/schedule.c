@@ -98,7 +98,7 @@ static double *done(struct sched *S, int bwd, int vs, int64_t mb)
 /* Start times of every chunk: each stage takes its next chunk as soon as
  * its input is there (a stage waiting on another stalls, the others go
  * on). Returns -1 if the order deadlocks (it cannot: Megatron's is sound). */
-static int run(struct sched *S, double fc, double bc, double t0)
+static int run(struct sched *S, const double *fc, const double *bc, double t0)
 {
 	int p = S->p, P = S->p * S->v;
 	int64_t total = 2 * S->m * S->v, left = total * p;
@@ -128,7 +128,7 @@ static int run(struct sched *S, double fc, double bc, double t0)
 				if (dep < 0)
 					break;
 				o->start = fmax(free_at[s], dep);
-				o->end = o->start + (o->bwd ? bc : fc);
+				o->end = o->start + (o->bwd ? bc[s] : fc[s]);
 				free_at[s] = o->end;
 				*done(S, o->bwd, vs, o->mb) = o->end;
 			}
@@ -229,7 +229,11 @@ static int fused_timeline(struct llmsim_train_ctx *ctx, const struct llmsim_trai
 			stage_order(p, m, v, s, il, S.o[s]);
 	}
 	double t0 = dx.gather_s;
-	if (ok && run(&S, mb.tf / v, mb.tb / v, t0))
+	double *fc = malloc((size_t)p * sizeof *fc), *bc = malloc((size_t)p * sizeof *bc);
+	ok = ok && fc && bc;
+	for (int s = 0; ok && s < p; s++)
+		fc[s] = mb.tf / v, bc[s] = mb.tb / v;
+	if (ok && run(&S, fc, bc, t0))
 		rc = llmsim_err_set(err, LLMSIM_EINVAL, "the pipeline schedule deadlocks");
 	else if (!ok)
 		rc = llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory for the schedule");
@@ -298,6 +302,25 @@ static int fused_timeline(struct llmsim_train_ctx *ctx, const struct llmsim_trai
 				      "optimizer");
 		}
 	}
+	/* what the step does not price: every stage at its own time (the
+	 * middle ones without the embedding or the LM head) */
+	if (!rc && p > 1) {
+		const struct layer_cost *E = &sc.emb, *H = &sc.head;
+		for (int s = 0; s < p; s++) {
+			fc[s] = (mb.tf - mb.end_f + (s == 0) * (E->fwd_s + E->tp_fwd_s) +
+				 (s == p - 1) * (H->fwd_s + H->tp_fwd_s)) / v;
+			bc[s] = (mb.tb - mb.end_b + (s == 0) * (E->bwd_s + E->tp_bwd_s) +
+				 (s == p - 1) * (H->bwd_s + H->tp_bwd_s)) / v;
+		}
+		double own = t0;
+		if (!run(&S, fc, bc, t0))
+			for (int s = 0; s < p; s++)
+				own = fmax(own, S.o[s][n - 1].end);
+		llmsim_tl_figure(tl, "pipeline_s", pipe_end - t0);
+		llmsim_tl_figure(tl, "pipeline_own_stage_times_s", own - t0);
+	}
+	free(fc);
+	free(bc);
 	for (int s = 0; S.o && s < p; s++)
 		free(S.o[s]);
 	free(S.o);

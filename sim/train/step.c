@@ -305,6 +305,8 @@ void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_trai
 	mb->cf = cf, mb->cb = cb;
 	mb->tpf = tpf, mb->tpb = tpb, mb->epf = epf, mb->epb = epb, mb->cpf = cpf, mb->cpb = cpb;
 	mb->z3f = z3f, mb->z3b = z3b, mb->z3f_off = z3f_off, mb->z3b_off = z3b_off;
+	mb->end_f = H->fwd_s + H->tp_fwd_s;
+	mb->end_b = H->bwd_s + H->tp_bwd_s;
 	mb->tf = cf + tpf + epf + cpf + z3f + mb->p2p;
 	mb->tb = cb + tpb + epb + cpb + z3b + mb->p2p;
 }

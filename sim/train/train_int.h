@@ -266,6 +266,8 @@ struct train_mb {
 	double p2p;                 /* pipeline send/recv, per direction (v of them) */
 	double tf, tb;              /* forward and backward of a micro-batch, all in */
 	double v;                   /* model chunks per stage (1: 1F1B) */
+	double end_f, end_b;        /* the slower end stage's own part of tf and tb (its
+				     * embedding or LM head with their TP collectives) */
 };
 void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 		    const struct shape_cost *sc, const struct dp_cost *dc, struct train_mb *mb);
