@@ -152,10 +152,10 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 		return llmsim_args_error(cmd, "--trace-out writes one simulated run, not --published");
 	if (pub)
 		return published(cmd, suite, json);
-	if (trace_out && cli_trace_check(cmd, trace_out))
-		return 1;
 	if (!setup->model)
 		return llmsim_args_error(cmd, "--model is required (try '%s --help')", cmd);
+	if (trace_out && cli_trace_check(cmd, trace_out))
+		return 1;
 	if (offline && rate > 0)
 		return llmsim_args_error(cmd, "--rate and --offline exclude each other");
 	if (lengths && (pdist || odist || seen_prompt || seen_output))
@@ -215,7 +215,7 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 		llmsim_tl_release(&tl);
 		goto fail;
 	}
-	if (replicas > 1) {
+	if (trace_out && replicas > 1) {
 		size_t n = strlen(tl.note);
 		snprintf(tl.note + n, sizeof tl.note - n, "%sone replica of %d shown", n ? "; " : "",
 			 replicas);

@@ -44,10 +44,7 @@ static void phase_finish(const struct llmsim_infer_cfg *cfg, struct llmsim_phase
 	ph->flops_peak_fraction = c->time_s > 0 && peak > 0 ? c->flops / c->time_s / peak : 0;
 }
 
-/* Prefill `count` sequences of `prompt` tokens in steps of at most
- * `budget` tokens: whole sequences per step, or chunks of one sequence
- * when the prompt alone exceeds the budget. Adds into total. */
-/* A step on the timeline (cfg->timeline), at its end so far. */
+/* A step on the timeline (cfg->timeline, if any), after the ones so far. */
 static void tl_step(const struct llmsim_infer_cfg *cfg, const char *what, double dur_s,
 		    int64_t seqs, int64_t tokens, double context, const struct llmsim_step_cost *c)
 {
@@ -69,6 +66,9 @@ static void tl_step(const struct llmsim_infer_cfg *cfg, const char *what, double
 	}
 }
 
+/* Prefill `count` sequences of `prompt` tokens in steps of at most
+ * `budget` tokens: whole sequences per step, or chunks of one sequence
+ * when the prompt alone exceeds the budget. Adds into total. */
 static int prefill(const struct llmsim_infer_cfg *cfg, int64_t count, int64_t prompt,
 		   int64_t budget, struct llmsim_step_cost *total, int *steps,
 		   struct llmsim_err *err)
