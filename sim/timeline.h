@@ -65,8 +65,9 @@ int llmsim_tl_track(struct llmsim_timeline *tl, int pid, const char *process, in
 		    const char *thread);
 
 /* Add an event of dur_s > 0 at start_s on track (printf-style name).
- * Returns it for llmsim_tl_arg, or NULL when it was not kept: zero
- * duration, past max_events, or out of memory (each recorded in tl). */
+ * Returns it for llmsim_tl_arg, valid until the next llmsim_tl_add (which
+ * may move the events), or NULL when it was not kept: zero duration, past
+ * max_events, or out of memory (each recorded in tl). */
 struct llmsim_tl_event *llmsim_tl_add(struct llmsim_timeline *tl, int track, const char *cat,
 				      double start_s, double dur_s, const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));

@@ -500,14 +500,13 @@ static void tl_requests(struct engine *e)
 		char name[32];
 		snprintf(name, sizeof name, "lane %d", k);
 		int tr = llmsim_tl_track(tl, 1, "requests", k + 1, name);
-		struct llmsim_tl_event *w = llmsim_tl_add(tl, tr, "request", q->arrival_s,
-							  q->first_s - q->arrival_s,
-							  "req %lld: to first token", (long long)i);
-		struct llmsim_tl_event *d = llmsim_tl_add(tl, tr, "request", q->first_s,
-							  q->finish_s - q->first_s,
-							  "req %lld: decode", (long long)i);
 		for (int j = 0; j < 2; j++) {
-			struct llmsim_tl_event *ev = j ? d : w;
+			struct llmsim_tl_event *ev =
+				j ? llmsim_tl_add(tl, tr, "request", q->first_s, q->finish_s - q->first_s,
+						  "req %lld: decode", (long long)i)
+				  : llmsim_tl_add(tl, tr, "request", q->arrival_s,
+						  q->first_s - q->arrival_s, "req %lld: to first token",
+						  (long long)i);
 			llmsim_tl_arg(ev, "request", (double)i);
 			llmsim_tl_arg(ev, "prompt", (double)q->prompt);
 			llmsim_tl_arg(ev, "output", (double)q->output);
