@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,9 +84,28 @@ static void meta(struct llmsim_json *j, const char *what, int pid, int tid, cons
 	llmsim_json_obj_end(j);
 }
 
+/* The times are written in whole quanta of `q` nanoseconds, the finest
+ * power of ten that keeps every timestamp within 10 significant digits:
+ * start and end of each event rounded alike, so that events that follow
+ * each other on a track stay apart in any reader (a viewer nests events
+ * that overlap by a rounding error). */
+static double quantum_ns(const struct llmsim_timeline *tl)
+{
+	double end_ns = llmsim_tl_end(tl) * 1e9, q = 1;
+	while (end_ns / q >= 1e10)
+		q *= 10;
+	return q;
+}
+
 static void write_trace(FILE *f, const char *cmd, const struct llmsim_timeline *tl)
 {
 	struct llmsim_json j;
+	double q = quantum_ns(tl);
+	int64_t below = 0; /* events shorter than the quantum */
+	for (int64_t i = 0; i < tl->nev; i++) {
+		const struct llmsim_tl_event *e = &tl->ev[i];
+		below += round((e->start_s + e->dur_s) * 1e9 / q) <= round(e->start_s * 1e9 / q);
+	}
 	llmsim_json_init(&j, f);
 	llmsim_json_obj_begin(&j, NULL);
 	llmsim_json_str(&j, "displayTimeUnit", "ms");
@@ -96,8 +116,10 @@ static void write_trace(FILE *f, const char *cmd, const struct llmsim_timeline *
 		llmsim_json_num(&j, tl->figure[i].key, tl->figure[i].value);
 	if (tl->note[0])
 		llmsim_json_str(&j, "note", tl->note);
-	llmsim_json_int(&j, "events", tl->nev);
+	llmsim_json_num(&j, "time_quantum_us", q / 1000);
+	llmsim_json_int(&j, "events", tl->nev - below);
 	llmsim_json_int(&j, "events_dropped", tl->dropped);
+	llmsim_json_int(&j, "events_below_quantum", below);
 	llmsim_json_obj_end(&j);
 	llmsim_json_arr_begin(&j, "traceEvents");
 	/* name the tracks that hold events, each process once */
@@ -122,12 +144,15 @@ static void write_trace(FILE *f, const char *cmd, const struct llmsim_timeline *
 	for (int64_t i = 0; i < tl->nev; i++) {
 		const struct llmsim_tl_event *e = &tl->ev[i];
 		const struct llmsim_tl_track *t = &tl->track[e->track];
+		double a = round(e->start_s * 1e9 / q), b = round((e->start_s + e->dur_s) * 1e9 / q);
+		if (b <= a)
+			continue;
 		llmsim_json_obj_begin(&j, NULL);
 		llmsim_json_str(&j, "name", e->name);
 		llmsim_json_str(&j, "cat", e->cat ? e->cat : "sim");
 		llmsim_json_str(&j, "ph", "X");
-		llmsim_json_num(&j, "ts", e->start_s * 1e6);
-		llmsim_json_num(&j, "dur", e->dur_s * 1e6);
+		llmsim_json_num(&j, "ts", a * q / 1000);
+		llmsim_json_num(&j, "dur", (b - a) * q / 1000);
 		llmsim_json_int(&j, "pid", t->pid);
 		llmsim_json_int(&j, "tid", t->tid);
 		llmsim_json_obj_begin(&j, "args");

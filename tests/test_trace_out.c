@@ -99,6 +99,7 @@ struct trace {
 	double end;           /* us: the latest end */
 	double pipe_s, own_s; /* otherData: the pipeline as priced, and with each
 			       * stage at its own time (train, pp > 1; else -1) */
+	double tol;           /* us: the times' rounding (otherData's quantum) */
 };
 
 static const char *const arg_keys[4] = {"prefill_tokens", "decode_tokens", "microbatch",
@@ -127,6 +128,10 @@ static void load(const char *path, struct trace *t)
 	t->pipe_s = t->own_s = -1;
 	find_num(other, "pipeline_s", &t->pipe_s);
 	find_num(other, "pipeline_own_stage_times_s", &t->own_s);
+	double q = -1;
+	cr_assert(find_num(other, "time_quantum_us", &q) && q > 0 && q <= 1e-3 * 100,
+		  "quantum %g us", q);
+	t->tol = q; /* start and end each rounded to half of it */
 	t->e = calloc(evs->n + 1, sizeof *t->e);
 	t->n = 0;
 	t->end = 0;
@@ -175,7 +180,7 @@ static int by_track(const void *a, const void *b)
 static void expect_no_overlap(struct trace *t)
 {
 	qsort(t->e, (size_t)t->n, sizeof *t->e, by_track);
-	double tol = 1e-9 * t->end;
+	double tol = 1e-12 * t->end; /* reading the decimals back */
 	for (int i = 0; i + 1 < t->n; i++) {
 		const struct ev *a = &t->e[i], *b = &t->e[i + 1];
 		if (a->pid == b->pid && a->tid == b->tid)
@@ -185,6 +190,13 @@ static void expect_no_overlap(struct trace *t)
 				  a->ts + a->dur, b->name, b->ts);
 	}
 }
+
+/* A time of the trace (us) against one printed (us): equal to the
+ * trace's rounding. */
+#define expect_time(t, got, want)                                                       \
+	cr_expect(fabs((got) - (want)) <= (t)->tol + 1e-12 * fabs(want),                  \
+		  "%s = %.6f us, printed %.6f us (to %g us)", #got, (double)(got), (double)(want), \
+		  (t)->tol)
 
 static void trace_release(struct trace *t)
 {
@@ -224,7 +236,7 @@ static void check_train(const char *args, int p, int m, int v)
 	run_traced(cmd, "train.json", &t);
 	double step_us = printed("step_time_s") * 1e6, bubble_us = printed("bubble") * 1e6;
 	expect_no_overlap(&t);
-	expect_close(t.end, step_us, 1e-9);
+	expect_time(&t, t.end, step_us);
 	/* the stages: the pids with chunks, in order (the events are sorted) */
 	int64_t pid[64];
 	int np = 0;
@@ -255,10 +267,10 @@ static void check_train(const char *args, int p, int m, int v)
 		cr_expect_eq(nf, m * v, "stage %d: %d forward chunks, want %d", s, nf, m * v);
 		cr_expect_eq(nb, m * v, "stage %d: %d backward chunks, want %d", s, nb, m * v);
 		if (s == 0) { /* the first stage starts first and ends last */
-			expect_close(last - first, (m * v + p - 1) * (f + b), 1e-9);
+			expect_close(last - first, (m * v + p - 1) * (f + b), 1e-6);
 			/* the printed bubble is the schedule's */
 			expect_close(bubble_us, (p - 1) * (f + b), 1e-6);
-			expect_close(t.pipe_s * 1e6, (m * v + p - 1) * (f + b), 1e-9);
+			expect_close(t.pipe_s * 1e6, (m * v + p - 1) * (f + b), 1e-6);
 			/* no stage is slower than the slowest: its own times
 			 * can only end the pipeline sooner */
 			cr_expect(t.own_s > 0 && t.own_s <= t.pipe_s, "%g > %g", t.own_s, t.pipe_s);
@@ -333,7 +345,7 @@ Test(trace_out, train_torch_one_stream)
 	run_traced("train --model llama-3.2-1b --engine torch --micro-batch 2 --seq 1024",
 		   "torch.json", &t);
 	expect_no_overlap(&t);
-	expect_close(t.end, printed("step_time_s") * 1e6, 1e-9);
+	expect_time(&t, t.end, printed("step_time_s") * 1e6);
 	int fwd = 0, bwd = 0, opt = 0;
 	for (int i = 0; i < t.n; i++) {
 		fwd += !strcmp(t.e[i].name, "forward 0");
@@ -354,7 +366,7 @@ Test(trace_out, train_torch_past_three_microbatches)
 		   "--seq 512",
 		   "torch5.json", &t);
 	expect_no_overlap(&t);
-	expect_close(t.end, printed("step_time_s") * 1e6, 1e-9);
+	expect_time(&t, t.end, printed("step_time_s") * 1e6);
 	cr_expect_eq(count_cat(&t, "forward"), 3);
 	cr_expect_eq(count_cat(&t, "extrapolated"), 1);
 	trace_release(&t);
@@ -373,8 +385,8 @@ Test(trace_out, infer_prefill_then_decode)
 			pre_end = fmax(pre_end, t.e[i].ts + t.e[i].dur);
 	cr_expect_eq(count_cat(&t, "prefill"), 8);
 	cr_expect_eq(count_cat(&t, "decode"), 199);
-	expect_close(pre_end, printed("ttft_s") * 1e6, 1e-9);
-	expect_close(t.end, printed("e2e_s") * 1e6, 1e-9);
+	expect_time(&t, pre_end, printed("ttft_s") * 1e6);
+	expect_time(&t, t.end, printed("e2e_s") * 1e6);
 	trace_release(&t);
 }
 
@@ -386,7 +398,7 @@ Test(trace_out, infer_chunked_prompt)
 		   "chunked.json", &t);
 	cr_expect_eq(count_cat(&t, "prefill"), 6);
 	cr_expect_eq(count_cat(&t, "decode"), 4);
-	expect_close(t.end, printed("e2e_s") * 1e6, 1e-9);
+	expect_time(&t, t.end, printed("e2e_s") * 1e6);
 	trace_release(&t);
 }
 
@@ -397,7 +409,7 @@ Test(trace_out, serve_steps_and_requests)
 		   "serve.json", &t);
 	expect_no_overlap(&t);
 	/* offline: everyone arrives at 0, so the steps end at the makespan */
-	expect_close(t.end, printed("duration_s") * 1e6, 1e-9);
+	expect_time(&t, t.end, printed("duration_s") * 1e6);
 	cr_assert_eq(printed("preemptions"), 0);
 	double pre = 0, dec = 0;
 	for (int i = 0; i < t.n; i++)

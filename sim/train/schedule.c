@@ -243,6 +243,14 @@ static int fused_timeline(struct llmsim_train_ctx *ctx, const struct llmsim_trai
 	/* after the pipeline: every stage waits for the slowest reduction */
 	double opt_at = pipe_end + dx.grad_s + dx.emb_s;
 	int off = c->offload != LLMSIM_OFFLOAD_NONE && dc.has_host;
+	/* a chunk is up to 10 events with its parts: past the limit, the
+	 * chunks alone, so that every stage is there */
+	int parts = !tl->max_events || 10.0 * (double)p * (double)n <= (double)tl->max_events;
+	if (!parts)
+		snprintf(tl->note, sizeof tl->note,
+			 "%lld chunks on %d stages: their kernels and communication left out "
+			 "(more than %lld events)",
+			 (long long)n, p, (long long)tl->max_events);
 	for (int s = 0; !rc && s < p; s++) {
 		int tr[T_COUNT];
 		if (stage_tracks(tl, c, s, tr)) {
@@ -269,7 +277,8 @@ static int fused_timeline(struct llmsim_train_ctx *ctx, const struct llmsim_trai
 					       o->bwd ? 'B' : 'F', (long long)o->mb);
 			llmsim_tl_arg(e, "microbatch", (double)o->mb);
 			llmsim_tl_arg(e, "chunk", (double)o->chunk);
-			chunk_parts(tl, tr, o, &mb, &dc);
+			if (parts)
+				chunk_parts(tl, tr, o, &mb, &dc);
 			/* a micro-batch's gradients are reduced after its last
 			 * backward chunk (ZeRO-2: every one; else the last) */
 			int last = i == n - 1;
