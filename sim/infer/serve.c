@@ -517,7 +517,7 @@ static void tl_requests(struct engine *e)
 	free(lane);
 	if (n < e->n)
 		snprintf(tl->note, sizeof tl->note,
-			 "requests: the first %lld of %lld written (every engine step is)",
+			 "requests: the first %lld of %lld written",
 			 (long long)n, (long long)e->n);
 }
 
@@ -706,10 +706,14 @@ static int serve_once(const struct llmsim_serve_cfg *cfg, struct llmsim_serve_re
 		double t = step.time_s;
 		if ((rc = e.sim.rc))
 			break;
-		if (cfg->timeline) {
+		/* steps up to the event limit, less the room the requests' spans take */
+		struct llmsim_timeline *tl = cfg->timeline;
+		if (tl && tl->max_events && tl->nev >= tl->max_events - 2 * cfg->timeline_requests) {
+			tl->dropped++;
+		} else if (tl) {
 			struct llmsim_tl_event *ev =
-				llmsim_tl_add(cfg->timeline, steps_track(cfg->timeline, &cfg->infer),
-					      "step", now, t, "step %lld", (long long)res->steps);
+				llmsim_tl_add(tl, steps_track(tl, &cfg->infer), "step", now, t,
+					      "step %lld", (long long)res->steps);
 			llmsim_tl_arg(ev, "prefill_tokens", (double)pre_tok);
 			llmsim_tl_arg(ev, "decode_tokens", (double)dec_tok);
 			llmsim_tl_arg(ev, "running", (double)e.nrun);
