@@ -385,6 +385,17 @@ Test(trace_out, infer_prefill_then_decode)
 			pre_end = fmax(pre_end, t.e[i].ts + t.e[i].dur);
 	cr_expect_eq(count_cat(&t, "prefill"), 8);
 	cr_expect_eq(count_cat(&t, "decode"), 199);
+	/* the first prefill step's kernels (its ops, on a track of their own)
+	 * fill it: a CUDA graph's step is its kernels and the gaps between */
+	double first_end = INFINITY, kernels_end = 0;
+	for (int i = 0; i < t.n; i++)
+		if (!strcmp(t.e[i].cat, "prefill"))
+			first_end = fmin(first_end, t.e[i].ts + t.e[i].dur);
+	for (int i = 0; i < t.n; i++)
+		if (!strcmp(t.e[i].cat, "kernel") && t.e[i].ts < first_end)
+			kernels_end = fmax(kernels_end, t.e[i].ts + t.e[i].dur);
+	cr_expect(count_cat(&t, "kernel") > 2 * 32, "one layer's ops at least, 32 layers");
+	expect_time(&t, kernels_end, first_end);
 	expect_time(&t, pre_end, printed("ttft_s") * 1e6);
 	expect_time(&t, t.end, printed("e2e_s") * 1e6);
 	trace_release(&t);

@@ -183,6 +183,13 @@ int llmsim_infer_step_ops(const struct llmsim_infer_cfg *cfg, const struct llmsi
 			  double mult[LLMSIM_SEC_COUNT], struct llmsim_step_cost *cost,
 			  struct llmsim_err *err);
 
+/* The kernels of one step (each node's runs, in the order the step runs
+ * them, with the gaps and host pacing of cfg's runtime) as events on
+ * tl's track from start_s: the ops inside a step's event. */
+int llmsim_infer_step_trace(const struct llmsim_infer_cfg *cfg, const struct llmsim_step *s,
+			    struct llmsim_timeline *tl, int track, double start_s,
+			    struct llmsim_err *err);
+
 /* The bound that takes most of the step's kernel time, and its share. */
 enum llmsim_bound llmsim_step_bound(const struct llmsim_step_cost *c, double *share);
 

@@ -44,6 +44,15 @@ static void phase_finish(const struct llmsim_infer_cfg *cfg, struct llmsim_phase
 	ph->flops_peak_fraction = c->time_s > 0 && peak > 0 ? c->flops / c->time_s / peak : 0;
 }
 
+/* The replica's track tid of the timeline: 1 its steps, 2 their kernels. */
+static int tl_track(const struct llmsim_infer_cfg *cfg, int tid)
+{
+	char proc[64];
+	snprintf(proc, sizeof proc, "replica (tp %d x pp %d)", cfg->tp, cfg->pp);
+	return llmsim_tl_track(cfg->timeline, 0, proc, tid,
+			       tid == 1 ? "engine steps" : "kernels (first prefill and decode step)");
+}
+
 /* A step on the timeline (cfg->timeline, if any), after the ones so far. */
 static void tl_step(const struct llmsim_infer_cfg *cfg, const char *what, double dur_s,
 		    int64_t seqs, int64_t tokens, double context, const struct llmsim_step_cost *c)
@@ -51,9 +60,7 @@ static void tl_step(const struct llmsim_infer_cfg *cfg, const char *what, double
 	struct llmsim_timeline *tl = cfg->timeline;
 	if (!tl)
 		return;
-	char proc[64];
-	snprintf(proc, sizeof proc, "replica (tp %d x pp %d)", cfg->tp, cfg->pp);
-	int tr = llmsim_tl_track(tl, 0, proc, 1, "engine steps");
+	int tr = tl_track(cfg, 1);
 	struct llmsim_tl_event *e = llmsim_tl_add(tl, tr, what, tl->now_s, dur_s, "%s", what);
 	tl->now_s += dur_s;
 	llmsim_tl_arg(e, "sequences", (double)seqs);
@@ -64,6 +71,19 @@ static void tl_step(const struct llmsim_infer_cfg *cfg, const char *what, double
 		llmsim_tl_arg(e, "comm_s", c->comm_s);
 		llmsim_tl_arg(e, "kernels", (double)c->kernels);
 	}
+}
+
+/* The kernels of step s, starting where the timeline's next step will:
+ * the ops inside the first prefill and the first decode step. */
+static void tl_ops(const struct llmsim_infer_cfg *cfg, const struct llmsim_step *s)
+{
+	struct llmsim_timeline *tl = cfg->timeline;
+	if (!tl)
+		return;
+	int tr = tl_track(cfg, 2);
+	struct llmsim_err err = {0};
+	if (llmsim_infer_step_trace(cfg, s, tl, tr, tl->now_s, &err))
+		tl->oom = 1; /* priced before: cannot fail but for memory */
 }
 
 /* Prefill `count` sequences of `prompt` tokens in steps of at most
@@ -86,8 +106,11 @@ static int prefill(const struct llmsim_infer_cfg *cfg, int64_t count, int64_t pr
 			return rc;
 		cost_axpy(total, (double)full, &c);
 		*steps += (int)full;
-		for (int64_t i = 0; cfg->timeline && i < full; i++)
+		for (int64_t i = 0; cfg->timeline && i < full; i++) {
+			if (!i)
+				tl_ops(cfg, &s);
 			tl_step(cfg, "prefill", c.time_s, per, prompt, 0, &c);
+		}
 		if (rest) {
 			ch.count = rest;
 			s.logits = rest;
@@ -121,15 +144,27 @@ static int prefill(const struct llmsim_infer_cfg *cfg, int64_t count, int64_t pr
 	}
 	cost_axpy(total, (double)count, &one);
 	/* the timeline: each sequence's chunks in turn */
+	struct llmsim_prefill_chunk ch0 = {.tokens = budget, .context = 0, .count = 1};
+	struct llmsim_step s0 = {.prefill = &ch0, .nprefill = 1, .q_len = 1};
 	for (int64_t q = 0; chunk && q < count; q++)
-		for (int64_t i = 0; i < nch; i++)
+		for (int64_t i = 0; i < nch; i++) {
+			if (!q && !i)
+				tl_ops(cfg, &s0);
 			tl_step(cfg, "prefill", chunk[i].time_s, 1,
 				i + 1 < nch ? budget : prompt - i * budget, (double)(i * budget),
 				&chunk[i]);
+		}
 	if (cfg->timeline && !chunk)
 		cfg->timeline->oom = 1;
 	free(chunk);
 	return 0;
+}
+
+/* One decode step of `batch` sequences over kv_len tokens. */
+static struct llmsim_step decode_step(int64_t batch, double kv_len)
+{
+	return (struct llmsim_step){.decode_seqs = batch, .q_len = 1, .decode_kv_len = kv_len,
+				    .logits = batch};
 }
 
 /* The decode steps on the timeline: those priced as they were; between
@@ -152,10 +187,15 @@ static void tl_decode(const struct llmsim_infer_cfg *cfg, int64_t batch, int64_t
 				double w = x[i + 1] > x[i] ? (kv - x[i]) / (x[i + 1] - x[i]) : 0;
 				t = f[i] + w * (f[i + 1] - f[i]);
 			}
-			if (pass == 0)
+			if (pass == 0) {
 				sum += t;
-			else
-				tl_step(cfg, "decode", t * scale, batch, 1, kv, NULL);
+				continue;
+			}
+			if (j == 1) {
+				struct llmsim_step s = decode_step(batch, kv);
+				tl_ops(cfg, &s);
+			}
+			tl_step(cfg, "decode", t * scale, batch, 1, kv, NULL);
 		}
 		scale = sum > 0 ? tpot_s * (double)nsteps / sum : 1;
 	}
@@ -169,8 +209,7 @@ static void tl_decode(const struct llmsim_infer_cfg *cfg, int64_t batch, int64_t
 static int decode_at(const struct llmsim_infer_cfg *cfg, int64_t batch, double kv_len,
 		     struct llmsim_step_cost *c, struct llmsim_err *err)
 {
-	struct llmsim_step s = {.decode_seqs = batch, .q_len = 1, .decode_kv_len = kv_len,
-				.logits = batch};
+	struct llmsim_step s = decode_step(batch, kv_len);
 	return llmsim_infer_step(cfg, &s, c, err);
 }
 
@@ -257,7 +296,7 @@ static int infer_once(const struct llmsim_infer_cfg *cfg, const struct llmsim_in
 	}
 	res->tpot_s = res->decode.time_s;
 	res->e2e_s = res->ttft_s + (double)nsteps * res->tpot_s;
-	tl_decode(cfg, req->batch, req->prompt, nsteps, px, pf, res->decode_points, res->tpot_s);
+	tl_decode(dec, req->batch, req->prompt, nsteps, px, pf, res->decode_points, res->tpot_s);
 	if (cfg->timeline) {
 		llmsim_tl_figure(cfg->timeline, "ttft_s", res->ttft_s);
 		llmsim_tl_figure(cfg->timeline, "e2e_s", res->e2e_s);
