@@ -8,11 +8,16 @@
 
 #include "train.h"
 #include "sim/graph.h"
+#include "sim/timeline.h"
 
 /* Fixed allowances, stated once (see memory.c). */
 #define TRAIN_CONTEXT_BYTES 1.0e9      /* CUDA context, cuBLAS/NCCL workspaces */
 #define TRAIN_FRAGMENTATION 0.05       /* allocator fragmentation, of the rest */
 #define TRAIN_GRAD_BUCKET_PARAMS 40e6  /* Megatron DDP bucket (params) */
+#define TRAIN_DUALPIPE_COMM_SMS 20     /* SMs DeepSeek-V3's all-to-all kernels take
+					* (DeepSeek-V3 Technical Report Sec. 3.2.2:
+					* "only 20 SMs are sufficient to fully utilize
+					* the bandwidths of IB and NVLink") */
 
 /* Offload allowances and rates (stated assumptions, see step.c). */
 #define TRAIN_HOST_RANK_BYTES 4.0e9    /* host memory of one training process:
@@ -63,10 +68,21 @@ struct train_params {
 void train_params_per_gpu(const struct train_geom *g, const struct llmsim_model *m,
 			  const struct llmsim_train_cfg *c, struct train_params *p);
 
+/* A layer's saved activations, one micro-batch (the mean of dense and MoE
+ * layers); *dense the dense layer's, *transient the layer full
+ * recomputation re-materializes (0 otherwise). */
+double train_act_per_layer(const struct train_geom *g, const struct llmsim_model *m,
+			   const struct llmsim_train_cfg *c, double *dense, double *transient);
+
 /* Memory of one configuration (closed form). */
 void train_memory(const struct train_geom *g, const struct llmsim_model *m,
 		  const struct llmsim_gpu *gpu, const struct llmsim_train_cfg *c,
 		  int64_t microbatches, struct llmsim_train_mem *mem);
+
+/* The parameters one GPU holds for `layers` layers of the stage plus
+ * `ends` embedding / head parameters (TP-sharded already). */
+void train_params_layers(const struct train_geom *g, const struct llmsim_train_cfg *c,
+			 double layers, double ends, struct train_params *p);
 
 /* A graph node priced: its time, model FLOPs and link bytes, its count in;
  * its kernels. */
@@ -99,6 +115,8 @@ struct llmsim_train_ctx {
 	struct llmsim_graph graph;
 	struct train_priced priced[LLMSIM_GRAPH_MAX];
 	struct llmsim_graph_mem mem; /* the torch engine's tensors (torch_step.c) */
+	struct llmsim_timeline *timeline; /* non-NULL: the torch engine records its
+					   * step's kernels there (schedule.c) */
 };
 
 /* Price an op through llmsim_predict, once per distinct op, at the
@@ -115,11 +133,14 @@ int train_price(struct llmsim_train_ctx *ctx, const struct llmsim_op *op, struct
  * attention impl, dtype, lora, sp, imbalance), summed by walk.c. */
 struct layer_cost {
 	double fwd_s, bwd_s;          /* kernels (bwd without recompute) */
+	double wgrad_s;               /* the weight-gradient GEMMs of bwd_s */
 	double attn_core_fwd_s;       /* selective recompute re-runs this */
 	double fwd_flops, bwd_flops, attn_core_fwd_flops; /* model (balanced) */
 	double tp_fwd_s, tp_bwd_s;    /* TP collectives (exposed) */
+	double tp_bwd_hidden_s;       /* backward TP collectives behind weight-gradient GEMMs */
 	double ep_fwd_s, ep_bwd_s;    /* all-to-all (exposed) */
 	double cp_fwd_exposed_s, cp_bwd_exposed_s; /* ring beyond attention */
+	double cp_fwd_hidden_s, cp_bwd_hidden_s;   /* ring behind attention */
 	double tp_bytes, ep_bytes, cp_bytes;       /* sent per rank, fwd+bwd */
 };
 
@@ -175,6 +196,28 @@ struct dp_cost {
 
 int train_dp_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 		  struct dp_cost *dc, struct llmsim_err *err);
+
+/* ---- the llama3 recipe's pipeline split (pp_layout.c, memory_rank.c) ---- */
+
+/* Model chunks per stage: chunks when interleaved, else 1. */
+int train_pp_chunks(const struct llmsim_train_cfg *c);
+/* Layers of pipeline rank `rank` (all its chunks); *emb, *head (may be
+ * NULL) whether it holds the embedding / the head. */
+int train_pp_rank_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c,
+			 int rank, int *emb, int *head);
+/* Layers of the fullest rank. */
+double train_pp_max_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c);
+/* The rank of the largest time per micro-batch (layers at the mean of
+ * dense and MoE, moe_frac MoE, plus the end section it runs): returns its
+ * layers, *end the section (none, zeroed, when it runs neither end). */
+double train_pp_slowest(const struct llmsim_model *m, const struct llmsim_train_cfg *c,
+			const struct shape_cost *sc, double moe_frac, struct layer_cost *none,
+			const struct layer_cost **end);
+/* Memory of the fullest of pipeline ranks 0, 1 and pp-1 (memory_rank.c). */
+void train_memory_ranks(const struct train_geom *g, const struct llmsim_model *m,
+			const struct llmsim_gpu *gpu, const struct llmsim_train_cfg *c,
+			int64_t microbatches, struct llmsim_train_mem *mem);
+
 
 /* ---- the torch engine (torch_step.c, mem_timeline.c) ---- */
 
@@ -247,6 +290,42 @@ int train_alloc_malloc(struct train_alloc *a, double bytes);
 /* Return block x (-1: nothing). */
 void train_alloc_free(struct train_alloc *a, int x);
 void train_alloc_release(struct train_alloc *a);
+
+/* One micro-batch through the slowest stage as the step prices it
+ * (train_combine), in its parts; the schedule (schedule.c) lays them out. */
+struct train_mb {
+	double ls, ld, lm;          /* layers of the stage: all, dense, MoE */
+	double cf, cb;              /* kernels: forward; backward with its recompute */
+	double recompute_s;         /* the recomputed forward inside cb */
+	double tpf, tpb, epf, epb, cpf, cpb; /* exposed collectives (fwd, bwd) */
+	double tpb_hidden, cpf_hidden, cpb_hidden; /* the parts compute hides */
+	double z3f, z3b;            /* ZeRO-3 gathers and reductions not hidden */
+	double z3f_off, z3b_off;    /* offload: the PCIe part beyond z3f, z3b */
+	double p2p;                 /* pipeline send/recv, per direction (v of them) */
+	double tf, tb;              /* forward and backward of a micro-batch, all in */
+	double v;                   /* model chunks per stage (1: 1F1B) */
+	double end_f, end_b;        /* the slower end stage's own part of tf and tb (its
+				     * embedding or LM head with their TP collectives) */
+	double pair_exposed;        /* DualPipe: the pair's communication its compute
+				     * does not cover (its tf/tb carry no EP or PP part) */
+	double bubble;              /* the schedule's bubble: (pp-1)/v (tf + tb), or
+				     * DualPipe's (llmsim_train_dualpipe_bubble_s) */
+};
+void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+		    const struct shape_cost *sc, const struct dp_cost *dc, struct train_mb *mb);
+
+/* The data-parallel communication a step exposes, and what it hides. */
+struct train_dp_exp {
+	int64_t flushes;            /* gradient reductions: m at ZeRO-2, 1 at 0/1, 0 at 3 */
+	double grad_s;              /* their parts past the backward, all flushes */
+	double grad_hidden_s;       /* one reduction's part behind its backward */
+	double gather_s;            /* ZeRO 1/2 parameter all-gather, exposed */
+	double gather_hidden_s;     /* its part behind the first forward */
+	double emb_s;               /* tied embeddings' all-reduce (exposed) */
+	double total_s;             /* grad_s + gather_s + emb_s */
+};
+void train_dp_exposed(const struct llmsim_train_cfg *c, const struct dp_cost *dc, int64_t m,
+		      const struct train_mb *mb, struct train_dp_exp *x);
 
 /* Combine into a result (pure arithmetic). */
 void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
