@@ -1,0 +1,1 @@
+UPDATE trace_memcpys SET bytes=-1;

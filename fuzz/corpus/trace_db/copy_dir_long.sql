@@ -1,0 +1,1 @@
+UPDATE trace_memcpys SET dir='HtoDtoHtoDtoH' WHERE kind='memcpy';

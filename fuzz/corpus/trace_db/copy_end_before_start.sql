@@ -1,0 +1,1 @@
+UPDATE trace_memcpys SET end_ns=start_ns-1;

@@ -1,0 +1,1 @@
+UPDATE trace_memcpys SET range_id=42;

@@ -1,0 +1,1 @@
+DROP TABLE trace_kernels; CREATE TABLE trace_kernels(id INTEGER PRIMARY KEY, run_id INTEGER);

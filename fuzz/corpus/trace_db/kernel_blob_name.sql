@@ -1,0 +1,1 @@
+UPDATE trace_kernels SET name=x'00ff00' WHERE id=1;

@@ -1,0 +1,1 @@
+UPDATE trace_kernels SET block_x=2048;

@@ -1,0 +1,1 @@
+UPDATE trace_kernels SET block_y=0 WHERE id=3;

@@ -1,0 +1,1 @@
+UPDATE trace_kernels SET cluster_z=-1;

@@ -1,0 +1,1 @@
+UPDATE trace_kernels SET dynamic_smem_bytes=-1 WHERE id=2;

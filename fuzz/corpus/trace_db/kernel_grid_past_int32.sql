@@ -1,0 +1,1 @@
+UPDATE trace_kernels SET grid_x=3000000000;

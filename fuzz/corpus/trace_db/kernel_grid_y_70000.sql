@@ -1,0 +1,1 @@
+UPDATE trace_kernels SET grid_y=70000 WHERE id=1;

@@ -1,0 +1,1 @@
+UPDATE trace_kernels SET run_id=7 WHERE id=1;

@@ -1,0 +1,1 @@
+UPDATE trace_kernels SET range_id=-1;

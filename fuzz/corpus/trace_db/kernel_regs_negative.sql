@@ -1,0 +1,1 @@
+UPDATE trace_kernels SET regs_per_thread=-1;

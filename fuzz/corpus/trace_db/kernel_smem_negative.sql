@@ -1,0 +1,1 @@
+UPDATE trace_kernels SET static_smem_bytes=-4096;

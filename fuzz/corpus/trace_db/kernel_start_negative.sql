@@ -1,0 +1,1 @@
+UPDATE trace_kernels SET start_ns=-5;

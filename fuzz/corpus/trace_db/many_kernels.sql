@@ -1,0 +1,1 @@
+WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c LIMIT 3000) INSERT INTO trace_kernels(run_id,name,grid_x,grid_y,grid_z,block_x,block_y,block_z,cluster_x,cluster_y,cluster_z,regs_per_thread,static_smem_bytes,dynamic_smem_bytes,start_ns,end_ns,stream,device,correlation_id,range_id) SELECT 1,'k'||(x%50),1,1,1,128,1,1,1,1,1,32,0,0,x*1000,x*1000+500,7,0,x,1+(x%3) FROM c;

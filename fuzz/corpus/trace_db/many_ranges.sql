@@ -1,0 +1,1 @@
+WITH RECURSIVE c(x) AS (SELECT 4 UNION ALL SELECT x+1 FROM c LIMIT 2000) INSERT INTO trace_ranges(run_id,range_id,parent_id,name,start_ns,end_ns,thread,depth) SELECT 1,x,x-1,'r'||(x%7),1000000+x,2000000,4242,x FROM c;

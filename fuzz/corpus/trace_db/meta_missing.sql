@@ -1,0 +1,1 @@
+DELETE FROM trace_meta;

@@ -1,0 +1,1 @@
+UPDATE trace_meta SET value='one';

@@ -1,0 +1,1 @@
+UPDATE trace_ranges SET depth=2000000;

@@ -1,0 +1,1 @@
+UPDATE trace_ranges SET end_ns=start_ns-1 WHERE range_id=3;

@@ -1,0 +1,1 @@
+UPDATE trace_ranges SET range_id=0 WHERE range_id=1;

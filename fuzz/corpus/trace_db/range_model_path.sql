@@ -1,0 +1,1 @@
+UPDATE trace_ranges SET name='model ../../etc/passwd' WHERE range_id=1;

@@ -1,0 +1,1 @@
+UPDATE trace_ranges SET name=NULL WHERE range_id=2;

@@ -1,0 +1,1 @@
+UPDATE trace_ranges SET end_ns=0;

@@ -1,0 +1,1 @@
+UPDATE trace_ranges SET parent_id=3 WHERE range_id=2;

@@ -1,0 +1,1 @@
+DELETE FROM trace_ranges WHERE range_id=1;

@@ -1,0 +1,1 @@
+UPDATE trace_runs SET cupti_version=-1;

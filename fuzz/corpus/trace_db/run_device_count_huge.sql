@@ -1,0 +1,1 @@
+UPDATE trace_runs SET device_count=2000000;

@@ -1,0 +1,1 @@
+UPDATE trace_runs SET dropped_records=-1;

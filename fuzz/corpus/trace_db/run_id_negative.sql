@@ -1,0 +1,1 @@
+UPDATE trace_runs SET id=-1; UPDATE trace_kernels SET run_id=-1; UPDATE trace_memcpys SET run_id=-1; UPDATE trace_ranges SET run_id=-1;

@@ -1,0 +1,1 @@
+UPDATE trace_runs SET host=printf('%.200c','h'), command=printf('%.2000c','c'), started_at=printf('%.100c','t'), tool=x'414243';

@@ -1,0 +1,1 @@
+UPDATE trace_runs SET device_sms='lots';

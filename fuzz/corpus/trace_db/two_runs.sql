@@ -1,0 +1,1 @@
+INSERT INTO trace_runs SELECT 2,started_at,host,command,device_name,device_sms,device_count,cupti_version,nvtx,dropped_records,tool FROM trace_runs; INSERT INTO trace_ranges(run_id,range_id,parent_id,name,start_ns,end_ns,thread,depth) VALUES(2,1,0,'step',1,10,1,0);
