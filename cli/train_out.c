@@ -29,8 +29,10 @@ char *train_cfg_line(char *buf, size_t size, const struct llmsim_train_cfg *c)
 			 c->tp, c->pp, c->dp, c->cp, c->ep, c->zero, c->micro_batch,
 			 llmsim_recompute_name(c->recompute), sched, llmsim_attn_impl_name(c->attn));
 	if (c->offload != LLMSIM_OFFLOAD_NONE && n > 0 && (size_t)n < size)
-		snprintf(buf + n, size - n, "  offload %s%s", llmsim_offload_name(c->offload),
-			 c->dpu ? "+dpu" : "");
+		n += snprintf(buf + n, size - n, "  offload %s%s", llmsim_offload_name(c->offload),
+			      c->dpu ? "+dpu" : "");
+	if (c->stack != LLMSIM_STACK_CORE && n > 0 && (size_t)n < size)
+		snprintf(buf + n, size - n, "  %s", llmsim_stack_name(c->stack));
 	return buf;
 }
 

@@ -41,7 +41,7 @@ struct raw_run {
 	char name[64], source[256], gpu[32];
 	int gpus, tp, pp, dp, cp, ep, zero, micro_batch, global_batch, seq;
 	int recompute, schedule, chunks, dtype, recipe, attention, lora_rank;
-	int sequence_parallel, uneven_pp, offload, dpu;
+	int sequence_parallel, uneven_pp, offload, dpu, stack;
 	double moe_imbalance;
 	double published_step_time_s, published_mfu, published_model_state_bytes;
 };
@@ -80,6 +80,8 @@ static const struct llmsim_yfield run_fields[] = {
 	{"sequence_parallel", LLMSIM_YF_BOOL, offsetof(struct raw_run, sequence_parallel), 0, 0,
 	 LLMSIM_YR_ANY, NULL},
 	{"uneven_pp", LLMSIM_YF_BOOL, offsetof(struct raw_run, uneven_pp), 0, 0, LLMSIM_YR_ANY, NULL},
+	{"stack", LLMSIM_YF_ENUM, offsetof(struct raw_run, stack), 0, 0, LLMSIM_YR_ANY,
+	 llmsim_stack_names},
 	RF(moe_imbalance, DOUBLE, POSITIVE, 0),
 	RF(published_step_time_s, DOUBLE, POSITIVE, 0),
 	RF(published_mfu, DOUBLE, FRACTION, 0),
@@ -213,6 +215,7 @@ static int one_run(const struct llmsim_ynode *map, const char *path, void *entry
 	c->sequence_parallel = r.sequence_parallel;
 	c->uneven_pp = r.uneven_pp;
 	c->moe_imbalance = r.moe_imbalance;
+	c->stack = r.stack;
 	e->published_step_s = r.published_step_time_s;
 	e->published_mfu = r.published_mfu;
 	e->published_mem_bytes = r.published_model_state_bytes;

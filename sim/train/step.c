@@ -54,9 +54,50 @@ static double coll(struct llmsim_train_ctx *ctx, enum llmsim_coll_kind kind, dou
 static void offload_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 			 const struct train_params *p, struct dp_cost *dc);
 
-static double grad_elem_bytes(enum llmsim_recipe r)
+static double grad_elem_bytes(const struct llmsim_train_cfg *c)
 {
-	return r == LLMSIM_RECIPE_ZERO ? 2 : 4; /* megatron reduces fp32 main grads */
+	/* Megatron-LM v2 under fp16 (Narayanan et al. 2021) reduces the
+	 * 16-bit gradients (accumulate_allreduce_grads_in_fp32 is forced on
+	 * for bf16 only); megatron reduces fp32 main grads */
+	if (c->stack == LLMSIM_STACK_MEGATRON_2021)
+		return 2;
+	return c->recipe == LLMSIM_RECIPE_ZERO ? 2 : 4;
+}
+
+/* The passes Megatron's mixed-precision optimizer makes over this GPU's
+ * `params` before and around Adam (megatron-2021/2022 stacks; optimizer.py
+ * of Megatron-LM v2/v3): with fp16 (2021) the 16-bit gradients copied
+ * into the fp32 main gradients (2 B read, 4 written) and unscaled with
+ * the inf check (4 read, 4 written); always the gradient norm of
+ * clip_grad_norm_fp32 (multi_tensor_l2norm: 4 B read). Adam itself and
+ * the copy of the fp32 master weights to the 16-bit ones are the AdamW
+ * op's. Returns their time. */
+static double megatron_optimizer_extra_s(struct llmsim_train_ctx *ctx,
+					 const struct llmsim_train_cfg *c, double params,
+					 int *rc, struct llmsim_err *err)
+{
+	if (c->stack == LLMSIM_STACK_CORE || params < 1 || *rc)
+		return 0;
+	/* rows of 64 Ki parameters: the chunks multi_tensor_apply spreads */
+	int64_t hidden = 65536, rows = (int64_t)ceil(params / hidden);
+	struct llmsim_op op;
+	struct price p;
+	double t = 0;
+	for (int pass = 0; pass < 3 && !*rc; pass++) {
+		if (pass < 2 && c->stack != LLMSIM_STACK_MEGATRON_2021)
+			continue;
+		memset(&op, 0, sizeof op);
+		op.kind = LLMSIM_OP_ELEMENTWISE;
+		op.dtype = pass == 0 ? LLMSIM_DT_FP16 : LLMSIM_DT_FP32;
+		op.u.ew.kind = pass == 2 ? LLMSIM_EW_REDUCE : LLMSIM_EW_COPY;
+		op.u.ew.out_dtype = pass == 0 ? LLMSIM_DT_FP32 : 0;
+		op.u.ew.tokens = rows;
+		op.u.ew.hidden = hidden;
+		op.u.ew.pass = LLMSIM_PASS_FWD;
+		*rc = train_price(ctx, &op, &p, err);
+		t += p.time_s;
+	}
+	return t;
 }
 
 int train_dp_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
@@ -70,7 +111,7 @@ int train_dp_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c
 	int D = c->dp * c->cp, De = D / (c->ep > 0 ? c->ep : 1);
 	int nd = llmsim_group_nodes(gpn, D, c->tp);
 	int ne = llmsim_group_nodes(gpn, De, c->tp * c->ep);
-	double gb = grad_elem_bytes(c->recipe);
+	double gb = grad_elem_bytes(c);
 	double wb = c->recipe == LLMSIM_RECIPE_AMP ? 4 : 2;
 	double trained = p.trained_dense + p.trained_expert;
 
@@ -121,7 +162,7 @@ int train_dp_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c
 		struct price pr;
 		train_adamw_op(&op, shard);
 		rc = train_price(ctx, &op, &pr, err);
-		dc->optimizer_s = pr.time_s;
+		dc->optimizer_s = pr.time_s + megatron_optimizer_extra_s(ctx, c, shard, &rc, err);
 	}
 	return rc;
 }
@@ -305,7 +346,11 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 
 	double bubble = (c->pp - 1) / v * (tf + tb);
 	double dp_exp = 0;
-	if (c->zero == 0 || c->zero == 1)
+	/* Megatron-LM v2/v3 (LocalDDP) all-reduced the gradients after the
+	 * last backward, not overlapped with it */
+	if ((c->zero == 0 || c->zero == 1) && c->stack != LLMSIM_STACK_CORE)
+		dp_exp += dc->grad_sync_s;
+	else if (c->zero == 0 || c->zero == 1)
 		dp_exp += exposed(dc->grad_sync_s, tb, dc->bucket_frac);
 	else if (c->zero == 2)
 		dp_exp += m * exposed(dc->grad_sync_s, tb, dc->bucket_frac);

@@ -133,6 +133,12 @@ struct shape_cost {
 	double load_rho;              /* the power limit's load it was priced in */
 };
 
+/* The exposed time of a TP collective of time t that can overlap a GEMM
+ * of time gemm (walk.c's policy): t when not hidden; else what exceeds the
+ * GEMM plus `contention` of the overlapped time (the SMs the collective's
+ * channels take from the GEMM). */
+double train_tp_overlap_s(double t, double gemm, int hide, double contention);
+
 int train_shape_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 		     struct shape_cost *sc, struct llmsim_err *err);
 /* The optimizer step as one fused AdamW op over `params` fp32 parameters

@@ -40,6 +40,8 @@ void train_graph_cfg(const struct llmsim_train_ctx *ctx, const struct llmsim_tra
 	g->cp_nodes = llmsim_group_nodes(gpn, 2, c->tp) > 1 ? 2 : 1;
 	/* consecutive stages sit tp * cp * dp ranks apart */
 	g->pp_nodes = c->tp * c->cp * c->dp >= gpn ? 2 : 1;
+	g->pp_scatter = c->stack != LLMSIM_STACK_CORE;
+	g->sp_regather = c->stack == LLMSIM_STACK_MEGATRON_2022;
 	g->math = g->weights = c->dtype;
 	g->act = llmsim_graph_act_dtype(c->dtype);
 	g->attn = c->attn;
@@ -85,9 +87,38 @@ static struct layer_cost *cost_of(struct shape_cost *sc, enum llmsim_gsec s)
 	}
 }
 
+/* How a TP collective that can hide behind a GEMM is charged, by stack:
+ * core hides it (what exceeds the GEMM is exposed); megatron-2021 exposes
+ * it whole (no async all-reduce in Megatron-LM v2); megatron-2022 hides it
+ * but the GEMM runs meanwhile on the SMs NCCL's channels leave it (one
+ * block per channel, up to collective_max_channels of the large messages
+ * of TP), so the overlap costs the overlapped time x channels / SMs. */
+struct tp_policy {
+	int hide;
+	double contention; /* of the overlapped time, added */
+};
+
+static void tp_policy_of(const struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+			 struct tp_policy *p)
+{
+	const struct llmsim_gpu *gpu = &ctx->gpu;
+	p->hide = c->stack != LLMSIM_STACK_MEGATRON_2021;
+	p->contention = 0;
+	if (c->stack == LLMSIM_STACK_MEGATRON_2022 && gpu->sms > 0)
+		p->contention = fmin(1.0, gpu->param[LLMSIM_PARAM_COLLECTIVE_MAX_CHANNELS] / gpu->sms);
+}
+
+/* The exposed time of a collective of time t beside a GEMM of time gemm. */
+double train_tp_overlap_s(double t, double gemm, int hide, double contention)
+{
+	if (!hide)
+		return t;
+	return fmax(0, t - gemm) + contention * fmin(t, gemm);
+}
+
 /* Sum one priced graph into the section costs. */
 static void accumulate(const struct llmsim_graph *g, const struct train_priced *pr,
-		       struct shape_cost *sc)
+		       const struct tp_policy *pol, struct shape_cost *sc)
 {
 	for (int i = 0; i < g->n; i++) {
 		const struct llmsim_gnode *n = &g->node[i];
@@ -100,8 +131,11 @@ static void accumulate(const struct llmsim_graph *g, const struct train_priced *
 			lc->tp_bytes += pr[i].link_bytes;
 			if (fwd)
 				lc->tp_fwd_s += t;
+			else if (n->hides >= 0)
+				lc->tp_bwd_s += train_tp_overlap_s(t, hidden, pol->hide,
+								   pol->contention);
 			else
-				lc->tp_bwd_s += fmax(0, t - hidden);
+				lc->tp_bwd_s += t;
 		} else if (n->role & LLMSIM_GN_EP) {
 			lc->ep_bytes += pr[i].link_bytes;
 			*(fwd ? &lc->ep_fwd_s : &lc->ep_bwd_s) += t;
@@ -138,7 +172,9 @@ static int shape_cost_at(struct llmsim_train_ctx *ctx, const struct llmsim_train
 	int rc = price_all(ctx, &ctx->graph, ctx->priced, err);
 	if (rc)
 		return rc;
-	accumulate(&ctx->graph, ctx->priced, sc);
+	struct tp_policy pol;
+	tp_policy_of(ctx, c, &pol);
+	accumulate(&ctx->graph, ctx->priced, &pol, sc);
 	int64_t T = (int64_t)c->micro_batch * c->seq / c->cp;
 	sc->tp_msg_bytes = (double)T * ctx->model.hidden * 2;
 	return 0;
@@ -156,7 +192,8 @@ int train_p2p_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 		rc = price_all(ctx, g, ctx->priced, err);
 	for (int i = 0; !rc && i < g->n; i++) {
 		sc->p2p_s += ctx->priced[i].t;
-		sc->p2p_bytes += g->node[i].op.u.coll.bytes;
+		if (g->node[i].op.u.coll.kind == LLMSIM_COLL_SENDRECV)
+			sc->p2p_bytes += g->node[i].op.u.coll.bytes; /* what crosses stages */
 	}
 	return rc;
 }
