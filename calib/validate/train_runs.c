@@ -38,12 +38,13 @@ struct raw_model {
 };
 
 struct raw_run {
-	char name[64], source[256], gpu[32];
+	char name[64], source[256], gpu[32], suite[32];
 	int gpus, tp, pp, dp, cp, ep, zero, micro_batch, global_batch, seq;
 	int recompute, schedule, chunks, dtype, recipe, attention, lora_rank;
 	int sequence_parallel, uneven_pp, offload, dpu, stack;
 	double moe_imbalance;
 	double published_step_time_s, published_mfu, published_model_state_bytes;
+	double published_activation_layer_bytes, target_pct, suite_mean_target_pct;
 };
 
 #define RF(key, type, range, req) \
@@ -53,6 +54,7 @@ static const struct llmsim_yfield run_fields[] = {
 	{"name", LLMSIM_YF_STRING, offsetof(struct raw_run, name), 64, 1, LLMSIM_YR_ANY, NULL},
 	{"source", LLMSIM_YF_STRING, offsetof(struct raw_run, source), 256, 1, LLMSIM_YR_ANY, NULL},
 	{"gpu", LLMSIM_YF_STRING, offsetof(struct raw_run, gpu), 32, 1, LLMSIM_YR_ANY, NULL},
+	{"suite", LLMSIM_YF_STRING, offsetof(struct raw_run, suite), 32, 0, LLMSIM_YR_ANY, NULL},
 	RF(gpus, INT, POSITIVE, 1),
 	RF(tp, INT, POSITIVE, 0),
 	RF(pp, INT, POSITIVE, 0),
@@ -86,6 +88,9 @@ static const struct llmsim_yfield run_fields[] = {
 	RF(published_step_time_s, DOUBLE, POSITIVE, 0),
 	RF(published_mfu, DOUBLE, FRACTION, 0),
 	RF(published_model_state_bytes, DOUBLE, POSITIVE, 0),
+	RF(published_activation_layer_bytes, DOUBLE, POSITIVE, 0),
+	RF(target_pct, DOUBLE, POSITIVE, 0),
+	RF(suite_mean_target_pct, DOUBLE, POSITIVE, 0),
 };
 
 #define MF(key) {#key, LLMSIM_YF_INT, offsetof(struct raw_model, key), 0, 0, LLMSIM_YR_POSITIVE, NULL}
@@ -190,6 +195,13 @@ static int one_run(const struct llmsim_ynode *map, const char *path, void *entry
 	snprintf(e->name, sizeof e->name, "%s", r.name);
 	snprintf(e->source, sizeof e->source, "%s", r.source);
 	snprintf(e->gpu, sizeof e->gpu, "%s", r.gpu);
+	if (r.suite[0])
+		snprintf(e->suite, sizeof e->suite, "%s", r.suite);
+	else
+		snprintf(e->suite, sizeof e->suite, "%.*s", (int)strcspn(r.name, "-"), r.name);
+	e->target_pct = r.target_pct;
+	e->mean_target_pct = r.suite_mean_target_pct;
+	e->published_act_layer_bytes = r.published_activation_layer_bytes;
 	struct llmsim_train_cfg *c = &e->cfg;
 	llmsim_train_cfg_init(c);
 	c->gpus = r.gpus;
@@ -235,6 +247,7 @@ static const char *const run_metric_names[LLMSIM_RUN_METRIC_COUNT] = {
 	[LLMSIM_RUN_STEP_TIME] = "step_time",
 	[LLMSIM_RUN_MFU] = "mfu",
 	[LLMSIM_RUN_STATE_MEMORY] = "model_state_memory",
+	[LLMSIM_RUN_ACT_LAYER] = "activations_per_layer",
 };
 
 const char *llmsim_run_metric_name(enum llmsim_run_metric m)
@@ -270,5 +283,7 @@ int llmsim_run_predict(const struct llmsim_run_entry *e, struct llmsim_run_outco
 	o->published[LLMSIM_RUN_STEP_TIME] = e->published_step_s;
 	o->published[LLMSIM_RUN_MFU] = e->published_mfu;
 	o->published[LLMSIM_RUN_STATE_MEMORY] = e->published_mem_bytes;
+	o->predicted[LLMSIM_RUN_ACT_LAYER] = o->r.mem.act_per_layer_bytes;
+	o->published[LLMSIM_RUN_ACT_LAYER] = e->published_act_layer_bytes;
 	return 0;
 }
