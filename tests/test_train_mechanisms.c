@@ -50,6 +50,17 @@ static struct llmsim_run_outcome predict(const struct llmsim_run_entry *e)
 
 TestSuite(train_mechanisms, .init = load, .fini = unload);
 
+/* A training graph of one section on 8 TP ranks, s 2048, b micro-batch. */
+static void graph_cfg(struct llmsim_graph_cfg *gc, int64_t b, enum llmsim_gsec sec)
+{
+	llmsim_graph_cfg_init(gc);
+	gc->work = LLMSIM_WORK_TRAIN;
+	gc->tp = 8;
+	gc->seq = 2048;
+	gc->micro_batch = b;
+	gc->sections = 1u << sec;
+}
+
 /* The 530B full-recompute row (no SP, t 8, p 35, v 3, b 1, 280 micro-
  * batches): one activation between stages is s b h x 2 B = 2048 x 20480 x
  * 2 = 83,886,080 B. Without the scatter/gather (core) every TP rank sends
@@ -80,13 +91,8 @@ Test(train_mechanisms, pp_scatter_gather_graph)
 	struct llmsim_graph_cfg gc;
 	static struct llmsim_graph g;
 	struct llmsim_err err = {0};
-	llmsim_graph_cfg_init(&gc);
-	gc.work = LLMSIM_WORK_TRAIN;
-	gc.tp = 8;
-	gc.seq = 2048;
-	gc.micro_batch = 1;
+	graph_cfg(&gc, 1, LLMSIM_SEC_P2P);
 	gc.pp_scatter = 1;
-	gc.sections = 1u << LLMSIM_SEC_P2P;
 	cr_assert_eq(llmsim_graph_build(&e.inline_model, &gc, &g, &err), 0, "%s", err.msg);
 	cr_assert_eq(g.n, 2);
 	cr_expect_eq(g.node[0].op.u.coll.kind, LLMSIM_COLL_SENDRECV);
@@ -140,15 +146,10 @@ Test(train_mechanisms, sp_regather_beside_dgrad)
 	struct llmsim_graph_cfg gc;
 	static struct llmsim_graph g;
 	struct llmsim_err err = {0};
-	llmsim_graph_cfg_init(&gc);
-	gc.work = LLMSIM_WORK_TRAIN;
-	gc.tp = 8;
+	graph_cfg(&gc, 4, LLMSIM_SEC_DENSE);
 	gc.sp = 1;
 	gc.sp_regather = 1;
-	gc.seq = 2048;
-	gc.micro_batch = 4;
 	gc.attn = LLMSIM_ATTN_NAIVE;
-	gc.sections = 1u << LLMSIM_SEC_DENSE;
 	cr_assert_eq(llmsim_graph_build(&e.inline_model, &gc, &g, &err), 0, "%s", err.msg);
 	int n = 0;
 	for (int i = 0; i < g.n; i++) {
