@@ -15,6 +15,7 @@
 #include "base/json.h"
 #include "base/paths.h"
 #include "calib/validate/train_runs.h"
+#include "sim/expected_error.h"
 #include "args.h"
 #include "commands.h"
 #include "train_out.h"
@@ -64,6 +65,7 @@ static int tally_fails(const struct tally *t)
 
 struct outcome {
 	int ok;
+	struct llmsim_expected_error expected; /* what llmsim claims for a step on its GPU */
 	char error[LLMSIM_ERR_MSG_MAX];
 	struct llmsim_run_outcome o;
 };
@@ -82,6 +84,7 @@ static int run_one(const struct llmsim_run_entry *e, struct outcome *o)
 		return -1;
 	}
 	o->ok = 1;
+	llmsim_expected_error(&o->o.gpu, LLMSIM_PRED_TRAIN_STEP, &o->expected);
 	return 0;
 }
 
@@ -209,6 +212,10 @@ int cmd_validate(int argc, char **argv, const struct cli_setup *s)
 			llmsim_json_str(&j, "stack", llmsim_stack_name(runs[i].cfg.stack));
 			if (runs[i].target_pct > 0)
 				llmsim_json_num(&j, "target_pct", runs[i].target_pct);
+			if (out[i].ok && out[i].o.published[M_STEP] > 0) {
+				llmsim_json_num(&j, "expected_error_pct", 100 * out[i].expected.abs_frac);
+				llmsim_json_str(&j, "expected_error_source", out[i].expected.source);
+			}
 			if (!out[i].ok) {
 				llmsim_json_str(&j, "error", out[i].error);
 				llmsim_json_obj_end(&j);
@@ -304,6 +311,16 @@ int cmd_validate(int argc, char **argv, const struct cli_setup *s)
 		}
 		llmsim_table_print(&st, stdout);
 		llmsim_table_release(&st);
+		/* what llmsim claims for a step on each GPU, to set beside the rows */
+		for (int i = 0; i < n; i++) {
+			int seen = !out[i].ok || !(out[i].o.published[M_STEP] > 0);
+			for (int k = 0; k < i && !seen; k++)
+				seen = out[k].ok && out[k].o.published[M_STEP] > 0 &&
+				       !strcmp(runs[k].gpu, runs[i].gpu);
+			if (!seen)
+				printf("expected error of a step on %s: +/- %.1f%% (%s)\n", runs[i].gpu,
+				       100 * out[i].expected.abs_frac, out[i].expected.source);
+		}
 		if (failed)
 			printf("%d run(s) could not be simulated\n", failed);
 		if (missed)

@@ -41,6 +41,7 @@ const char *llmsim_run_metric_name(enum llmsim_run_metric m);
 
 struct llmsim_run_outcome {
 	struct llmsim_train_result r;         /* the simulated step */
+	struct llmsim_gpu gpu;                /* the GPU it ran on */
 	double predicted[LLMSIM_RUN_METRIC_COUNT];
 	double published[LLMSIM_RUN_METRIC_COUNT]; /* 0: not published */
 };

@@ -348,7 +348,9 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 	double dp_exp = 0;
 	/* Megatron-LM v2/v3 (LocalDDP) all-reduced the gradients after the
 	 * last backward, not overlapped with it */
-	if ((c->zero == 0 || c->zero == 1) && c->stack != LLMSIM_STACK_CORE)
+	int overlap = c->ddp == LLMSIM_DDP_STACK ? c->stack == LLMSIM_STACK_CORE
+						  : c->ddp == LLMSIM_DDP_TORCH;
+	if ((c->zero == 0 || c->zero == 1) && !overlap)
 		dp_exp += dc->grad_sync_s;
 	else if (c->zero == 0 || c->zero == 1)
 		dp_exp += exposed(dc->grad_sync_s, tb, dc->bucket_frac);

@@ -83,6 +83,7 @@ enum llmsim_offload { LLMSIM_OFFLOAD_NONE, LLMSIM_OFFLOAD_OPTIMIZER, LLMSIM_OFFL
  * An overlapped collective shares the SMs: its NCCL channels (one block
  * each) leave the GEMM it hides behind (sms - channels) of the SMs, for
  * the old stacks, whose GEMMs take every SM. */
+enum { LLMSIM_DDP_STACK, LLMSIM_DDP_TORCH, LLMSIM_DDP_LOCAL };
 enum llmsim_stack { LLMSIM_STACK_CORE, LLMSIM_STACK_MEGATRON_2021, LLMSIM_STACK_MEGATRON_2022,
 		    LLMSIM_STACK_COUNT };
 
@@ -140,6 +141,12 @@ struct llmsim_train_cfg {
 	double load_rho;
 	enum llmsim_operand_data operand_data; /* what the operands hold (hw/gpu.h) */
 	enum llmsim_stack stack;        /* the Megatron release (core: today's) */
+	int ddp;                        /* the gradient all-reduce (ZeRO 0/1): 0 the stack's
+					 * (core overlapped, megatron-2021/2022 after the
+					 * backward); LLMSIM_DDP_TORCH overlapped with the
+					 * last backward bucket by bucket (PyTorch DDP,
+					 * Megatron's --DDP-impl torch); LLMSIM_DDP_LOCAL
+					 * after the backward (Megatron's LocalDDP) */
 };
 
 /* Defaults: everything 1, zero 0, micro-batch 1, seq 4096, global batch
