@@ -221,11 +221,13 @@ Test(train_mechanisms, dp_allreduce_not_overlapped)
 }
 
 /* Megatron's mixed-precision optimizer around Adam: bf16 (2022) adds the
- * gradient norm's read of the fp32 gradients (4 B a parameter); fp16
- * (2021) also copies the 16-bit gradients into fp32 (2 + 4 B) and unscales
- * them (4 + 4 B): 18 B, 4.5x the 2022 extra. For the 22B row's 2.76e9
- * parameters a GPU the 4 B read is 11.0 GB: 6.3 ms at the A100's 2.039
- * TB/s x 0.86 streaming fraction (the H200's, hw/a100). */
+ * gradient norm's read of the fp32 gradients (4 B a parameter) and the
+ * zeroing of the fp32 gradient buffer (4 B written): 8 B; fp16 (2021)
+ * copies the 16-bit gradients into fp32 (2 + 4 B), unscales them (4 + 4
+ * B), reads them for the norm (4 B) and zeroes its 16-bit buffer (2 B):
+ * 20 B, 2.5x the 2022 extra. For the 22B row's 2.76e9 parameters a GPU the
+ * 8 B are 22.1 GB: 12.6 ms at the A100's 2.039 TB/s x 0.86 streaming
+ * fraction (the H200's, hw/a100). */
 Test(train_mechanisms, optimizer_extra_passes)
 {
 	struct llmsim_run_entry e = row("k22-22b-selective");
@@ -237,8 +239,24 @@ Test(train_mechanisms, optimizer_extra_passes)
 	double x22 = o22.r.time.optimizer_s - core.r.time.optimizer_s;
 	double x21 = o21.r.time.optimizer_s - core.r.time.optimizer_s;
 	double params = o22.r.mem.trained_params_per_gpu;
-	expect_close(x22, params * 4 / (2.039e12 * 0.86), 0.10);
-	expect_close(x21 / x22, 4.5, 0.10); /* the bytes' ratio, less the passes' fixed costs */
+	expect_close(x22, params * 8 / (2.039e12 * 0.86), 0.10);
+	expect_close(x21 / x22, 2.5, 0.10); /* the bytes' ratio, less the passes' fixed costs */
+}
+
+/* Megatron-LM v2 adds each micro-batch's gradients into the accumulated
+ * ones (6 B a parameter in fp16); v3 fuses that into the weight-gradient
+ * GEMM. On the 18B row (2.31e9 parameters a GPU, 4 micro-batches) the adds
+ * stream 4 x 13.8 GB: 31.6 ms at 2.039 TB/s x 0.86. */
+Test(train_mechanisms, grad_accumulation_2021)
+{
+	struct llmsim_run_entry e = row("n21-18b");
+	struct llmsim_run_outcome o21 = predict(&e);
+	e.cfg.stack = LLMSIM_STACK_MEGATRON_2022;
+	struct llmsim_run_outcome o22 = predict(&e);
+	double params = o21.r.mem.trained_params_per_gpu;
+	expect_close(params, 2.307e9, 0.01);
+	expect_close(o21.r.time.compute_s - o22.r.time.compute_s,
+		     4 * params * 6 / (2.039e12 * 0.86), 0.10);
 }
 
 /* The A100 has no calibration: its file states what its unmeasured values

@@ -69,9 +69,12 @@ static double grad_elem_bytes(const struct llmsim_train_cfg *c)
  * of Megatron-LM v2/v3): with fp16 (2021) the 16-bit gradients copied
  * into the fp32 main gradients (2 B read, 4 written) and unscaled with
  * the inf check (4 read, 4 written); always the gradient norm of
- * clip_grad_norm_fp32 (multi_tensor_l2norm: 4 B read). Adam itself and
- * the copy of the fp32 master weights to the 16-bit ones are the AdamW
- * op's. Returns their time. */
+ * clip_grad_norm_fp32 (multi_tensor_l2norm: 4 B read), and the zeroing of
+ * the contiguous gradient buffer for the next step (zero_grad_buffer: a
+ * memset of its 2 B (2021, fp16) or 4 B (2022, fp32 main grads) a
+ * parameter, priced as the copy that moves the same bytes: half as many
+ * elements read and written). Adam itself and the copy of the fp32 master
+ * weights to the 16-bit ones are the AdamW op's. Returns their time. */
 static double megatron_optimizer_extra_s(struct llmsim_train_ctx *ctx,
 					 const struct llmsim_train_cfg *c, double params,
 					 int *rc, struct llmsim_err *err)
@@ -83,21 +86,49 @@ static double megatron_optimizer_extra_s(struct llmsim_train_ctx *ctx,
 	struct llmsim_op op;
 	struct price p;
 	double t = 0;
-	for (int pass = 0; pass < 3 && !*rc; pass++) {
-		if (pass < 2 && c->stack != LLMSIM_STACK_MEGATRON_2021)
+	int fp16 = c->stack == LLMSIM_STACK_MEGATRON_2021;
+	for (int pass = 0; pass < 4 && !*rc; pass++) {
+		if (pass < 2 && !fp16)
 			continue;
 		memset(&op, 0, sizeof op);
 		op.kind = LLMSIM_OP_ELEMENTWISE;
-		op.dtype = pass == 0 ? LLMSIM_DT_FP16 : LLMSIM_DT_FP32;
+		op.dtype = pass == 0 || (pass == 3 && fp16) ? LLMSIM_DT_FP16 : LLMSIM_DT_FP32;
 		op.u.ew.kind = pass == 2 ? LLMSIM_EW_REDUCE : LLMSIM_EW_COPY;
 		op.u.ew.out_dtype = pass == 0 ? LLMSIM_DT_FP32 : 0;
-		op.u.ew.tokens = rows;
+		op.u.ew.tokens = pass == 3 ? (rows + 1) / 2 : rows;
 		op.u.ew.hidden = hidden;
 		op.u.ew.pass = LLMSIM_PASS_FWD;
 		*rc = train_price(ctx, &op, &p, err);
 		t += p.time_s;
 	}
 	return t;
+}
+
+/* Megatron-LM v2 (megatron-2021) ends each micro-batch's backward by adding
+ * every parameter's fresh gradient into the accumulated one: LocalDDP's
+ * hook param.main_grad.add_(param.grad) (autograd's AccumulateGrad under
+ * --DDP-impl torch), one element-wise add over the stage's `params` in the
+ * 16-bit type (2 + 2 B read, 2 B written a parameter). Megatron-LM v3
+ * (megatron-2022) fuses it into the weight-gradient GEMM, which
+ * accumulates into the fp32 main gradient (gradient_accumulation_fusion):
+ * not priced apart. Returns the add's time. */
+static double grad_accum_s(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+			   double params, int *rc, struct llmsim_err *err)
+{
+	if (c->stack != LLMSIM_STACK_MEGATRON_2021 || params < 1 || *rc)
+		return 0;
+	int64_t hidden = 65536;
+	struct llmsim_op op;
+	struct price p;
+	memset(&op, 0, sizeof op);
+	op.kind = LLMSIM_OP_ELEMENTWISE;
+	op.dtype = LLMSIM_DT_FP16;
+	op.u.ew.kind = LLMSIM_EW_ADD;
+	op.u.ew.tokens = (int64_t)ceil(params / hidden);
+	op.u.ew.hidden = hidden;
+	op.u.ew.pass = LLMSIM_PASS_FWD;
+	*rc = train_price(ctx, &op, &p, err);
+	return *rc ? 0 : p.time_s;
 }
 
 int train_dp_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
@@ -164,6 +195,7 @@ int train_dp_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c
 		rc = train_price(ctx, &op, &pr, err);
 		dc->optimizer_s = pr.time_s + megatron_optimizer_extra_s(ctx, c, shard, &rc, err);
 	}
+	dc->grad_accum_s = grad_accum_s(ctx, c, trained, &rc, err);
 	return rc;
 }
 
@@ -311,6 +343,7 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 	/* one micro-batch through the slowest stage */
 	double cf = ld * D->fwd_s + lm * M->fwd_s + H->fwd_s;
 	double cb = ld * D->bwd_s + lm * M->bwd_s + H->bwd_s;
+	cb += dc->grad_accum_s;
 	if (full)
 		cb += ld * D->fwd_s + lm * M->fwd_s;
 	else if (sel)

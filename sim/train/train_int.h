@@ -164,6 +164,8 @@ struct dp_cost {
 	double z3_layer_fwd_s, z3_layer_bwd_s; /* ZeRO-3 per layer, per micro-batch */
 	double optimizer_s;
 	double emb_sync_s;      /* tied embeddings: first/last stage grad all-reduce */
+	double grad_accum_s;    /* megatron-2021: each micro-batch's gradients added into
+				 * the accumulated ones (one element-wise add a step) */
 	double bucket_frac;     /* last bucket's share of the reduction */
 	double grad_bytes, gather_bytes, z3_layer_bytes;
 	/* offload (filled for every configuration; used when c->offload):
