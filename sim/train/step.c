@@ -25,6 +25,13 @@
  *    between the first and last stage is exposed (Megatron).
  *  - The optimizer (fused AdamW over this GPU's shard, fp32) runs after
  *    the last gradient reduction.
+ *  - The stack (train.h): megatron-2021/2022 all-reduce the gradients
+ *    after the last backward, whole (LocalDDP; cfg.ddp torch overlaps as
+ *    above); 2021 reduces 16-bit gradients and adds each micro-batch's
+ *    gradients into the accumulated ones (grad_accum_s, in every
+ *    micro-batch's backward); both add the mixed-precision optimizer's
+ *    passes (megatron_optimizer_extra_s). Pipeline sends with the
+ *    scatter/gather and TP overlap are the walk's (walk.c, graph.c).
  *  - Offload (see offload_time): PCIe at 80% of its peak per direction,
  *    a link shared by gpus_per_host_link GPUs, the node's DRAM shared by
  *    its ranks; CPU Adam at cores x per-core rate, or DRAM-bound at 30 B
