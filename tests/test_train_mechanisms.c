@@ -51,6 +51,17 @@ static struct llmsim_run_outcome predict(const struct llmsim_run_entry *e)
 
 TestSuite(train_mechanisms, .init = load, .fini = unload);
 
+/* The model a row runs: shipped (by name) or inline. */
+static struct llmsim_model model_of(const struct llmsim_run_entry *e)
+{
+	struct llmsim_model m;
+	struct llmsim_err err = {0};
+	if (e->has_inline)
+		return e->inline_model;
+	cr_assert_eq(llmsim_model_load(e->model, &m, &err), 0, "%s", err.msg);
+	return m;
+}
+
 /* A training graph of one section on 8 TP ranks, s 2048, b micro-batch. */
 static void graph_cfg(struct llmsim_graph_cfg *gc, int64_t b, enum llmsim_gsec sec)
 {
@@ -89,12 +100,13 @@ Test(train_mechanisms, pp_scatter_gather_bytes_of_530b)
 Test(train_mechanisms, pp_scatter_gather_graph)
 {
 	struct llmsim_run_entry e = row("k22-530b-full");
+	struct llmsim_model m = model_of(&e);
 	struct llmsim_graph_cfg gc;
 	static struct llmsim_graph g;
 	struct llmsim_err err = {0};
 	graph_cfg(&gc, 1, LLMSIM_SEC_P2P);
 	gc.pp_scatter = 1;
-	cr_assert_eq(llmsim_graph_build(&e.inline_model, &gc, &g, &err), 0, "%s", err.msg);
+	cr_assert_eq(llmsim_graph_build(&m, &gc, &g, &err), 0, "%s", err.msg);
 	cr_assert_eq(g.n, 2);
 	cr_expect_eq(g.node[0].op.u.coll.kind, LLMSIM_COLL_SENDRECV);
 	expect_close(g.node[0].op.u.coll.bytes, 10485760.0, 1e-12);
@@ -103,7 +115,7 @@ Test(train_mechanisms, pp_scatter_gather_graph)
 	expect_close(g.node[1].op.u.coll.bytes, 83886080.0, 1e-12);
 	cr_expect_eq(g.node[1].op.u.coll.gpus, 8);
 	gc.sp = 1;
-	cr_assert_eq(llmsim_graph_build(&e.inline_model, &gc, &g, &err), 0, "%s", err.msg);
+	cr_assert_eq(llmsim_graph_build(&m, &gc, &g, &err), 0, "%s", err.msg);
 	cr_expect_eq(g.n, 1);
 	expect_close(g.node[0].op.u.coll.bytes, 10485760.0, 1e-12);
 }
@@ -144,6 +156,7 @@ Test(train_mechanisms, tp_overlap_policy)
 Test(train_mechanisms, sp_regather_beside_dgrad)
 {
 	struct llmsim_run_entry e = row("k22-22b-selective");
+	struct llmsim_model m = model_of(&e);
 	struct llmsim_graph_cfg gc;
 	static struct llmsim_graph g;
 	struct llmsim_err err = {0};
@@ -151,7 +164,7 @@ Test(train_mechanisms, sp_regather_beside_dgrad)
 	gc.sp = 1;
 	gc.sp_regather = 1;
 	gc.attn = LLMSIM_ATTN_NAIVE;
-	cr_assert_eq(llmsim_graph_build(&e.inline_model, &gc, &g, &err), 0, "%s", err.msg);
+	cr_assert_eq(llmsim_graph_build(&m, &gc, &g, &err), 0, "%s", err.msg);
 	int n = 0;
 	for (int i = 0; i < g.n; i++) {
 		if (strcmp(g.node[i].name, "tp_regather"))
