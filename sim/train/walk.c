@@ -7,6 +7,12 @@
  *    collective overlaps the weight-gradient GEMM the graph pairs it with
  *    (Megatron's asynchronous TP all-reduce), what exceeds it is exposed;
  *    a row point's backward collective is exposed (no TP-comm overlap);
+ *    by stack (train.h, tp_policy_of): megatron-2021 exposes the column
+ *    point's too, megatron-2022 adds the SP re-all-gather beside the
+ *    data-gradient GEMM and charges each overlap the SMs its NCCL channels
+ *    take from the GEMM;
+ *  - pipeline sends: megatron-2021/2022 split each over the TP ranks and
+ *    all-gather it on arrival (the scatter/gather, graph.c's p2p);
  *  - EP all-to-alls are exposed;
  *  - a CP ring step overlaps the attention it feeds (the load-balanced
  *    ring), what exceeds it is exposed;
