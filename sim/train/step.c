@@ -440,7 +440,8 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 	if ((c->zero == 0 || c->zero == 1) && !overlap)
 		dp_exp += dc->grad_sync_s;
 	else if (c->zero == 0 || c->zero == 1)
-		dp_exp += exposed(dc->grad_sync_s, tb, dc->bucket_frac);
+		dp_exp += exposed(dc->grad_sync_s, tb, dc->bucket_frac) +
+			  train_overlap_contention(&ctx->gpu, c) * fmin(dc->grad_sync_s, tb);
 	else if (c->zero == 2 && c->recipe == LLMSIM_RECIPE_LLAMA3)
 		dp_exp += fsdp_rs_exposed(c, m, dc->grad_sync_s, tf, tb, bubble, ls);
 	else if (c->zero == 2)

@@ -155,6 +155,12 @@ struct shape_cost {
  * channels take from the GEMM). */
 double train_tp_overlap_s(double t, double gemm, int hide, double contention);
 
+/* Of an overlapped collective's overlapped time, what the GEMMs beside it
+ * lose to the SMs its NCCL channels take (collective_max_channels / sms,
+ * the large messages of TP and DP running on all of them): the
+ * megatron-2021/2022 stacks' share; 0 for core. */
+double train_overlap_contention(const struct llmsim_gpu *gpu, const struct llmsim_train_cfg *c);
+
 int train_shape_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 		     struct shape_cost *sc, struct llmsim_err *err);
 /* The optimizer step as one fused AdamW op over `params` fp32 parameters

@@ -108,14 +108,18 @@ struct tp_policy {
 	double contention; /* of the overlapped time, added */
 };
 
+double train_overlap_contention(const struct llmsim_gpu *gpu, const struct llmsim_train_cfg *c)
+{
+	if (c->stack == LLMSIM_STACK_CORE || !(gpu->sms > 0))
+		return 0;
+	return fmin(1.0, gpu->param[LLMSIM_PARAM_COLLECTIVE_MAX_CHANNELS] / gpu->sms);
+}
+
 static void tp_policy_of(const struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 			 struct tp_policy *p)
 {
-	const struct llmsim_gpu *gpu = &ctx->gpu;
 	p->hide = c->stack != LLMSIM_STACK_MEGATRON_2021;
-	p->contention = 0;
-	if (c->stack == LLMSIM_STACK_MEGATRON_2022 && gpu->sms > 0)
-		p->contention = fmin(1.0, gpu->param[LLMSIM_PARAM_COLLECTIVE_MAX_CHANNELS] / gpu->sms);
+	p->contention = p->hide ? train_overlap_contention(&ctx->gpu, c) : 0;
 }
 
 /* The exposed time of a collective of time t beside a GEMM of time gemm. */
