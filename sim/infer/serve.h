@@ -43,6 +43,11 @@ struct llmsim_serve_cfg {
 				       * arrives with its prompt's KV cache and its first
 				       * token (a prefill replica made them): TTFT 0 here;
 				       * a preempted one prefills again in place */
+	struct llmsim_timeline *timeline; /* NULL, or where the run records its engine
+				       * steps (prefill and decode tokens in args) and
+				       * the spans of its first timeline_requests
+				       * requests (sim/timeline.h; reset first) */
+	int64_t timeline_requests;
 };
 
 /* Defaults: vLLM's max_num_seqs 256, a budget of 8192 tokens, paged KV,
