@@ -38,7 +38,8 @@ char *llmsim_fmt_hz(char *buf, double hz) { return scaled(buf, hz, "Hz", si, 7, 
 
 char *llmsim_fmt_count(char *buf, double n)
 {
-	static const char *const c[] = {"", "K", "M", "B", "T"};
+	/* G, not B: a count never shares the letter of bytes */
+	static const char *const c[] = {"", "K", "M", "G", "T"};
 	scaled(buf, n, "", c, 5, 1000.0);
 	size_t l = strlen(buf);
 	if (l && buf[l - 1] == ' ')
@@ -83,8 +84,12 @@ void llmsim_table_init(struct llmsim_table *t, int ncols, const char *const *hea
 	memset(t, 0, sizeof *t);
 	t->ncols = ncols;
 	for (int i = 0; i < ncols; i++) {
-		t->left[i] = head[i][0] == '<';
-		t->head[i] = head[i] + t->left[i];
+		const char *h = head[i];
+		for (; *h == '<' || *h == '~'; h++) {
+			t->left[i] |= *h == '<';
+			t->detail[i] |= *h == '~';
+		}
+		t->head[i] = h;
 	}
 }
 
@@ -127,6 +132,8 @@ void llmsim_table_rowf(struct llmsim_table *t, const char *fmt, ...)
 	llmsim_table_row(t, cells);
 }
 
+static int table_width = LLMSIM_TABLE_WIDTH;
+
 /* Display width of UTF-8 text (code points, not bytes). */
 static size_t width(const char *s)
 {
@@ -148,8 +155,29 @@ void llmsim_table_print(const struct llmsim_table *t, FILE *f)
 				w[c] = x;
 		}
 	}
+	/* which columns fit the width limit: detail ones go first, then the
+	 * others, right to left */
+	int shown[LLMSIM_TABLE_MAX_COLS], last = 0, hidden = 0;
+	size_t total = 0;
+	for (int c = 0; c < t->ncols; c++) {
+		shown[c] = 1;
+		total += w[c] + (c ? 2 : 0);
+	}
+	for (int pass = 0; pass < 2 && table_width && total > (size_t)table_width; pass++)
+		for (int c = t->ncols - 1; c > 0 && total > (size_t)table_width; c--)
+			if (shown[c] && (pass || t->detail[c])) {
+				shown[c] = 0;
+				total -= w[c] + 2;
+				hidden++;
+			}
+	for (int c = 0; c < t->ncols; c++)
+		if (shown[c])
+			last = c;
 	for (size_t r = 0; r <= t->rows + 1; r++) {
+		int first = 1;
 		for (int c = 0; c < t->ncols; c++) {
+			if (!shown[c])
+				continue;
 			const char *s;
 			char rule[256];
 			if (r == 0) {
@@ -163,15 +191,23 @@ void llmsim_table_print(const struct llmsim_table *t, FILE *f)
 				s = t->cells[(r - 2) * (size_t)t->ncols + (size_t)c];
 			}
 			int pad = (int)(w[c] - width(s));
-			if (c)
+			if (!first)
 				fputs("  ", f);
+			first = 0;
 			if (t->left[c])
-				fprintf(f, "%s%*s", s, c + 1 < t->ncols ? pad : 0, "");
+				fprintf(f, "%s%*s", s, c < last ? pad : 0, "");
 			else
 				fprintf(f, "%*s%s", pad, "", s);
 		}
 		fputc('\n', f);
 	}
+	if (hidden)
+		fprintf(f, "(%d more column%s: --wide)\n", hidden, hidden > 1 ? "s" : "");
+}
+
+void llmsim_table_set_width(int cols)
+{
+	table_width = cols;
 }
 
 void llmsim_table_release(struct llmsim_table *t)

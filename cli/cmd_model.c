@@ -371,7 +371,7 @@ static int model_show(int argc, char **argv)
 static int model_import(int argc, char **argv)
 {
 	const char *cmd = "llmsim model import", *name = NULL, *as = NULL;
-	int npos = 0;
+	int npos = 0, json = 0;
 	char *pos[1];
 	const struct llmsim_opt opts[] = {
 		{"name", LLMSIM_ARG_STRING, &name, "NAME",
@@ -379,6 +379,9 @@ static int model_import(int argc, char **argv)
 		 NULL},
 		{"as", LLMSIM_ARG_STRING, &as, "TYPE",
 		 "read an unknown model_type as this one (llama, ...)", 0, NULL, NULL},
+		{"json", LLMSIM_ARG_FLAG, &json, NULL,
+		 "JSON on stdout: the name, model_type, the YAML text, the keys not used", 0, NULL,
+		 NULL},
 	};
 	char about[768];
 	snprintf(about, sizeof about,
@@ -388,8 +391,8 @@ static int model_import(int argc, char **argv)
 		 "(rope_theta, rms_norm_eps, ...) are kept under 'extra:' and listed on\n"
 		 "stderr, with what the description leaves out (notes). model_type: %s.",
 		 llmsim_hf_known_types());
-	int rc = llmsim_args_parse(cmd, "CONFIG.json [--name NAME] [--as TYPE]", about, argc - 1,
-				   argv + 1, opts, 2, pos, 1, &npos);
+	int rc = llmsim_args_parse(cmd, "CONFIG.json [--name NAME] [--as TYPE] [--json]", about,
+				   argc - 1, argv + 1, opts, 3, pos, 1, &npos);
 	if (rc)
 		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
 	if (npos != 1)
@@ -404,7 +407,19 @@ static int model_import(int argc, char **argv)
 		fprintf(stderr, "%s: %s\n", cmd, err.msg);
 		return 1;
 	}
-	fputs(info.yaml, stdout);
+	if (json) {
+		struct llmsim_json j;
+		cli_json_begin(&j);
+		llmsim_json_str(&j, "name", m.name);
+		llmsim_json_str(&j, "model_type", info.model_type);
+		llmsim_json_str(&j, "architecture", info.architecture);
+		llmsim_json_str(&j, "yaml", info.yaml);
+		llmsim_json_str_list(&j, "extra_keys", m.nextra ? m.extra_keys : "");
+		llmsim_json_str(&j, "notes", m.notes);
+		cli_json_end(&j);
+	} else {
+		fputs(info.yaml, stdout);
+	}
 	if (m.nextra)
 		fprintf(stderr, "%s: %d key%s not used (kept under 'extra:'): %s\n", cmd, m.nextra,
 			m.nextra == 1 ? "" : "s", m.extra_keys);

@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <math.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* ---- list|show ---- */
 
@@ -263,4 +266,44 @@ void cli_json_pcts(struct llmsim_json *j, const char *key, const struct llmsim_p
 	llmsim_json_num(j, "p99", p->p99);
 	llmsim_json_num(j, "max", p->max);
 	llmsim_json_obj_end(j);
+}
+
+/* ---- JSON summaries and children ---- */
+
+void cli_json_begin(struct llmsim_json *j)
+{
+	llmsim_json_init(j, stdout);
+	llmsim_json_obj_begin(j, NULL);
+}
+
+void cli_json_end(struct llmsim_json *j)
+{
+	llmsim_json_obj_end(j);
+	llmsim_json_finish(j);
+}
+
+int cli_run_child(const char *cmd, const char *path, char *const *argv)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "%s: cannot start %s: %s\n", cmd, path, strerror(errno));
+		return 1;
+	}
+	if (pid == 0) {
+		dup2(2, 1);
+		execv(path, argv);
+		fprintf(stderr, "%s: cannot start %s: %s\n", cmd, path, strerror(errno));
+		_exit(127);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR) {
+			fprintf(stderr, "%s: %s: %s\n", cmd, path, strerror(errno));
+			return 1;
+		}
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	fprintf(stderr, "%s: %s died of signal %d\n", cmd, path, WTERMSIG(st));
+	return 1;
 }

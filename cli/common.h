@@ -123,6 +123,17 @@ const struct llmsim_step_err_class *cli_step_err(const struct llmsim_gpu *gpu,
 void cli_step_err_json(struct llmsim_json *j, const char *key, const struct llmsim_gpu *gpu,
 		       enum llmsim_engine engine, const char *phase);
 
+/* The summary object of a verb on stdout: _begin opens it, the verb adds
+ * its fields, _end closes it with a newline. */
+void cli_json_begin(struct llmsim_json *j);
+void cli_json_end(struct llmsim_json *j);
+
+/* Run path with argv (NULL-terminated) as a child whose stdout goes to our
+ * stderr (under --json, stdout holds only the JSON) and wait for it: its
+ * exit status, 1 with one line when it cannot start or dies of a
+ * signal. */
+int cli_run_child(const char *cmd, const char *path, char *const *argv);
+
 /* GPUs in all of a layout: replicas x tp x pp. */
 int cli_place_gpus(const struct llmsim_infer_cfg *c, int replicas);
 
