@@ -144,9 +144,92 @@ static size_t width(const char *s)
 	return w;
 }
 
-void llmsim_table_print(const struct llmsim_table *t, FILE *f)
+/* ---- one unit per column ---- */
+
+/* The units a cell may carry, each with its factor to the family's base;
+ * the families are the formatters above (bytes, times, rates, FLOPs). */
+struct unit {
+	const char *name;
+	int family;
+	double scale;
+};
+#define PREFIXED(base, fam)                                                              \
+	{base, fam, 1}, {"K" base, fam, 1e3}, {"M" base, fam, 1e6}, {"G" base, fam, 1e9}, \
+	    {"T" base, fam, 1e12}, {"P" base, fam, 1e15}, {"E" base, fam, 1e18}
+static const struct unit units[] = {
+	PREFIXED("B", 0),      PREFIXED("B/s", 1), PREFIXED("FLOP", 2), PREFIXED("FLOP/s", 3),
+	PREFIXED("Hz", 4),     {"ns", 5, 1e-9},    {"us", 5, 1e-6},     {"ms", 5, 1e-3},
+	{"s", 5, 1},           {"h", 5, 3600},
+};
+
+/* A cell that is exactly "NUMBER UNIT": its value in the family's base
+ * unit and the unit; NULL for any other cell. */
+static const struct unit *cell_unit(const char *c, double *v)
+{
+	char *end;
+	double x = strtod(c, &end);
+	if (end == c || *end != ' ' || !isfinite(x))
+		return NULL;
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+		if (!strcmp(end + 1, units[i].name)) {
+			*v = x * units[i].scale;
+			return &units[i];
+		}
+	return NULL;
+}
+
+/* Where a column's cells carry units of one family but not one unit, all
+ * of them in the unit of the largest ("0.65 h" beside "1.17 h", never
+ * "2347.02 s" beside "1.17 h"). */
+static void one_unit(struct llmsim_table *t, int c)
+{
+	const struct unit *big = NULL, *first = NULL;
+	double vmax = -1;
+	int mixed = 0;
+	for (size_t r = 0; r < t->rows; r++) {
+		double v;
+		const struct unit *u = cell_unit(t->cells[r * (size_t)t->ncols + (size_t)c], &v);
+		if (!u)
+			continue;
+		if (first && u->family != first->family)
+			return;
+		if (first && u != first)
+			mixed = 1;
+		if (!first)
+			first = u;
+		if (fabs(v) > vmax) {
+			vmax = fabs(v);
+			big = u;
+		}
+	}
+	if (!mixed)
+		return;
+	for (size_t r = 0; r < t->rows; r++) {
+		char **cell = &t->cells[r * (size_t)t->ncols + (size_t)c], buf[LLMSIM_FMT_MAX];
+		double v;
+		if (!cell_unit(*cell, &v))
+			continue;
+		double x = v / big->scale;
+		if (x == 0)
+			snprintf(buf, sizeof buf, "0 %s", big->name);
+		else if (fabs(x) >= 100)
+			snprintf(buf, sizeof buf, "%.1f %s", x, big->name);
+		else if (fabs(x) >= 1)
+			snprintf(buf, sizeof buf, "%.2f %s", x, big->name);
+		else
+			snprintf(buf, sizeof buf, "%.3g %s", x, big->name);
+		char *n = strdup(buf);
+		LLMSIM_ASSERT(n);
+		free(*cell);
+		*cell = n;
+	}
+}
+
+void llmsim_table_print(struct llmsim_table *t, FILE *f)
 {
 	size_t w[LLMSIM_TABLE_MAX_COLS];
+	for (int c = 0; c < t->ncols; c++)
+		one_unit(t, c);
 	for (int c = 0; c < t->ncols; c++) {
 		w[c] = width(t->head[c]);
 		for (size_t r = 0; r < t->rows; r++) {

@@ -43,11 +43,14 @@ void llmsim_table_row(struct llmsim_table *t, const char *const *cells);
 /* Printf-style convenience: cells separated by '\t' in the formatted text. */
 void llmsim_table_rowf(struct llmsim_table *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* Print the table. Wider than the width limit (llmsim_table_set_width),
+/* Print the table. A column whose cells are "NUMBER UNIT" of one family
+ * (bytes, times, rates: the formatters above) in more than one unit is
+ * first rewritten in the unit of its largest cell: one unit per column.
+ * Wider than the width limit (llmsim_table_set_width),
  * it leaves out detail columns from the right, then other columns from the
  * right (never the first), until it fits, and ends with one line saying
  * how many it left out ("(2 more columns: --wide)"). */
-void llmsim_table_print(const struct llmsim_table *t, FILE *f);
+void llmsim_table_print(struct llmsim_table *t, FILE *f);
 /* The width limit of every table printed after it, in characters; 0: no
  * limit (--wide). The default is LLMSIM_TABLE_WIDTH. */
 #define LLMSIM_TABLE_WIDTH 100

@@ -59,7 +59,7 @@ int cmd_spec(int argc, char **argv, const struct cli_setup *setup)
 		{"tree", LLMSIM_ARG_INT, &tree, "N", "Medusa candidate tokens verified per step (default heads+1)", 1, NULL, NULL},
 		{"mtp", LLMSIM_ARG_INT, &mtp, "D", "multi-token-prediction depth (DeepSeek-V3 MTP modules)", 1, NULL, NULL},
 		{"gpu", LLMSIM_ARG_STRING, &gpu_name, "G", "GPU name or YAML path (default h200)", 0, NULL, NULL},
-		{"gpus", LLMSIM_ARG_INT, &gpus, "N", "tensor-parallel GPUs of the target (default 1)", 1, NULL, NULL},
+		{"gpus", LLMSIM_ARG_INT, &gpus, "N", "GPUs of the target, all of them: one tensor-parallel replica (default 1)", 1, NULL, NULL},
 		{"tp", LLMSIM_ARG_INT, &tp, "T", "same as --gpus", 1, NULL, NULL},
 		{"batch", LLMSIM_ARG_I64, &batch, "B", "sequences decoding together (default 1)", 0, NULL, NULL},
 		{"context", LLMSIM_ARG_I64, &context, "L", "tokens already in the cache (default 1024)", 0, NULL, NULL},

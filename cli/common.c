@@ -307,3 +307,12 @@ int cli_run_child(const char *cmd, const char *path, char *const *argv)
 	fprintf(stderr, "%s: %s died of signal %d\n", cmd, path, WTERMSIG(st));
 	return 1;
 }
+
+int cli_check_context(const char *cmd, const struct llmsim_model *m, int64_t tokens)
+{
+	if (m->max_seq <= 0 || tokens <= m->max_seq)
+		return 0;
+	fprintf(stderr, "%s: --seq %lld tokens exceeds the %d-token context of %s\n", cmd,
+		(long long)tokens, m->max_seq, m->name);
+	return 1;
+}

@@ -134,6 +134,11 @@ void cli_json_end(struct llmsim_json *j);
  * signal. */
 int cli_run_child(const char *cmd, const char *path, char *const *argv);
 
+/* The model's maximum context against a sequence of tokens (train's and
+ * plan's --seq; infer checks prompt + output itself): 0, or 1 with one
+ * line (a configuration the model cannot run). */
+int cli_check_context(const char *cmd, const struct llmsim_model *m, int64_t tokens);
+
 /* GPUs in all of a layout: replicas x tp x pp. */
 int cli_place_gpus(const struct llmsim_infer_cfg *c, int replicas);
 

@@ -43,8 +43,8 @@ Test(plan_cli, honest_counts)
 	long long priced = json_int(out, "configs_priced"), pruned = json_int(out, "configs_pruned");
 	cr_expect_eq(priced + pruned, 86400);
 	cr_expect_eq(json_int(out, "configs_total"), 86400);
-	cr_expect_gt(json_num(out, "priced_per_s"), 0);
-	cr_expect_gt(json_num(out, "pruned_per_s"), 0);
+	/* the tool's own timing is not output (--verbose puts it on stderr) */
+	cr_expect(!strstr(out, "priced_per_s") && !strstr(out, "elapsed_s"));
 	cr_expect(strstr(out, "\"expected_error\"") && strstr(out, "\"equivalent\"") &&
 		  strstr(out, "\"kinds\"") && strstr(out, "\"expected_error_frac\""));
 	/* 4 Mi tokens of 4096 = 1024 sequences, from the rule */
@@ -54,7 +54,7 @@ Test(plan_cli, honest_counts)
 	rc = run_llmsim("plan --model 70b --gpus 8 --wide", out, sizeof out, err, sizeof err);
 	cr_assert_eq(rc, 0, "%s", err);
 	cr_expect(strstr(out, "search: 86.40 K configurations") != NULL, "%.400s", out);
-	cr_expect(strstr(out, "priced (") && strstr(out, "pruned before pricing ("));
+	cr_expect(strstr(out, "priced, ") && strstr(out, "pruned before pricing;"));
 	cr_expect(strstr(out, "batch:  1024 sequences x 4096 tokens") != NULL);
 	cr_expect(strstr(out, "(the batch rule: max(4 Mi, 1024 x 8 GPUs)") != NULL);
 	cr_expect(strstr(out, "error:  +/-10% per step") != NULL);
