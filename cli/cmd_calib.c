@@ -603,7 +603,7 @@ static int calib_validate(int argc, char **argv)
 			llmsim_json_obj_end(&j);
 		}
 		llmsim_json_arr_end(&j);
-		llmsim_json_obj_begin(&j, "hbm_bytes");
+		llmsim_json_obj_begin(&j, "hbm_bytes_check");
 		llmsim_json_int(&j, "n", v.hbm_n);
 		llmsim_json_num(&j, "median_abs_pct_err", v.hbm_median_abs_pct);
 		llmsim_json_num(&j, "median_signed_pct_err", v.hbm_median_signed_pct);

@@ -5,6 +5,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/fmt.h"
@@ -118,7 +119,11 @@ struct cal_ctx {
 static void cal_one(const char *key, const char *value, void *vctx)
 {
 	struct cal_ctx *c = vctx;
-	if (c->j)
+	char *end;
+	double v = strtod(value, &end);
+	if (c->j && end != value && !*end) /* a number stays one (--json: one shape per key) */
+		llmsim_json_num(c->j, key, v);
+	else if (c->j)
 		llmsim_json_str(c->j, key, value);
 	else
 		kv_row(c->k, key, "%s", value);
@@ -171,7 +176,9 @@ static void show_json(const struct llmsim_gpu *g, FILE *out)
 	llmsim_json_int(&j, "warps_per_sm_max", g->warps_per_sm_max);
 	llmsim_json_int(&j, "blocks_per_sm_max", g->blocks_per_sm_max);
 	llmsim_json_obj_end(&j);
-	const char *keys[] = {"peak_flops_per_s", "tensor_flops_per_s", "vector_flops_per_s"};
+	/* objects by data type: "_by_dtype", as a unit-named key is a number */
+	const char *keys[] = {"peak_flops_per_s_by_dtype", "tensor_flops_per_s_by_dtype",
+			      "vector_flops_per_s_by_dtype"};
 	for (int s = 0; s < 3; s++) {
 		llmsim_json_obj_begin(&j, keys[s]);
 		for (int d = 0; d < LLMSIM_DT_COUNT; d++) {

@@ -164,7 +164,7 @@ static void show_json(const struct show *s)
 	llmsim_json_num(&j, "norms", p->norms);
 	llmsim_json_num(&j, "mtp", p->mtp);
 	llmsim_json_obj_end(&j);
-	llmsim_json_obj_begin(&j, "weight_bytes");
+	llmsim_json_obj_begin(&j, "weight_bytes_by_dtype");
 	for (int i = 0; i < NWDT; i++)
 		llmsim_json_num(&j, llmsim_dtype_name(weight_dts[i]),
 				p->total * llmsim_dtype_bytes(weight_dts[i]));

@@ -334,10 +334,10 @@ static void print_json(const struct llmsim_plan_out *o, const struct llmsim_mode
 		llmsim_json_obj_end(&j);
 	}
 	llmsim_json_obj_end(&j);
-	llmsim_json_obj_begin(&j, "rejected");
+	llmsim_json_arr_begin(&j, "rejected"); /* reason keys are values, not keys */
 	for (int i = 0; i < LLMSIM_PLAN_WHY_COUNT; i++)
-		llmsim_json_int(&j, llmsim_plan_why_key(i), o->why[i]);
-	llmsim_json_obj_end(&j);
+		cli_json_rejected(&j, llmsim_plan_why_key(i), llmsim_plan_why_name(i), o->why[i]);
+	llmsim_json_arr_end(&j);
 	if (!o->nrows) {
 		llmsim_json_str(&j, "hint", o->hint);
 		if (o->have_closest) {

@@ -205,9 +205,9 @@ static void json_row(struct llmsim_json *j, const struct llmsim_plan_serve_row *
 	llmsim_json_str(j, "weight_dtype", llmsim_dtype_name(x->weight_dtype));
 	llmsim_json_str(j, "kv_dtype", llmsim_dtype_name(x->kv_dtype));
 	llmsim_json_int(j, "max_num_seqs", x->max_batch);
-	cli_json_pcts(j, "ttft_s", &x->ttft_s);
-	cli_json_pcts(j, "tpot_s", &x->tpot_s);
-	cli_json_pcts(j, "e2e_s", &x->e2e_s);
+	cli_json_pcts(j, "ttft_s_dist", &x->ttft_s);
+	cli_json_pcts(j, "tpot_s_dist", &x->tpot_s);
+	cli_json_pcts(j, "e2e_s_dist", &x->e2e_s);
 	llmsim_json_num(j, "tokens_per_s", x->tokens_per_s);
 	llmsim_json_num(j, "tokens_per_s_per_gpu", x->tokens_per_s_per_gpu);
 	llmsim_json_num(j, "tokens_per_s_per_user", x->tokens_per_s_per_user);
@@ -275,10 +275,10 @@ static void print_json(const struct llmsim_plan_serve_out *o, const struct llmsi
 	llmsim_json_arr_end(&j);
 	if (o->best_agg >= 0) llmsim_json_int(&j, "best_aggregated_rank", o->best_agg + 1); else llmsim_json_null(&j, "best_aggregated_rank");
 	if (o->best_disagg >= 0) llmsim_json_int(&j, "best_disaggregated_rank", o->best_disagg + 1); else llmsim_json_null(&j, "best_disaggregated_rank");
-	llmsim_json_obj_begin(&j, "rejected");
+	llmsim_json_arr_begin(&j, "rejected"); /* reason keys are values, not keys */
 	for (int i = 0; i < LLMSIM_SERVE_WHY_COUNT; i++)
-		llmsim_json_int(&j, llmsim_serve_why_key(i), o->why[i]);
-	llmsim_json_obj_end(&j);
+		cli_json_rejected(&j, llmsim_serve_why_key(i), llmsim_serve_why_name(i), o->why[i]);
+	llmsim_json_arr_end(&j);
 	if (o->reason[0])
 		llmsim_json_str(&j, "reason", o->reason);
 	if (!o->feasible && o->nrows) {

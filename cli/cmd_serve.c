@@ -182,10 +182,11 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 		goto fail;
 	cfg.prompt.a = (double)prompt;
 	cfg.output.a = (double)output;
+	/* a malformed option value is a usage error (2), as every other one */
 	if (pdist && llmsim_dist_parse(pdist, &cfg.prompt, &err))
-		goto fail;
+		return llmsim_args_error(cmd, "--prompt-dist: %s", err.msg);
 	if (odist && llmsim_dist_parse(odist, &cfg.output, &err))
-		goto fail;
+		return llmsim_args_error(cmd, "--output-dist: %s", err.msg);
 	if (lengths) {
 		if (llmsim_lengths_load(lengths, &plist, &olist, &nlist, &err))
 			goto fail;
@@ -227,9 +228,9 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 		llmsim_json_num(&j, "tokens_per_s_per_gpu", tps / ngpus);
 		llmsim_json_num(&j, "requests_per_s", rps);
 		llmsim_json_num(&j, "duration_s", res.duration_s);
-		cli_json_pcts(&j, "ttft_s", &res.ttft_s);
-		cli_json_pcts(&j, "tpot_s", &res.tpot_s);
-		cli_json_pcts(&j, "e2e_s", &res.e2e_s);
+		cli_json_pcts(&j, "ttft_s_dist", &res.ttft_s);
+		cli_json_pcts(&j, "tpot_s_dist", &res.tpot_s);
+		cli_json_pcts(&j, "e2e_s_dist", &res.e2e_s);
 		llmsim_json_num(&j, "kv_waste_fraction", res.kv_waste_fraction);
 		llmsim_json_num(&j, "kv_used_fraction", res.kv_used_fraction);
 		llmsim_json_int(&j, "kv_capacity_tokens", res.kv_capacity_tokens);

@@ -316,3 +316,12 @@ int cli_check_context(const char *cmd, const struct llmsim_model *m, int64_t tok
 		(long long)tokens, m->max_seq, m->name);
 	return 1;
 }
+
+void cli_json_rejected(struct llmsim_json *j, const char *key, const char *why, int64_t n)
+{
+	llmsim_json_obj_begin(j, NULL);
+	llmsim_json_str(j, "reason", key);
+	llmsim_json_str(j, "why", why);
+	llmsim_json_int(j, "configurations", n);
+	llmsim_json_obj_end(j);
+}

@@ -134,6 +134,10 @@ void cli_json_end(struct llmsim_json *j);
  * signal. */
 int cli_run_child(const char *cmd, const char *path, char *const *argv);
 
+/* One element of a plan's "rejected" array: {"reason": key, "why": text,
+ * "configurations": n}. */
+void cli_json_rejected(struct llmsim_json *j, const char *key, const char *why, int64_t n);
+
 /* The model's maximum context against a sequence of tokens (train's and
  * plan's --seq; infer checks prompt + output itself): 0, or 1 with one
  * line (a configuration the model cannot run). */
@@ -149,7 +153,9 @@ void cli_place_json(struct llmsim_json *j, const struct llmsim_infer_cfg *c, int
 /* The headline's start, no newline: "M on N x G (tp T, pp P, ep E; R replicas)". */
 void cli_place_print(const struct llmsim_infer_cfg *c, int replicas);
 
-/* "key": {"mean", "p50", "p90", "p99", "max"} of p (inside an open object). */
+/* "key": {"mean", "p50", "p90", "p99", "max"} of p (inside an open object).
+ * A distribution's key is its scalar's plus "_dist" (ttft_s_dist): a key
+ * ending in a unit (ttft_s) is a number in every command. */
 void cli_json_pcts(struct llmsim_json *j, const char *key, const struct llmsim_pcts *p);
 
 #endif
