@@ -545,7 +545,7 @@ static int calib_validate(int argc, char **argv)
 			llmsim_json_finish(&j);
 		} else {
 			printf("%s: whole steps of %s, predicted with %s\n", gpu.name, name.name,
-			       gpu.profile_path[0] ? gpu.profile_path : "the hardware file's values");
+			       gpu.profile_path[0] ? llmsim_data_rel(gpu.profile_path) : "the hardware file's values");
 			calib_steps_print(stdout, &sr, 1);
 		}
 		llmsim_steps_report_free(&sr);
@@ -622,7 +622,7 @@ static int calib_validate(int argc, char **argv)
 	} else {
 		printf("%s: %s cases of %s, predicted with %s\n", gpu.name,
 		       split ? "held-out" : "all", name.name,
-		       gpu.profile_path[0] ? gpu.profile_path : "the hardware file's values");
+		       gpu.profile_path[0] ? llmsim_data_rel(gpu.profile_path) : "the hardware file's values");
 		if (v.nclasses)
 			print_classes(stdout, &v);
 		else

@@ -10,6 +10,7 @@
 
 #include "base/fmt.h"
 #include "base/json.h"
+#include "base/paths.h"
 #include "hw/gpu.h"
 #include "hw/gpu_load.h"
 #include "args.h"
@@ -243,7 +244,7 @@ static void show_human(const struct llmsim_gpu *g)
 	struct kv k;
 
 	printf("%s (%s, %s %s)\n", g->full_name, g->name, g->vendor, g->arch);
-	printf("file: %s\n", g->path);
+	printf("file: %s\n", llmsim_data_rel(g->path));
 	if (g->naliases) {
 		printf("aliases:");
 		for (int i = 0; i < g->naliases; i++)
@@ -354,7 +355,7 @@ static void show_human(const struct llmsim_gpu *g)
 
 	if (g->profile_path[0]) {
 		kv_init(&k);
-		kv_row(&k, "profile", "%s", g->profile_path);
+		kv_row(&k, "profile", "%s", llmsim_data_rel(g->profile_path));
 		struct cal_ctx c = {.k = &k};
 		llmsim_gpu_profile_calibration(g->profile_path, cal_one, &c, NULL);
 		kv_print(&k, "calibration");

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/paths.h"
 #include "base/fmt.h"
 #include "base/json.h"
 #include "hw/gpu.h"
@@ -208,7 +209,7 @@ static void show_human(const struct show *s)
 
 	printf("%s (%s)\n", m->full_name, m->name);
 	printf("source: %s\n", m->source);
-	printf("file:   %s\n", m->path);
+	printf("file:   %s\n", llmsim_data_rel(m->path));
 	if (m->notes[0])
 		printf("notes:  %s\n", m->notes);
 	if (m->nextra)

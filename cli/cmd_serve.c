@@ -14,6 +14,7 @@
 #include "args.h"
 #include "commands.h"
 #include "common.h"
+#include "json_error.h"
 
 static const char *const alloc_names[] = {"paged", "contiguous", NULL};
 static const char *const sched_names[] = {"vllm", "no-evict", NULL};
@@ -93,6 +94,12 @@ static void pcts_row(struct llmsim_table *t, const char *name, const struct llms
 	llmsim_table_rowf(t, "%s\t%s\t%s\t%s\t%s", name, llmsim_fmt_time(a, p->mean),
 			  llmsim_fmt_time(b, p->p50), llmsim_fmt_time(c, p->p90),
 			  llmsim_fmt_time(d, p->p99));
+}
+
+static void serve_progress(void *ctx, int64_t done, int64_t total)
+{
+	(void)ctx;
+	cli_progress("llmsim serve: %lld of %lld requests done", (long long)done, (long long)total);
 }
 
 int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
@@ -201,7 +208,10 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 	cfg.requests = (requests + replicas - 1) / replicas;
 	cfg.rate_per_s = rate / replicas;
 	struct llmsim_serve_result res;
-	if (llmsim_serve_run(&cfg, &res, &err))
+	cfg.progress = serve_progress; /* shown on a terminal only (json_error.h) */
+	int served = llmsim_serve_run(&cfg, &res, &err);
+	cli_progress_done();
+	if (served)
 		goto fail;
 	rc = 0;
 	double tps = res.tokens_per_s * replicas, rps = res.requests_per_s * replicas;

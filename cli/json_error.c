@@ -153,16 +153,26 @@ int cli_progress_fd(void)
 
 static int progress_shown;
 
+static double since(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + 1e-9 * (double)(b->tv_nsec - a->tv_nsec);
+}
+
 void cli_progress(const char *fmt, ...)
 {
-	static struct timespec last;
+	static struct timespec start, last;
+	static int started;
 	int fd = cli_progress_fd();
 	if (fd < 0)
 		return;
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (progress_shown &&
-	    (double)(now.tv_sec - last.tv_sec) + 1e-9 * (double)(now.tv_nsec - last.tv_nsec) < 0.2)
+	if (!started) {
+		start = now;
+		started = 1;
+	}
+	/* a run shorter than a second shows nothing; then 5 lines a second */
+	if (since(&start, &now) < 1 || (progress_shown && since(&last, &now) < 0.2))
 		return;
 	last = now;
 	char line[160] = "\r";

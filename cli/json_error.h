@@ -29,8 +29,9 @@ void cli_json_error_print(FILE *f, const char *msg);
 int cli_progress_fd(void);
 
 /* One progress line on the terminal ("\r" and the text, cleared by
- * cli_progress_done), at most every ~0.2 s; nothing when stderr is not a
- * terminal, so that logs and pipes stay reproducible. */
+ * cli_progress_done), once the run has taken a second, then at most every
+ * 0.2 s; nothing when stderr is not a terminal, so that logs and pipes
+ * stay reproducible. */
 void cli_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_progress_done(void);
 
