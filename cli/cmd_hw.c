@@ -219,7 +219,7 @@ static void show_json(const struct llmsim_gpu *g, FILE *out)
 		llmsim_json_str(&j, "profile_path", g->profile_path);
 		struct cal_ctx c = {.j = &j};
 		llmsim_gpu_profile_calibration(g->profile_path, cal_one, &c, NULL);
-		llmsim_json_obj_begin(&j, "expected_error_pct");
+		llmsim_json_obj_begin(&j, "expected_error_by_class");
 		for (int i = 0; i < g->nerr_classes; i++) {
 			const struct llmsim_err_class *e = &g->err_classes[i];
 			llmsim_json_obj_begin(&j, e->name);

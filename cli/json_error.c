@@ -39,7 +39,10 @@ static int locate(const char *msg, const char **path, size_t *plen, long *line)
 		const char *s = p;
 		while (s > msg && !isspace((unsigned char)s[-1]) && s[-1] != '\'' && s[-1] != '"')
 			s--;
-		if (s == p)
+		/* a file's name: not a number, with a '.' or '/' ("gamma:1:2" is
+		 * a distribution, not a place) */
+		if (s == p || isdigit((unsigned char)*s) || (!memchr(s, '.', (size_t)(p - s)) &&
+							     !memchr(s, '/', (size_t)(p - s))))
 			continue;
 		*path = s;
 		*plen = (size_t)(p - s);

@@ -21,7 +21,8 @@ int cli_json_run(int (*fn)(int argc, char **argv, void *ctx), int argc, char **a
 
 /* Write the error object of one stderr line (msg, without its newline) to
  * f: the file and line parsed from its first "path:line[:col]:" when it
- * has one (path a run of non-blank characters). */
+ * has one (path a run of non-blank characters with a '.' or '/', not
+ * starting with a digit). */
 void cli_json_error_print(FILE *f, const char *msg);
 
 /* The terminal progress lines go to: the process's stderr as it was
