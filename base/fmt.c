@@ -225,6 +225,31 @@ static void one_unit(struct llmsim_table *t, int c)
 	}
 }
 
+/* Text s within width columns a line, broken at blanks, each further line
+ * starting indent columns in (a word longer than width stands whole). */
+static void wrapped(FILE *f, const char *s, size_t wid, size_t indent)
+{
+	for (int first = 1; *s; first = 0) {
+		if (!first)
+			fprintf(f, "\n%*s", (int)indent, "");
+		size_t n = strlen(s), cut = n, c = 0;
+		if (width(s) > wid) {
+			cut = 0;
+			for (size_t i = 0; i < n && c <= wid; i++) {
+				if (s[i] == ' ')
+					cut = i;
+				c += ((unsigned char)s[i] & 0xC0) != 0x80;
+			}
+			if (!cut) /* one long word: up to its end */
+				cut = strcspn(s, " ");
+		}
+		fwrite(s, 1, cut, f);
+		s += cut;
+		while (*s == ' ')
+			s++;
+	}
+}
+
 void llmsim_table_print(struct llmsim_table *t, FILE *f)
 {
 	size_t w[LLMSIM_TABLE_MAX_COLS];
@@ -246,6 +271,15 @@ void llmsim_table_print(struct llmsim_table *t, FILE *f)
 		shown[c] = 1;
 		total += w[c] + (c ? 2 : 0);
 	}
+	/* a left-aligned last column of text (a note) wraps within what the
+	 * others leave it, when that is 24 columns or more */
+	int lc = t->ncols - 1, wrap = 0;
+	if (table_width && total > (size_t)table_width && lc > 0 && t->left[lc] &&
+	    total - w[lc] + 24 <= (size_t)table_width) {
+		w[lc] = (size_t)table_width - (total - w[lc]);
+		total = (size_t)table_width;
+		wrap = 1;
+	}
 	for (int pass = 0; pass < 2 && table_width && total > (size_t)table_width; pass++)
 		for (int c = t->ncols - 1; c > 0 && total > (size_t)table_width; c--)
 			if (shown[c] && (pass || t->detail[c])) {
@@ -256,11 +290,18 @@ void llmsim_table_print(struct llmsim_table *t, FILE *f)
 	for (int c = 0; c < t->ncols; c++)
 		if (shown[c])
 			last = c;
+	size_t indent = total - (wrap ? w[lc] : 0); /* where a wrapped note continues */
 	for (size_t r = 0; r <= t->rows + 1; r++) {
 		int first = 1;
 		for (int c = 0; c < t->ncols; c++) {
 			if (!shown[c])
 				continue;
+			if (wrap && c == lc && r > 1) {
+				if (!first)
+					fputs("  ", f);
+				wrapped(f, t->cells[(r - 2) * (size_t)t->ncols + (size_t)c], w[c], indent);
+				continue;
+			}
 			const char *s;
 			char rule[256];
 			if (r == 0) {
@@ -291,6 +332,11 @@ void llmsim_table_print(struct llmsim_table *t, FILE *f)
 void llmsim_table_set_width(int cols)
 {
 	table_width = cols;
+}
+
+int llmsim_table_width(void)
+{
+	return table_width;
 }
 
 void llmsim_table_release(struct llmsim_table *t)

@@ -46,7 +46,9 @@ void llmsim_table_rowf(struct llmsim_table *t, const char *fmt, ...)
 /* Print the table. A column whose cells are "NUMBER UNIT" of one family
  * (bytes, times, rates: the formatters above) in more than one unit is
  * first rewritten in the unit of its largest cell: one unit per column.
- * Wider than the width limit (llmsim_table_set_width),
+ * Wider than the width limit (llmsim_table_set_width), a left-aligned
+ * last column (a note) wraps its text in the room the others leave it (24
+ * columns or more); else,
  * it leaves out detail columns from the right, then other columns from the
  * right (never the first), until it fits, and ends with one line saying
  * how many it left out ("(2 more columns: --wide)"). */
@@ -55,6 +57,7 @@ void llmsim_table_print(struct llmsim_table *t, FILE *f);
  * limit (--wide). The default is LLMSIM_TABLE_WIDTH. */
 #define LLMSIM_TABLE_WIDTH 100
 void llmsim_table_set_width(int cols);
+int llmsim_table_width(void); /* the limit in force (0: none) */
 void llmsim_table_release(struct llmsim_table *t);
 
 #endif

@@ -9,6 +9,7 @@
 #include "base/paths.h"
 #include "commands.h"
 #include "json_error.h"
+#include "wrap.h"
 
 #define MODEL_GPU (CLI_NEED_MODEL | CLI_NEED_GPU)
 static const struct cli_command commands[] = {
@@ -64,7 +65,19 @@ static int run_command(int argc, char **argv, void *ctx)
 	const struct cli_command *c = ctx;
 	struct cli_setup s;
 	int rc = cli_setup(c->name, c->flags, argc, argv, &s);
-	return rc ? rc : c->fn(argc, argv, &s);
+	if (rc)
+		return rc;
+	/* prose for people within the table width too (wrap.h) */
+	FILE *real = stdout, *w = cli_wrap_wanted(argc, argv) ? cli_wrap_open(real) : NULL;
+	if (w)
+		stdout = w;
+	rc = c->fn(argc, argv, &s);
+	if (w) {
+		stdout = real;
+		if (fclose(w) && !rc)
+			rc = 1;
+	}
+	return rc;
 }
 
 int main(int argc, char **argv)
