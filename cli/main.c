@@ -113,7 +113,11 @@ int main(int argc, char **argv)
 	}
 	const struct cli_command *c = find(name);
 	if (!c) {
-		fprintf(stderr, "llmsim: unknown command '%s' (see 'llmsim help')\n", name);
+		char msg[256];
+		snprintf(msg, sizeof msg, "llmsim: unknown command '%.64s' (see 'llmsim help')", name);
+		fprintf(stderr, "%s\n", msg);
+		if (cli_wants_json(argc - 2, argv + 2))
+			cli_json_error_print(stdout, msg);
 		return 2;
 	}
 	/* Under --json a failure too answers in JSON on stdout (json_error.h). */

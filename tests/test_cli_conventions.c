@@ -162,7 +162,7 @@ Test(cli_conventions, every_verb_json_parses, .init = setup, .fini = teardown)
 /* ---- the error object ---- */
 
 /* Run args (with --json): exit status want, stdout one error object whose
- * message starts with "llmsim VERB" and whose file is `file` (NULL: null)
+ * message starts with "llmsim" (the verb follows) and whose file is `file` (NULL: null)
  * and line `line` (0: null). */
 static void expect_error(const char *args, int want, const char *file, int line)
 {
@@ -177,7 +177,7 @@ static void expect_error(const char *args, int want, const char *file, int line)
 				  *f = llmsim_jobj_get(e, "file"), *l = llmsim_jobj_get(e, "line");
 	cr_assert(m && f && l, "%s: message, file and line are always there: %s", args, out);
 	cr_expect_eq(m->kind, LLMSIM_J_STR);
-	cr_expect(m->kind == LLMSIM_J_STR && !strncmp(m->str, "llmsim ", 7), "%s: %s", args, out);
+	cr_expect(m->kind == LLMSIM_J_STR && !strncmp(m->str, "llmsim", 6), "%s: %s", args, out);
 	/* the message is the line stderr gets too */
 	cr_expect(m->kind == LLMSIM_J_STR && strstr(errb, m->str), "%s: stderr %s", args, errb);
 	if (file) {
@@ -210,6 +210,7 @@ Test(cli_conventions, every_verb_json_error)
 		snprintf(args, sizeof args, "%s --json --no-such-flag", verbs[i]);
 		expect_error(args, 2, NULL, 0);
 	}
+	expect_error("no-such-command --json", 2, NULL, 0);
 	/* bad values: out of range, not a number, not a choice */
 	expect_error("op gemm --m 0 --n 1 --k 1 --json", 2, NULL, 0);
 	expect_error("infer --model 8b --batch x --json", 2, NULL, 0);
@@ -313,6 +314,8 @@ static size_t widest_table_line(const char *text, int *tables)
 	return widest;
 }
 
+/* Default output fits 100 columns: each table (leaving out or wrapping
+ * columns) and each line of prose. */
 Test(cli_conventions, default_tables_fit_100_columns)
 {
 	static const char *const verbs[] = {
@@ -345,6 +348,13 @@ Test(cli_conventions, default_tables_fit_100_columns)
 		size_t w = widest_table_line(out, &tables);
 		cr_expect_gt(tables, 0, "%s: no table", verbs[i]);
 		cr_expect_leq(w, 100, "%s: a table %zu columns wide:\n%s", verbs[i], w, out);
+		/* and the prose around it wraps within them too */
+		for (const char *p = out; *p;) {
+			const char *e = strchr(p, '\n');
+			size_t len = e ? (size_t)(e - p) : strlen(p);
+			cr_expect_leq(len, 100, "%s: a line of %zu: %.*s", verbs[i], len, (int)len, p);
+			p = e ? e + 1 : p + len;
+		}
 	}
 	/* --wide shows every column: the plan's table is wider, and the
 	 * default says what it left out */
