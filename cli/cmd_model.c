@@ -148,6 +148,7 @@ static void show_json(const struct show *s)
 		llmsim_json_int(&j, "expert_intermediate", m->moe.expert_intermediate);
 		llmsim_json_int(&j, "dense_layers", m->moe.dense_layers);
 		llmsim_json_int(&j, "layer_freq", m->moe.layer_freq);
+		llmsim_json_int(&j, "max_nodes", m->moe.max_nodes);
 		llmsim_json_obj_end(&j);
 	}
 	llmsim_json_num(&j, "params", p->total);

@@ -93,8 +93,8 @@ static void layout_string(struct sbuf *b, const int *s, int slots)
 				j++;
 		if (j - i > 1)
 			put(b, "(t*%d|)*%d", s[i], j - i);
-		else
-			put(b, "t*%d%s", s[i], i < slots - 1 ? "|" : "");
+		else /* an end with no layer (the llama3 split): "E|" or "|L" */
+			put(b, s[i] ? "t*%d%s" : "%.0d%s", s[i], i < slots - 1 ? "|" : "");
 		i = j;
 	}
 	put(b, "L\"");
@@ -136,7 +136,15 @@ static int megatron(const struct llmsim_train_result *r, const struct llmsim_mod
 	    c->tp, c->tp > 1 && c->sequence_parallel ? " --sequence-parallel" : "", c->pp, c->cp);
 	int slots = c->pp * v, s[8 * 64];
 	int uneven = c->pp > 1 && m->layers % slots;
-	if (uneven && slots <= (int)(sizeof s / sizeof s[0])) {
+	if (llmsim_train_pp_ends_in_slots(c) && slots <= (int)(sizeof s / sizeof s[0])) {
+		/* the embedding and the loss in a layer's slot each: virtual
+		 * stage i is chunk i / pp of rank i % pp */
+		for (int i = 0; i < slots; i++)
+			s[i] = llmsim_train_pp_chunk_layers(m, c, i % c->pp, i / c->pp, NULL, NULL);
+		put(b, "  --pipeline-model-parallel-layout ");
+		layout_string(b, s, slots);
+		put(b, " \\\n");
+	} else if (uneven && slots <= (int)(sizeof s / sizeof s[0])) {
 		stage_layers(m->layers, slots, s);
 		int mid = slots > 2 ? s[1] : 0, even_mid = 1;
 		for (int i = 1; i < slots - 1; i++)

@@ -24,7 +24,7 @@ char *train_cfg_line(char *buf, size_t size, const struct llmsim_train_cfg *c)
 	if (c->schedule == LLMSIM_SCHED_INTERLEAVED)
 		snprintf(sched, sizeof sched, "interleaved v=%d", c->chunks);
 	else
-		snprintf(sched, sizeof sched, "1f1b");
+		snprintf(sched, sizeof sched, "%s", llmsim_pp_sched_name(c->schedule));
 	int n = snprintf(buf, size, "tp %d  pp %d  dp %d  cp %d  ep %d  zero %d  mb %d  %s  %s  %s",
 			 c->tp, c->pp, c->dp, c->cp, c->ep, c->zero, c->micro_batch,
 			 llmsim_recompute_name(c->recompute), sched, llmsim_attn_impl_name(c->attn));
@@ -113,6 +113,8 @@ void train_print_result(FILE *f, const struct llmsim_train_result *r,
 		c->micro_batch, (long long)r->microbatches);
 	if (c->schedule == LLMSIM_SCHED_INTERLEAVED)
 		snprintf(note, sizeof note, "interleaved, %d chunks", c->chunks);
+	else if (c->schedule == LLMSIM_SCHED_DUALPIPE)
+		snprintf(note, sizeof note, "DualPipe");
 	else
 		snprintf(note, sizeof note, "1F1B");
 	fprintf(f, "  recipe       %s, %s matmuls, recompute %s, attention %s, schedule %s",
@@ -150,15 +152,29 @@ void train_print_result(FILE *f, const struct llmsim_train_result *r,
 		 : c->zero >= 2 ? (c->zero == 2 ? "; ZeRO-2 keeps a 1/dp x cp shard of their gradients"
 						: "; ZeRO-3 keeps a 1/dp x cp shard of their gradients")
 				: "");
+	if (mm->grad_transient_bytes > 0) {
+		size_t n = strlen(note);
+		snprintf(note + n, sizeof note - n, ", + %s of one chunk's in their reduce-scatter",
+			 llmsim_fmt_bytes(b, mm->grad_transient_bytes));
+	}
 	mem_row(&mt, "gradients", mm->grads_bytes, mm->total_bytes, note);
 	mem_row(&mt, "optimizer", mm->optimizer_bytes, mm->total_bytes,
 		c->offload != LLMSIM_OFFLOAD_NONE ? "in host memory (below)"
 						  : "fp32 master, Adam m and v");
 	snprintf(note, sizeof note, "%s per layer x %.1f layers in flight",
 		 llmsim_fmt_bytes(a, mm->act_per_layer_bytes), mm->act_in_flight_layers);
+	if (mm->pp_rank >= 0) {
+		size_t n = strlen(note);
+		snprintf(note + n, sizeof note - n, " (pipeline rank %d, the fullest)",
+			 mm->pp_rank);
+	}
 	mem_row(&mt, "activations", mm->activations_bytes, mm->total_bytes, note);
-	snprintf(note, sizeof note, "context/NCCL 1 GB, buffers, %s fragmentation (5%%)",
-		 llmsim_fmt_bytes(a, mm->fragmentation_bytes));
+	if (c->recipe == LLMSIM_RECIPE_LLAMA3)
+		snprintf(note, sizeof note, "context/NCCL 1 GB, buffers; no fragmentation "
+			 "allowance (llama3: p2p buffers freed at once)");
+	else
+		snprintf(note, sizeof note, "context/NCCL 1 GB, buffers, %s fragmentation (5%%)",
+			 llmsim_fmt_bytes(a, mm->fragmentation_bytes));
 	mem_row(&mt, "other", mm->other_bytes, mm->total_bytes, note);
 	mem_row(&mt, "total", mm->total_bytes, mm->total_bytes, "");
 	mem_row(&mt, "HBM", mm->hbm_bytes, 0, "");
@@ -267,9 +283,12 @@ void train_json_result(struct llmsim_json *j, const struct llmsim_train_result *
 	llmsim_json_num(j, "total", m->total_bytes);
 	llmsim_json_num(j, "hbm", m->hbm_bytes);
 	llmsim_json_num(j, "fragmentation", m->fragmentation_bytes);
+	llmsim_json_num(j, "grad_transient", m->grad_transient_bytes);
 	llmsim_json_obj_end(j);
 	llmsim_json_num(j, "params_per_gpu", m->params_per_gpu);
 	llmsim_json_num(j, "activation_bytes_per_layer", m->act_per_layer_bytes);
+	llmsim_json_num(j, "activation_layers_in_flight", m->act_in_flight_layers);
+	llmsim_json_int(j, "pipeline_rank", m->pp_rank);
 	llmsim_json_str(j, "offload", llmsim_offload_name(r->cfg.offload));
 	llmsim_json_obj_begin(j, "host_memory_bytes_per_node");
 	llmsim_json_num(j, "per_gpu", m->host_per_gpu_bytes);

@@ -85,6 +85,7 @@ static const struct llmsim_yfield moe_fields[] = {
 	MOE(expert_intermediate, LLMSIM_YF_REQUIRED, LLMSIM_YR_POSITIVE),
 	MOE(dense_layers, LLMSIM_YF_OPTIONAL, LLMSIM_YR_NONNEG),
 	MOE(layer_freq, LLMSIM_YF_OPTIONAL, LLMSIM_YR_POSITIVE),
+	MOE(max_nodes, LLMSIM_YF_OPTIONAL, LLMSIM_YR_NONNEG),
 };
 
 const char *llmsim_attn_kind_name(enum llmsim_attn_kind k)

@@ -35,6 +35,9 @@ struct llmsim_moe {
 	int expert_intermediate;/* FFN width of one expert */
 	int dense_layers;       /* the first this-many layers are dense MLPs */
 	int layer_freq;         /* 1: every (non-dense) layer is MoE; 2: every other */
+	int max_nodes;          /* node-limited routing: a token's routed experts lie on at
+				 * most this many nodes of the EP group (DeepSeek-V3: 4);
+				 * 0: unlimited */
 };
 
 struct llmsim_model {

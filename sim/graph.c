@@ -335,6 +335,26 @@ static int wide(enum llmsim_dtype dt)
 	return dt == LLMSIM_DT_FP32 || dt == LLMSIM_DT_TF32 || dt == LLMSIM_DT_FP64;
 }
 
+/* All-gather CP (Llama 3, Dubey et al. 2024 Sec. 3.3.2: "we first
+ * all-gather the key (K) and value (V) tensors, and then compute attention
+ * output for the local query (Q) tensor chunk"; its latency "is exposed in
+ * the critical path"): forward, K and V of the whole sequence gathered;
+ * backward, gathered again (not kept: the memory a saved copy would take
+ * in every chunk in flight) and their gradients reduce-scattered. */
+static void cp_allgather(struct bld *b, int64_t a, int64_t kvh, int64_t qk, int64_t v)
+{
+	const struct llmsim_model *m = b->m;
+	const struct llmsim_graph_cfg *c = b->c;
+	double kv_dim = m->has_mla ? (double)a * (qk + v) : 2.0 * kvh * qk;
+	double all = (double)c->micro_batch * c->seq * kv_dim * llmsim_dtype_bytes(c->act);
+	gb_coll(b, "cp_allgather", LLMSIM_PH_FWD, LLMSIM_COLL_ALLGATHER, all, c->cp, c->cp_nodes,
+		LLMSIM_GN_CP);
+	gb_coll(b, "cp_allgather", LLMSIM_PH_BWD, LLMSIM_COLL_ALLGATHER, all, c->cp, c->cp_nodes,
+		LLMSIM_GN_CP);
+	gb_coll(b, "cp_reducescatter", LLMSIM_PH_BWD, LLMSIM_COLL_REDUCESCATTER, all, c->cp,
+		c->cp_nodes, LLMSIM_GN_CP);
+}
+
 /* The attention core: training's over whole sequences (fwd and bwd, 1/cp
  * of it here, the CP ring beside it), or inference's per prefill chunk
  * and over the decoding sequences. qk/v: head dims; kvh: KV heads here. */
@@ -372,7 +392,9 @@ static void attention(struct bld *b, int64_t a, int64_t kvh, int64_t qk, int64_t
 		if (impl == LLMSIM_ATTN_NAIVE && llmsim_graph_dropout(m))
 			gb_ew(b, "attn_dropout", LLMSIM_EW_MUL, c->micro_batch * a * c->seq / c->cp,
 			   c->seq, LLMSIM_BYTES_ACT, 0, LLMSIM_GN_ATTN);
-		if (c->cp > 1) {
+		if (c->cp > 1 && c->cp_allgather)
+			cp_allgather(b, a, kvh, qk, v);
+		else if (c->cp > 1) {
 			/* ring: cp - 1 KV blocks each way, beside the attention:
 			 * K and V forward, with their gradients backward */
 			double kv_dim = m->has_mla ? (double)a * (qk + v) : 2.0 * kvh * qk;
@@ -680,6 +702,35 @@ static void moe_torch(struct bld *b, int64_t slots, int64_t w, int64_t local)
 	route(b, "moe_combine", LLMSIM_EW_SCATTER_ADD, slots, h, a, a, 0, 0);
 }
 
+/* One all-to-all of the routed slots of `tokens` tokens (dispatch or
+ * combine, ab bytes an element): each rank sends top_k slots a token
+ * over the EP group. With node-limited routing in training (DeepSeek-V3
+ * Technical Report Sec. 2.1.2 and 3.2.2: a token's experts on at most M
+ * nodes; it "is first transmitted via IB to the GPUs with the same in-node
+ * index on their target nodes" and then "forwarded via NVLink to specific
+ * GPUs that host their target experts") and an EP group of whole nodes:
+ * min(M, nodes, top_k) copies a token among the nodes' peers of this
+ * in-node index (the share on remote nodes crosses), then the top_k slots
+ * among the GPUs of a node. */
+static void ep_exchange(struct bld *b, const char *name, enum llmsim_gphase ph, double tokens,
+			double ab)
+{
+	const struct llmsim_graph_cfg *c = b->c;
+	const struct llmsim_moe *x = &b->m->moe;
+	double h = b->m->hidden, slots = tokens * x->top_k * h * ab;
+	int n = c->ep_nodes;
+	if (b->train && !c->ep_in_tp && x->max_nodes > 0 && n > 1 && c->ep % n == 0) {
+		double copies = fmin(fmin(x->max_nodes, n), x->top_k);
+		char nm[48];
+		gb_coll(b, name, ph, LLMSIM_COLL_ALLTOALL, tokens * copies * h * ab, n, n,
+			LLMSIM_GN_EP);
+		gb_cat3(nm, sizeof nm, name, ".nvlink", NULL);
+		gb_coll(b, nm, ph, LLMSIM_COLL_ALLTOALL, slots, c->ep / n, 1, LLMSIM_GN_EP);
+		return;
+	}
+	gb_coll(b, name, ph, LLMSIM_COLL_ALLTOALL, slots, c->ep, n, LLMSIM_GN_EP);
+}
+
 static void moe(struct bld *b)
 {
 	const struct llmsim_model *m = b->m;
@@ -695,22 +746,18 @@ static void moe(struct bld *b)
 		      0);
 	/* each rank dispatches its tokens' slots: in training its own tokens
 	 * (1/tp of them under SP), in serving 1/ep of the tokens all hold */
-	double disp = c->ep_in_tp ? (double)T * x->top_k / c->ep
-				  : (double)T * x->top_k / (c->sp && c->tp > 1 ? c->tp : 1);
-	double bytes = disp * h * ab;
-	gb_coll(b, "ep_dispatch", LLMSIM_PH_FWD, LLMSIM_COLL_ALLTOALL, bytes, c->ep, c->ep_nodes,
-	     LLMSIM_GN_EP);
+	double tokens = c->ep_in_tp ? (double)T / c->ep
+				    : (double)T / (c->sp && c->tp > 1 ? c->tp : 1);
+	double disp = tokens * x->top_k;
+	ep_exchange(b, "ep_dispatch", LLMSIM_PH_FWD, tokens, ab);
 	if (pytorch)
 		moe_torch(b, (int64_t)llround(disp), expert_width(c, x), x->experts / c->ep);
 	else
 		experts(b);
-	gb_coll(b, "ep_combine", LLMSIM_PH_FWD, LLMSIM_COLL_ALLTOALL, bytes, c->ep, c->ep_nodes,
-	     LLMSIM_GN_EP);
+	ep_exchange(b, "ep_combine", LLMSIM_PH_FWD, tokens, ab);
 	if (b->train) {
-		gb_coll(b, "ep_combine", LLMSIM_PH_BWD, LLMSIM_COLL_ALLTOALL, bytes, c->ep,
-		     c->ep_nodes, LLMSIM_GN_EP);
-		gb_coll(b, "ep_dispatch", LLMSIM_PH_BWD, LLMSIM_COLL_ALLTOALL, bytes, c->ep,
-		     c->ep_nodes, LLMSIM_GN_EP);
+		ep_exchange(b, "ep_combine", LLMSIM_PH_BWD, tokens, ab);
+		ep_exchange(b, "ep_dispatch", LLMSIM_PH_BWD, tokens, ab);
 	}
 	if (x->shared_experts > 0) {
 		gb_cat3(b->prefix, sizeof b->prefix, "shared.", NULL, NULL);

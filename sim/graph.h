@@ -204,6 +204,10 @@ struct llmsim_graph_cfg {
 	int sp;                    /* sequence parallelism with tp > 1 (training) */
 	int cp;                    /* context parallel (training): tokens and attention
 				    * split cp ways, KV blocks passed around a ring */
+	int cp_allgather;          /* 1: the cp ranks all-gather K and V before the
+				    * attention and reduce-scatter their gradients
+				    * after it, exposed, instead of the ring (Llama 3:
+				    * Dubey et al. 2024 Sec. 3.3.2) */
 	int ep;                    /* expert parallel: E/ep experts per rank */
 	int ep_in_tp;              /* 1: the EP ranks are TP ranks holding the same tokens
 				    * (inference; each expert's FFN split tp/ep ways);

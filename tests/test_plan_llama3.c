@@ -3,9 +3,11 @@
  * planner (issue 15, item 3): with the layout pinned and everything else
  * searched, each must fit in the H100's 80 GB and land within 10% of the
  * MFU Meta reports. Its own program, so that CTest names it when it fails:
- * the activation accounting it depends on (interleaved 1F1B in flight,
- * first and last stages one layer short, early freeing) is sim/train/
- * memory.c's and walk.c's.
+ * the activation accounting it depends on (interleaved 1F1B in flight
+ * rank by rank, the embedding and the head in a layer's slot each, early
+ * freeing) is sim/train/pp_layout.c's and memory_rank.c's, the stack's
+ * other mechanisms (FSDP's gradient reduce-scatter, all-gather CP) the
+ * llama3 recipe's (sim/train/train.h).
  */
 #include <math.h>
 #include <string.h>
@@ -18,8 +20,9 @@
 /* Llama 3 405B as Meta trained it (Dubey et al. 2024, Table 4), on H100
  * 80GB, 126 layers over 16 stages (uneven: the search's default), bf16,
  * 16M-token batches: 2048 sequences of 8192 (16 Mi / 8192) or 128 of
- * 131,072 (16 Mi / 131072); the layout pinned, the rest (ZeRO, micro-batch,
- * recomputation, chunks per stage, attention) left to the search. Each must
+ * 131,072 (16 Mi / 131072); the layout pinned, Meta's stack (the llama3
+ * recipe) requested, the rest (ZeRO, micro-batch, recomputation, chunks per
+ * stage, attention) left to the search. Each must
  * fit in the card's HBM (81,559 MiB: the file's hbm_bytes) and land within
  * 10% of the published MFU: 43% (tp 8, pp 16, dp 64, 8192 GPUs), 41% (dp
  * 128, 16,384 GPUs), 38% (cp 16, dp 8, 16,384 GPUs, 131K context). */
@@ -43,7 +46,7 @@ Test(plan_llama3, layouts_fit_and_their_mfu)
 	for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
 		struct llmsim_plan_req q = {.gpus = runs[i].gpus, .seq = runs[i].seq,
 					    .global_batch = runs[i].batch, .tp = 8, .pp = 16,
-					    .cp = runs[i].cp, .recipe = LLMSIM_RECIPE_MEGATRON};
+					    .cp = runs[i].cp, .recipe = LLMSIM_RECIPE_LLAMA3};
 		struct llmsim_plan_out o;
 		struct llmsim_train_ctx *ctx;
 		q.dtype = LLMSIM_DT_BF16, q.moe_imbalance = 1;

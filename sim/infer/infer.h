@@ -52,8 +52,7 @@ enum llmsim_attn_choice {
 /* Constants of the inference model that are not GPU efficiencies. Each is
  * an assumption with its reason in infer_params.c; callers may override. */
 struct llmsim_infer_params {
-	double eager_host_s;      /* host time to launch one kernel from PyTorch eager */
-	double eager_host_hf_s;   /* the same through HF transformers' modules */
+	double eager_host_s;      /* host time to launch one kernel from PyTorch eager (HF's modules too) */
 	double mem_utilization;   /* fraction of HBM the engine may use (vLLM 0.9) */
 	int64_t max_step_tokens;  /* default per-step token budget (activations) */
 };

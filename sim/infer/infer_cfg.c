@@ -14,25 +14,24 @@
  * (The GPU idles between two dependent kernels, in a CUDA graph or not:
  * that gap is the GPU's, graph_kernel_gap_s of its hardware file and
  * calibration profile.)
- * - eager_host_s: 8 us of host time per kernel launched from PyTorch eager
- *   mode: Python, the ATen dispatcher and cudaLaunchKernel add up to
- *   "~5-25 us of CPU-side work per op" (jiahuanglin.xyz, GPU kernel serving
- *   lesson 18, "From PyTorch op to kernel launch"); we take the low end for
- *   a fast host with inference_mode (no autograd recording).
- * - eager_host_hf_s: 16.8 us of host time per kernel HF transformers'
- *   modules launch eager: the host-bound step of calib/data/h200-2026-12-01/
- *   steps_hf.tsv (Llama-3.2-1B, prefill 1x512: 11.38 ms of wall time for
- *   678 launches, its kernels 3.83 ms), on the calibration machine's CPU.
- *   (Its decode steps, torch_ops.tsv's hf_sdpa_eager, spend 30-32 us per
- *   launch: HF's per-step Python around the cache, which this leaves out.)
+ * - eager_host_s: 16.8 us of host time per kernel launched from PyTorch
+ *   eager (Python, the ATen dispatcher, cudaLaunchKernel), measured on the
+ *   calibration machine's host: the host-bound HF-transformers step of
+ *   calib/data/h200-2026-12-01/steps_hf.tsv (Llama-3.2-1B, prefill 1x512:
+ *   11.38 ms of wall time for 678 launches, its kernels 3.83 ms). Other
+ *   eager programs on that host spend more, never less: the plain-PyTorch
+ *   decode steps of calib/data/torch_steps.json ~23 us per launch (2.54 ms
+ *   for the ~110 launches infer counts), HF's decode steps (torch_ops.tsv's hf_sdpa_eager)
+ *   30-32 us (HF's per-step Python around the cache). A web-quoted "5-25 us
+ *   per op" low end of 8 us, used before, was under every one of them.
+ *   The figure is the host's, not the GPU's: a faster CPU launches faster.
  * - mem_utilization 0.9: vLLM's default gpu_memory_utilization; the other
  *   10% covers the CUDA context, NCCL buffers, CUDA graphs and fragmentation.
  * - max_step_tokens 8192: vLLM V1's default max_num_batched_tokens for
  *   online serving with chunked prefill; activations are sized for it.
  */
 const struct llmsim_infer_params llmsim_infer_params_default = {
-	.eager_host_s = 8.0e-6,
-	.eager_host_hf_s = 16.8e-6,
+	.eager_host_s = 16.8e-6,
 	.mem_utilization = 0.90,
 	.max_step_tokens = 8192,
 };

@@ -67,8 +67,8 @@ static void graph_cfg(const struct llmsim_infer_cfg *cfg, const struct llmsim_st
 /* Wall time of the kernel sequence. Graph: kernels back to back, each
  * dependent one starting the GPU's gap inside a step after the one before
  * (step_kernel_gap_s). Eager: the same gap, and the host issues kernels
- * one by one (eager_host_s each; eager_host_hf_s through HF's modules); the GPU starts a kernel when both it and
- * its launch are ready, so a run of small kernels is paced by the host,
+ * one by one (eager_host_s each, through HF's modules too); the GPU starts
+ * a kernel when both it and its launch are ready, so a run of small kernels is paced by the host,
  * while a long kernel lets the host run ahead. */
 static double wall_time(const struct llmsim_infer_cfg *cfg, const struct llmsim_graph *g,
 			const double *mult, const struct llmsim_pred *p,
@@ -78,7 +78,7 @@ static double wall_time(const struct llmsim_infer_cfg *cfg, const struct llmsim_
 	double gap = cfg->gpu->param[LLMSIM_PARAM_STEP_KERNEL_GAP_S];
 	if (cfg->runtime == LLMSIM_RT_GRAPH)
 		return cost->gpu_s + (double)cost->kernels * gap;
-	double host = cfg->lower.engine == LLMSIM_ENGINE_HF ? pp->eager_host_hf_s : pp->eager_host_s;
+	double host = pp->eager_host_s;
 	double cpu = 0, gpu = 0;
 	for (int s = 0; s < LLMSIM_SEC_COUNT; s++)
 		for (int64_t r = 0; r < (int64_t)mult[s]; r++)

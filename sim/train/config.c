@@ -7,11 +7,11 @@
 #include <string.h>
 
 #include "base/bounds.h"
-#include "train.h"
+#include "train_int.h"
 
 const char *const llmsim_recompute_names[] = {"none", "selective", "full", NULL};
-const char *const llmsim_pp_sched_names[] = {"1f1b", "interleaved", NULL};
-const char *const llmsim_recipe_names[] = {"amp", "megatron", "zero", NULL};
+const char *const llmsim_pp_sched_names[] = {"1f1b", "interleaved", "dualpipe", NULL};
+const char *const llmsim_recipe_names[] = {"amp", "megatron", "zero", "llama3", NULL};
 const char *const llmsim_offload_names[] = {"none", "optimizer", "params", NULL};
 _Static_assert(sizeof llmsim_offload_names / sizeof *llmsim_offload_names ==
 	       LLMSIM_OFFLOAD_COUNT + 1, "offload names");
@@ -79,6 +79,8 @@ double llmsim_train_stage_layers(const struct llmsim_model *m, const struct llms
 {
 	int v = c->schedule == LLMSIM_SCHED_INTERLEAVED && c->chunks > 1 ? c->chunks : 1;
 	int64_t pv = (int64_t)(c->pp > 0 ? c->pp : 1) * v;
+	if (llmsim_train_pp_ends_in_slots(c)) /* the fullest rank (pp_layout.c) */
+		return train_pp_max_layers(m, c);
 	if (!c->uneven_pp || m->layers % pv == 0)
 		return (double)m->layers / (c->pp > 0 ? c->pp : 1);
 	return (double)((m->layers + pv - 1) / pv) * v;
@@ -201,14 +203,32 @@ enum llmsim_train_reject llmsim_train_check(const struct llmsim_model *m,
 			m->kv_heads, c->tp);
 	if (c->schedule == LLMSIM_SCHED_INTERLEAVED && c->chunks < 2)
 		VIOLATE(LLMSIM_REJ_SCHEDULE, "interleaved schedule needs --chunks >= 2");
-	if (c->schedule == LLMSIM_SCHED_1F1B && c->chunks != 1)
+	if (c->schedule != LLMSIM_SCHED_INTERLEAVED && c->chunks != 1)
 		VIOLATE(LLMSIM_REJ_SCHEDULE, "--chunks needs --schedule interleaved");
+	if (c->schedule == LLMSIM_SCHED_DUALPIPE &&
+	    (c->pp < 2 || c->pp % 2 || c->micro_batch < 1 || c->dp < 1 ||
+	     (c->global_batch / ((int64_t)c->micro_batch * c->dp)) % 2))
+		VIOLATE(LLMSIM_REJ_SCHEDULE, "DualPipe needs an even number of pipeline stages "
+			"and of micro-batches (DeepSeek-V3 Sec. 3.2.1)");
+	if (c->schedule == LLMSIM_SCHED_DUALPIPE && c->recipe == LLMSIM_RECIPE_LLAMA3)
+		VIOLATE(LLMSIM_REJ_SCHEDULE, "the llama3 recipe runs Megatron's schedules, not "
+			"DualPipe");
 	if (c->schedule == LLMSIM_SCHED_INTERLEAVED && c->pp < 2)
 		VIOLATE(LLMSIM_REJ_SCHEDULE, "interleaved schedule needs pp >= 2");
 	int v = c->chunks >= 1 ? c->chunks : 1;
-	if (c->pp >= 1 && !c->uneven_pp && m->layers % ((int64_t)c->pp * v))
-		VIOLATE(LLMSIM_REJ_LAYERS, "%d layers not divisible by pp*chunks = %lld",
-			m->layers, (long long)c->pp * v);
+	if (c->pp >= 1 && !c->uneven_pp && llmsim_train_pp_slots(m, c) % ((int64_t)c->pp * v))
+		VIOLATE(LLMSIM_REJ_LAYERS, "%d layers%s not divisible by pp*chunks = %lld",
+			m->layers, llmsim_train_pp_ends_in_slots(c) ? " + embedding + head" : "",
+			(long long)c->pp * v);
+	if (llmsim_train_pp_ends_in_slots(c) && (int64_t)c->pp * v > llmsim_train_pp_slots(m, c))
+		VIOLATE(LLMSIM_REJ_LAYERS, "pp*chunks = %lld: more model chunks than the %lld "
+			"layer slots", (long long)c->pp * v, (long long)llmsim_train_pp_slots(m, c));
+	if (c->recipe == LLMSIM_RECIPE_LLAMA3 && (c->lora_rank || c->offload))
+		VIOLATE(LLMSIM_REJ_OPTION, "the llama3 recipe is Meta's pre-training stack: every "
+			"weight trained in HBM (no LoRA, no offload)");
+	if (llmsim_train_pp_ends_in_slots(c) && c->chunks > 64)
+		VIOLATE(LLMSIM_REJ_SCHEDULE, "--chunks %d: the llama3 split takes at most 64",
+			c->chunks);
 	if (c->micro_batch < 1 || c->global_batch < 1)
 		VIOLATE(LLMSIM_REJ_BATCH, "batch sizes must be >= 1");
 	else if (c->dp >= 1 && c->global_batch % ((int64_t)c->micro_batch * c->dp))

@@ -61,18 +61,45 @@ void train_params_per_gpu(const struct train_geom *g, const struct llmsim_model 
 			  const struct llmsim_train_cfg *c, struct train_params *p)
 {
 	double t = c->tp;
-	double stage_layers = llmsim_train_stage_layers(m, c);
+	double emb;
+	if (c->pp == 1)
+		emb = (g->embedding + g->lm_head) / t;
+	else /* tied embeddings keep a copy on the last stage */
+		emb = fmax(g->embedding, g->lm_head > 0 ? g->lm_head : g->embedding) / t;
+	if (llmsim_train_pp_ends_in_slots(c)) { /* the fullest rank's (pp_layout.c) */
+		struct train_params q;
+		int e, h;
+		memset(p, 0, sizeof *p);
+		for (int r = 0; r < c->pp; r++) {
+			int n = train_pp_rank_layers(m, c, r, &e, &h);
+			double ends = (e ? g->embedding : 0) +
+				      (h ? (g->lm_head > 0 ? g->lm_head : g->embedding) : 0);
+			train_params_layers(g, c, n, ends / t, &q);
+			if (q.dense + q.expert > p->dense + p->expert)
+				*p = q;
+		}
+		return;
+	}
+	if (c->schedule == LLMSIM_SCHED_DUALPIPE && c->pp > 1) {
+		/* DualPipe: two stages a rank, rank 0 the first and the last
+		 * (DeepSeek-V3 Table 2: the parameters twice) */
+		double ends = g->embedding + (g->lm_head > 0 ? g->lm_head : g->embedding);
+		train_params_layers(g, c, 2 * llmsim_train_stage_layers(m, c), ends / t, p);
+		return;
+	}
+	train_params_layers(g, c, llmsim_train_stage_layers(m, c), emb, p);
+}
+
+void train_params_layers(const struct train_geom *g, const struct llmsim_train_cfg *c,
+			 double stage_layers, double emb, struct train_params *p)
+{
+	double t = c->tp;
 	double frac_moe = g->layers ? (double)g->moe_layers / g->layers : 0;
 	double dense_layer = g->attn_per_layer / t + g->norms_per_layer;
 	double dense = stage_layers * dense_layer +
 		       stage_layers * (1 - frac_moe) * g->mlp_per_dense_layer / t +
 		       stage_layers * frac_moe * g->shared_per_moe_layer / t;
 	double expert = stage_layers * frac_moe * g->experts_per_moe_layer / (t * c->ep);
-	double emb;
-	if (c->pp == 1)
-		emb = (g->embedding + g->lm_head) / t;
-	else /* tied embeddings keep a copy on the last stage */
-		emb = fmax(g->embedding, g->lm_head > 0 ? g->lm_head : g->embedding) / t;
 	dense += emb;
 	memset(p, 0, sizeof *p);
 	p->dense = dense;
@@ -211,13 +238,34 @@ double llmsim_train_bubble_fraction(int pp, int chunks, int64_t microbatches,
 	return (pp - 1) / (v * (double)microbatches);
 }
 
+double train_act_per_layer(const struct train_geom *g, const struct llmsim_model *m,
+			   const struct llmsim_train_cfg *c, double *dense, double *transient)
+{
+	double frac_moe = g->layers ? (double)g->moe_layers / g->layers : 0;
+	double ad = llmsim_train_act_layer_bytes(m, c, 0, g->dropout);
+	double am = g->moe_layers ? llmsim_train_act_layer_bytes(m, c, 1, g->dropout) : 0;
+	*dense = ad;
+	*transient = 0;
+	if (c->recompute == LLMSIM_RECOMP_FULL) { /* one layer re-materialized */
+		struct llmsim_train_cfg nc = *c;
+		nc.recompute = LLMSIM_RECOMP_NONE;
+		*transient = llmsim_train_act_layer_bytes(m, &nc, g->moe_layers > 0, g->dropout);
+	}
+	return (1 - frac_moe) * ad + frac_moe * am;
+}
+
 void train_memory(const struct train_geom *g, const struct llmsim_model *m,
 		  const struct llmsim_gpu *gpu, const struct llmsim_train_cfg *c,
 		  int64_t microbatches, struct llmsim_train_mem *mem)
 {
+	if (llmsim_train_pp_ends_in_slots(c)) { /* per pipeline rank (memory_rank.c) */
+		train_memory_ranks(g, m, gpu, c, microbatches, mem);
+		return;
+	}
 	struct train_params p;
 	train_params_per_gpu(g, m, c, &p);
 	memset(mem, 0, sizeof *mem);
+	mem->pp_rank = -1;
 	int n_dense = c->dp * c->cp;              /* ZeRO group of dense params */
 	int n_exp = n_dense / (c->ep > 0 ? c->ep : 1);
 	double wd, gd, od, hd, we, ge, oe, he;
@@ -251,15 +299,15 @@ void train_memory(const struct train_geom *g, const struct llmsim_model *m,
 
 	/* activations of the first stage (most micro-batches in flight) and
 	 * the last (the logits) */
-	double frac_moe = g->layers ? (double)g->moe_layers / g->layers : 0;
-	double ad = llmsim_train_act_layer_bytes(m, c, 0, g->dropout);
-	double am = g->moe_layers ? llmsim_train_act_layer_bytes(m, c, 1, g->dropout) : 0;
-	double per_layer = (1 - frac_moe) * ad + frac_moe * am;
+	double ad, transient;
+	double per_layer = train_act_per_layer(g, m, c, &ad, &transient);
 	double stage_layers = llmsim_train_stage_layers(m, c);
 	double inflight;
 	int64_t mb = microbatches;
 	if (c->pp == 1)
 		inflight = 1;
+	else if (c->schedule == LLMSIM_SCHED_DUALPIPE) /* Table 2: pp + 1 */
+		inflight = mb < c->pp + 1 ? mb : c->pp + 1;
 	else if (c->schedule == LLMSIM_SCHED_INTERLEAVED)
 		inflight = (mb < c->pp ? mb : c->pp) *
 			   (1 + (c->pp - 1) / ((double)c->pp * c->chunks));
@@ -267,12 +315,6 @@ void train_memory(const struct train_geom *g, const struct llmsim_model *m,
 		inflight = mb < c->pp ? mb : c->pp;
 	double T = (double)c->micro_batch * c->seq / c->cp;
 	double logits = 4.0 * T * m->vocab / c->tp; /* fp32 logits for the loss */
-	double transient = 0;
-	if (c->recompute == LLMSIM_RECOMP_FULL) { /* one layer re-materialized */
-		struct llmsim_train_cfg nc = *c;
-		nc.recompute = LLMSIM_RECOMP_NONE;
-		transient = llmsim_train_act_layer_bytes(m, &nc, g->moe_layers > 0, g->dropout);
-	}
 	double first = stage_layers * inflight * per_layer + transient;
 	double last = stage_layers * per_layer + transient + logits;
 	if (c->pp == 1)

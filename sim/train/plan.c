@@ -234,11 +234,11 @@ static void search_rec_sched(struct search *s, struct llmsim_train_cfg *c,
 				reject(s, LLMSIM_PLAN_INTERLEAVE_PP, s->noff);
 				continue;
 			}
-			if ((int64_t)c->pp * v > m->layers) {
+			if ((int64_t)c->pp * v > llmsim_train_pp_slots(m, c)) {
 				reject(s, LLMSIM_PLAN_STAGES, s->noff);
 				continue;
 			}
-			if (s->even_pp && m->layers % (c->pp * v)) {
+			if (s->even_pp && llmsim_train_pp_slots(m, c) % (c->pp * v)) {
 				reject(s, LLMSIM_PLAN_LAYERS, s->noff);
 				continue;
 			}
@@ -392,6 +392,9 @@ static int check_req(const struct llmsim_train_ctx *ctx, const struct llmsim_pla
 				      "MoE imbalance %g: at most %g, experts/top_k (the busiest "
 				      "expert can get every token, no more)",
 				      req->moe_imbalance, llmsim_train_max_imbalance(m));
+	if (req->lora_rank > 0 && req->recipe == LLMSIM_RECIPE_LLAMA3)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "the llama3 recipe is pre-training: "
+				      "no LoRA");
 	if (req->ep > 1 && !(m->has_moe && m->moe.experts > 1))
 		return llmsim_err_set(err, LLMSIM_EINVAL, "--ep %d needs an MoE model; %s is dense",
 				      req->ep, m->name);
@@ -444,6 +447,9 @@ int llmsim_plan_run(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *
 	else if (req->recipe == LLMSIM_RECIPE_AMP)
 		noff = 1, snprintf(out->offload_note, sizeof out->offload_note,
 				   "the amp recipe keeps fp32 weights on the GPU");
+	else if (req->recipe == LLMSIM_RECIPE_LLAMA3)
+		noff = 1, snprintf(out->offload_note, sizeof out->offload_note,
+				   "the llama3 recipe keeps every state in HBM");
 	out->offload_searched = noff > 1;
 
 	struct search s = {.ctx = ctx, .out = out, .noff = noff, .dpu = req->dpu,

@@ -219,7 +219,10 @@ void plan_hint(const struct llmsim_train_ctx *ctx, const struct llmsim_plan_req 
 		if (k > 0 && (size_t)k < n)
 			snprintf(h + k, n - k, " (full training keeps %s per parameter of model "
 			       "state): more GPUs%s%s",
-			       req->recipe == LLMSIM_RECIPE_MEGATRON ? "18 B" : "16 B",
+			       req->recipe == LLMSIM_RECIPE_MEGATRON ||
+					       req->recipe == LLMSIM_RECIPE_LLAMA3
+				       ? "18 B"
+				       : "16 B",
 			       req->lora_rank ? "" : ", --lora-rank 16",
 			       req->no_offload ? ", or drop --no-offload" : "");
 		return;

@@ -17,6 +17,10 @@
  *    ahead (forward and backward) and its gradients reduce-scattered
  *    during the next layer's backward: per layer, only what exceeds that
  *    layer's compute is exposed; every micro-batch gathers again.
+ *  - DualPipe (train.h): each forward chunk's all-to-alls and sends overlap
+ *    the backward chunk it is paired with, and the reverse: per
+ *    micro-batch only what exceeds the pair's compute is exposed; the
+ *    compute runs on the SMs the communication kernels leave.
  *  - Pipeline: 1F1B or interleaved; the bubble is (p-1)/v times one
  *    micro-batch's forward+backward of the slowest stage (the last: it
  *    holds the LM head); p2p sends between stages are exposed, v per
@@ -180,6 +184,31 @@ static double exposed(double comm, double window, double last_frac)
 	return fmax(comm - window, comm * last_frac);
 }
 
+/* The llama3 recipe's FP32 gradient reduce-scatter (FSDP's, one per model
+ * chunk and micro-batch, Dubey et al. 2024 Sec. 3.3.4): each runs on the
+ * DP link beside whatever the stage computes next, not only its own
+ * micro-batch's backward. The window is the step from the first backward
+ * on: all micro-batches' forward and backward and the bubble, less the
+ * warm-up forwards of the rank with the most layers; the last layer's
+ * transfer, after the last backward, is exposed in any case (FSDP wraps
+ * each transformer layer). rs: one micro-batch's reduction of the stage. */
+static double fsdp_rs_exposed(const struct llmsim_train_cfg *c, int64_t m, double rs, double tf,
+			      double tb, double bubble, double ls)
+{
+	int v = train_pp_chunks(c);
+	/* the rank of the most layers with the shortest window: rank 1 when
+	 * the ends take a slot (rank 0 holds a layer fewer), else rank 0 */
+	int rank = llmsim_train_pp_ends_in_slots(c) && c->pp > 2 ? 1 : 0;
+	double warm = c->pp > 1 ? llmsim_train_pp_peak_inflight(c->pp, v, m, rank, NULL) - 1 : 0;
+	double window = m * (tf + tb) + bubble - warm / v * tf;
+	return exposed(m * rs, window, 1 / (m * (ls >= 1 ? ls : 1)));
+}
+
+double llmsim_train_dualpipe_bubble_s(int pp, double fb, double b, double w)
+{
+	return pp > 2 ? fmax(0, (pp / 2 - 1) * (fb + b - 3 * w)) : 0;
+}
+
 /* The ends of the pipeline: the first stage also runs the embedding, the
  * last the final norm, LM head and loss; with pp > 1 the slower of the
  * two is the critical stage (with pp = 1 one GPU runs both). */
@@ -266,6 +295,10 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 	int sel = c->recompute == LLMSIM_RECOMP_SELECTIVE;
 	struct layer_cost ends;
 	const struct layer_cost *H = end_stage(c, sc, &ends);
+	if (llmsim_train_pp_ends_in_slots(c)) { /* llama3: the ends take a layer's slot */
+		ls = train_pp_slowest(&ctx->model, c, sc, fm, &ends, &H);
+		ld = ls * (1 - fm), lm = ls * fm;
+	}
 
 	/* one micro-batch through the slowest stage */
 	double cf = ld * D->fwd_s + lm * M->fwd_s + H->fwd_s;
@@ -304,9 +337,25 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 	double tb = cb + tpb + epb + cpb + z3b + p2p;
 
 	double bubble = (c->pp - 1) / v * (tf + tb);
+	double pair_exposed = 0; /* DualPipe: the pair's comm beyond its compute */
+	if (c->schedule == LLMSIM_SCHED_DUALPIPE) {
+		int sms = ctx->gpu.sms;
+		double slow = sms > TRAIN_DUALPIPE_COMM_SMS
+				      ? (double)sms / (sms - TRAIN_DUALPIPE_COMM_SMS)
+				      : 1;
+		double w = slow * (ld * D->wgrad_s + lm * M->wgrad_s + H->wgrad_s);
+		cf *= slow, cb *= slow;
+		pair_exposed = fmax(0, epf + epb + 2 * p2p - (cf + cb));
+		epf = epb = p2p = 0;
+		tf = cf + tpf + cpf + z3f;
+		tb = cb + tpb + cpb + z3b;
+		bubble = llmsim_train_dualpipe_bubble_s(c->pp, tf + tb + pair_exposed, tb, w);
+	}
 	double dp_exp = 0;
 	if (c->zero == 0 || c->zero == 1)
 		dp_exp += exposed(dc->grad_sync_s, tb, dc->bucket_frac);
+	else if (c->zero == 2 && c->recipe == LLMSIM_RECIPE_LLAMA3)
+		dp_exp += fsdp_rs_exposed(c, m, dc->grad_sync_s, tf, tb, bubble, ls);
 	else if (c->zero == 2)
 		dp_exp += m * exposed(dc->grad_sync_s, tb, dc->bucket_frac);
 	if (c->zero == 1 || c->zero == 2)
@@ -318,7 +367,7 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 	t->bwd_mb_s = tb;
 	t->compute_s = m * (cf + cb);
 	t->tp_exposed_s = m * (tpf + tpb);
-	t->ep_exposed_s = m * (epf + epb);
+	t->ep_exposed_s = m * (epf + epb + pair_exposed);
 	t->cp_exposed_s = m * (cpf + cpb);
 	t->pp_exposed_s = m * 2 * p2p;
 	t->zero3_exposed_s = m * (z3f + z3b);

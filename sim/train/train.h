@@ -29,16 +29,45 @@
 
 enum llmsim_recompute { LLMSIM_RECOMP_NONE, LLMSIM_RECOMP_SELECTIVE, LLMSIM_RECOMP_FULL,
 			LLMSIM_RECOMP_COUNT };
-enum llmsim_pp_sched { LLMSIM_SCHED_1F1B, LLMSIM_SCHED_INTERLEAVED, LLMSIM_SCHED_COUNT };
+/* Pipeline schedules: 1F1B; Megatron's interleaved 1F1B (chunks per
+ * stage); DeepSeek's DualPipe (DeepSeek-AI 2024, "DeepSeek-V3 Technical
+ * Report", Sec. 3.2.1 and Table 2): micro-batches fed from both ends, each
+ * rank holding two stages (the parameters twice, pp + 1 micro-batches of
+ * activations), a forward chunk of one micro-batch paired with a backward
+ * chunk of another so that the all-to-alls and the pipeline sends of each
+ * overlap the other's compute, on the SMs the communication kernels leave
+ * (20 of them taken: Sec. 3.2.2), bubble (pp/2 - 1)(F&B + B - 3W). */
+enum llmsim_pp_sched { LLMSIM_SCHED_1F1B, LLMSIM_SCHED_INTERLEAVED, LLMSIM_SCHED_DUALPIPE,
+		       LLMSIM_SCHED_COUNT };
 /* Optimizer-state recipes (bytes per trained parameter, ZeRO stage 0):
  *   amp      PyTorch AMP: fp32 weights 4 + fp32 grads 4 + Adam m,v 8 = 16,
  *            plus a bf16 autocast copy of the weights (2) counted in other_bytes;
  *   megatron bf16 weights 2 + fp32 main grads 4 + fp32 master, m, v 12 = 18
  *            (ZeRO-1 is Megatron's distributed optimizer);
  *   zero     the ZeRO paper's mixed-precision Adam: 16-bit weights 2 +
- *            16-bit grads 2 + fp32 master, m, v 12 = 16. */
+ *            16-bit grads 2 + fp32 master, m, v 12 = 16;
+ *   llama3   Meta's Llama 3 pre-training stack (Dubey et al. 2024, "The
+ *            Llama 3 Herd of Models", Sec. 3.3.2 and 3.3.4): the bytes of
+ *            megatron (FSDP's fp32 master, m, v and fp32 gradients, bf16
+ *            weights held unsharded through the step: --zero 2 is FSDP
+ *            without resharding after forward), and the mechanisms the
+ *            paper describes (pp_layout.c, memory_rank.c):
+ *            - the pipeline split counts the embedding and the output
+ *              projection + loss as one layer each ("we reduce one
+ *              Transformer layer each from the first and the last
+ *              stages"); memory is that of the fullest pipeline rank
+ *              under Megatron's interleaved schedule;
+ *            - no allocator-fragmentation allowance: stage inputs and
+ *              outputs are freed proactively and
+ *              TORCH_NCCL_AVOID_RECORD_STREAMS returns the p2p buffers at
+ *              once; what is left is identically shaped tensors of every
+ *              micro-batch, which the caching allocator reuses;
+ *            - the FP32 gradient reduce-scatter of each model chunk runs
+ *              on the DP link beside the rest of the pipeline's compute;
+ *            - context parallelism all-gathers K and V (exposed) instead
+ *              of a ring. */
 enum llmsim_recipe { LLMSIM_RECIPE_AMP, LLMSIM_RECIPE_MEGATRON, LLMSIM_RECIPE_ZERO,
-		     LLMSIM_RECIPE_COUNT };
+		     LLMSIM_RECIPE_LLAMA3, LLMSIM_RECIPE_COUNT };
 /* Model states kept in host memory (DeepSpeed; Ren et al. 2021
  * "ZeRO-Offload", Rajbhandari et al. 2021 "ZeRO-Infinity"):
  *   none       everything in HBM;
@@ -172,6 +201,11 @@ struct llmsim_train_mem {
 	double act_per_layer_bytes;     /* one micro-batch, one layer (dense) */
 	double act_in_flight_layers;    /* layer-activations held (pipeline) */
 	double fragmentation_bytes;     /* part of other_bytes */
+	int pp_rank;                    /* the pipeline rank it is of: -1 the closed
+					 * form's (first stage's activations, the larger
+					 * stage's weights); >= 0 that rank (llama3) */
+	double grad_transient_bytes;    /* part of grads_bytes: one chunk's unsharded
+					 * FP32 gradients in their reduce-scatter */
 	double hbm_bytes;               /* capacity */
 	/* host memory (offload only; 0 otherwise) */
 	double host_per_gpu_bytes;      /* offloaded states of one rank + its process */
@@ -209,6 +243,37 @@ double llmsim_train_act_layer_bytes(const struct llmsim_model *m,
  * 1F1B (p-1)/m; interleaved (p-1)/(v*m). */
 double llmsim_train_bubble_fraction(int pp, int chunks, int64_t microbatches,
 				    enum llmsim_pp_sched s);
+
+/* The pipeline split (pp_layout.c). With the llama3 recipe and pp > 1 the
+ * embedding and the output projection + loss each take one layer's slot:
+ * L + 2 slots over pp * chunks model chunks of ceil((L+2)/(pp*chunks))
+ * slots, virtual stage j*pp + r on rank r as chunk j (Megatron's
+ * interleaving), slot 0 the embedding, slot L+1 the head; otherwise L
+ * slots and no ends. */
+int llmsim_train_pp_ends_in_slots(const struct llmsim_train_cfg *c);
+/* The slots the split divides: L + 2 with the ends in slots, else L. */
+int64_t llmsim_train_pp_slots(const struct llmsim_model *m, const struct llmsim_train_cfg *c);
+/* Layers (transformer layers only) of chunk j on pipeline rank r; *emb,
+ * *head (may be NULL) whether it holds the embedding / the head. Only for
+ * llmsim_train_pp_ends_in_slots configurations. */
+int llmsim_train_pp_chunk_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c,
+				 int rank, int chunk, int *emb, int *head);
+/* The peak, over one step of Megatron's schedule on pipeline rank `rank`
+ * of pp, of the sum of weight[chunk] over the (micro-batch, chunk)
+ * forwards whose backward has not yet run: interleaved (chunks > 1)
+ * runs min((pp-rank-1)*2 + (chunks-1)*pp, m*chunks) warm-up forwards,
+ * then one forward and one backward alternately, then the cool-down
+ * backwards, the forward chunk of the k-th (k % (pp*chunks)) / pp, the
+ * backward's chunks-1 minus that; 1F1B (chunks 1) is the same with
+ * min(pp-rank-1, m) warm-up forwards. weight NULL: 1 per chunk (the
+ * chunk instances in flight). m: micro-batches of the step. */
+double llmsim_train_pp_peak_inflight(int pp, int chunks, int64_t m, int rank,
+				     const double *weight);
+
+/* DualPipe's bubble (DeepSeek-V3 Table 2): (pp/2 - 1)(F&B + B - 3W), with
+ * fb the time of a forward and a backward chunk overlapped, b a full
+ * backward chunk, w its weight-gradient part. */
+double llmsim_train_dualpipe_bubble_s(int pp, double fb, double b, double w);
 
 /* Bytes each rank sends, summed over a step, per kind of communication
  * (the volumes behind the collectives, for tests and reports). */

@@ -13,6 +13,10 @@
 #define TRAIN_CONTEXT_BYTES 1.0e9      /* CUDA context, cuBLAS/NCCL workspaces */
 #define TRAIN_FRAGMENTATION 0.05       /* allocator fragmentation, of the rest */
 #define TRAIN_GRAD_BUCKET_PARAMS 40e6  /* Megatron DDP bucket (params) */
+#define TRAIN_DUALPIPE_COMM_SMS 20     /* SMs DeepSeek-V3's all-to-all kernels take
+					* (DeepSeek-V3 Technical Report Sec. 3.2.2:
+					* "only 20 SMs are sufficient to fully utilize
+					* the bandwidths of IB and NVLink") */
 
 /* Offload allowances and rates (stated assumptions, see step.c). */
 #define TRAIN_HOST_RANK_BYTES 4.0e9    /* host memory of one training process:
@@ -63,10 +67,21 @@ struct train_params {
 void train_params_per_gpu(const struct train_geom *g, const struct llmsim_model *m,
 			  const struct llmsim_train_cfg *c, struct train_params *p);
 
+/* A layer's saved activations, one micro-batch (the mean of dense and MoE
+ * layers); *dense the dense layer's, *transient the layer full
+ * recomputation re-materializes (0 otherwise). */
+double train_act_per_layer(const struct train_geom *g, const struct llmsim_model *m,
+			   const struct llmsim_train_cfg *c, double *dense, double *transient);
+
 /* Memory of one configuration (closed form). */
 void train_memory(const struct train_geom *g, const struct llmsim_model *m,
 		  const struct llmsim_gpu *gpu, const struct llmsim_train_cfg *c,
 		  int64_t microbatches, struct llmsim_train_mem *mem);
+
+/* The parameters one GPU holds for `layers` layers of the stage plus
+ * `ends` embedding / head parameters (TP-sharded already). */
+void train_params_layers(const struct train_geom *g, const struct llmsim_train_cfg *c,
+			 double layers, double ends, struct train_params *p);
 
 /* A graph node priced: its time, model FLOPs and link bytes, its count in;
  * its kernels. */
@@ -115,6 +130,7 @@ int train_price(struct llmsim_train_ctx *ctx, const struct llmsim_op *op, struct
  * attention impl, dtype, lora, sp, imbalance), summed by walk.c. */
 struct layer_cost {
 	double fwd_s, bwd_s;          /* kernels (bwd without recompute) */
+	double wgrad_s;               /* the weight-gradient GEMMs of bwd_s */
 	double attn_core_fwd_s;       /* selective recompute re-runs this */
 	double fwd_flops, bwd_flops, attn_core_fwd_flops; /* model (balanced) */
 	double tp_fwd_s, tp_bwd_s;    /* TP collectives (exposed) */
@@ -175,6 +191,28 @@ struct dp_cost {
 
 int train_dp_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 		  struct dp_cost *dc, struct llmsim_err *err);
+
+/* ---- the llama3 recipe's pipeline split (pp_layout.c, memory_rank.c) ---- */
+
+/* Model chunks per stage: chunks when interleaved, else 1. */
+int train_pp_chunks(const struct llmsim_train_cfg *c);
+/* Layers of pipeline rank `rank` (all its chunks); *emb, *head (may be
+ * NULL) whether it holds the embedding / the head. */
+int train_pp_rank_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c,
+			 int rank, int *emb, int *head);
+/* Layers of the fullest rank. */
+double train_pp_max_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c);
+/* The rank of the largest time per micro-batch (layers at the mean of
+ * dense and MoE, moe_frac MoE, plus the end section it runs): returns its
+ * layers, *end the section (none, zeroed, when it runs neither end). */
+double train_pp_slowest(const struct llmsim_model *m, const struct llmsim_train_cfg *c,
+			const struct shape_cost *sc, double moe_frac, struct layer_cost *none,
+			const struct layer_cost **end);
+/* Memory of the fullest of pipeline ranks 0, 1 and pp-1 (memory_rank.c). */
+void train_memory_ranks(const struct train_geom *g, const struct llmsim_model *m,
+			const struct llmsim_gpu *gpu, const struct llmsim_train_cfg *c,
+			int64_t microbatches, struct llmsim_train_mem *mem);
+
 
 /* ---- the torch engine (torch_step.c, mem_timeline.c) ---- */
 

@@ -38,6 +38,10 @@ void train_graph_cfg(const struct llmsim_train_ctx *ctx, const struct llmsim_tra
 	g->ep_nodes = llmsim_group_nodes(gpn, c->ep, c->tp);
 	/* ring neighbours sit tp ranks apart */
 	g->cp_nodes = llmsim_group_nodes(gpn, 2, c->tp) > 1 ? 2 : 1;
+	if (c->recipe == LLMSIM_RECIPE_LLAMA3) { /* all-gather CP: the whole group */
+		g->cp_allgather = 1;
+		g->cp_nodes = llmsim_group_nodes(gpn, c->cp, c->tp);
+	}
 	/* consecutive stages sit tp * cp * dp ranks apart */
 	g->pp_nodes = c->tp * c->cp * c->dp >= gpn ? 2 : 1;
 	g->math = g->weights = c->dtype;
@@ -118,6 +122,8 @@ static void accumulate(const struct llmsim_graph *g, const struct train_priced *
 		} else {
 			lc->bwd_s += t;
 			lc->bwd_flops += pr[i].flops;
+			if (n->role & LLMSIM_GN_WGRAD)
+				lc->wgrad_s += t;
 		}
 	}
 }

@@ -1,0 +1,116 @@
+/*
+ * memory_rank.c - memory per GPU of the llama3 recipe, rank by rank.
+ *
+ * The pipeline split puts the embedding and the head in layer slots
+ * (pp_layout.c), so the ranks differ: rank 0 holds the embedding and one
+ * layer fewer but the longest warm-up, rank 1 a full stage and two chunk
+ * forwards fewer in flight, the last rank one layer fewer, the head and the
+ * logits. Each of ranks 0, 1 and pp-1 is costed (ranks 2..pp-2 hold what
+ * rank 1 holds with fewer forwards in flight) and the fullest is the
+ * configuration's memory. Per rank (Dubey et al. 2024, Sec. 3.3.2-3.3.4):
+ *  - model states: the recipe's bytes per parameter of what the rank holds
+ *    (llmsim_train_state_bytes; ZeRO-2 is FSDP without resharding after
+ *    forward: bf16 weights held, fp32 gradients and optimizer sharded),
+ *    plus, at ZeRO-2, one model chunk's unsharded FP32 gradients while
+ *    they are reduce-scattered ("reduce-scatter gradients in FP32"): the
+ *    next chunk's forward runs, and the activations peak, before the
+ *    transfer ends;
+ *  - activations: each chunk's layers times a layer's saved tensors
+ *    (llmsim_train_act_layer_bytes), summed over the chunk forwards the
+ *    schedule keeps in flight at its peak (llmsim_train_pp_peak_inflight);
+ *    the embedding chunk saves nothing for its backward but the token ids,
+ *    the head chunk its fp32 logits for one micro-batch (the last rank runs
+ *    the head's backward right after its forward);
+ *  - buffers: 1 GB of CUDA context and NCCL workspace, the p2p buffers
+ *    (send + receive, forward + backward), and with context parallelism
+ *    one layer's all-gathered K and V (forward) and the gathered K, V
+ *    with their gradients (backward);
+ *  - no fragmentation allowance (train.h, the llama3 recipe says why).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "train_int.h"
+
+/* The gathered K and V of one layer over the whole sequence, bytes. */
+static double cp_kv_bytes(const struct llmsim_model *m, const struct llmsim_train_cfg *c)
+{
+	if (c->cp <= 1)
+		return 0;
+	double kv_dim;
+	if (m->has_mla)
+		kv_dim = (double)m->heads / c->tp *
+			 (m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim + m->mla.v_head_dim);
+	else
+		kv_dim = 2.0 * (m->kv_heads >= c->tp ? m->kv_heads / c->tp : 1) * m->head_dim;
+	return 2.0 * c->micro_batch * (double)c->seq * kv_dim;
+}
+
+static void rank_memory(const struct train_geom *g, const struct llmsim_model *m,
+			const struct llmsim_train_cfg *c, int64_t microbatches, int rank,
+			struct llmsim_train_mem *mem)
+{
+	int v = train_pp_chunks(c);
+	double w[64], most = 0; /* layers of each chunk (chunks <= 64: plan.h, config) */
+	int e, h, n = 0;
+	for (int j = 0; j < v && j < 64; j++) {
+		n += (int)(w[j] = llmsim_train_pp_chunk_layers(m, c, rank, j, NULL, NULL));
+		most = fmax(most, w[j]);
+	}
+	train_pp_rank_layers(m, c, rank, &e, &h);
+	double t = c->tp;
+	double head = g->lm_head > 0 ? g->lm_head : g->embedding;
+	struct train_params p;
+	train_params_layers(g, c, n, ((e ? g->embedding : 0) + (h ? head : 0)) / t, &p);
+
+	int n_dense = c->dp * c->cp, n_exp = n_dense / (c->ep > 0 ? c->ep : 1);
+	double wd, gd, od, we, ge, oe;
+	llmsim_train_state_bytes(c->recipe, c->zero, n_dense, &wd, &gd, &od);
+	llmsim_train_state_bytes(c->recipe, c->zero, n_exp, &we, &ge, &oe);
+	memset(mem, 0, sizeof *mem);
+	mem->pp_rank = rank;
+	mem->weights_bytes = wd * p.dense + we * p.expert;
+	mem->grads_bytes = gd * p.dense + ge * p.expert;
+	mem->optimizer_bytes = od * p.dense + oe * p.expert;
+	if (c->zero == 2) { /* the largest chunk's FP32 gradients in their reduce-scatter */
+		double chunk = fmax(most * p.layer, (e ? g->embedding : 0) / t);
+		chunk = fmax(chunk, (h ? head : 0) / t);
+		mem->grad_transient_bytes = 4 * chunk;
+		mem->grads_bytes += mem->grad_transient_bytes;
+	}
+	mem->params_per_gpu = p.dense + p.expert;
+	mem->trained_params_per_gpu = p.trained_dense + p.trained_expert;
+
+	double ad, transient;
+	double per_layer = train_act_per_layer(g, m, c, &ad, &transient);
+	double layers = llmsim_train_pp_peak_inflight(c->pp, v, microbatches, rank, w);
+	double T = (double)c->micro_batch * c->seq / c->cp;
+	double act = layers * per_layer + transient;
+	if (h)
+		act += 4.0 * T * m->vocab / c->tp; /* fp32 logits for the loss */
+	mem->act_per_layer_bytes = ad;
+	mem->act_in_flight_layers = layers;
+	mem->activations_bytes = act;
+	double other = TRAIN_CONTEXT_BYTES +
+		       4 * 2 * T * m->hidden / (c->sequence_parallel ? c->tp : 1) +
+		       2 * cp_kv_bytes(m, c);
+	mem->other_bytes = other;
+	mem->total_bytes = mem->weights_bytes + mem->grads_bytes + mem->optimizer_bytes +
+			   mem->activations_bytes + other;
+}
+
+void train_memory_ranks(const struct train_geom *g, const struct llmsim_model *m,
+			const struct llmsim_gpu *gpu, const struct llmsim_train_cfg *c,
+			int64_t microbatches, struct llmsim_train_mem *mem)
+{
+	const int ranks[] = {0, 1, c->pp - 1};
+	for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; i++) {
+		struct llmsim_train_mem x;
+		if (i && ranks[i] == ranks[i - 1])
+			continue;
+		rank_memory(g, m, c, microbatches, ranks[i], &x);
+		if (!i || x.total_bytes > mem->total_bytes)
+			*mem = x;
+	}
+	mem->hbm_bytes = gpu->hbm_bytes;
+}
