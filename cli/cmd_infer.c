@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "common.h"
 #include "infer_ops.h"
+#include "trace_out.h"
 
 static const char *const attn_names[] = {"naive", "flash2", "flash3", "paged", "sdpa", "cudnn",
 					 NULL};
@@ -162,7 +163,7 @@ static void phase_json(struct llmsim_json *j, const char *key, const struct llms
 int cmd_infer(int argc, char **argv, const struct cli_setup *setup)
 {
 	/* --model and --gpu: loaded by main (setup) */
-	const char *cmd = "llmsim infer", *torch = NULL;
+	const char *cmd = "llmsim infer", *torch = NULL, *trace_out = NULL;
 	struct cli_place pl = {.gpu = "h200"};
 	struct cli_run run = {.engine = LLMSIM_ENGINE_TORCH};
 	int attn = -1, rt = -1, json = 0, ops = 0;
@@ -183,6 +184,7 @@ int cmd_infer(int argc, char **argv, const struct cli_setup *setup)
 		{"ops", LLMSIM_ARG_FLAG, &ops, NULL, "list every op of a prefill step and of a decode step", 0, NULL, NULL},
 		{"torch-steps", LLMSIM_ARG_STRING, &torch, "FILE", "compare with measured PyTorch steps (calib/data/torch_steps.json)", 0, NULL, NULL},
 		{"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON on stdout", 0, NULL, NULL},
+		CLI_TRACE_OUT_OPT(trace_out),
 	};
 	int r = llmsim_args_parse(cmd, "--model M [--gpu G] [--gpus N --tp T --pp P --ep E] --batch B --prompt P --output O [options]",
 				  "Predict one request shape: prefill (TTFT: until every sequence of the batch\n"
@@ -194,7 +196,9 @@ int cmd_infer(int argc, char **argv, const struct cli_setup *setup)
 				  "steps back to back (--load busy; lone: an idle GPU's burst clock). The\n"
 				  "expected errors printed are the measured whole-step class of the engine\n"
 				  "and phase (llmsim calib validate --steps). --torch-steps FILE instead\n"
-				  "predicts the steps of calib/torch/llama_steps.py's eager run and compares.",
+				  "predicts the steps of calib/torch/llama_steps.py's eager run and compares.\n"
+				  "--trace-out FILE.json writes the prefill and decode steps as a\n"
+				  "Chrome/Perfetto trace (ui.perfetto.dev, chrome://tracing).",
 				  argc - 1, argv + 1, opts, (int)(sizeof opts / sizeof opts[0]),
 				  NULL, 0, NULL);
 	if (r == LLMSIM_ARGS_HELP)
@@ -207,8 +211,12 @@ int cmd_infer(int argc, char **argv, const struct cli_setup *setup)
 	struct llmsim_err err = {0};
 	const struct llmsim_model *m = setup->model;
 	const struct llmsim_gpu *g = setup->gpu;
+	if (torch && trace_out)
+		return llmsim_args_error(cmd, "--trace-out writes a simulated run, not --torch-steps");
 	if (torch)
 		return torch_steps(cmd, torch, m, g, json);
+	if (trace_out && cli_trace_check(cmd, trace_out))
+		return 1;
 	struct llmsim_infer_cfg cfg;
 	llmsim_infer_cfg_init(&cfg, m, g);
 	if ((r = cli_run_apply(cmd, &run, &cfg)))
@@ -225,11 +233,19 @@ int cmd_infer(int argc, char **argv, const struct cli_setup *setup)
 	int replicas = 1;
 	struct llmsim_infer_result res;
 	struct llmsim_infer_req req = {.batch = batch, .prompt = prompt, .output = output};
+	struct llmsim_timeline tl = {.max_events = CLI_TRACE_MAX_EVENTS};
+	cfg.timeline = trace_out ? &tl : NULL;
 	if (llmsim_infer_layout(&cfg, pl.gpus, pl.tp, pl.pp, pl.ep, &replicas, &err) ||
 	    llmsim_infer_run(&cfg, &req, &res, &err)) {
 		fprintf(stderr, "%s: %s\n", cmd, err.msg);
+		llmsim_tl_release(&tl);
 		return 1;
 	}
+	cfg.timeline = NULL;
+	r = trace_out ? cli_trace_write(cmd, trace_out, &tl) : 0;
+	llmsim_tl_release(&tl);
+	if (r)
+		return r;
 	int ngpus = cli_place_gpus(&cfg, replicas);
 	double total_tps = res.tokens_per_s * replicas;
 

@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "common.h"
 #include "json_error.h"
+#include "trace_out.h"
 
 static const char *const alloc_names[] = {"paged", "contiguous", NULL};
 static const char *const sched_names[] = {"vllm", "no-evict", NULL};
@@ -106,7 +107,7 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 {
 	/* --gpu and --model (optional with --published): loaded by main (setup) */
 	const char *cmd = "llmsim serve";
-	const char *pdist = NULL, *odist = NULL, *lengths = NULL, *suite = NULL;
+	const char *pdist = NULL, *odist = NULL, *lengths = NULL, *suite = NULL, *trace_out = NULL;
 	struct cli_place pl = {.gpu = "h200"};
 	struct cli_run run = {.engine = LLMSIM_ENGINE_FUSED};
 	int alloc = 0, chunked = 0;
@@ -138,23 +139,30 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 		{"published", LLMSIM_ARG_FLAG, &pub, NULL, "predict the published results suite and print the errors", 0, NULL, NULL},
 		{"suite", LLMSIM_ARG_STRING, &suite, "FILE", "suite for --published (default <data>/models/runs/serve_published.yaml)", 0, NULL, NULL},
 		{"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON on stdout", 0, NULL, NULL},
+		CLI_TRACE_OUT_OPT(trace_out),
 	};
 	int r = llmsim_args_parse(cmd, "--model M [--gpu G] [--gpus N --tp T --pp P --ep E] --requests N [--rate R | --offline] --prompt P --output O [options]",
 				  "Simulate a vLLM-like engine (continuous batching, paged or contiguous\n"
 				  "KV cache, recompute preemption); each step is priced by the GPU model in\n"
 				  "the kernels of --engine (fused by default, as the engines serving runs\n"
 				  "are published with), inside the run's own load (--load busy) or as lone\n"
-				  "kernels (--load lone).",
+				  "kernels (--load lone). --trace-out FILE.json writes each engine step\n"
+				  "(its prefill and decode tokens) and the first 1000 requests' spans as a\n"
+				  "Chrome/Perfetto trace (ui.perfetto.dev, chrome://tracing).",
 				  argc - 1, argv + 1, opts, (int)(sizeof opts / sizeof opts[0]),
 				  NULL, 0, NULL);
 	if (r == LLMSIM_ARGS_HELP)
 		return 0;
 	if (r)
 		return 2;
+	if (pub && trace_out)
+		return llmsim_args_error(cmd, "--trace-out writes one simulated run, not --published");
 	if (pub)
 		return published(cmd, suite, json);
 	if (!setup->model)
 		return llmsim_args_error(cmd, "--model is required (try '%s --help')", cmd);
+	if (trace_out && cli_trace_check(cmd, trace_out))
+		return 1;
 	if (offline && rate > 0)
 		return llmsim_args_error(cmd, "--rate and --offline exclude each other");
 	if (lengths && (pdist || odist || seen_prompt || seen_output))
@@ -208,12 +216,28 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 	cfg.requests = (requests + replicas - 1) / replicas;
 	cfg.rate_per_s = rate / replicas;
 	struct llmsim_serve_result res;
+	struct llmsim_timeline tl = {.max_events = CLI_TRACE_MAX_EVENTS};
+	cfg.timeline = trace_out ? &tl : NULL;
+	cfg.timeline_requests = CLI_TRACE_MAX_REQUESTS;
 	cfg.progress = serve_progress; /* shown on a terminal only (json_error.h) */
 	int served = llmsim_serve_run(&cfg, &res, &err);
 	cli_progress_done();
-	if (served)
+	if (served) {
+		llmsim_tl_release(&tl);
 		goto fail;
-	rc = 0;
+	}
+	if (trace_out && replicas > 1) {
+		size_t n = strlen(tl.note);
+		snprintf(tl.note + n, sizeof tl.note - n, "%sone replica of %d shown", n ? "; " : "",
+			 replicas);
+	}
+	rc = trace_out ? cli_trace_write(cmd, trace_out, &tl) : 0;
+	llmsim_tl_release(&tl);
+	if (rc) {
+		free(plist);
+		free(olist);
+		return rc;
+	}
 	double tps = res.tokens_per_s * replicas, rps = res.requests_per_s * replicas;
 	int ngpus = cli_place_gpus(&cfg.infer, replicas);
 	if (json) {

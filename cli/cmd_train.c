@@ -14,6 +14,7 @@
 #include "args.h"
 #include "commands.h"
 #include "common.h"
+#include "trace_out.h"
 #include "train_out.h"
 
 static const char about[] =
@@ -49,12 +50,18 @@ static const char about[] =
 	"Every op runs at the clock the step's own load allows under the power limit\n"
 	"(--load busy), or a given load (busy:RHO), or as lone kernels at the burst\n"
 	"clock (--load lone), on the operand data --operand-data names.\n"
+	"--trace-out FILE.json writes the step's simulated timeline as a Chrome/Perfetto\n"
+	"trace (ui.perfetto.dev, chrome://tracing): each pipeline stage's forward and\n"
+	"backward micro-batches in the schedule priced, the communication of each\n"
+	"parallelism (exposed and hidden), recompute and the optimizer; torch: the\n"
+	"kernels in launch order on one stream.\n"
 	"Exit status 1 when the configuration is invalid or does not fit.";
 
 int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 {
 	const char *cmd = "llmsim train";
 	const char *model_name = NULL, *gpu_name = "h200"; /* loaded by main (setup) */
+	const char *trace_out = NULL;
 	struct llmsim_train_cfg c;
 	llmsim_train_cfg_init(&c);
 	int gpus = 0, dp = 0, json = 0, no_sp = 0, uneven = 0, offload = 0, dpu = 0;
@@ -91,6 +98,7 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 		{"offload", LLMSIM_ARG_CHOICE, &offload, "O", "model states in host memory: optimizer (ZeRO-Offload, zero >= 1) or params (ZeRO-Infinity, zero 3) (default none)", 0, llmsim_offload_names, NULL},
 		{"dpu", LLMSIM_ARG_FLAG, &dpu, NULL, "offload: one-step delayed parameter update (CPU Adam overlaps the next step)", 0, NULL, NULL},
 		{"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON output (SI units)", 0, NULL, NULL},
+		CLI_TRACE_OUT_OPT(trace_out),
 	};
 	int rc = llmsim_args_parse(cmd, "--model M [--gpu G] --gpus N --tp T --pp P --dp D [options]",
 				   about, argc - 1, argv + 1, opts, sizeof opts / sizeof opts[0], NULL,
@@ -160,15 +168,22 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 		fprintf(stderr, "%s: %s\n", cmd, s);
 		return 1;
 	}
+	if (trace_out && cli_trace_check(cmd, trace_out))
+		return 1;
 	struct llmsim_train_ctx *ctx;
 	struct llmsim_train_result r;
+	struct llmsim_timeline tl = {.max_events = CLI_TRACE_MAX_EVENTS};
 	if (llmsim_train_ctx_new(&m, &gpu, &ctx, &err) ||
-	    llmsim_train_simulate(ctx, &c, &r, &err)) {
+	    llmsim_train_simulate(ctx, &c, &r, &err) ||
+	    (trace_out && llmsim_train_timeline(ctx, &c, &r, &tl, &err))) {
 		fprintf(stderr, "%s: %s\n", cmd, err.msg);
 		llmsim_train_ctx_free(ctx);
+		llmsim_tl_release(&tl);
 		return 1;
 	}
 	llmsim_train_ctx_free(ctx);
+	int trace_rc = trace_out ? cli_trace_write(cmd, trace_out, &tl) : 0;
+	llmsim_tl_release(&tl);
 	if (json) {
 		struct llmsim_json j;
 		llmsim_json_init(&j, stdout);
@@ -200,5 +215,5 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 			llmsim_fmt_bytes(d, r.mem.host_bytes));
 		return 1;
 	}
-	return 0;
+	return trace_rc;
 }

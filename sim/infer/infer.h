@@ -58,6 +58,8 @@ struct llmsim_infer_params {
 };
 extern const struct llmsim_infer_params llmsim_infer_params_default;
 
+struct llmsim_timeline;
+
 struct llmsim_infer_cfg {
 	const struct llmsim_model *model;
 	const struct llmsim_gpu *gpu;
@@ -85,6 +87,8 @@ struct llmsim_infer_cfg {
 	enum llmsim_operand_data operand_data; /* what the weights and activations
 					* hold (trained, the default) */
 	struct llmsim_infer_params params;
+	struct llmsim_timeline *timeline; /* NULL, or where llmsim_infer_run records the
+					   * run's steps (sim/timeline.h; reset first) */
 };
 
 /* Fill cfg with defaults (tp=pp=ep=1, bf16, the fused engine with paged
@@ -178,6 +182,13 @@ int llmsim_infer_step_ops(const struct llmsim_infer_cfg *cfg, const struct llmsi
 			  struct llmsim_graph *g, struct llmsim_pred *pred,
 			  double mult[LLMSIM_SEC_COUNT], struct llmsim_step_cost *cost,
 			  struct llmsim_err *err);
+
+/* The kernels of one step (each node's runs, in the order the step runs
+ * them, with the gaps and host pacing of cfg's runtime) as events on
+ * tl's track from start_s: the ops inside a step's event. */
+int llmsim_infer_step_trace(const struct llmsim_infer_cfg *cfg, const struct llmsim_step *s,
+			    struct llmsim_timeline *tl, int track, double start_s,
+			    struct llmsim_err *err);
 
 /* The bound that takes most of the step's kernel time, and its share. */
 enum llmsim_bound llmsim_step_bound(const struct llmsim_step_cost *c, double *share);

@@ -5,8 +5,11 @@
  */
 #include "base/bounds.h"
 #include "infer.h"
+#include "sim/timeline.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void cost_axpy(struct llmsim_step_cost *y, double w, const struct llmsim_step_cost *x)
@@ -41,6 +44,48 @@ static void phase_finish(const struct llmsim_infer_cfg *cfg, struct llmsim_phase
 	ph->flops_peak_fraction = c->time_s > 0 && peak > 0 ? c->flops / c->time_s / peak : 0;
 }
 
+/* The replica's track tid of the timeline: 1 its steps, 2 their kernels. */
+static int tl_track(const struct llmsim_infer_cfg *cfg, int tid)
+{
+	char proc[64];
+	snprintf(proc, sizeof proc, "replica (tp %d x pp %d)", cfg->tp, cfg->pp);
+	return llmsim_tl_track(cfg->timeline, 0, proc, tid,
+			       tid == 1 ? "engine steps" : "kernels (first prefill and decode step)");
+}
+
+/* A step on the timeline (cfg->timeline, if any), after the ones so far. */
+static void tl_step(const struct llmsim_infer_cfg *cfg, const char *what, double dur_s,
+		    int64_t seqs, int64_t tokens, double context, const struct llmsim_step_cost *c)
+{
+	struct llmsim_timeline *tl = cfg->timeline;
+	if (!tl)
+		return;
+	int tr = tl_track(cfg, 1);
+	struct llmsim_tl_event *e = llmsim_tl_add(tl, tr, what, tl->now_s, dur_s, "%s", what);
+	tl->now_s += dur_s;
+	llmsim_tl_arg(e, "sequences", (double)seqs);
+	llmsim_tl_arg(e, "tokens_per_sequence", (double)tokens);
+	llmsim_tl_arg(e, "context", context);
+	if (c) {
+		llmsim_tl_arg(e, "kernel_s", c->gpu_s);
+		llmsim_tl_arg(e, "comm_s", c->comm_s);
+		llmsim_tl_arg(e, "kernels", (double)c->kernels);
+	}
+}
+
+/* The kernels of step s, starting where the timeline's next step will:
+ * the ops inside the first prefill and the first decode step. */
+static void tl_ops(const struct llmsim_infer_cfg *cfg, const struct llmsim_step *s)
+{
+	struct llmsim_timeline *tl = cfg->timeline;
+	if (!tl)
+		return;
+	int tr = tl_track(cfg, 2);
+	struct llmsim_err err = {0};
+	if (llmsim_infer_step_trace(cfg, s, tl, tr, tl->now_s, &err))
+		tl->oom = 1; /* priced before: cannot fail but for memory */
+}
+
 /* Prefill `count` sequences of `prompt` tokens in steps of at most
  * `budget` tokens: whole sequences per step, or chunks of one sequence
  * when the prompt alone exceeds the budget. Adds into total. */
@@ -61,6 +106,11 @@ static int prefill(const struct llmsim_infer_cfg *cfg, int64_t count, int64_t pr
 			return rc;
 		cost_axpy(total, (double)full, &c);
 		*steps += (int)full;
+		for (int64_t i = 0; cfg->timeline && i < full; i++) {
+			if (!i)
+				tl_ops(cfg, &s);
+			tl_step(cfg, "prefill", c.time_s, per, prompt, 0, &c);
+		}
 		if (rest) {
 			ch.count = rest;
 			s.logits = rest;
@@ -68,32 +118,98 @@ static int prefill(const struct llmsim_infer_cfg *cfg, int64_t count, int64_t pr
 				return rc;
 			cost_axpy(total, 1.0, &c);
 			*steps += 1;
+			tl_step(cfg, "prefill", c.time_s, rest, prompt, 0, &c);
 		}
 		return 0;
 	}
 	/* chunked: every sequence the same, so price one and scale */
 	struct llmsim_step_cost one;
 	memset(&one, 0, sizeof one);
-	for (int64_t done = 0; done < prompt; done += budget) {
+	int64_t nch = (prompt + budget - 1) / budget, k = 0;
+	struct llmsim_step_cost *chunk = cfg->timeline ? calloc((size_t)nch, sizeof *chunk) : NULL;
+	for (int64_t done = 0; done < prompt; done += budget, k++) {
 		int64_t t = prompt - done < budget ? prompt - done : budget;
 		struct llmsim_prefill_chunk ch = {.tokens = t, .context = done, .count = 1};
 		struct llmsim_step s = {.prefill = &ch, .nprefill = 1, .q_len = 1,
 					.logits = done + t == prompt ? 1 : 0};
 		int rc = llmsim_infer_step(cfg, &s, &c, err);
-		if (rc)
+		if (rc) {
+			free(chunk);
 			return rc;
+		}
 		cost_axpy(&one, 1.0, &c);
 		*steps += (int)count;
+		if (chunk)
+			chunk[k] = c;
 	}
 	cost_axpy(total, (double)count, &one);
+	/* the timeline: each sequence's chunks in turn */
+	struct llmsim_prefill_chunk ch0 = {.tokens = budget, .context = 0, .count = 1};
+	struct llmsim_step s0 = {.prefill = &ch0, .nprefill = 1, .q_len = 1};
+	for (int64_t q = 0; chunk && q < count; q++)
+		for (int64_t i = 0; i < nch; i++) {
+			if (!q && !i)
+				tl_ops(cfg, &s0);
+			tl_step(cfg, "prefill", chunk[i].time_s, 1,
+				i + 1 < nch ? budget : prompt - i * budget, (double)(i * budget),
+				&chunk[i]);
+		}
+	if (cfg->timeline && !chunk)
+		cfg->timeline->oom = 1;
+	free(chunk);
 	return 0;
+}
+
+/* One decode step of `batch` sequences over kv_len tokens. */
+static struct llmsim_step decode_step(int64_t batch, double kv_len)
+{
+	return (struct llmsim_step){.decode_seqs = batch, .q_len = 1, .decode_kv_len = kv_len,
+				    .logits = batch};
+}
+
+/* The decode steps on the timeline: those priced as they were; between
+ * Simpson's nine points, each step's time linear in its context, scaled
+ * by one factor so that the steps add up to the priced mean (TPOT) times
+ * their number, as e2e does. */
+static void tl_decode(const struct llmsim_infer_cfg *cfg, int64_t batch, int64_t prompt,
+		      int64_t nsteps, const double *x, const double *f, int npts, double tpot_s)
+{
+	struct llmsim_timeline *tl = cfg->timeline;
+	if (!tl || nsteps < 1)
+		return;
+	double sum = 0, scale = 1;
+	for (int pass = 0; pass < 2; pass++) {
+		for (int64_t j = 1, i = 0; j <= nsteps; j++) {
+			double kv = (double)(prompt + j), t = f[j - 1 < npts ? j - 1 : 0];
+			if (npts == 9) {
+				while (i < 7 && kv > x[i + 1])
+					i++;
+				double w = x[i + 1] > x[i] ? (kv - x[i]) / (x[i + 1] - x[i]) : 0;
+				t = f[i] + w * (f[i + 1] - f[i]);
+			}
+			if (pass == 0) {
+				sum += t;
+				continue;
+			}
+			if (j == 1) {
+				struct llmsim_step s = decode_step(batch, kv);
+				tl_ops(cfg, &s);
+			}
+			tl_step(cfg, "decode", t * scale, batch, 1, kv, NULL);
+		}
+		scale = sum > 0 ? tpot_s * (double)nsteps / sum : 1;
+	}
+	if (npts == 9)
+		snprintf(tl->note, sizeof tl->note,
+			 "decode: %lld steps, 9 contexts priced (Simpson), the steps between "
+			 "linear in the context, scaled by %.6f to the priced mean",
+			 (long long)nsteps, scale);
 }
 
 static int decode_at(const struct llmsim_infer_cfg *cfg, int64_t batch, double kv_len,
 		     struct llmsim_step_cost *c, struct llmsim_err *err)
 {
-	struct llmsim_step s = {.decode_seqs = batch, .q_len = 1, .decode_kv_len = kv_len,
-				.logits = batch};
+	struct llmsim_step s = decode_step(batch, kv_len);
 	return llmsim_infer_step(cfg, &s, c, err);
 }
 
@@ -105,6 +221,8 @@ static int infer_once(const struct llmsim_infer_cfg *cfg, const struct llmsim_in
 {
 	const struct llmsim_model *m = cfg->model;
 	memset(res, 0, sizeof *res);
+	if (cfg->timeline)
+		llmsim_tl_reset(cfg->timeline); /* a run priced again starts over */
 	if (req->batch < 1)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "batch must be at least 1, got %lld",
 				      (long long)req->batch);
@@ -148,6 +266,7 @@ static int infer_once(const struct llmsim_infer_cfg *cfg, const struct llmsim_in
 	/* Decode steps 1..O-1 attend over prompt+j tokens (their own included). */
 	int64_t nsteps = req->output - 1;
 	struct llmsim_step_cost c;
+	double px[9], pf[9];
 	if (nsteps > 0) {
 		double lo = (double)req->prompt + 1, hi = (double)(req->prompt + nsteps);
 		if (nsteps <= 9) {
@@ -155,6 +274,8 @@ static int infer_once(const struct llmsim_infer_cfg *cfg, const struct llmsim_in
 				if ((rc = decode_at(dec, req->batch, (double)(req->prompt + j), &c, err)))
 					return rc;
 				cost_axpy(&res->decode.cost, 1.0 / nsteps, &c);
+				px[j - 1] = (double)(req->prompt + j);
+				pf[j - 1] = c.time_s;
 			}
 			res->decode_points = (int)nsteps;
 		} else {
@@ -165,6 +286,8 @@ static int infer_once(const struct llmsim_infer_cfg *cfg, const struct llmsim_in
 				if ((rc = decode_at(dec, req->batch, x, &c, err)))
 					return rc;
 				cost_axpy(&res->decode.cost, w[i] / 24.0, &c);
+				px[i] = x;
+				pf[i] = c.time_s;
 			}
 			res->decode_points = 9;
 		}
@@ -173,6 +296,11 @@ static int infer_once(const struct llmsim_infer_cfg *cfg, const struct llmsim_in
 	}
 	res->tpot_s = res->decode.time_s;
 	res->e2e_s = res->ttft_s + (double)nsteps * res->tpot_s;
+	tl_decode(dec, req->batch, req->prompt, nsteps, px, pf, res->decode_points, res->tpot_s);
+	if (cfg->timeline) {
+		llmsim_tl_figure(cfg->timeline, "ttft_s", res->ttft_s);
+		llmsim_tl_figure(cfg->timeline, "e2e_s", res->e2e_s);
+	}
 	res->tokens_per_s = res->e2e_s > 0 ? (double)req->batch * req->output / res->e2e_s : 0;
 	return 0;
 }

@@ -18,8 +18,10 @@
 #include "serve.h"
 
 #include "base/stats.h"
+#include "sim/timeline.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -423,7 +425,7 @@ static int cmp_chunk(const void *x, const void *y)
 
 /* Price the scheduled step: prefill chunks of one shape run as one
  * attention call (as a varlen kernel batches them). */
-static struct pval price_step(struct engine *e)
+static struct pval price_step(struct engine *e, int64_t *prefill_tokens, int64_t *decode_tokens)
 {
 	struct sim *s = &e->sim;
 	int64_t n = 0, dec = 0, logits = 0, np = 0;
@@ -460,7 +462,63 @@ static struct pval price_step(struct engine *e)
 	add(&t, part(s, TAG_BODY, n, 0, 0));
 	if (logits)
 		add(&t, part(s, TAG_HEAD, logits, 0, 0));
+	*prefill_tokens = n - dec;
+	*decode_tokens = dec;
 	return t;
+}
+
+/* The engine steps' track of the timeline. */
+static int steps_track(struct llmsim_timeline *tl, const struct llmsim_infer_cfg *c)
+{
+	char proc[64];
+	snprintf(proc, sizeof proc, "engine (tp %d x pp %d)", c->tp, c->pp);
+	return llmsim_tl_track(tl, 0, proc, 1, "steps");
+}
+
+/* Each of the first cfg->timeline_requests requests as two spans, waiting
+ * and prefill (arrival to first token), then decode (to its last), on
+ * lanes of a "requests" process: a request takes the first lane free at
+ * its arrival, so no lane holds two at once. */
+static void tl_requests(struct engine *e)
+{
+	struct llmsim_timeline *tl = e->cfg->timeline;
+	int64_t n = e->cfg->timeline_requests < e->n ? e->cfg->timeline_requests : e->n;
+	double *lane = malloc((size_t)(n > 0 ? n : 1) * sizeof *lane);
+	if (!lane) {
+		tl->oom = 1;
+		return;
+	}
+	int nl = 0;
+	for (int64_t i = 0; i < n; i++) {
+		const struct req *q = &e->r[i];
+		int k = 0;
+		while (k < nl && lane[k] > q->arrival_s)
+			k++;
+		if (k == nl)
+			nl++;
+		lane[k] = q->finish_s;
+		char name[32];
+		snprintf(name, sizeof name, "lane %d", k);
+		int tr = llmsim_tl_track(tl, 1, "requests", k + 1, name);
+		for (int j = 0; j < 2; j++) {
+			struct llmsim_tl_event *ev =
+				j ? llmsim_tl_add(tl, tr, "request", q->first_s, q->finish_s - q->first_s,
+						  "req %lld: decode", (long long)i)
+				  : llmsim_tl_add(tl, tr, "request", q->arrival_s,
+						  q->first_s - q->arrival_s, "req %lld: to first token",
+						  (long long)i);
+			llmsim_tl_arg(ev, "request", (double)i);
+			llmsim_tl_arg(ev, "prompt", (double)q->prompt);
+			llmsim_tl_arg(ev, "output", (double)q->output);
+			llmsim_tl_arg(ev, "ttft_s", q->first_s - q->arrival_s);
+			llmsim_tl_arg(ev, "e2e_s", q->finish_s - q->arrival_s);
+		}
+	}
+	free(lane);
+	if (n < e->n)
+		snprintf(tl->note, sizeof tl->note,
+			 "requests: the first %lld of %lld written",
+			 (long long)n, (long long)e->n);
 }
 
 static void finish_step(struct engine *e, double now)
@@ -619,6 +677,8 @@ static int serve_once(const struct llmsim_serve_cfg *cfg, struct llmsim_serve_re
 {
 	struct engine e;
 	memset(res, 0, sizeof *res);
+	if (cfg->timeline)
+		llmsim_tl_reset(cfg->timeline); /* a run priced again starts over */
 	int rc = engine_init(&e, cfg, res, err);
 	double now = 0, waste_int = 0, alloc_int = 0, used_int = 0, batch_sum = 0;
 	int64_t next = 0, steps = 0; /* next request not yet arrived */
@@ -643,10 +703,25 @@ static int serve_once(const struct llmsim_serve_cfg *cfg, struct llmsim_serve_re
 					    (long long)e.wait.n, (long long)e.nrun);
 			break;
 		}
-		struct pval step = price_step(&e);
+		int64_t pre_tok, dec_tok;
+		struct pval step = price_step(&e, &pre_tok, &dec_tok);
 		double t = step.time_s;
 		if ((rc = e.sim.rc))
 			break;
+		/* steps up to the event limit, less the room the requests' spans take */
+		struct llmsim_timeline *tl = cfg->timeline;
+		if (tl && tl->max_events && tl->nev >= tl->max_events - 2 * cfg->timeline_requests) {
+			tl->dropped++;
+		} else if (tl) {
+			struct llmsim_tl_event *ev =
+				llmsim_tl_add(tl, steps_track(tl, &cfg->infer), "step", now, t,
+					      "step %lld", (long long)res->steps);
+			llmsim_tl_arg(ev, "prefill_tokens", (double)pre_tok);
+			llmsim_tl_arg(ev, "decode_tokens", (double)dec_tok);
+			llmsim_tl_arg(ev, "running", (double)e.nrun);
+			llmsim_tl_arg(ev, "waiting", (double)e.wait.n);
+			llmsim_tl_arg(ev, "kv_used_tokens", (double)e.kv.used_tokens);
+		}
 		res->flops += step.flops;
 		res->steps++;
 		batch_sum += (double)e.nrun;
@@ -666,6 +741,11 @@ static int serve_once(const struct llmsim_serve_cfg *cfg, struct llmsim_serve_re
 		res->priced = e.sim.priced;
 		if (collect(&e))
 			rc = llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
+		if (cfg->timeline && !rc) {
+			tl_requests(&e);
+			llmsim_tl_figure(cfg->timeline, "first_arrival_s", e.r[0].arrival_s);
+			llmsim_tl_figure(cfg->timeline, "makespan_s", res->duration_s);
+		}
 	}
 	engine_release(&e);
 	return rc;

@@ -47,6 +47,11 @@ struct llmsim_serve_cfg {
 	 * done so far (the CLI's progress line on a terminal); NULL: none */
 	void (*progress)(void *ctx, int64_t done, int64_t total);
 	void *progress_ctx;
+	struct llmsim_timeline *timeline; /* NULL, or where the run records its engine
+				       * steps (prefill and decode tokens in args) and
+				       * the spans of its first timeline_requests
+				       * requests (sim/timeline.h; reset first) */
+	int64_t timeline_requests;
 };
 
 /* Defaults: vLLM's max_num_seqs 256, a budget of 8192 tokens, paged KV,

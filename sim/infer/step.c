@@ -8,6 +8,7 @@
  * eager mode.
  */
 #include "infer.h"
+#include "sim/timeline.h"
 
 #include <math.h>
 #include <string.h>
@@ -70,29 +71,64 @@ static void graph_cfg(const struct llmsim_infer_cfg *cfg, const struct llmsim_st
  * one by one (eager_host_s each, through HF's modules too); the GPU starts
  * a kernel when both it and its launch are ready, so a run of small kernels is paced by the host,
  * while a long kernel lets the host run ahead. */
-static double wall_time(const struct llmsim_infer_cfg *cfg, const struct llmsim_graph *g,
-			const double *mult, const struct llmsim_pred *p,
-			const struct llmsim_step_cost *cost)
+/* The kernels in the order the step runs them (sections in turn, each
+ * run `mult` times), from the GPU's time 0; eager: the host's pacing as
+ * wall_time says. Each node run goes on tl's track when tl is given (its
+ * first kernel's start to its last one's end). Returns the last end. */
+static double walk(const struct llmsim_infer_cfg *cfg, const struct llmsim_graph *g,
+		   const double *mult, const struct llmsim_pred *p, struct llmsim_timeline *tl,
+		   int track, double t0)
 {
 	const struct llmsim_infer_params *pp = &cfg->params;
 	double gap = cfg->gpu->param[LLMSIM_PARAM_STEP_KERNEL_GAP_S];
-	if (cfg->runtime == LLMSIM_RT_GRAPH)
-		return cost->gpu_s + (double)cost->kernels * gap;
+	int eager = cfg->runtime != LLMSIM_RT_GRAPH;
 	double host = pp->eager_host_s;
 	double cpu = 0, gpu = 0;
 	for (int s = 0; s < LLMSIM_SEC_COUNT; s++)
 		for (int64_t r = 0; r < (int64_t)mult[s]; r++)
 			for (int i = 0; i < g->n; i++) {
-				if (g->node[i].sec != (enum llmsim_gsec)s)
+				const struct llmsim_gnode *n = &g->node[i];
+				if (n->sec != (enum llmsim_gsec)s)
 					continue;
 				int kernels = p[i].kernels > 0 ? p[i].kernels : 1;
-				double per = p[i].time_s / kernels;
-				for (int k = 0; k < kernels; k++) {
-					cpu += host;
-					gpu = fmax(gpu + gap, cpu) + per;
+				double start = gpu;
+				if (eager) {
+					double per = p[i].time_s / kernels;
+					for (int k = 0; k < kernels; k++) {
+						cpu += host;
+						gpu = fmax(gpu + gap, cpu) + per;
+						if (!k)
+							start = gpu - per;
+					}
+				} else { /* a graph: the gap before each kernel */
+					start = gpu + n->count * kernels * gap;
+					gpu = start + n->count * p[i].time_s;
+				}
+				if (tl) {
+					struct llmsim_tl_event *e = llmsim_tl_add(
+						tl, track, "kernel", t0 + start, gpu - start, "%s", n->name);
+					if (s == LLMSIM_SEC_DENSE || s == LLMSIM_SEC_MOE)
+						llmsim_tl_arg(e, "layer", (double)r);
+					llmsim_tl_arg(e, "kernels", (double)(n->count * kernels));
 				}
 			}
 	return gpu;
+}
+
+/* Wall time of the kernel sequence. Graph: kernels back to back, each
+ * dependent one starting the GPU's gap inside a step after the one before
+ * (step_kernel_gap_s). Eager: the same gap, and the host issues kernels
+ * one by one (eager_host_s each, through HF's modules too); the GPU starts
+ * a kernel when both it and its launch are ready, so a run of small kernels is paced by the host,
+ * while a long kernel lets the host run ahead. */
+static double wall_time(const struct llmsim_infer_cfg *cfg, const struct llmsim_graph *g,
+			const double *mult, const struct llmsim_pred *p,
+			const struct llmsim_step_cost *cost)
+{
+	double gap = cfg->gpu->param[LLMSIM_PARAM_STEP_KERNEL_GAP_S];
+	if (cfg->runtime == LLMSIM_RT_GRAPH)
+		return cost->gpu_s + (double)cost->kernels * gap;
+	return walk(cfg, g, mult, p, NULL, 0, 0);
 }
 
 /* Each section's runs in the step: its layers (the first `layers`, or
@@ -161,6 +197,20 @@ int llmsim_infer_step(const struct llmsim_infer_cfg *cfg, const struct llmsim_st
 	static _Thread_local struct llmsim_pred p[LLMSIM_GRAPH_MAX];
 	double mult[LLMSIM_SEC_COUNT];
 	return llmsim_infer_step_ops(cfg, s, &g, p, mult, cost, err);
+}
+
+int llmsim_infer_step_trace(const struct llmsim_infer_cfg *cfg, const struct llmsim_step *s,
+			    struct llmsim_timeline *tl, int track, double start_s,
+			    struct llmsim_err *err)
+{
+	static _Thread_local struct llmsim_graph g;
+	static _Thread_local struct llmsim_pred p[LLMSIM_GRAPH_MAX];
+	double mult[LLMSIM_SEC_COUNT];
+	struct llmsim_step_cost cost;
+	int rc = llmsim_infer_step_ops(cfg, s, &g, p, mult, &cost, err);
+	if (!rc)
+		walk(cfg, &g, mult, p, tl, track, start_s);
+	return rc;
 }
 
 enum llmsim_bound llmsim_step_bound(const struct llmsim_step_cost *c, double *share)

@@ -278,15 +278,11 @@ static void offload_time(const struct llmsim_train_cfg *c, const struct dp_cost 
 	t->step_s += t->offload_s;
 }
 
-void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
-		   const struct shape_cost *sc, const struct dp_cost *dc,
-		   struct llmsim_train_result *r)
+void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+		    const struct shape_cost *sc, const struct dp_cost *dc, struct train_mb *mb)
 {
 	const struct train_geom *g = &ctx->geom;
-	memset(r, 0, sizeof *r);
-	r->cfg = *c;
-	int64_t m = c->global_batch / ((int64_t)c->micro_batch * c->dp);
-	r->microbatches = m;
+	memset(mb, 0, sizeof *mb);
 	double ls = llmsim_train_stage_layers(&ctx->model, c);
 	double fm = g->layers ? (double)g->moe_layers / g->layers : 0;
 	double ld = ls * (1 - fm), lm = ls * fm;
@@ -299,23 +295,29 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 		ls = train_pp_slowest(&ctx->model, c, sc, fm, &ends, &H);
 		ld = ls * (1 - fm), lm = ls * fm;
 	}
+	mb->ls = ls, mb->ld = ld, mb->lm = lm;
 
 	/* one micro-batch through the slowest stage */
 	double cf = ld * D->fwd_s + lm * M->fwd_s + H->fwd_s;
 	double cb = ld * D->bwd_s + lm * M->bwd_s + H->bwd_s;
 	if (full)
-		cb += ld * D->fwd_s + lm * M->fwd_s;
+		mb->recompute_s = ld * D->fwd_s + lm * M->fwd_s;
 	else if (sel)
-		cb += ld * D->attn_core_fwd_s + lm * M->attn_core_fwd_s;
+		mb->recompute_s = ld * D->attn_core_fwd_s + lm * M->attn_core_fwd_s;
+	cb += mb->recompute_s;
 	double tpf = ld * D->tp_fwd_s + lm * M->tp_fwd_s + H->tp_fwd_s;
 	double tpb = ld * D->tp_bwd_s + lm * M->tp_bwd_s + H->tp_bwd_s;
 	double epf = lm * M->ep_fwd_s, epb = lm * M->ep_bwd_s;
 	double cpf = ld * D->cp_fwd_exposed_s + lm * M->cp_fwd_exposed_s;
 	double cpb = ld * D->cp_bwd_exposed_s + lm * M->cp_bwd_exposed_s;
+	mb->tpb_hidden = ld * D->tp_bwd_hidden_s + lm * M->tp_bwd_hidden_s + H->tp_bwd_hidden_s;
+	mb->cpf_hidden = ld * D->cp_fwd_hidden_s + lm * M->cp_fwd_hidden_s;
+	mb->cpb_hidden = ld * D->cp_bwd_hidden_s + lm * M->cp_bwd_hidden_s;
 	if (full) { /* the recomputed forward communicates again */
 		tpb += ld * D->tp_fwd_s + lm * M->tp_fwd_s;
 		epb += epf;
 		cpb += cpf;
+		mb->cpb_hidden += mb->cpf_hidden;
 	}
 	double z3f = 0, z3b = 0, z3f_off = 0, z3b_off = 0;
 	int off = c->offload != LLMSIM_OFFLOAD_NONE && dc->has_host;
@@ -331,46 +333,91 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 					     lb, ls) - z3b;
 		}
 	}
-	double v = c->schedule == LLMSIM_SCHED_INTERLEAVED ? c->chunks : 1;
-	double p2p = c->pp > 1 ? v * sc->p2p_s : 0;
-	double tf = cf + tpf + epf + cpf + z3f + p2p;
-	double tb = cb + tpb + epb + cpb + z3b + p2p;
-
-	double bubble = (c->pp - 1) / v * (tf + tb);
-	double pair_exposed = 0; /* DualPipe: the pair's comm beyond its compute */
+	mb->v = c->schedule == LLMSIM_SCHED_INTERLEAVED ? c->chunks : 1;
+	mb->p2p = c->pp > 1 ? mb->v * sc->p2p_s : 0;
+	mb->cf = cf, mb->cb = cb;
+	mb->tpf = tpf, mb->tpb = tpb, mb->epf = epf, mb->epb = epb, mb->cpf = cpf, mb->cpb = cpb;
+	mb->z3f = z3f, mb->z3b = z3b, mb->z3f_off = z3f_off, mb->z3b_off = z3b_off;
+	mb->end_f = H->fwd_s + H->tp_fwd_s;
+	mb->end_b = H->bwd_s + H->tp_bwd_s;
+	mb->tf = cf + tpf + epf + cpf + z3f + mb->p2p;
+	mb->tb = cb + tpb + epb + cpb + z3b + mb->p2p;
+	mb->bubble = (c->pp - 1) / mb->v * (mb->tf + mb->tb);
 	if (c->schedule == LLMSIM_SCHED_DUALPIPE) {
+		/* DualPipe: each chunk's all-to-alls and sends hidden by the paired
+		 * chunk's compute, which runs on the SMs the communication leaves;
+		 * what the pair's compute cannot cover stays exposed */
 		int sms = ctx->gpu.sms;
 		double slow = sms > TRAIN_DUALPIPE_COMM_SMS
 				      ? (double)sms / (sms - TRAIN_DUALPIPE_COMM_SMS)
 				      : 1;
 		double w = slow * (ld * D->wgrad_s + lm * M->wgrad_s + H->wgrad_s);
-		cf *= slow, cb *= slow;
-		pair_exposed = fmax(0, epf + epb + 2 * p2p - (cf + cb));
-		epf = epb = p2p = 0;
-		tf = cf + tpf + cpf + z3f;
-		tb = cb + tpb + cpb + z3b;
-		bubble = llmsim_train_dualpipe_bubble_s(c->pp, tf + tb + pair_exposed, tb, w);
+		mb->cf = cf *= slow, mb->cb = cb *= slow;
+		mb->pair_exposed = fmax(0, epf + epb + 2 * mb->p2p - (cf + cb));
+		mb->epf = mb->epb = mb->p2p = 0;
+		mb->tf = cf + tpf + cpf + z3f;
+		mb->tb = cb + tpb + cpb + z3b;
+		mb->bubble = llmsim_train_dualpipe_bubble_s(c->pp, mb->tf + mb->tb + mb->pair_exposed,
+							    mb->tb, w);
 	}
-	double dp_exp = 0;
-	if (c->zero == 0 || c->zero == 1)
-		dp_exp += exposed(dc->grad_sync_s, tb, dc->bucket_frac);
-	else if (c->zero == 2 && c->recipe == LLMSIM_RECIPE_LLAMA3)
-		dp_exp += fsdp_rs_exposed(c, m, dc->grad_sync_s, tf, tb, bubble, ls);
-	else if (c->zero == 2)
-		dp_exp += m * exposed(dc->grad_sync_s, tb, dc->bucket_frac);
-	if (c->zero == 1 || c->zero == 2)
-		dp_exp += exposed(dc->param_gather_s, tf, dc->bucket_frac);
-	dp_exp += dc->emb_sync_s;
+}
+
+void train_dp_exposed(const struct llmsim_train_cfg *c, const struct dp_cost *dc, int64_t m,
+		      const struct train_mb *mb, struct train_dp_exp *x)
+{
+	memset(x, 0, sizeof *x);
+	if (c->zero == 2 && c->recipe == LLMSIM_RECIPE_LLAMA3) { /* FSDP beside the pipeline */
+		x->flushes = m;
+		x->grad_s = fsdp_rs_exposed(c, m, dc->grad_sync_s, mb->tf, mb->tb, mb->bubble,
+					    mb->ls);
+		x->grad_hidden_s = fmax(0, dc->grad_sync_s - x->grad_s / (double)m);
+	} else if (c->zero <= 2) {
+		x->flushes = c->zero == 2 ? m : 1;
+		double one = exposed(dc->grad_sync_s, mb->tb, dc->bucket_frac);
+		x->grad_s = (double)x->flushes * one;
+		x->grad_hidden_s = dc->grad_sync_s - one;
+	}
+	if (c->zero == 1 || c->zero == 2) {
+		x->gather_s = exposed(dc->param_gather_s, mb->tf, dc->bucket_frac);
+		x->gather_hidden_s = dc->param_gather_s - x->gather_s;
+	}
+	x->emb_s = dc->emb_sync_s;
+	x->total_s = x->grad_s + x->gather_s + x->emb_s;
+}
+
+void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+		   const struct shape_cost *sc, const struct dp_cost *dc,
+		   struct llmsim_train_result *r)
+{
+	const struct train_geom *g = &ctx->geom;
+	memset(r, 0, sizeof *r);
+	r->cfg = *c;
+	int64_t m = c->global_batch / ((int64_t)c->micro_batch * c->dp);
+	r->microbatches = m;
+	struct train_mb mb;
+	struct train_dp_exp dx;
+	train_mb_parts(ctx, c, sc, dc, &mb);
+	train_dp_exposed(c, dc, m, &mb, &dx);
+	double ls = mb.ls, ld = mb.ld, lm = mb.lm;
+	const struct layer_cost *D = &sc->dense, *M = &sc->moe;
+	int full = c->recompute == LLMSIM_RECOMP_FULL;
+	int sel = c->recompute == LLMSIM_RECOMP_SELECTIVE;
+	int off = c->offload != LLMSIM_OFFLOAD_NONE && dc->has_host;
+	struct layer_cost ends;
+	const struct layer_cost *H = end_stage(c, sc, &ends);
+	double cf = mb.cf, cb = mb.cb, tf = mb.tf, tb = mb.tb, v = mb.v, p2p = mb.p2p;
+	double bubble = mb.bubble;
+	double dp_exp = dx.total_s;
 
 	struct llmsim_train_time *t = &r->time;
 	t->fwd_mb_s = tf;
 	t->bwd_mb_s = tb;
 	t->compute_s = m * (cf + cb);
-	t->tp_exposed_s = m * (tpf + tpb);
-	t->ep_exposed_s = m * (epf + epb + pair_exposed);
-	t->cp_exposed_s = m * (cpf + cpb);
+	t->tp_exposed_s = m * (mb.tpf + mb.tpb);
+	t->ep_exposed_s = m * (mb.epf + mb.epb + mb.pair_exposed);
+	t->cp_exposed_s = m * (mb.cpf + mb.cpb);
 	t->pp_exposed_s = m * 2 * p2p;
-	t->zero3_exposed_s = m * (z3f + z3b);
+	t->zero3_exposed_s = m * (mb.z3f + mb.z3b);
 	t->dp_exposed_s = dp_exp;
 	t->dp_comm_s = (c->zero == 2 ? m : 1) * dc->grad_sync_s + dc->param_gather_s +
 		       m * ls * (dc->z3_layer_fwd_s + dc->z3_layer_bwd_s);
@@ -380,7 +427,7 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 	t->optimizer_s = dc->optimizer_s;
 	t->step_s = t->compute_s + t->comm_exposed_s + bubble + t->optimizer_s;
 	if (off)
-		offload_time(c, dc, m, ls, tb, z3f_off, z3b_off, &r->time, &r->comm);
+		offload_time(c, dc, m, ls, tb, mb.z3f_off, mb.z3b_off, &r->time, &r->comm);
 
 	/* communication volumes, bytes each GPU sends per step */
 	struct llmsim_train_comm *cm = &r->comm;

@@ -192,6 +192,8 @@ enum { V_FWD, V_BWD, V_RECOMPUTE, V_ACCUM, V_OPT };
 /* a node (or op) run once in the step, with its price at its load */
 struct visit {
 	const struct llmsim_op *op;
+	const char *name;          /* the node's, or the optimizer's launch */
+	int64_t mb;                /* its micro-batch (-1: the optimizer) */
 	int kind;                  /* V_* */
 	int sync;                  /* the host waits for the GPU after it */
 	int layer;                 /* -1 outside the layers */
@@ -215,7 +217,8 @@ struct steplist {
 	int oom;
 };
 
-static void push(struct steplist *l, const struct llmsim_op *op, int kind, int layer, int sync)
+static void push(struct steplist *l, const struct llmsim_op *op, const char *name, int64_t mb,
+		 int kind, int layer, int sync)
 {
 	if (l->n == l->cap) {
 		int cap = l->cap ? 2 * l->cap : 1024;
@@ -227,7 +230,8 @@ static void push(struct steplist *l, const struct llmsim_op *op, int kind, int l
 		l->v = p;
 		l->cap = cap;
 	}
-	l->v[l->n++] = (struct visit){.op = op, .kind = kind, .layer = layer, .sync = sync};
+	l->v[l->n++] = (struct visit){.op = op, .name = name, .mb = mb, .kind = kind,
+				      .layer = layer, .sync = sync};
 }
 
 static void list_at(const struct train_torch_at *at, void *arg)
@@ -238,14 +242,18 @@ static void list_at(const struct train_torch_at *at, void *arg)
 		int kind = at->recompute ? V_RECOMPUTE : n->phase == LLMSIM_PH_FWD ? V_FWD : V_BWD;
 		int sync = at->sec == LLMSIM_SEC_PRE &&
 			   at->node == l->mem->io[LLMSIM_SEC_PRE].host_sync;
-		push(l, &n->op, kind, at->sec == LLMSIM_SEC_DENSE ? at->layer : -1, sync);
+		push(l, &n->op, n->name, at->microbatch, kind,
+		     at->sec == LLMSIM_SEC_DENSE ? at->layer : -1, sync);
 	} else if (at->ev == TRAIN_AT_BWD_END && at->microbatch > 0) {
 		/* AccumulateGrad adds a later micro-batch's gradients into .grad */
 		for (int i = 0; i < l->naccum; i++)
-			push(l, &l->accum[i], V_ACCUM, -1, 0);
+			push(l, &l->accum[i], "accumulate_grad", at->microbatch, V_ACCUM, -1, 0);
 	} else if (at->ev == TRAIN_AT_STEP_END) {
 		for (int i = 0; i < l->nopt; i++)
-			push(l, &l->opt[i], V_OPT, -1, 0);
+			push(l, &l->opt[i],
+			     l->opt[i].u.ew.kind == LLMSIM_EW_ADAMW ? "adamw (multi_tensor_apply)"
+								    : "step += 1 (_foreach_add_)",
+			     -1, V_OPT, -1, 0);
 	}
 }
 
@@ -371,6 +379,58 @@ static int run(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 	return 0;
 }
 
+/* The last simulated step's kernels on one stream into tl, from the end
+ * of the step before; past three micro-batches the ones not simulated are
+ * one block before the optimizer, `extra_s` long (the step extrapolates
+ * them so). Phases (a micro-batch's forward, backward, the gradient
+ * accumulation, the optimizer) on a track of their own. */
+static void torch_timeline(struct llmsim_timeline *tl, const struct steplist *l,
+			   int64_t sim, int64_t mbs, double extra_s)
+{
+	static const char *const phase[] = {[V_FWD] = "forward", [V_BWD] = "backward",
+					    [V_RECOMPUTE] = "backward", [V_ACCUM] = "accumulate grads",
+					    [V_OPT] = "optimizer"};
+	int ks = llmsim_tl_track(tl, 0, "GPU 0 (PyTorch eager)", 1, "stream (kernels)");
+	int ph = llmsim_tl_track(tl, 0, "GPU 0 (PyTorch eager)", 2, "phases");
+	double base = l->v[l->n - 1].prev_end, shift = 0;
+	int64_t from = -1;
+	for (int i = 0; i < l->n; i++) {
+		const struct visit *v = &l->v[i];
+		if (v->kind == V_OPT && !(shift > 0) && extra_s > 0) {
+			struct llmsim_tl_event *e = llmsim_tl_add(
+				tl, ph, "extrapolated", v->start - base, extra_s,
+				"micro-batches %lld-%lld (extrapolated)", (long long)sim,
+				(long long)(mbs - 1));
+			llmsim_tl_arg(e, "microbatches", (double)(mbs - sim));
+			shift = extra_s;
+		}
+		struct llmsim_tl_event *e =
+			llmsim_tl_add(tl, ks, v->kind == V_OPT ? "optimizer" : "kernel",
+				      v->start - base + shift, v->end - v->start, "%s", v->name);
+		llmsim_tl_arg(e, "kernels", v->kernels);
+		if (v->layer >= 0)
+			llmsim_tl_arg(e, "layer", v->layer);
+		if (v->kind == V_RECOMPUTE)
+			llmsim_tl_arg(e, "recompute", 1);
+		/* a phase ends where the next visit starts another */
+		const struct visit *w = i + 1 < l->n ? &l->v[i + 1] : NULL;
+		if (from < 0)
+			from = i;
+		if (w && w->mb == v->mb && !strcmp(phase[w->kind], phase[v->kind]))
+			continue;
+		const struct visit *f = &l->v[from];
+		double at = f->start - base + shift, dur = v->end - f->start;
+		if (v->kind == V_OPT) {
+			llmsim_tl_add(tl, ph, phase[v->kind], at, dur, "optimizer");
+		} else {
+			e = llmsim_tl_add(tl, ph, phase[v->kind], at, dur, "%s %lld", phase[v->kind],
+					  (long long)v->mb);
+			llmsim_tl_arg(e, "microbatch", (double)v->mb);
+		}
+		from = -1;
+	}
+}
+
 int train_torch_simulate(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 			 struct llmsim_train_result *r, struct llmsim_err *err)
 {
@@ -437,6 +497,8 @@ int train_torch_simulate(struct llmsim_train_ctx *ctx, const struct llmsim_train
 	r->torch.host_s = r->torch.kernels * TRAIN_EAGER_HOST_S;
 	r->torch.idle_s = fmax(0, t->step_s - r->torch.gpu_s);
 	r->torch.optimizer_launches = l.nopt;
+	if (ctx->timeline)
+		torch_timeline(ctx->timeline, &l, sim, mbs, EXT(step_s) - s3.step_s);
 	r->model_flops = EXT(flops[V_FWD]) + EXT(flops[V_BWD]);
 	r->hw_flops = r->model_flops + EXT(flops[V_RECOMPUTE]);
 	r->load_rho = s3.x_mean;

@@ -384,6 +384,20 @@ int llmsim_train_torch_ops(struct llmsim_train_ctx *ctx, const struct llmsim_tra
 			   double load_rho, struct llmsim_graph *g, struct llmsim_graph_mem *mem,
 			   struct llmsim_pred *pred, struct llmsim_err *err);
 
+/* The simulated timeline of one step of c into tl (sim/timeline.h; reset
+ * first), r being llmsim_train_simulate's result for c. The fused engine:
+ * one process per pipeline stage (pid its first rank) with its forward and
+ * backward micro-batch chunks in the schedule the step was priced with
+ * (1F1B or interleaved, sim/train/schedule.c), their kernels, recompute and
+ * each communication's exposed and hidden parts on their own tracks, the
+ * data-parallel reductions and the optimizer; it ends at r->time.step_s.
+ * The torch engine: the step's kernels in launch order on one stream.
+ * Returns 0, or an error from the pricing or out of memory. */
+struct llmsim_timeline;
+int llmsim_train_timeline(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+			  const struct llmsim_train_result *r, struct llmsim_timeline *tl,
+			  struct llmsim_err *err);
+
 /* The search over configurations (`llmsim plan`): sim/train/plan.h. */
 
 #endif

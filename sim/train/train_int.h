@@ -8,6 +8,7 @@
 
 #include "train.h"
 #include "sim/graph.h"
+#include "sim/timeline.h"
 
 /* Fixed allowances, stated once (see memory.c). */
 #define TRAIN_CONTEXT_BYTES 1.0e9      /* CUDA context, cuBLAS/NCCL workspaces */
@@ -114,6 +115,8 @@ struct llmsim_train_ctx {
 	struct llmsim_graph graph;
 	struct train_priced priced[LLMSIM_GRAPH_MAX];
 	struct llmsim_graph_mem mem; /* the torch engine's tensors (torch_step.c) */
+	struct llmsim_timeline *timeline; /* non-NULL: the torch engine records its
+					   * step's kernels there (schedule.c) */
 };
 
 /* Price an op through llmsim_predict, once per distinct op, at the
@@ -134,8 +137,10 @@ struct layer_cost {
 	double attn_core_fwd_s;       /* selective recompute re-runs this */
 	double fwd_flops, bwd_flops, attn_core_fwd_flops; /* model (balanced) */
 	double tp_fwd_s, tp_bwd_s;    /* TP collectives (exposed) */
+	double tp_bwd_hidden_s;       /* backward TP collectives behind weight-gradient GEMMs */
 	double ep_fwd_s, ep_bwd_s;    /* all-to-all (exposed) */
 	double cp_fwd_exposed_s, cp_bwd_exposed_s; /* ring beyond attention */
+	double cp_fwd_hidden_s, cp_bwd_hidden_s;   /* ring behind attention */
 	double tp_bytes, ep_bytes, cp_bytes;       /* sent per rank, fwd+bwd */
 };
 
@@ -285,6 +290,42 @@ int train_alloc_malloc(struct train_alloc *a, double bytes);
 /* Return block x (-1: nothing). */
 void train_alloc_free(struct train_alloc *a, int x);
 void train_alloc_release(struct train_alloc *a);
+
+/* One micro-batch through the slowest stage as the step prices it
+ * (train_combine), in its parts; the schedule (schedule.c) lays them out. */
+struct train_mb {
+	double ls, ld, lm;          /* layers of the stage: all, dense, MoE */
+	double cf, cb;              /* kernels: forward; backward with its recompute */
+	double recompute_s;         /* the recomputed forward inside cb */
+	double tpf, tpb, epf, epb, cpf, cpb; /* exposed collectives (fwd, bwd) */
+	double tpb_hidden, cpf_hidden, cpb_hidden; /* the parts compute hides */
+	double z3f, z3b;            /* ZeRO-3 gathers and reductions not hidden */
+	double z3f_off, z3b_off;    /* offload: the PCIe part beyond z3f, z3b */
+	double p2p;                 /* pipeline send/recv, per direction (v of them) */
+	double tf, tb;              /* forward and backward of a micro-batch, all in */
+	double v;                   /* model chunks per stage (1: 1F1B) */
+	double end_f, end_b;        /* the slower end stage's own part of tf and tb (its
+				     * embedding or LM head with their TP collectives) */
+	double pair_exposed;        /* DualPipe: the pair's communication its compute
+				     * does not cover (its tf/tb carry no EP or PP part) */
+	double bubble;              /* the schedule's bubble: (pp-1)/v (tf + tb), or
+				     * DualPipe's (llmsim_train_dualpipe_bubble_s) */
+};
+void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+		    const struct shape_cost *sc, const struct dp_cost *dc, struct train_mb *mb);
+
+/* The data-parallel communication a step exposes, and what it hides. */
+struct train_dp_exp {
+	int64_t flushes;            /* gradient reductions: m at ZeRO-2, 1 at 0/1, 0 at 3 */
+	double grad_s;              /* their parts past the backward, all flushes */
+	double grad_hidden_s;       /* one reduction's part behind its backward */
+	double gather_s;            /* ZeRO 1/2 parameter all-gather, exposed */
+	double gather_hidden_s;     /* its part behind the first forward */
+	double emb_s;               /* tied embeddings' all-reduce (exposed) */
+	double total_s;             /* grad_s + gather_s + emb_s */
+};
+void train_dp_exposed(const struct llmsim_train_cfg *c, const struct dp_cost *dc, int64_t m,
+		      const struct train_mb *mb, struct train_dp_exp *x);
 
 /* Combine into a result (pure arithmetic). */
 void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,

@@ -104,14 +104,17 @@ static void accumulate(const struct llmsim_graph *g, const struct train_priced *
 			lc->tp_bytes += pr[i].link_bytes;
 			if (fwd)
 				lc->tp_fwd_s += t;
-			else
+			else {
 				lc->tp_bwd_s += fmax(0, t - hidden);
+				lc->tp_bwd_hidden_s += fmin(t, hidden);
+			}
 		} else if (n->role & LLMSIM_GN_EP) {
 			lc->ep_bytes += pr[i].link_bytes;
 			*(fwd ? &lc->ep_fwd_s : &lc->ep_bwd_s) += t;
 		} else if (n->role & LLMSIM_GN_CP) {
 			lc->cp_bytes += n->op.u.coll.bytes * n->count;
 			*(fwd ? &lc->cp_fwd_exposed_s : &lc->cp_bwd_exposed_s) += fmax(0, t - hidden);
+			*(fwd ? &lc->cp_fwd_hidden_s : &lc->cp_bwd_hidden_s) += fmin(t, hidden);
 		} else if (fwd) {
 			lc->fwd_s += t;
 			lc->fwd_flops += pr[i].flops;
