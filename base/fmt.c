@@ -179,13 +179,14 @@ static const struct unit *cell_unit(const char *c, double *v)
 }
 
 /* Where a column's cells carry units of one family but not one unit, all
- * of them in the unit of the largest ("0.65 h" beside "1.17 h", never
- * "2347.02 s" beside "1.17 h"). */
+ * of them in the unit most of them have, the larger on a tie ("0.65 h"
+ * beside "1.17 h", never "2347.02 s" beside "1.17 h"; "2250.0 TFLOP/s"
+ * among TFLOP/s). */
 static void one_unit(struct llmsim_table *t, int c)
 {
+	enum { NU = sizeof units / sizeof units[0] };
 	const struct unit *big = NULL, *first = NULL;
-	double vmax = -1;
-	int mixed = 0;
+	int count[NU] = {0}, mixed = 0;
 	for (size_t r = 0; r < t->rows; r++) {
 		double v;
 		const struct unit *u = cell_unit(t->cells[r * (size_t)t->ncols + (size_t)c], &v);
@@ -197,13 +198,14 @@ static void one_unit(struct llmsim_table *t, int c)
 			mixed = 1;
 		if (!first)
 			first = u;
-		if (fabs(v) > vmax) {
-			vmax = fabs(v);
-			big = u;
-		}
+		count[u - units]++;
 	}
 	if (!mixed)
 		return;
+	for (int i = 0; i < NU; i++)
+		if (count[i] && (!big || count[i] > count[big - units] ||
+				 (count[i] == count[big - units] && units[i].scale > big->scale)))
+			big = &units[i];
 	for (size_t r = 0; r < t->rows; r++) {
 		char **cell = &t->cells[r * (size_t)t->ncols + (size_t)c], buf[LLMSIM_FMT_MAX];
 		double v;

@@ -45,7 +45,8 @@ void llmsim_table_rowf(struct llmsim_table *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Print the table. A column whose cells are "NUMBER UNIT" of one family
  * (bytes, times, rates: the formatters above) in more than one unit is
- * first rewritten in the unit of its largest cell: one unit per column.
+ * first rewritten in the unit most of its cells have (the larger on a
+ * tie): one unit per column.
  * Wider than the width limit (llmsim_table_set_width), a left-aligned
  * last column (a note) wraps its text in the room the others leave it (24
  * columns or more); else,
