@@ -85,9 +85,10 @@ void llmsim_table_init(struct llmsim_table *t, int ncols, const char *const *hea
 	t->ncols = ncols;
 	for (int i = 0; i < ncols; i++) {
 		const char *h = head[i];
-		for (; *h == '<' || *h == '~'; h++) {
+		for (; *h == '<' || *h == '~' || *h == '|'; h++) {
 			t->left[i] |= *h == '<';
 			t->detail[i] |= *h == '~';
+			t->by_row |= *h == '|';
 		}
 		t->head[i] = h;
 	}
@@ -182,14 +183,14 @@ static const struct unit *cell_unit(const char *c, double *v)
  * of them in the unit most of them have, the larger on a tie ("0.65 h"
  * beside "1.17 h", never "2347.02 s" beside "1.17 h"; "2250.0 TFLOP/s"
  * among TFLOP/s). */
-static void one_unit(struct llmsim_table *t, int c)
+static void one_unit(char **cell[], size_t n)
 {
 	enum { NU = sizeof units / sizeof units[0] };
 	const struct unit *big = NULL, *first = NULL;
 	int count[NU] = {0}, mixed = 0;
-	for (size_t r = 0; r < t->rows; r++) {
+	for (size_t r = 0; r < n; r++) {
 		double v;
-		const struct unit *u = cell_unit(t->cells[r * (size_t)t->ncols + (size_t)c], &v);
+		const struct unit *u = cell_unit(*cell[r], &v);
 		if (!u)
 			continue;
 		if (first && u->family != first->family)
@@ -206,10 +207,10 @@ static void one_unit(struct llmsim_table *t, int c)
 		if (count[i] && (!big || count[i] > count[big - units] ||
 				 (count[i] == count[big - units] && units[i].scale > big->scale)))
 			big = &units[i];
-	for (size_t r = 0; r < t->rows; r++) {
-		char **cell = &t->cells[r * (size_t)t->ncols + (size_t)c], buf[LLMSIM_FMT_MAX];
+	for (size_t r = 0; r < n; r++) {
+		char **c = cell[r], buf[LLMSIM_FMT_MAX];
 		double v;
-		if (!cell_unit(*cell, &v))
+		if (!cell_unit(*c, &v))
 			continue;
 		double x = v / big->scale;
 		if (x == 0)
@@ -220,10 +221,10 @@ static void one_unit(struct llmsim_table *t, int c)
 			snprintf(buf, sizeof buf, "%.2f %s", x, big->name);
 		else
 			snprintf(buf, sizeof buf, "%.3g %s", x, big->name);
-		char *n = strdup(buf);
-		LLMSIM_ASSERT(n);
-		free(*cell);
-		*cell = n;
+		char *dup = strdup(buf);
+		LLMSIM_ASSERT(dup);
+		free(*c);
+		*c = dup;
 	}
 }
 
@@ -255,8 +256,24 @@ static void wrapped(FILE *f, const char *s, size_t wid, size_t indent)
 void llmsim_table_print(struct llmsim_table *t, FILE *f)
 {
 	size_t w[LLMSIM_TABLE_MAX_COLS];
-	for (int c = 0; c < t->ncols; c++)
-		one_unit(t, c);
+	/* one unit per column, or per row where each row is a quantity */
+	char **line[LLMSIM_TABLE_MAX_COLS];
+	if (t->by_row) {
+		for (size_t r = 0; r < t->rows; r++) {
+			for (int c = 0; c < t->ncols; c++)
+				line[c] = &t->cells[r * (size_t)t->ncols + (size_t)c];
+			one_unit(line, (size_t)t->ncols);
+		}
+	} else {
+		char ***col = malloc((t->rows ? t->rows : 1) * sizeof *col);
+		LLMSIM_ASSERT(col);
+		for (int c = 0; c < t->ncols; c++) {
+			for (size_t r = 0; r < t->rows; r++)
+				col[r] = &t->cells[r * (size_t)t->ncols + (size_t)c];
+			one_unit(col, t->rows);
+		}
+		free(col);
+	}
 	for (int c = 0; c < t->ncols; c++) {
 		w[c] = width(t->head[c]);
 		for (size_t r = 0; r < t->rows; r++) {

@@ -30,13 +30,16 @@ struct llmsim_table {
 	const char *head[LLMSIM_TABLE_MAX_COLS];
 	int left[LLMSIM_TABLE_MAX_COLS];
 	int detail[LLMSIM_TABLE_MAX_COLS];
+	int by_row;   /* each row one quantity: one unit per row, not per column */
 	char **cells; /* rows * ncols strings, owned */
 	size_t rows, cap;
 };
 
 /* Header names; a leading '<' in a name makes the column left-aligned, a
  * leading '~' (before or after '<') marks a detail column, the first left
- * out when the table is wider than the width limit. */
+ * out when the table is wider than the width limit; a '|' marks a table
+ * whose rows are each one quantity (TTFT, TPOT across mean, p50, ...): one
+ * unit per row then, not per column. */
 void llmsim_table_init(struct llmsim_table *t, int ncols, const char *const *head);
 /* Add one row of ncols cells (copied). */
 void llmsim_table_row(struct llmsim_table *t, const char *const *cells);

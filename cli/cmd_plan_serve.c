@@ -127,7 +127,7 @@ static void print_detail(const struct llmsim_plan_serve_row *x,
 	       "+/-%.0f%%\n",
 	       x->tokens_per_s, x->tokens_per_s_per_gpu, x->tokens_per_s_per_user, x->requests_per_s,
 	       100 * err_frac);
-	static const char *const head[] = {"<per request", "mean", "p50", "p90", "p99", "<target"};
+	static const char *const head[] = {"<|per request", "mean", "p50", "p90", "p99", "<target"};
 	struct llmsim_table t;
 	llmsim_table_init(&t, 6, head);
 	const struct {

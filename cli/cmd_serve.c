@@ -294,7 +294,7 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 		cli_step_err(cfg.infer.gpu, cfg.infer.lower.engine, "decode", eb, sizeof eb);
 		printf("expected error of a decode step: %s\n\n", eb);
 		struct llmsim_table t;
-		const char *head[] = {"<latency", "mean", "p50", "p90", "p99"};
+		const char *head[] = {"<|latency", "mean", "p50", "p90", "p99"}; /* |: units by row */
 		llmsim_table_init(&t, 5, head);
 		pcts_row(&t, "TTFT", &res.ttft_s);
 		pcts_row(&t, "TPOT", &res.tpot_s);

@@ -111,3 +111,20 @@ Test(fmt, width_limit_and_wide)
 	llmsim_table_set_width(LLMSIM_TABLE_WIDTH);
 	llmsim_table_release(&t);
 }
+
+/* A table whose rows are each one quantity keeps one unit per row. */
+Test(fmt, one_unit_per_row)
+{
+	static const char *const head[] = {"<|latency", "mean", "p99"};
+	struct llmsim_table t;
+	llmsim_table_init(&t, 3, head);
+	/* TTFT 337.6 ms and 1.02 s: one cell of each, so the larger unit: s */
+	llmsim_table_rowf(&t, "TTFT\t337.6 ms\t1.02 s");
+	llmsim_table_rowf(&t, "TPOT\t15.01 ms\t15.33 ms");
+	char *s = print(&t);
+	cr_expect(strstr(s, "TTFT      0.338 s    1.02 s\n"), "%s", s);
+	cr_expect(strstr(s, "15.01 ms") && strstr(s, "15.33 ms"), "the TPOT row stays in ms: %s",
+		  s);
+	free(s);
+	llmsim_table_release(&t);
+}
