@@ -70,8 +70,9 @@ void train_params_per_gpu(const struct train_geom *g, const struct llmsim_model 
 		struct train_params q;
 		int e, h;
 		memset(p, 0, sizeof *p);
-		for (int r = 0; r < c->pp; r++) {
-			int n = train_pp_rank_layers(m, c, r, &e, &h);
+		int reps[TRAIN_PP_REPS], nr = train_pp_rank_reps(m, c, reps);
+		for (int i = 0; i < nr; i++) { /* a first maximum lies on one */
+			int n = train_pp_rank_layers(m, c, reps[i], &e, &h);
 			double ends = (e ? g->embedding : 0) +
 				      (h ? (g->lm_head > 0 ? g->lm_head : g->embedding) : 0);
 			train_params_layers(g, c, n, ends / t, &q);

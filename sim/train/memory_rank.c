@@ -46,9 +46,31 @@ static double cp_kv_bytes(const struct llmsim_model *m, const struct llmsim_trai
 	return 2.0 * c->micro_batch * (double)c->seq * kv_dim;
 }
 
+/* What every rank shares: the model states' bytes per parameter, a
+ * layer's activations, the buffers. */
+struct rank_shared {
+	double wd, gd, od, we, ge, oe; /* bytes per dense / expert parameter */
+	double per_layer, ad, transient; /* train_act_per_layer */
+	double T;                        /* tokens of a micro-batch on a GPU */
+	double other;                    /* buffers */
+};
+
+static void rank_shared(const struct train_geom *g, const struct llmsim_model *m,
+			const struct llmsim_train_cfg *c, struct rank_shared *sh)
+{
+	int n_dense = c->dp * c->cp, n_exp = n_dense / (c->ep > 0 ? c->ep : 1);
+	llmsim_train_state_bytes(c->recipe, c->zero, n_dense, &sh->wd, &sh->gd, &sh->od);
+	llmsim_train_state_bytes(c->recipe, c->zero, n_exp, &sh->we, &sh->ge, &sh->oe);
+	sh->per_layer = train_act_per_layer(g, m, c, &sh->ad, &sh->transient);
+	sh->T = (double)c->micro_batch * c->seq / c->cp;
+	sh->other = TRAIN_CONTEXT_BYTES +
+		    4 * 2 * sh->T * m->hidden / (c->sequence_parallel ? c->tp : 1) +
+		    2 * cp_kv_bytes(m, c);
+}
+
 static void rank_memory(const struct train_geom *g, const struct llmsim_model *m,
-			const struct llmsim_train_cfg *c, int64_t microbatches, int rank,
-			struct llmsim_train_mem *mem)
+			const struct llmsim_train_cfg *c, const struct rank_shared *sh,
+			int64_t microbatches, int rank, struct llmsim_train_mem *mem)
 {
 	int v = train_pp_chunks(c);
 	double w[64], most = 0; /* layers of each chunk (chunks <= 64: plan.h, config) */
@@ -63,15 +85,11 @@ static void rank_memory(const struct train_geom *g, const struct llmsim_model *m
 	struct train_params p;
 	train_params_layers(g, c, n, ((e ? g->embedding : 0) + (h ? head : 0)) / t, &p);
 
-	int n_dense = c->dp * c->cp, n_exp = n_dense / (c->ep > 0 ? c->ep : 1);
-	double wd, gd, od, we, ge, oe;
-	llmsim_train_state_bytes(c->recipe, c->zero, n_dense, &wd, &gd, &od);
-	llmsim_train_state_bytes(c->recipe, c->zero, n_exp, &we, &ge, &oe);
 	memset(mem, 0, sizeof *mem);
 	mem->pp_rank = rank;
-	mem->weights_bytes = wd * p.dense + we * p.expert;
-	mem->grads_bytes = gd * p.dense + ge * p.expert;
-	mem->optimizer_bytes = od * p.dense + oe * p.expert;
+	mem->weights_bytes = sh->wd * p.dense + sh->we * p.expert;
+	mem->grads_bytes = sh->gd * p.dense + sh->ge * p.expert;
+	mem->optimizer_bytes = sh->od * p.dense + sh->oe * p.expert;
 	if (c->zero == 2) { /* the largest chunk's FP32 gradients in their reduce-scatter */
 		double chunk = fmax(most * p.layer, (e ? g->embedding : 0) / t);
 		chunk = fmax(chunk, (h ? head : 0) / t);
@@ -81,22 +99,16 @@ static void rank_memory(const struct train_geom *g, const struct llmsim_model *m
 	mem->params_per_gpu = p.dense + p.expert;
 	mem->trained_params_per_gpu = p.trained_dense + p.trained_expert;
 
-	double ad, transient;
-	double per_layer = train_act_per_layer(g, m, c, &ad, &transient);
 	double layers = llmsim_train_pp_peak_inflight(c->pp, v, microbatches, rank, w);
-	double T = (double)c->micro_batch * c->seq / c->cp;
-	double act = layers * per_layer + transient;
+	double act = layers * sh->per_layer + sh->transient;
 	if (h)
-		act += 4.0 * T * m->vocab / c->tp; /* fp32 logits for the loss */
-	mem->act_per_layer_bytes = ad;
+		act += 4.0 * sh->T * m->vocab / c->tp; /* fp32 logits for the loss */
+	mem->act_per_layer_bytes = sh->ad;
 	mem->act_in_flight_layers = layers;
 	mem->activations_bytes = act;
-	double other = TRAIN_CONTEXT_BYTES +
-		       4 * 2 * T * m->hidden / (c->sequence_parallel ? c->tp : 1) +
-		       2 * cp_kv_bytes(m, c);
-	mem->other_bytes = other;
+	mem->other_bytes = sh->other;
 	mem->total_bytes = mem->weights_bytes + mem->grads_bytes + mem->optimizer_bytes +
-			   mem->activations_bytes + other;
+			   mem->activations_bytes + sh->other;
 }
 
 void train_memory_ranks(const struct train_geom *g, const struct llmsim_model *m,
@@ -104,11 +116,13 @@ void train_memory_ranks(const struct train_geom *g, const struct llmsim_model *m
 			int64_t microbatches, struct llmsim_train_mem *mem)
 {
 	const int ranks[] = {0, 1, c->pp - 1};
+	struct rank_shared sh;
+	rank_shared(g, m, c, &sh);
 	for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; i++) {
 		struct llmsim_train_mem x;
 		if (i && ranks[i] == ranks[i - 1])
 			continue;
-		rank_memory(g, m, c, microbatches, ranks[i], &x);
+		rank_memory(g, m, c, &sh, microbatches, ranks[i], &x);
 		if (!i || x.total_bytes > mem->total_bytes)
 			*mem = x;
 	}

@@ -73,11 +73,40 @@ int train_pp_rank_layers(const struct llmsim_model *m, const struct llmsim_train
 	return (int)n;
 }
 
+int train_pp_rank_reps(const struct llmsim_model *m, const struct llmsim_train_cfg *c,
+		       int reps[TRAIN_PP_REPS])
+{
+	/* virtual stage u = j*pp + r holds slots [u k, (u+1) k): the first
+	 * F = S / k are full, stage F holds S % k (if any), the rest none. So
+	 * rank r has q + 1 full chunks for r < F % pp and q past it, the
+	 * partial chunk on rank F % pp, the embedding on rank 0, the head on
+	 * the rank of stage (S-1) / k: what a rank holds changes only at ranks
+	 * 1, F % pp, F % pp + 1, that head rank and the next. */
+	int64_t pv = (int64_t)c->pp * train_pp_chunks(c), slots = (int64_t)m->layers + 2;
+	int64_t k = (slots + pv - 1) / pv;
+	int rem = (int)((slots / k) % c->pp), hr = (int)(((slots - 1) / k) % c->pp);
+	const int cand[TRAIN_PP_REPS] = {0, 1, rem, rem + 1, hr, hr + 1};
+	int n = 0;
+	for (int i = 0; i < TRAIN_PP_REPS; i++) { /* insert in rank order, each once */
+		int r = cand[i], at = n;
+		if (r >= c->pp)
+			continue;
+		while (at > 0 && reps[at - 1] > r)
+			at--;
+		if (at > 0 && reps[at - 1] == r)
+			continue;
+		memmove(reps + at + 1, reps + at, (size_t)(n - at) * sizeof *reps);
+		reps[at] = r;
+		n++;
+	}
+	return n;
+}
+
 double train_pp_max_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c)
 {
-	int most = 0;
-	for (int r = 0; r < c->pp; r++) {
-		int n = train_pp_rank_layers(m, c, r, NULL, NULL);
+	int most = 0, reps[TRAIN_PP_REPS], nr = train_pp_rank_reps(m, c, reps);
+	for (int i = 0; i < nr; i++) {
+		int n = train_pp_rank_layers(m, c, reps[i], NULL, NULL);
 		most = n > most ? n : most;
 	}
 	return most;
@@ -94,6 +123,8 @@ double llmsim_train_pp_peak_inflight(int pp, int chunks, int64_t m, int rank,
 		warm = total;
 	if (warm < 0)
 		warm = 0;
+	if (!weight) /* one a chunk: the warm-up, then one forward before each backward */
+		return (double)(warm < total ? warm + 1 : warm);
 	/* past the warm-up, forwards and backwards each go round the pp*chunks
 	 * (micro-batch, chunk) pattern in step, so what is in flight repeats
 	 * with that period: one period after the warm-up holds the peak (the
@@ -104,24 +135,35 @@ double llmsim_train_pp_peak_inflight(int pp, int chunks, int64_t m, int rank,
 	 * its last. */
 	int64_t last = warm + group < total ? warm + group : total;
 	double cur = 0, peak = 0;
-	int64_t f = 0, b = 0;
-#define W(j) (weight ? weight[j] : 1.0)
+	/* f: forwards run; fo, bo: the forward's and the backward's place in
+	 * their run of pp (f % pp); fj, bj: their run's turn in the chunk
+	 * order ((f % group) / pp) */
+	int64_t f = 0;
+	int fo = 0, bo = 0, fj = 0, bj = 0;
+#define MAX(a, b) ((a) > (b) ? (a) : (b)) /* fmax, inlined: no NaN here */
 	while (f < warm) {
-		int64_t n = pp - f % pp < warm - f ? pp - f % pp : warm - f;
-		cur += n * W((f % group) / pp);
-		peak = fmax(peak, cur);
+		int64_t n = pp - fo < warm - f ? pp - fo : warm - f;
+		cur += n * weight[fj];
+		peak = MAX(peak, cur);
 		f += n;
+		if ((fo += (int)n) == pp)
+			fo = 0, fj = fj + 1 == v ? 0 : fj + 1;
 	}
 	while (f < last) {
-		int64_t n = pp - f % pp;
-		n = pp - b % pp < n ? pp - b % pp : n;
+		int64_t n = pp - fo;
+		n = pp - bo < n ? pp - bo : n;
 		n = last - f < n ? last - f : n;
-		double dF = W((f % group) / pp), dB = W(v - 1 - (b % group) / pp);
-		peak = fmax(peak, cur + dF + fmax(0, (n - 1) * (dF - dB)));
+		double dF = weight[fj], dB = weight[v - 1 - bj];
+		double up = (n - 1) * (dF - dB);
+		peak = MAX(peak, cur + dF + MAX(0, up));
 		cur += n * (dF - dB);
-		f += n, b += n;
+		f += n;
+		if ((fo += (int)n) == pp)
+			fo = 0, fj = fj + 1 == v ? 0 : fj + 1;
+		if ((bo += (int)n) == pp)
+			bo = 0, bj = bj + 1 == v ? 0 : bj + 1;
 	}
-#undef W
+#undef MAX
 	return peak;
 }
 
@@ -139,9 +181,10 @@ double train_pp_slowest(const struct llmsim_model *m, const struct llmsim_train_
 	double best = -1, best_layers = 0;
 	memset(none, 0, sizeof *none);
 	*end = none;
-	for (int r = 0; r < c->pp; r++) {
+	int reps[TRAIN_PP_REPS], nr = train_pp_rank_reps(m, c, reps);
+	for (int i = 0; i < nr; i++) { /* the first slowest rank is a representative */
 		int e, h;
-		int n = train_pp_rank_layers(m, c, r, &e, &h);
+		int n = train_pp_rank_layers(m, c, reps[i], &e, &h);
 		const struct layer_cost *x = e ? &sc->emb : h ? &sc->head : none;
 		double t = n * layer + sec_s(x);
 		if (t > best) {

@@ -205,6 +205,13 @@ int train_pp_chunks(const struct llmsim_train_cfg *c);
  * NULL) whether it holds the embedding / the head. */
 int train_pp_rank_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c,
 			 int rank, int *emb, int *head);
+/* Ranks that stand for all: the ranks 0..pp-1 fall into runs holding the
+ * same layers, embedding and head, and reps[0..n) (ascending, n returned)
+ * are the first rank of each run, so a first maximum over them is the
+ * first maximum over every rank (test_train_llama3.c checks it). */
+#define TRAIN_PP_REPS 6
+int train_pp_rank_reps(const struct llmsim_model *m, const struct llmsim_train_cfg *c,
+		       int reps[TRAIN_PP_REPS]);
 /* Layers of the fullest rank. */
 double train_pp_max_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c);
 /* The rank of the largest time per micro-batch (layers at the mean of

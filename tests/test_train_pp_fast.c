@@ -1,0 +1,147 @@
+/*
+ * test_train_pp_fast.c - the llama3 recipe's fast pipeline paths (sim/
+ * train/pp_layout.c) against a plain simulation, over a grid (issue 14,
+ * the plan's speed): the chunk forwards in flight walked a run of pp at a
+ * time (and in closed form when each chunk counts 1) against Megatron's
+ * interleaved schedule played one forward and one backward at a time, and
+ * the representative ranks against every rank.
+ *
+ * The reference schedule is Megatron-LM's
+ * forward_backward_pipelining_with_interleaving (Narayanan et al. 2021,
+ * Sec. 2.2.2): rank r of pp with v chunks runs min((pp-r-1)*2 + (v-1)*pp,
+ * m*v) warm-up forwards (1F1B, v 1: min(pp-r-1, m)), then forward k and
+ * backward k - warm-up alternately, then the cool-down backwards; the
+ * forward k runs chunk (k % (pp*v)) / pp, the backward k chunk v-1 minus
+ * that. What is in flight peaks after a forward, before the backward that
+ * follows it.
+ */
+#include <string.h>
+
+#include "models/model.h"
+#include "sim/train/train.h"
+#include "sim/train/train_int.h"
+#include "support.h"
+
+#define MAX_M 256
+#define MAX_V 8
+
+static int fwd_chunk(int pp, int v, int64_t k)
+{
+	return (int)((k % ((int64_t)pp * v)) / pp);
+}
+
+/* Peaks of the schedule for every m in 1..MAX_M on one rank: the first
+ * forwards and the steady steps do not depend on m (only where the
+ * warm-up and the steady state stop), so one play of MAX_M * v forwards
+ * gives each m's peak: peak[m]. */
+static void play(int pp, int v, int rank, const double *w, double *peak)
+{
+	static double fsum[MAX_M * MAX_V + 1], steady[MAX_M * MAX_V + 1];
+	int64_t total = (int64_t)MAX_M * v;
+	int64_t w0 = v > 1 ? (int64_t)(pp - rank - 1) * 2 + (int64_t)(v - 1) * pp : pp - rank - 1;
+	/* fsum[k]: the first k forwards held (no backward yet) */
+	fsum[0] = 0;
+	for (int64_t k = 0; k < total; k++)
+		fsum[k + 1] = fsum[k] + (w ? w[fwd_chunk(pp, v, k)] : 1);
+	/* steady[i]: the most held after the forward of steady steps 0..i-1
+	 * (i steps played after a full warm-up) */
+	double held = fsum[w0 < total ? w0 : total], most = 0;
+	steady[0] = 0;
+	for (int64_t i = 0; w0 + i < total; i++) {
+		held += w ? w[fwd_chunk(pp, v, w0 + i)] : 1; /* forward w0 + i */
+		most = held > most ? held : most;
+		held -= w ? w[v - 1 - fwd_chunk(pp, v, i)] : 1; /* backward i */
+		steady[i + 1] = most;
+	}
+	for (int m = 1; m <= MAX_M; m++) {
+		int64_t t = (int64_t)m * v, warm = w0 < t ? w0 : t;
+		double p = fsum[warm]; /* the warm-up only adds */
+		if (t > warm && steady[t - warm] > p)
+			p = steady[t - warm];
+		peak[m] = p;
+	}
+}
+
+static void check_rank(int pp, int v, int rank, const double *w, const char *what)
+{
+	double peak[MAX_M + 1];
+	play(pp, v, rank, w, peak);
+	for (int m = 1; m <= MAX_M; m++) {
+		double got = llmsim_train_pp_peak_inflight(pp, v, m, rank, w);
+		if (got != peak[m])
+			cr_assert_fail("%s: pp %d v %d m %d rank %d: %.17g, the schedule %.17g", what, pp,
+				 v, m, rank, got, peak[m]);
+	}
+}
+
+static void layout_cfg(struct llmsim_model *m, struct llmsim_train_cfg *c, int layers, int pp,
+		       int v)
+{
+	memset(m, 0, sizeof *m);
+	m->layers = layers;
+	llmsim_train_cfg_init(c);
+	c->recipe = LLMSIM_RECIPE_LLAMA3;
+	c->pp = pp;
+	c->schedule = v > 1 ? LLMSIM_SCHED_INTERLEAVED : LLMSIM_SCHED_1F1B;
+	c->chunks = v;
+}
+
+/* pp 2-32, v 1-8, m 1-256, every rank: one a chunk (the chunk instances,
+ * fsdp_rs_exposed's), the layers of each chunk of the llama3 split of
+ * Llama 3 405B (126 layers) and of an 80-layer model (memory_rank.c's),
+ * and uneven whole weights 0-3 that change from chunk to chunk. */
+Test(train_pp_fast, inflight_equals_the_schedule)
+{
+	for (int pp = 2; pp <= 32; pp++)
+		for (int v = 1; v <= MAX_V; v++)
+			for (int r = 0; r < pp; r++) {
+				double w[MAX_V];
+				check_rank(pp, v, r, NULL, "one a chunk");
+				for (int j = 0; j < v; j++)
+					w[j] = (j * 5 + r * 3) % 4;
+				check_rank(pp, v, r, w, "uneven");
+				const int layers[] = {126, 80};
+				for (int i = 0; i < 2; i++) {
+					struct llmsim_model m;
+					struct llmsim_train_cfg c;
+					layout_cfg(&m, &c, layers[i], pp, v);
+					for (int j = 0; j < v; j++)
+						w[j] = llmsim_train_pp_chunk_layers(&m, &c, r, j,
+										    NULL, NULL);
+					check_rank(pp, v, r, w, "llama3 split");
+				}
+			}
+}
+
+/* Every rank holds what the last representative at or before it holds
+ * (layers, embedding, head), and the fullest rank's layers are the most
+ * over every rank: 1-160 layers, pp 2-32, v 1-8. */
+Test(train_pp_fast, representative_ranks_stand_for_all)
+{
+	for (int L = 1; L <= 160; L++)
+		for (int pp = 2; pp <= 32; pp++)
+			for (int v = 1; v <= MAX_V; v++) {
+				struct llmsim_model m;
+				struct llmsim_train_cfg c;
+				int reps[TRAIN_PP_REPS], most = 0;
+				layout_cfg(&m, &c, L, pp, v);
+				int n = train_pp_rank_reps(&m, &c, reps);
+				cr_assert(n >= 1 && reps[0] == 0, "L %d pp %d v %d", L, pp, v);
+				for (int i = 1; i < n; i++)
+					cr_assert(reps[i] > reps[i - 1] && reps[i] < pp);
+				for (int r = 0, i = 0; r < pp; r++) {
+					int e, h, re, rh;
+					while (i + 1 < n && reps[i + 1] <= r)
+						i++;
+					int got = train_pp_rank_layers(&m, &c, r, &e, &h);
+					int rep = train_pp_rank_layers(&m, &c, reps[i], &re, &rh);
+					if (got != rep || e != re || h != rh)
+						cr_assert_fail("L %d pp %d v %d: rank %d holds %d (%d %d), "
+							 "rank %d %d (%d %d)",
+							 L, pp, v, r, got, e, h, reps[i], rep, re, rh);
+					most = got > most ? got : most;
+				}
+				cr_assert_eq(train_pp_max_layers(&m, &c), most, "L %d pp %d v %d",
+					     L, pp, v);
+			}
+}
