@@ -4,7 +4,8 @@
  * the plan's speed): the chunk forwards in flight walked a run of pp at a
  * time (and in closed form when each chunk counts 1) against Megatron's
  * interleaved schedule played one forward and one backward at a time, and
- * the representative ranks against every rank.
+ * the split's closed forms and representative ranks against the slots
+ * counted one by one and every rank.
  *
  * The reference schedule is Megatron-LM's
  * forward_backward_pipelining_with_interleaving (Narayanan et al. 2021,
@@ -113,33 +114,75 @@ Test(train_pp_fast, inflight_equals_the_schedule)
 			}
 }
 
-/* Every rank holds what the last representative at or before it holds
- * (layers, embedding, head), and the fullest rank's layers are the most
- * over every rank: 1-160 layers, pp 2-32, v 1-8. */
-Test(train_pp_fast, representative_ranks_stand_for_all)
+/* The split slot by slot, as train.h describes it: L + 2 slots in stages
+ * of k = ceil((L+2) / (pp v)), slot s in stage s / k, stage u chunk u / pp
+ * of rank u % pp; slot 0 the embedding, slot L+1 the head, the rest a
+ * layer each. layers[r][j], emb[r][j], head[r][j]. */
+#define MAX_PP 32
+static void slot_by_slot(int L, int pp, int v, int layers[MAX_PP][MAX_V], int emb[MAX_PP][MAX_V],
+			 int head[MAX_PP][MAX_V])
 {
+	int k = (L + 2 + pp * v - 1) / (pp * v);
+	memset(layers, 0, sizeof(int[MAX_PP][MAX_V]));
+	memset(emb, 0, sizeof(int[MAX_PP][MAX_V]));
+	memset(head, 0, sizeof(int[MAX_PP][MAX_V]));
+	for (int s = 0; s < L + 2; s++) {
+		int u = s / k, r = u % pp, j = u / pp;
+		if (s == 0)
+			emb[r][j] = 1;
+		else if (s == L + 1)
+			head[r][j] = 1;
+		else
+			layers[r][j]++;
+	}
+}
+
+/* Every chunk's and rank's layers, embedding and head as the slots give
+ * them; every rank holds what the last representative at or before it
+ * holds; the fullest rank's layers the most of any: 1-160 layers, pp
+ * 2-32, v 1-8. */
+Test(train_pp_fast, split_and_representative_ranks)
+{
+	static int ly[MAX_PP][MAX_V], em[MAX_PP][MAX_V], hd[MAX_PP][MAX_V];
 	for (int L = 1; L <= 160; L++)
-		for (int pp = 2; pp <= 32; pp++)
+		for (int pp = 2; pp <= MAX_PP; pp++)
 			for (int v = 1; v <= MAX_V; v++) {
 				struct llmsim_model m;
 				struct llmsim_train_cfg c;
-				int reps[TRAIN_PP_REPS], most = 0;
+				struct train_pp_split s;
+				int most = 0;
 				layout_cfg(&m, &c, L, pp, v);
-				int n = train_pp_rank_reps(&m, &c, reps);
-				cr_assert(n >= 1 && reps[0] == 0, "L %d pp %d v %d", L, pp, v);
-				for (int i = 1; i < n; i++)
-					cr_assert(reps[i] > reps[i - 1] && reps[i] < pp);
+				slot_by_slot(L, pp, v, ly, em, hd);
+				train_pp_split(&m, &c, &s);
+				cr_assert(s.nreps >= 1 && s.reps[0] == 0, "L %d pp %d v %d", L, pp, v);
+				for (int i = 1; i < s.nreps; i++)
+					cr_assert(s.reps[i] > s.reps[i - 1] && s.reps[i] < pp);
 				for (int r = 0, i = 0; r < pp; r++) {
-					int e, h, re, rh;
-					while (i + 1 < n && reps[i + 1] <= r)
-						i++;
+					int e, h, n = 0, ne = 0, nh = 0;
+					for (int j = 0; j < v; j++) {
+						int got = llmsim_train_pp_chunk_layers(&m, &c, r, j, &e,
+										       &h);
+						if (got != ly[r][j] || e != em[r][j] || h != hd[r][j])
+							cr_assert_fail("L %d pp %d v %d rank %d chunk %d: "
+								       "%d (%d %d), the slots %d (%d %d)",
+								       L, pp, v, r, j, got, e, h,
+								       ly[r][j], em[r][j], hd[r][j]);
+						n += ly[r][j], ne |= em[r][j], nh |= hd[r][j];
+					}
 					int got = train_pp_rank_layers(&m, &c, r, &e, &h);
-					int rep = train_pp_rank_layers(&m, &c, reps[i], &re, &rh);
-					if (got != rep || e != re || h != rh)
+					if (got != n || e != ne || h != nh)
+						cr_assert_fail("L %d pp %d v %d rank %d: %d (%d %d), "
+							       "the slots %d (%d %d)",
+							       L, pp, v, r, got, e, h, n, ne, nh);
+					while (i + 1 < s.nreps && s.reps[i + 1] <= r)
+						i++;
+					int re, rh, rep = train_pp_split_rank(&s, s.reps[i], &re, &rh);
+					if (n != rep || ne != re || nh != rh)
 						cr_assert_fail("L %d pp %d v %d: rank %d holds %d (%d %d), "
-							 "rank %d %d (%d %d)",
-							 L, pp, v, r, got, e, h, reps[i], rep, re, rh);
-					most = got > most ? got : most;
+							       "its representative %d %d (%d %d)",
+							       L, pp, v, r, n, ne, nh, s.reps[i], rep, re,
+							       rh);
+					most = n > most ? n : most;
 				}
 				cr_assert_eq(train_pp_max_layers(&m, &c), most, "L %d pp %d v %d",
 					     L, pp, v);

@@ -68,30 +68,38 @@ static void rank_shared(const struct train_geom *g, const struct llmsim_model *m
 		    2 * cp_kv_bytes(m, c);
 }
 
-static void rank_memory(const struct train_geom *g, const struct llmsim_model *m,
-			const struct llmsim_train_cfg *c, const struct rank_shared *sh,
-			int64_t microbatches, int rank, struct llmsim_train_mem *mem)
+/* What the split and the schedule give one rank, whatever the bytes. */
+static void rank_terms(const struct train_pp_split *s, int64_t microbatches, int rank,
+		       struct train_pp_rank_terms *t)
 {
-	int v = train_pp_chunks(c);
 	double w[64], most = 0; /* layers of each chunk (chunks <= 64: plan.h, config) */
-	int e, h, n = 0;
-	for (int j = 0; j < v && j < 64; j++) {
-		n += (int)(w[j] = llmsim_train_pp_chunk_layers(m, c, rank, j, NULL, NULL));
+	for (int j = 0; j < s->v && j < 64; j++) {
+		w[j] = train_pp_split_chunk(s, rank, j, NULL, NULL);
 		most = fmax(most, w[j]);
 	}
-	train_pp_rank_layers(m, c, rank, &e, &h);
+	t->rank = rank;
+	t->layers = train_pp_split_rank(s, rank, &t->emb, &t->head);
+	t->most_chunk_layers = most;
+	t->inflight_layers = llmsim_train_pp_peak_inflight(s->pp, s->v, microbatches, rank, w);
+}
+
+static void rank_memory(const struct train_geom *g, const struct llmsim_model *m,
+			const struct llmsim_train_cfg *c, const struct rank_shared *sh,
+			const struct train_pp_rank_terms *rt, struct llmsim_train_mem *mem)
+{
+	int e = rt->emb, h = rt->head;
 	double t = c->tp;
 	double head = g->lm_head > 0 ? g->lm_head : g->embedding;
 	struct train_params p;
-	train_params_layers(g, c, n, ((e ? g->embedding : 0) + (h ? head : 0)) / t, &p);
+	train_params_layers(g, c, rt->layers, ((e ? g->embedding : 0) + (h ? head : 0)) / t, &p);
 
 	memset(mem, 0, sizeof *mem);
-	mem->pp_rank = rank;
+	mem->pp_rank = rt->rank;
 	mem->weights_bytes = sh->wd * p.dense + sh->we * p.expert;
 	mem->grads_bytes = sh->gd * p.dense + sh->ge * p.expert;
 	mem->optimizer_bytes = sh->od * p.dense + sh->oe * p.expert;
 	if (c->zero == 2) { /* the largest chunk's FP32 gradients in their reduce-scatter */
-		double chunk = fmax(most * p.layer, (e ? g->embedding : 0) / t);
+		double chunk = fmax(rt->most_chunk_layers * p.layer, (e ? g->embedding : 0) / t);
 		chunk = fmax(chunk, (h ? head : 0) / t);
 		mem->grad_transient_bytes = 4 * chunk;
 		mem->grads_bytes += mem->grad_transient_bytes;
@@ -99,7 +107,7 @@ static void rank_memory(const struct train_geom *g, const struct llmsim_model *m
 	mem->params_per_gpu = p.dense + p.expert;
 	mem->trained_params_per_gpu = p.trained_dense + p.trained_expert;
 
-	double layers = llmsim_train_pp_peak_inflight(c->pp, v, microbatches, rank, w);
+	double layers = rt->inflight_layers;
 	double act = layers * sh->per_layer + sh->transient;
 	if (h)
 		act += 4.0 * sh->T * m->vocab / c->tp; /* fp32 logits for the loss */
@@ -111,18 +119,46 @@ static void rank_memory(const struct train_geom *g, const struct llmsim_model *m
 			   mem->activations_bytes + sh->other;
 }
 
+/* The terms of ranks 0, 1 and pp-1 (each once), from the memo if it holds
+ * them. */
+static const struct train_pp_memo_entry *shape_terms(const struct llmsim_model *m,
+						     const struct llmsim_train_cfg *c,
+						     int64_t microbatches,
+						     struct train_pp_memo *memo,
+						     struct train_pp_memo_entry *local)
+{
+	int v = train_pp_chunks(c);
+	struct train_pp_memo_entry *e = local;
+	if (memo) {
+		unsigned h = (unsigned)c->pp * 131u + (unsigned)v * 17u + (unsigned)microbatches;
+		e = &memo->e[h % TRAIN_PP_MEMO];
+		if (e->pp == c->pp && e->v == v && e->microbatches == microbatches &&
+		    e->layers == m->layers)
+			return e;
+	}
+	struct train_pp_split s;
+	train_pp_split(m, c, &s);
+	const int ranks[] = {0, 1, c->pp - 1};
+	e->layers = m->layers, e->pp = c->pp, e->v = v, e->microbatches = microbatches;
+	e->nranks = 0;
+	for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; i++)
+		if (!i || ranks[i] != ranks[i - 1])
+			rank_terms(&s, microbatches, ranks[i], &e->r[e->nranks++]);
+	return e;
+}
+
 void train_memory_ranks(const struct train_geom *g, const struct llmsim_model *m,
 			const struct llmsim_gpu *gpu, const struct llmsim_train_cfg *c,
-			int64_t microbatches, struct llmsim_train_mem *mem)
+			int64_t microbatches, struct train_pp_memo *memo,
+			struct llmsim_train_mem *mem)
 {
-	const int ranks[] = {0, 1, c->pp - 1};
+	struct train_pp_memo_entry local;
+	const struct train_pp_memo_entry *e = shape_terms(m, c, microbatches, memo, &local);
 	struct rank_shared sh;
 	rank_shared(g, m, c, &sh);
-	for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; i++) {
+	for (int i = 0; i < e->nranks; i++) {
 		struct llmsim_train_mem x;
-		if (i && ranks[i] == ranks[i - 1])
-			continue;
-		rank_memory(g, m, c, &sh, microbatches, ranks[i], &x);
+		rank_memory(g, m, c, &sh, &e->r[i], &x);
 		if (!i || x.total_bytes > mem->total_bytes)
 			*mem = x;
 	}

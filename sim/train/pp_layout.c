@@ -35,37 +35,61 @@ int train_pp_chunks(const struct llmsim_train_cfg *c)
 	return c->schedule == LLMSIM_SCHED_INTERLEAVED && c->chunks > 1 ? c->chunks : 1;
 }
 
-int llmsim_train_pp_chunk_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c,
-				 int rank, int chunk, int *emb, int *head)
+void train_pp_split(const struct llmsim_model *m, const struct llmsim_train_cfg *c,
+		    struct train_pp_split *s)
 {
-	int64_t pv = (int64_t)c->pp * train_pp_chunks(c);
-	int64_t slots = (int64_t)m->layers + 2;
-	int64_t k = (slots + pv - 1) / pv; /* slots per chunk */
-	int64_t s0 = ((int64_t)chunk * c->pp + rank) * k, s1 = s0 + k;
-	int64_t lo = s0 > 1 ? s0 : 1, hi = s1 < m->layers + 1 ? s1 : m->layers + 1;
-	if (emb)
-		*emb = s0 == 0;
-	if (head)
-		*head = s0 <= m->layers + 1 && m->layers + 1 < s1;
-	return hi > lo ? (int)(hi - lo) : 0;
+	/* virtual stage u = j*pp + r holds slots [u k, (u+1) k): the first
+	 * full = S / k are full, stage `full` holds S % k (if any), the rest
+	 * none. So rank r has q + 1 full chunks for r < rem = full % pp and q
+	 * past it, the partial chunk on rank rem, the embedding on rank 0, the
+	 * head on the rank of stage (S-1) / k: what a rank holds changes only
+	 * at ranks 1, rem, rem + 1, that head rank and the next. */
+	s->pp = c->pp;
+	s->v = train_pp_chunks(c);
+	int64_t pv = (int64_t)s->pp * s->v;
+	s->slots = (int64_t)m->layers + 2;
+	s->k = (s->slots + pv - 1) / pv;
+	s->full = s->slots / s->k;
+	s->part = s->slots - s->full * s->k;
+	s->head_stage = (s->slots - 1) / s->k;
+	s->q = (int)(s->full / s->pp);
+	s->rem = (int)(s->full - (int64_t)s->q * s->pp);
+	s->head_rank = (int)(s->head_stage % s->pp);
+	const int cand[TRAIN_PP_REPS] = {0, 1, s->rem, s->rem + 1, s->head_rank,
+					 s->head_rank + 1};
+	s->nreps = 0;
+	for (int i = 0; i < TRAIN_PP_REPS; i++) { /* insert in rank order, each once */
+		int r = cand[i], at = s->nreps;
+		if (r >= s->pp)
+			continue;
+		while (at > 0 && s->reps[at - 1] > r)
+			at--;
+		if (at > 0 && s->reps[at - 1] == r)
+			continue;
+		memmove(s->reps + at + 1, s->reps + at, (size_t)(s->nreps - at) * sizeof *s->reps);
+		s->reps[at] = r;
+		s->nreps++;
+	}
 }
 
-int train_pp_rank_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c,
-			 int rank, int *emb, int *head)
+int train_pp_split_chunk(const struct train_pp_split *s, int rank, int chunk, int *emb,
+			 int *head)
 {
-	/* the rank's slots less the ends and the empty slots past the head,
-	 * which sit in the last virtual stages */
-	int v = train_pp_chunks(c);
-	int64_t pv = (int64_t)c->pp * v, slots = (int64_t)m->layers + 2;
-	int64_t k = (slots + pv - 1) / pv;
-	int e = rank == 0, h = (int)(((slots - 1) / k) % c->pp) == rank;
-	int64_t n = v * k - e - h;
-	for (int j = v - 1; j >= 0; j--) {
-		int64_t s0 = ((int64_t)j * c->pp + rank) * k;
-		if (s0 + k <= slots)
-			break;
-		n -= s0 >= slots ? k : s0 + k - slots;
-	}
+	int64_t u = (int64_t)chunk * s->pp + rank;
+	int64_t n = u < s->full ? s->k : u == s->full ? s->part : 0;
+	int e = u == 0, h = u == s->head_stage;
+	if (emb)
+		*emb = e;
+	if (head)
+		*head = h;
+	n -= e + h;
+	return n > 0 ? (int)n : 0;
+}
+
+int train_pp_split_rank(const struct train_pp_split *s, int rank, int *emb, int *head)
+{
+	int e = rank == 0, h = rank == s->head_rank;
+	int64_t n = (s->q + (rank < s->rem)) * s->k + (rank == s->rem ? s->part : 0) - e - h;
 	if (emb)
 		*emb = e;
 	if (head)
@@ -73,40 +97,29 @@ int train_pp_rank_layers(const struct llmsim_model *m, const struct llmsim_train
 	return (int)n;
 }
 
-int train_pp_rank_reps(const struct llmsim_model *m, const struct llmsim_train_cfg *c,
-		       int reps[TRAIN_PP_REPS])
+int llmsim_train_pp_chunk_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c,
+				 int rank, int chunk, int *emb, int *head)
 {
-	/* virtual stage u = j*pp + r holds slots [u k, (u+1) k): the first
-	 * F = S / k are full, stage F holds S % k (if any), the rest none. So
-	 * rank r has q + 1 full chunks for r < F % pp and q past it, the
-	 * partial chunk on rank F % pp, the embedding on rank 0, the head on
-	 * the rank of stage (S-1) / k: what a rank holds changes only at ranks
-	 * 1, F % pp, F % pp + 1, that head rank and the next. */
-	int64_t pv = (int64_t)c->pp * train_pp_chunks(c), slots = (int64_t)m->layers + 2;
-	int64_t k = (slots + pv - 1) / pv;
-	int rem = (int)((slots / k) % c->pp), hr = (int)(((slots - 1) / k) % c->pp);
-	const int cand[TRAIN_PP_REPS] = {0, 1, rem, rem + 1, hr, hr + 1};
-	int n = 0;
-	for (int i = 0; i < TRAIN_PP_REPS; i++) { /* insert in rank order, each once */
-		int r = cand[i], at = n;
-		if (r >= c->pp)
-			continue;
-		while (at > 0 && reps[at - 1] > r)
-			at--;
-		if (at > 0 && reps[at - 1] == r)
-			continue;
-		memmove(reps + at + 1, reps + at, (size_t)(n - at) * sizeof *reps);
-		reps[at] = r;
-		n++;
-	}
-	return n;
+	struct train_pp_split s;
+	train_pp_split(m, c, &s);
+	return train_pp_split_chunk(&s, rank, chunk, emb, head);
+}
+
+int train_pp_rank_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c,
+			 int rank, int *emb, int *head)
+{
+	struct train_pp_split s;
+	train_pp_split(m, c, &s);
+	return train_pp_split_rank(&s, rank, emb, head);
 }
 
 double train_pp_max_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c)
 {
-	int most = 0, reps[TRAIN_PP_REPS], nr = train_pp_rank_reps(m, c, reps);
-	for (int i = 0; i < nr; i++) {
-		int n = train_pp_rank_layers(m, c, reps[i], NULL, NULL);
+	struct train_pp_split s;
+	train_pp_split(m, c, &s);
+	int most = 0;
+	for (int i = 0; i < s.nreps; i++) {
+		int n = train_pp_split_rank(&s, s.reps[i], NULL, NULL);
 		most = n > most ? n : most;
 	}
 	return most;
@@ -181,10 +194,11 @@ double train_pp_slowest(const struct llmsim_model *m, const struct llmsim_train_
 	double best = -1, best_layers = 0;
 	memset(none, 0, sizeof *none);
 	*end = none;
-	int reps[TRAIN_PP_REPS], nr = train_pp_rank_reps(m, c, reps);
-	for (int i = 0; i < nr; i++) { /* the first slowest rank is a representative */
+	struct train_pp_split s;
+	train_pp_split(m, c, &s);
+	for (int i = 0; i < s.nreps; i++) { /* the first slowest rank is a representative */
 		int e, h;
-		int n = train_pp_rank_layers(m, c, reps[i], &e, &h);
+		int n = train_pp_split_rank(&s, s.reps[i], &e, &h);
 		const struct layer_cost *x = e ? &sc->emb : h ? &sc->head : none;
 		double t = n * layer + sec_s(x);
 		if (t > best) {

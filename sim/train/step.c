@@ -460,7 +460,7 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 	r->mfu = denom > 0 ? r->model_flops / denom : 0;
 	r->hfu = denom > 0 ? r->hw_flops / denom : 0;
 
-	train_memory(g, &ctx->model, &ctx->gpu, c, m, &r->mem);
+	train_memory(g, &ctx->model, &ctx->gpu, c, m, &ctx->pp_memo, &r->mem);
 	r->gpu_fits = r->mem.total_bytes <= r->mem.hbm_bytes;
 	r->host_fits = r->mem.host_per_node_bytes <= r->mem.host_bytes;
 	r->fits = r->gpu_fits && r->host_fits;
