@@ -18,6 +18,7 @@
  */
 #include <string.h>
 
+#include "hw/gpu.h"
 #include "models/model.h"
 #include "sim/train/train.h"
 #include "sim/train/train_int.h"
@@ -187,4 +188,66 @@ Test(train_pp_fast, split_and_representative_ranks)
 				cr_assert_eq(train_pp_max_layers(&m, &c), most, "L %d pp %d v %d",
 					     L, pp, v);
 			}
+}
+
+/* The per-rank terms kept in the ctx (train_pp_memo) hand each
+ * configuration what it would get alone: Llama 3 405B on 8,192 H100s over
+ * pp 2-16, 1-8 chunks and pp, pp + 64 and pp + 128 micro-batches a step
+ * (64 apart: one slot of the table for a pipeline shape), simulated in one order on
+ * one ctx and in the reverse order on another, gives the same memory, byte
+ * for byte, for each. */
+Test(train_pp_fast, memo_keeps_each_configuration_its_own)
+{
+	enum { N = 4 * 4 * 3 };
+	static struct llmsim_train_result fwd[N], rev[N];
+	struct llmsim_train_cfg cfg[N];
+	struct llmsim_model m;
+	struct llmsim_gpu g;
+	struct llmsim_err err = {0};
+	struct llmsim_train_ctx *a = NULL, *b = NULL;
+	cr_assert_eq(llmsim_model_load("405b", &m, &err), 0, "%s", err.msg);
+	cr_assert_eq(llmsim_gpu_load("h100", &g, &err), 0, "%s", err.msg);
+	cr_assert_eq(llmsim_train_ctx_new(&m, &g, &a, &err), 0, "%s", err.msg);
+	cr_assert_eq(llmsim_train_ctx_new(&m, &g, &b, &err), 0, "%s", err.msg);
+	int n = 0;
+	for (int pp = 2; pp <= 16; pp *= 2)
+		for (int v = 1; v <= 8; v *= 2)
+			for (int k = 0; k < 3; k++) {
+				struct llmsim_train_cfg *c = &cfg[n++];
+				llmsim_train_cfg_init(c);
+				c->gpus = 8192, c->tp = 8, c->pp = pp, c->cp = 1;
+				c->dp = 8192 / (8 * pp);
+				c->zero = 2;
+				c->recipe = LLMSIM_RECIPE_LLAMA3;
+				c->schedule = v > 1 ? LLMSIM_SCHED_INTERLEAVED : LLMSIM_SCHED_1F1B;
+				c->chunks = v;
+				c->uneven_pp = 1;
+				c->micro_batch = 1;
+				c->global_batch = (int64_t)c->dp * (pp + 64 * k);
+				c->seq = 8192;
+				c->attn = LLMSIM_ATTN_FLASH2;
+			}
+	int ok[N];
+	for (int i = 0; i < N; i++)
+		ok[i] = llmsim_train_simulate(a, &cfg[i], &fwd[i], &err) == 0;
+	for (int i = N - 1; i >= 0; i--)
+		cr_assert_eq(llmsim_train_simulate(b, &cfg[i], &rev[i], &err) == 0, ok[i]);
+	int priced = 0;
+	for (int i = 0; i < N; i++) {
+		if (!ok[i])
+			continue;
+		priced++;
+		const struct llmsim_train_mem *x = &fwd[i].mem, *y = &rev[i].mem;
+		cr_expect(x->pp_rank == y->pp_rank && x->total_bytes == y->total_bytes &&
+				  x->act_in_flight_layers == y->act_in_flight_layers &&
+				  x->activations_bytes == y->activations_bytes &&
+				  x->grads_bytes == y->grads_bytes,
+			  "pp %d chunks %d batch %lld: rank %d %.17g B, reversed rank %d %.17g B",
+			  cfg[i].pp, cfg[i].chunks, (long long)cfg[i].global_batch, x->pp_rank,
+			  x->total_bytes,
+			  y->pp_rank, y->total_bytes);
+	}
+	cr_expect_geq(priced, N / 2, "%d of %d configurations priced", priced, N);
+	llmsim_train_ctx_free(a);
+	llmsim_train_ctx_free(b);
 }
