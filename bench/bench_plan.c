@@ -1,9 +1,10 @@
 /*
  * bench_plan.c - speed of the training-configuration search (one core).
  *
- * Prints, for a few (model, GPU count) searches with the default search
- * (the batch rule, uneven stages, 1-8 chunks per stage, the three offload
- * modes): the configurations of the space, those priced (memory and step
+ * Prints, for a few (model, GPU, GPU count, recipe) searches with the
+ * default search (the batch rule, uneven stages, 1-8 chunks per stage, the
+ * three offload modes; Llama 3 405B's tp 8 x pp 16 pinned in the last
+ * two): the configurations of the space, those priced (memory and step
  * time computed: the feasible and the out-of-memory ones) and those pruned
  * before pricing (invalid subtrees, counted whole), the priced and the
  * pruned per second, and the wall time (cold: op cache empty; warm: best
