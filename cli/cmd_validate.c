@@ -1,7 +1,10 @@
 /*
  * cmd_validate.c - `llmsim validate`: predict every run of the published
- * training-runs suite and print predicted vs published (iteration time,
- * MFU, model-state memory) with the % error and the mean absolute error.
+ * training-runs file and print predicted vs published (iteration time,
+ * MFU, model-state memory, activations per layer) with the % error, then
+ * per suite (the runs of one paper's table or figure) the mean and the
+ * largest |error| of each metric against the suite's targets. Exits 1
+ * when a row or a suite breaks its target (unless --no-fail).
  */
 #include <math.h>
 #include <stdio.h>
@@ -12,6 +15,7 @@
 #include "base/json.h"
 #include "base/paths.h"
 #include "calib/validate/train_runs.h"
+#include "sim/expected_error.h"
 #include "args.h"
 #include "commands.h"
 #include "train_out.h"
@@ -19,15 +23,49 @@
 static const char about[] =
 	"Predict the published training runs of models/runs/train_published.yaml\n"
 	"(Megatron-LM 2021, Korthikanti et al. 2022, Llama 3 2024, ZeRO 2020) and\n"
-	"compare: iteration time, MFU and model-state memory per GPU, with the\n"
-	"% error of each and the mean absolute error per metric. Nothing is fitted\n"
-	"to these figures.";
+	"compare: iteration time, MFU, model-state memory and activations per layer\n"
+	"per GPU, with the % error of each; then per suite (one paper's table or\n"
+	"figure) the mean and largest |error| against the suite's targets. Exit\n"
+	"status 1 when a row or a suite misses its target (--no-fail: 0). Nothing\n"
+	"is fitted to these figures.";
 
 enum { M_STEP = LLMSIM_RUN_STEP_TIME, M_MFU = LLMSIM_RUN_MFU, M_MEM = LLMSIM_RUN_STATE_MEMORY,
-       M_COUNT = LLMSIM_RUN_METRIC_COUNT };
+       M_ACT = LLMSIM_RUN_ACT_LAYER, M_COUNT = LLMSIM_RUN_METRIC_COUNT };
+
+/* One suite's errors of one metric. */
+struct tally {
+	char suite[32];
+	int metric;
+	int n, over;             /* rows; rows over their target */
+	double sum, sum_signed, max_abs;
+	double target_pct, mean_target_pct; /* 0: none */
+};
+
+#define MAX_TALLIES 64
+
+static struct tally *tally_of(struct tally *t, int *nt, const char *suite, int metric)
+{
+	for (int i = 0; i < *nt; i++)
+		if (t[i].metric == metric && !strcmp(t[i].suite, suite))
+			return &t[i];
+	if (*nt >= MAX_TALLIES)
+		return NULL;
+	struct tally *x = &t[(*nt)++];
+	memset(x, 0, sizeof *x);
+	snprintf(x->suite, sizeof x->suite, "%s", suite);
+	x->metric = metric;
+	return x;
+}
+
+/* The suite misses a target: a row over its own, or the mean over the suite's. */
+static int tally_fails(const struct tally *t)
+{
+	return t->over > 0 || (t->mean_target_pct > 0 && t->n && t->sum / t->n > t->mean_target_pct);
+}
 
 struct outcome {
 	int ok;
+	struct llmsim_expected_error expected; /* what llmsim claims for a step on its GPU */
 	char error[LLMSIM_ERR_MSG_MAX];
 	struct llmsim_run_outcome o;
 };
@@ -46,6 +84,7 @@ static int run_one(const struct llmsim_run_entry *e, struct outcome *o)
 		return -1;
 	}
 	o->ok = 1;
+	llmsim_expected_error(&o->o.gpu, LLMSIM_PRED_TRAIN_STEP, &o->expected);
 	return 0;
 }
 
@@ -59,18 +98,29 @@ static void fmt_metric(char *buf, int k, double v)
 		llmsim_fmt_bytes(buf, v);
 }
 
+static const char *unit_key(int k, int pub)
+{
+	if (k == M_STEP)
+		return pub ? "published_s" : "predicted_s";
+	if (k == M_MEM || k == M_ACT)
+		return pub ? "published_bytes" : "predicted_bytes";
+	return pub ? "published" : "predicted";
+}
+
 int cmd_validate(int argc, char **argv, const struct cli_setup *s)
 {
 	(void)s; /* no model or GPU of its own: its verbs load theirs */
 	const char *cmd = "llmsim validate";
-	const char *suite = NULL;
-	int json = 0;
+	const char *suite = NULL, *only = NULL;
+	int json = 0, no_fail = 0;
 	const struct llmsim_opt opts[] = {
 		{"suite", LLMSIM_ARG_STRING, &suite, "FILE", "runs file (default <data>/models/runs/train_published.yaml)", 0, NULL, NULL},
+		{"only", LLMSIM_ARG_STRING, &only, "NAME", "run one suite only (k22-table5, n21-table1, k22-figure1, l24, r20)", 0, NULL, NULL},
+		{"no-fail", LLMSIM_ARG_FLAG, &no_fail, NULL, "exit 0 even when a target is missed (exploring)", 0, NULL, NULL},
 		{"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON output (SI units)", 0, NULL, NULL},
 	};
-	int rc = llmsim_args_parse(cmd, "[--suite FILE] [--json]", about, argc - 1, argv + 1, opts,
-				   sizeof opts / sizeof opts[0], NULL, 0, NULL);
+	int rc = llmsim_args_parse(cmd, "[--suite FILE] [--only NAME] [--no-fail] [--json]", about,
+				   argc - 1, argv + 1, opts, sizeof opts / sizeof opts[0], NULL, 0, NULL);
 	if (rc == LLMSIM_ARGS_HELP)
 		return 0;
 	if (rc)
@@ -90,15 +140,29 @@ int cmd_validate(int argc, char **argv, const struct cli_setup *s)
 		fprintf(stderr, "%s: %s\n", cmd, err.msg);
 		return 1;
 	}
+	if (only) { /* keep the runs of that suite */
+		int k = 0;
+		for (int i = 0; i < n; i++)
+			if (!strcmp(runs[i].suite, only))
+				runs[k++] = runs[i];
+		if (!k) {
+			fprintf(stderr, "%s: --only '%s': no suite of that name in %s\n", cmd, only,
+				suite);
+			free(runs);
+			return 2;
+		}
+		n = k;
+	}
 	struct outcome *out = calloc(n, sizeof *out);
-	if (!out) {
+	struct tally *tl = calloc(MAX_TALLIES, sizeof *tl);
+	if (!out || !tl) {
+		free(out);
+		free(tl);
 		free(runs);
 		fprintf(stderr, "%s: out of memory\n", cmd);
 		return 1;
 	}
-	int failed = 0;
-	double sum[M_COUNT] = {0}, sum_signed[M_COUNT] = {0};
-	int cnt[M_COUNT] = {0};
+	int failed = 0, nt = 0;
 	for (int i = 0; i < n; i++) {
 		if (run_one(&runs[i], &out[i])) {
 			failed++;
@@ -107,11 +171,29 @@ int cmd_validate(int argc, char **argv, const struct cli_setup *s)
 		for (int k = 0; k < M_COUNT; k++)
 			if (out[i].o.published[k] > 0) {
 				double e = err_pct(out[i].o.predicted[k], out[i].o.published[k]);
-				sum[k] += fabs(e);
-				sum_signed[k] += e;
-				cnt[k]++;
+				struct tally *t = tally_of(tl, &nt, runs[i].suite, k);
+				if (!t)
+					continue;
+				t->n++;
+				t->sum += fabs(e);
+				t->sum_signed += e;
+				t->max_abs = fmax(t->max_abs, fabs(e));
+				/* the row's target covers its main metric: the first
+				 * published (MFU follows from the step time) */
+				int main_k = 0;
+				while (main_k < M_COUNT && !(out[i].o.published[main_k] > 0))
+					main_k++;
+				if (k == main_k && runs[i].target_pct > 0) {
+					t->target_pct = fmax(t->target_pct, runs[i].target_pct);
+					t->over += fabs(e) > runs[i].target_pct;
+				}
+				if (k == main_k && runs[i].mean_target_pct > 0)
+					t->mean_target_pct = runs[i].mean_target_pct;
 			}
 	}
+	int missed = 0;
+	for (int i = 0; i < nt; i++)
+		missed += tally_fails(&tl[i]);
 
 	if (json) {
 		struct llmsim_json j;
@@ -122,10 +204,18 @@ int cmd_validate(int argc, char **argv, const struct cli_setup *s)
 		for (int i = 0; i < n; i++) {
 			llmsim_json_obj_begin(&j, NULL);
 			llmsim_json_str(&j, "name", runs[i].name);
+			llmsim_json_str(&j, "suite", runs[i].suite);
 			llmsim_json_str(&j, "source", runs[i].source);
 			llmsim_json_str(&j, "model", runs[i].has_inline ? runs[i].inline_model.name
 								      : runs[i].model);
 			llmsim_json_str(&j, "gpu", runs[i].gpu);
+			llmsim_json_str(&j, "stack", llmsim_stack_name(runs[i].cfg.stack));
+			if (runs[i].target_pct > 0)
+				llmsim_json_num(&j, "target_pct", runs[i].target_pct);
+			if (out[i].ok && out[i].o.published[M_STEP] > 0) {
+				llmsim_json_num(&j, "expected_error_pct", 100 * out[i].expected.abs_frac);
+				llmsim_json_str(&j, "expected_error_source", out[i].expected.source);
+			}
 			if (!out[i].ok) {
 				llmsim_json_str(&j, "error", out[i].error);
 				llmsim_json_obj_end(&j);
@@ -135,8 +225,8 @@ int cmd_validate(int argc, char **argv, const struct cli_setup *s)
 				if (out[i].o.published[k] <= 0)
 					continue;
 				llmsim_json_obj_begin(&j, llmsim_run_metric_name(k));
-				llmsim_json_num(&j, k == M_STEP ? "predicted_s" : k == M_MEM ? "predicted_bytes" : "predicted", out[i].o.predicted[k]);
-				llmsim_json_num(&j, k == M_STEP ? "published_s" : k == M_MEM ? "published_bytes" : "published", out[i].o.published[k]);
+				llmsim_json_num(&j, unit_key(k, 0), out[i].o.predicted[k]);
+				llmsim_json_num(&j, unit_key(k, 1), out[i].o.published[k]);
 				llmsim_json_num(&j, "error_pct", err_pct(out[i].o.predicted[k], out[i].o.published[k]));
 				llmsim_json_obj_end(&j);
 			}
@@ -146,17 +236,27 @@ int cmd_validate(int argc, char **argv, const struct cli_setup *s)
 			llmsim_json_obj_end(&j);
 		}
 		llmsim_json_arr_end(&j);
-		llmsim_json_obj_begin(&j, "mean_abs_error_pct");
-		for (int k = 0; k < M_COUNT; k++)
-			if (cnt[k])
-				llmsim_json_num(&j, llmsim_run_metric_name(k), sum[k] / cnt[k]);
-		llmsim_json_obj_end(&j);
-		llmsim_json_obj_begin(&j, "mean_error_pct");
-		for (int k = 0; k < M_COUNT; k++)
-			if (cnt[k])
-				llmsim_json_num(&j, llmsim_run_metric_name(k), sum_signed[k] / cnt[k]);
-		llmsim_json_obj_end(&j);
+		llmsim_json_arr_begin(&j, "suites");
+		for (int i = 0; i < nt; i++) {
+			const struct tally *t = &tl[i];
+			llmsim_json_obj_begin(&j, NULL);
+			llmsim_json_str(&j, "suite", t->suite);
+			llmsim_json_str(&j, "metric", llmsim_run_metric_name(t->metric));
+			llmsim_json_int(&j, "rows", t->n);
+			llmsim_json_num(&j, "mean_abs_error_pct", t->sum / t->n);
+			llmsim_json_num(&j, "mean_error_pct", t->sum_signed / t->n);
+			llmsim_json_num(&j, "max_abs_error_pct", t->max_abs);
+			if (t->target_pct > 0)
+				llmsim_json_num(&j, "row_target_pct", t->target_pct);
+			if (t->mean_target_pct > 0)
+				llmsim_json_num(&j, "mean_target_pct", t->mean_target_pct);
+			if (t->target_pct > 0 || t->mean_target_pct > 0)
+				llmsim_json_bool(&j, "pass", !tally_fails(t));
+			llmsim_json_obj_end(&j);
+		}
+		llmsim_json_arr_end(&j);
 		llmsim_json_int(&j, "failed", failed);
+		llmsim_json_int(&j, "targets_missed", missed);
 		llmsim_json_obj_end(&j);
 		llmsim_json_finish(&j);
 	} else {
@@ -165,7 +265,7 @@ int cmd_validate(int argc, char **argv, const struct cli_setup *s)
 		struct llmsim_table t;
 		llmsim_table_init(&t, 8, head);
 		for (int i = 0; i < n; i++) {
-			char gpus[16], line[160];
+			char gpus[16], line[192];
 			snprintf(gpus, sizeof gpus, "%d", runs[i].cfg.gpus);
 			if (!out[i].ok) {
 				llmsim_table_rowf(&t, "%s\t%s\t%s\terror: %s\t\t\t\t", runs[i].name,
@@ -190,14 +290,44 @@ int cmd_validate(int argc, char **argv, const struct cli_setup *s)
 		llmsim_table_print(&t, stdout);
 		llmsim_table_release(&t);
 		putchar('\n');
-		for (int k = 0; k < M_COUNT; k++)
-			if (cnt[k])
-				printf("%-19s mean absolute error %5.1f%% (mean signed %+.1f%%) over %d runs\n",
-				       llmsim_run_metric_name(k), sum[k] / cnt[k], sum_signed[k] / cnt[k], cnt[k]);
+		static const char *const shead[] = {"<suite", "<metric", "rows", "mean |err|",
+						    "mean signed", "max |err|", "<target", "<verdict"};
+		struct llmsim_table st;
+		llmsim_table_init(&st, 8, shead);
+		for (int i = 0; i < nt; i++) {
+			const struct tally *x = &tl[i];
+			char tgt[64] = "";
+			if (x->mean_target_pct > 0 && x->target_pct > 0)
+				snprintf(tgt, sizeof tgt, "mean <= %.1f%%, each <= %.1f%%", x->mean_target_pct,
+					 x->target_pct);
+			else if (x->target_pct > 0)
+				snprintf(tgt, sizeof tgt, "each <= %.1f%%", x->target_pct);
+			else if (x->mean_target_pct > 0)
+				snprintf(tgt, sizeof tgt, "mean <= %.1f%%", x->mean_target_pct);
+			const char *verdict = !tgt[0] ? "" : tally_fails(x) ? "MISSED" : "met";
+			llmsim_table_rowf(&st, "%s\t%s\t%d\t%.1f%%\t%+.1f%%\t%.1f%%\t%s\t%s", x->suite,
+					  llmsim_run_metric_name(x->metric), x->n, x->sum / x->n,
+					  x->sum_signed / x->n, x->max_abs, tgt, verdict);
+		}
+		llmsim_table_print(&st, stdout);
+		llmsim_table_release(&st);
+		/* what llmsim claims for a step on each GPU, to set beside the rows */
+		for (int i = 0; i < n; i++) {
+			int seen = !out[i].ok || !(out[i].o.published[M_STEP] > 0);
+			for (int k = 0; k < i && !seen; k++)
+				seen = out[k].ok && out[k].o.published[M_STEP] > 0 &&
+				       !strcmp(runs[k].gpu, runs[i].gpu);
+			if (!seen)
+				printf("expected error of a step on %s: +/- %.1f%% (%s)\n", runs[i].gpu,
+				       100 * out[i].expected.abs_frac, out[i].expected.source);
+		}
 		if (failed)
 			printf("%d run(s) could not be simulated\n", failed);
+		if (missed)
+			printf("%d suite target(s) missed%s\n", missed, no_fail ? " (--no-fail)" : "");
 	}
+	free(tl);
 	free(out);
 	free(runs);
-	return failed ? 1 : 0;
+	return failed || (missed && !no_fail) ? 1 : 0;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/fmt.h"
+#include "sim/expected_error.h"
 #include "train_out.h"
 
 const char *const train_dtype_choices[] = {"bf16", "fp8", NULL};
@@ -29,8 +30,10 @@ char *train_cfg_line(char *buf, size_t size, const struct llmsim_train_cfg *c)
 			 c->tp, c->pp, c->dp, c->cp, c->ep, c->zero, c->micro_batch,
 			 llmsim_recompute_name(c->recompute), sched, llmsim_attn_impl_name(c->attn));
 	if (c->offload != LLMSIM_OFFLOAD_NONE && n > 0 && (size_t)n < size)
-		snprintf(buf + n, size - n, "  offload %s%s", llmsim_offload_name(c->offload),
-			 c->dpu ? "+dpu" : "");
+		n += snprintf(buf + n, size - n, "  offload %s%s", llmsim_offload_name(c->offload),
+			      c->dpu ? "+dpu" : "");
+	if (c->stack != LLMSIM_STACK_CORE && n > 0 && (size_t)n < size)
+		snprintf(buf + n, size - n, "  %s", llmsim_stack_name(c->stack));
 	return buf;
 }
 
@@ -124,6 +127,8 @@ void train_print_result(FILE *f, const struct llmsim_train_result *r,
 		fprintf(f, ", LoRA rank %d", c->lora_rank);
 	if (m->has_moe && c->moe_imbalance > 1)
 		fprintf(f, ", MoE imbalance %.2f", c->moe_imbalance);
+	if (c->stack != LLMSIM_STACK_CORE)
+		fprintf(f, ", stack %s", llmsim_stack_name(c->stack));
 	fputc('\n', f);
 	train_load_line(note, sizeof note, r, gpu);
 	fprintf(f, "  load         %s\n", note);
@@ -236,6 +241,9 @@ void train_print_result(FILE *f, const struct llmsim_train_result *r,
 	fprintf(f, "utilization  MFU %s, HFU %s of %s per GPU (%s)\n", llmsim_fmt_pct(a, r->mfu),
 		llmsim_fmt_pct(b, r->hfu), llmsim_fmt_flops_rate(d, r->peak_flops_per_s),
 		llmsim_dtype_name(c->dtype));
+	struct llmsim_expected_error x;
+	llmsim_expected_error(gpu, LLMSIM_PRED_TRAIN_STEP, &x);
+	fprintf(f, "expected     step time +/- %.1f%% (%s)\n", 100 * x.abs_frac, x.source);
 }
 
 void train_json_cfg(struct llmsim_json *j, const struct llmsim_train_cfg *c)
@@ -262,6 +270,7 @@ void train_json_cfg(struct llmsim_json *j, const struct llmsim_train_cfg *c)
 	llmsim_json_str(j, "offload", llmsim_offload_name(c->offload));
 	llmsim_json_bool(j, "dpu", c->dpu);
 	llmsim_json_str(j, "engine", llmsim_engine_name(c->engine));
+	llmsim_json_str(j, "stack", llmsim_stack_name(c->stack));
 	llmsim_json_str(j, "load", llmsim_load_name(c->load));
 	llmsim_json_num(j, "load_rho_given", c->load_rho);
 	llmsim_json_str(j, "operand_data", llmsim_operand_data_name(c->operand_data));

@@ -36,6 +36,8 @@ static const struct llmsim_yfield top_fields[] = {
 	FLD("vendor", LLMSIM_YF_STRING, vendor, LLMSIM_YF_REQUIRED, LLMSIM_YR_ANY),
 	FLD("arch", LLMSIM_YF_STRING, arch, LLMSIM_YF_REQUIRED, LLMSIM_YR_ANY),
 	REQ_POS_DBL(tdp_w),
+	FLD("uncalibrated_step_error_fraction", LLMSIM_YF_DOUBLE, uncalibrated_step_error_fraction,
+	    LLMSIM_YF_OPTIONAL, LLMSIM_YR_NONNEG),
 };
 
 static const struct llmsim_yfield compute_fields[] = {

@@ -137,6 +137,10 @@ struct llmsim_gpu {
 	double inter_node_latency_s;
 	double pcie_bytes_per_s;        /* per direction */
 	double tdp_w;
+	double uncalibrated_step_error_fraction; /* what the file's unmeasured values (assumptions,
+					 * figures taken from another GPU) add to a whole
+					 * step's expected |error|, in quadrature with the
+					 * default (sim/expected_error.c); 0: nothing stated */
 
 	/* model parameters: efficiencies and overheads */
 	double param[LLMSIM_PARAM_COUNT];

@@ -14,13 +14,23 @@ static const char *const class_names[LLMSIM_PRED_KIND_COUNT][2] = {
 	[LLMSIM_PRED_SERVE_STEP] = {"serve_step", "decode_step"},
 };
 
-static void deflt(struct llmsim_expected_error *out)
+/* The default, widened in quadrature by what the GPU file says its
+ * uncalibrated kernel values add (the file's uncalibrated_step_error_fraction). */
+static void deflt(const struct llmsim_gpu *gpu, struct llmsim_expected_error *out)
 {
 	memset(out, 0, sizeof *out);
-	out->abs_frac = LLMSIM_STEP_ERROR_DEFAULT;
+	double u = gpu ? gpu->uncalibrated_step_error_fraction : 0;
+	if (!(u > 0)) {
+		out->abs_frac = LLMSIM_STEP_ERROR_DEFAULT;
+		snprintf(out->source, sizeof out->source,
+			 "default %.0f%%: no whole-step validation in the GPU's profile",
+			 100 * LLMSIM_STEP_ERROR_DEFAULT);
+		return;
+	}
+	out->abs_frac = sqrt(LLMSIM_STEP_ERROR_DEFAULT * LLMSIM_STEP_ERROR_DEFAULT + u * u);
 	snprintf(out->source, sizeof out->source,
-		 "default %.0f%%: no whole-step validation in the GPU's profile",
-		 100 * LLMSIM_STEP_ERROR_DEFAULT);
+		 "default %.0f%% (no whole-step validation) with the GPU file's uncalibrated "
+		 "kernels' %.1f%%, in quadrature", 100 * LLMSIM_STEP_ERROR_DEFAULT, 100 * u);
 }
 
 /* The profile's path from hw/ on (it lives in <data>/hw/profiles/). */
@@ -35,7 +45,7 @@ void llmsim_expected_step_error(const struct llmsim_gpu *gpu, const char *engine
 				const char *phase, struct llmsim_expected_error *out,
 				const struct llmsim_step_err_class **cls)
 {
-	deflt(out);
+	deflt(gpu, out);
 	const struct llmsim_step_err_class *c =
 		gpu && engine && phase ? llmsim_gpu_step_err(gpu, engine, phase) : NULL;
 	if (cls)
@@ -55,7 +65,7 @@ void llmsim_expected_step_error(const struct llmsim_gpu *gpu, const char *engine
 void llmsim_expected_error(const struct llmsim_gpu *gpu, enum llmsim_pred_kind k,
 			   struct llmsim_expected_error *out)
 {
-	deflt(out);
+	deflt(gpu, out);
 	if (!gpu || (unsigned)k >= LLMSIM_PRED_KIND_COUNT)
 		return;
 	if (k == LLMSIM_PRED_SERVE_STEP) {

@@ -215,6 +215,10 @@ struct llmsim_gnode *gb_gemm(struct bld *b, const char *name, enum llmsim_gphase
 	x->op.u.gemm.b_dtype = quantized ? b->c->weights : b->c->act;
 	x->op.u.gemm.m = m, x->op.u.gemm.n = n, x->op.u.gemm.k = k;
 	x->op.u.gemm.batch = batch;
+	if (ph == LLMSIM_PH_BWD && (role & LLMSIM_GN_LINEAR) && b->regather >= 0) {
+		b->g->node[b->regather].hides = gb_idx(b, x);
+		b->regather = -1;
+	}
 	if ((role & LLMSIM_GN_WGRAD) && b->npending) {
 		/* the column point's backward collectives overlap the first
 		 * weight gradient after it (Megatron's async TP all-reduce) */
@@ -327,6 +331,13 @@ static void tp_point(struct bld *b, double bytes, enum llmsim_tp_point pt)
 		x->tp = pt;
 		if (pt == LLMSIM_TP_COL)
 			b->pending[b->npending++] = gb_idx(b, x);
+	}
+	b->regather = -1;
+	if (b->train && sp && pt == LLMSIM_TP_COL && c->sp_regather &&
+	    (x = gb_coll(b, "tp_regather", LLMSIM_PH_BWD, LLMSIM_COLL_ALLGATHER, bytes, c->tp,
+			 c->tp_nodes, LLMSIM_GN_TP))) {
+		x->tp = pt;
+		b->regather = gb_idx(b, x);
 	}
 }
 
@@ -880,11 +891,17 @@ static void p2p(struct bld *b)
 	const struct llmsim_graph_cfg *c = b->c;
 	b->sec = LLMSIM_SEC_P2P;
 	b->part = LLMSIM_PART_BODY;
-	/* one activation from stage to stage (1/tp of it under SP) */
-	double bytes = (double)b->T * b->m->hidden * llmsim_dtype_bytes(c->act) /
-		       (b->train && c->sp && c->tp > 1 ? c->tp : 1);
-	gb_coll(b, "pp_send", LLMSIM_PH_FWD, LLMSIM_COLL_SENDRECV, bytes, 2, c->pp_nodes,
-	     LLMSIM_GN_PP);
+	/* one activation from stage to stage (1/tp of it under SP); with the
+	 * scatter/gather each TP rank sends its 1/tp slice and the receiving
+	 * stage all-gathers the whole activation over its TP group */
+	double full = (double)b->T * b->m->hidden * llmsim_dtype_bytes(c->act);
+	int sharded = b->train && c->sp && c->tp > 1;
+	int scatter = b->train && c->pp_scatter && c->tp > 1 && !sharded;
+	gb_coll(b, "pp_send", LLMSIM_PH_FWD, LLMSIM_COLL_SENDRECV,
+		full / (sharded || scatter ? c->tp : 1), 2, c->pp_nodes, LLMSIM_GN_PP);
+	if (scatter)
+		gb_coll(b, "pp_gather", LLMSIM_PH_FWD, LLMSIM_COLL_ALLGATHER, full, c->tp,
+			c->tp_nodes, LLMSIM_GN_PP);
 }
 
 static int check(const struct llmsim_model *m, const struct llmsim_graph_cfg *c,
@@ -921,7 +938,7 @@ static int build(const struct llmsim_model *m, const struct llmsim_graph_cfg *c,
 	if (rc)
 		return rc;
 	struct bld b = {.m = m, .c = c, .g = g, .train = c->work == LLMSIM_WORK_TRAIN,
-			.flops_scale = 1, .mem = mem};
+			.flops_scale = 1, .mem = mem, .regather = -1};
 	b.T = llmsim_graph_tokens(c);
 	b.Tsp = b.train && c->sp && c->tp > 1 ? b.T / c->tp : b.T;
 	b.norm = m->norm == LLMSIM_NORM_RMS ? LLMSIM_EW_RMSNORM : LLMSIM_EW_LAYERNORM;

@@ -215,6 +215,17 @@ struct llmsim_graph_cfg {
 				    * (training; expert TP = TP) */
 	int tp_nodes, ep_nodes, cp_nodes, pp_nodes; /* nodes each group's collective spans
 						     * (a pipeline send: 1 or 2) */
+	int pp_scatter;            /* training: Megatron's scatter/gather (Narayanan et al.
+				    * 2021, section 4.1): each TP rank sends 1/tp of the
+				    * activation to its peer of the next stage, which
+				    * all-gathers it over NVLink; 0: the whole activation
+				    * (1/tp of it under SP, already sharded) */
+	int sp_regather;           /* training with SP: a column-parallel linear keeps its
+				    * input sharded and all-gathers it again in backward for
+				    * its weight gradient (Korthikanti et al. 2022, section
+				    * 4.2.2), beside the data-gradient GEMM it overlaps
+				    * (Megatron's LinearWithGradAccumulationAndAsync-
+				    * Communication); 0: left out */
 
 	/* data types */
 	enum llmsim_dtype math;    /* linear layers' GEMM math */

@@ -30,6 +30,8 @@ struct bld {
 	enum llmsim_ew_kind norm;
 	int pending[4], npending;   /* a column point's backward collectives, waiting for
 				     * the first weight gradient after the point */
+	int regather;               /* an SP re-all-gather waiting for the data gradient
+				     * after the point (-1: none) */
 	char prefix[24];            /* of the names of the FFN being added */
 	struct llmsim_graph_mem *mem; /* the tensors of the nodes (graph_mem.h), or NULL */
 };

@@ -51,6 +51,9 @@ Test(model, param_counts_match_published_sizes)
 		{"mixtral-8x7b", 46.7e9},    /* Mixtral model card */
 		{"qwen2.5-72b", 72.7e9},     /* Qwen2.5 model card */
 		{"gpt-3-175b", 175.0e9},     /* Brown et al. Table 2.1 */
+		{"gpt-22b", 22.0e9},         /* Korthikanti et al. 2022 Table 3 */
+		{"mt-nlg-530b", 529.6e9},    /* Narayanan et al. 2021 Table 1 */
+		{"gpt-1t", 1008.0e9},        /* Narayanan et al. 2021 Table 1 */
 		{"opt-13b", 12.85e9},        /* released checkpoint */
 		{"starcoder-15b", 15.5e9},   /* Li et al. 2023 */
 		{"deepseek-v3", 671e9},      /* V3 report: 671B, MTP excluded */

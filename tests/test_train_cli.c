@@ -2,6 +2,7 @@
  * test_train_cli.c - `llmsim train`, `plan` and `validate` as a user runs
  * them: JSON keys, exit statuses, one error line per violation.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,10 +93,37 @@ Test(train_cli, plan_nothing_fits)
 
 Test(train_cli, validate_runs)
 {
-	int rc = run_llmsim("validate --json", out, sizeof out, err, sizeof err);
+	int rc = run_llmsim("validate --json --no-fail", out, sizeof out, err, sizeof err);
 	cr_assert_eq(rc, 0, "%s", err);
 	cr_expect(strstr(out, "\"mean_abs_error_pct\"") && strstr(out, "\"step_time\"") &&
-		  strstr(out, "\"error_pct\""));
+		  strstr(out, "\"error_pct\"") && strstr(out, "\"max_abs_error_pct\"") &&
+		  strstr(out, "\"suite\": \"k22-table5\"") &&
+		  strstr(out, "\"suite\": \"n21-table1\"") &&
+		  strstr(out, "\"suite\": \"k22-figure1\"") &&
+		  strstr(out, "\"activations_per_layer\""));
+	rc = run_llmsim("validate --only k22-figure1", out, sizeof out, err, sizeof err);
+	cr_expect_eq(rc, 0, "%s%s", out, err);
+	cr_expect(strstr(out, "k22-act-1t-sp-sel") && !strstr(out, "k22-22b-full"), "%s", out);
+}
+
+/* A row over its target makes validate exit 1, unless --no-fail; --only
+ * runs one suite; an unknown suite is a usage error. */
+Test(train_cli, validate_targets)
+{
+	const char *f = LLMSIM_TEST_DATA "/runs/targets.yaml";
+	char args[512];
+	snprintf(args, sizeof args, "validate --suite %s", f);
+	int rc = run_llmsim(args, out, sizeof out, err, sizeof err);
+	cr_expect_eq(rc, 1, "%s%s", out, err);
+	cr_expect(strstr(out, "MISSED") && strstr(out, "1 suite target(s) missed"), "%s", out);
+	snprintf(args, sizeof args, "validate --suite %s --no-fail", f);
+	cr_expect_eq(run_llmsim(args, out, sizeof out, err, sizeof err), 0, "%s%s", out, err);
+	snprintf(args, sizeof args, "validate --suite %s --only loose", f);
+	cr_expect_eq(run_llmsim(args, out, sizeof out, err, sizeof err), 0, "%s%s", out, err);
+	cr_expect(!strstr(out, "tight-22b"), "%s", out);
+	snprintf(args, sizeof args, "validate --suite %s --only nosuch", f);
+	cr_expect_eq(run_llmsim(args, out, sizeof out, err, sizeof err), 2, "%s%s", out, err);
+	cr_expect(strstr(err, "nosuch"), "%s", err);
 }
 
 /* The README's job: 70B on one 8-GPU H200 node does not fit in HBM alone

@@ -14,9 +14,15 @@
  *       tp: 8
  *       pp: 8                        # dp = gpus / (tp*pp*cp) unless given
  *       ...every `llmsim train` option, with '_' for '-'...
+ *       stack: megatron-2021         # core (default), megatron-2021, megatron-2022
+ *       ddp: torch                   # the stack's (default), torch or local
+ *       suite: k22-table5            # default: the name up to its first '-'
+ *       target_pct: 8                # each row's |error| at most (main metric)
+ *       suite_mean_target_pct: 3     # the suite's mean |error| at most
  *       published_step_time_s: 13.75
  *       published_mfu: 0.514
  *       published_model_state_bytes: 1.2e11
+ *       published_activation_layer_bytes: 2.1e8
  */
 #include <limits.h>
 #include <stddef.h>
@@ -31,6 +37,8 @@
 static const char *const styles[] = {"gpt", "llama", NULL};
 static const char *const attn_names[] = {"naive", "flash2", "flash3", NULL};
 static const char *const dtype_names[] = {"bf16", "fp8", NULL};
+/* Megatron-LM v2's --DDP-impl: the stack's own, PyTorch DDP (overlapped), LocalDDP */
+static const char *const ddp_names[] = {"stack", "torch", "local", NULL};
 
 struct raw_model {
 	char name[64];
@@ -38,12 +46,13 @@ struct raw_model {
 };
 
 struct raw_run {
-	char name[64], source[256], gpu[32];
+	char name[64], source[256], gpu[32], suite[32];
 	int gpus, tp, pp, dp, cp, ep, zero, micro_batch, global_batch, seq;
 	int recompute, schedule, chunks, dtype, recipe, attention, lora_rank;
-	int sequence_parallel, uneven_pp, offload, dpu;
+	int sequence_parallel, uneven_pp, offload, dpu, stack, ddp;
 	double moe_imbalance;
 	double published_step_time_s, published_mfu, published_model_state_bytes;
+	double published_activation_layer_bytes, target_pct, suite_mean_target_pct;
 };
 
 #define RF(key, type, range, req) \
@@ -53,6 +62,7 @@ static const struct llmsim_yfield run_fields[] = {
 	{"name", LLMSIM_YF_STRING, offsetof(struct raw_run, name), 64, 1, LLMSIM_YR_ANY, NULL},
 	{"source", LLMSIM_YF_STRING, offsetof(struct raw_run, source), 256, 1, LLMSIM_YR_ANY, NULL},
 	{"gpu", LLMSIM_YF_STRING, offsetof(struct raw_run, gpu), 32, 1, LLMSIM_YR_ANY, NULL},
+	{"suite", LLMSIM_YF_STRING, offsetof(struct raw_run, suite), 32, 0, LLMSIM_YR_ANY, NULL},
 	RF(gpus, INT, POSITIVE, 1),
 	RF(tp, INT, POSITIVE, 0),
 	RF(pp, INT, POSITIVE, 0),
@@ -80,10 +90,16 @@ static const struct llmsim_yfield run_fields[] = {
 	{"sequence_parallel", LLMSIM_YF_BOOL, offsetof(struct raw_run, sequence_parallel), 0, 0,
 	 LLMSIM_YR_ANY, NULL},
 	{"uneven_pp", LLMSIM_YF_BOOL, offsetof(struct raw_run, uneven_pp), 0, 0, LLMSIM_YR_ANY, NULL},
+	{"stack", LLMSIM_YF_ENUM, offsetof(struct raw_run, stack), 0, 0, LLMSIM_YR_ANY,
+	 llmsim_stack_names},
+	{"ddp", LLMSIM_YF_ENUM, offsetof(struct raw_run, ddp), 0, 0, LLMSIM_YR_ANY, ddp_names},
 	RF(moe_imbalance, DOUBLE, POSITIVE, 0),
 	RF(published_step_time_s, DOUBLE, POSITIVE, 0),
 	RF(published_mfu, DOUBLE, FRACTION, 0),
 	RF(published_model_state_bytes, DOUBLE, POSITIVE, 0),
+	RF(published_activation_layer_bytes, DOUBLE, POSITIVE, 0),
+	RF(target_pct, DOUBLE, POSITIVE, 0),
+	RF(suite_mean_target_pct, DOUBLE, POSITIVE, 0),
 };
 
 #define MF(key) {#key, LLMSIM_YF_INT, offsetof(struct raw_model, key), 0, 0, LLMSIM_YR_POSITIVE, NULL}
@@ -188,6 +204,13 @@ static int one_run(const struct llmsim_ynode *map, const char *path, void *entry
 	snprintf(e->name, sizeof e->name, "%s", r.name);
 	snprintf(e->source, sizeof e->source, "%s", r.source);
 	snprintf(e->gpu, sizeof e->gpu, "%s", r.gpu);
+	if (r.suite[0])
+		snprintf(e->suite, sizeof e->suite, "%s", r.suite);
+	else
+		snprintf(e->suite, sizeof e->suite, "%.*s", (int)strcspn(r.name, "-"), r.name);
+	e->target_pct = r.target_pct;
+	e->mean_target_pct = r.suite_mean_target_pct;
+	e->published_act_layer_bytes = r.published_activation_layer_bytes;
 	struct llmsim_train_cfg *c = &e->cfg;
 	llmsim_train_cfg_init(c);
 	c->gpus = r.gpus;
@@ -213,6 +236,8 @@ static int one_run(const struct llmsim_ynode *map, const char *path, void *entry
 	c->sequence_parallel = r.sequence_parallel;
 	c->uneven_pp = r.uneven_pp;
 	c->moe_imbalance = r.moe_imbalance;
+	c->stack = r.stack;
+	c->ddp = r.ddp; /* ddp_names in LLMSIM_DDP_* order */
 	e->published_step_s = r.published_step_time_s;
 	e->published_mfu = r.published_mfu;
 	e->published_mem_bytes = r.published_model_state_bytes;
@@ -232,6 +257,7 @@ static const char *const run_metric_names[LLMSIM_RUN_METRIC_COUNT] = {
 	[LLMSIM_RUN_STEP_TIME] = "step_time",
 	[LLMSIM_RUN_MFU] = "mfu",
 	[LLMSIM_RUN_STATE_MEMORY] = "model_state_memory",
+	[LLMSIM_RUN_ACT_LAYER] = "activations_per_layer",
 };
 
 const char *llmsim_run_metric_name(enum llmsim_run_metric m)
@@ -260,6 +286,7 @@ int llmsim_run_predict(const struct llmsim_run_entry *e, struct llmsim_run_outco
 	llmsim_train_ctx_free(ctx);
 	if (rc)
 		return rc;
+	o->gpu = gpu;
 	o->predicted[LLMSIM_RUN_STEP_TIME] = o->r.time.step_s;
 	o->predicted[LLMSIM_RUN_MFU] = o->r.mfu;
 	o->predicted[LLMSIM_RUN_STATE_MEMORY] = o->r.mem.weights_bytes + o->r.mem.grads_bytes +
@@ -267,5 +294,7 @@ int llmsim_run_predict(const struct llmsim_run_entry *e, struct llmsim_run_outco
 	o->published[LLMSIM_RUN_STEP_TIME] = e->published_step_s;
 	o->published[LLMSIM_RUN_MFU] = e->published_mfu;
 	o->published[LLMSIM_RUN_STATE_MEMORY] = e->published_mem_bytes;
+	o->predicted[LLMSIM_RUN_ACT_LAYER] = o->r.mem.act_per_layer_bytes;
+	o->published[LLMSIM_RUN_ACT_LAYER] = e->published_act_layer_bytes;
 	return 0;
 }

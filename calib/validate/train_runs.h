@@ -13,6 +13,9 @@
 struct llmsim_run_entry {
 	char name[64];
 	char source[256];
+	char suite[32];               /* `suite:`, else the name up to its first '-' */
+	double target_pct;            /* each row's |error| at most this (0: none) */
+	double mean_target_pct;       /* the suite's mean |error| at most this (0: none) */
 	char model[64];               /* a model name, or "" when inline */
 	struct llmsim_model inline_model;
 	int has_inline;
@@ -21,6 +24,8 @@ struct llmsim_run_entry {
 	double published_step_s;      /* 0: not published */
 	double published_mfu;         /* 0: not published */
 	double published_mem_bytes;   /* 0: not published */
+	double published_act_layer_bytes; /* activations of one layer, one micro-batch, per
+					   * GPU (0: not published) */
 };
 
 /* Load the suite; *out is malloc'd (free()). */
@@ -29,13 +34,14 @@ int llmsim_runs_load(const char *path, struct llmsim_run_entry **out, int *n,
 
 /* What one run predicts against what it published (0 where not published). */
 enum llmsim_run_metric { LLMSIM_RUN_STEP_TIME, LLMSIM_RUN_MFU, LLMSIM_RUN_STATE_MEMORY,
-			 LLMSIM_RUN_METRIC_COUNT };
+			 LLMSIM_RUN_ACT_LAYER, LLMSIM_RUN_METRIC_COUNT };
 
-/* "step_time", "mfu", "model_state_memory". */
+/* "step_time", "mfu", "model_state_memory", "activations_per_layer". */
 const char *llmsim_run_metric_name(enum llmsim_run_metric m);
 
 struct llmsim_run_outcome {
 	struct llmsim_train_result r;         /* the simulated step */
+	struct llmsim_gpu gpu;                /* the GPU it ran on */
 	double predicted[LLMSIM_RUN_METRIC_COUNT];
 	double published[LLMSIM_RUN_METRIC_COUNT]; /* 0: not published */
 };

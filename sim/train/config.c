@@ -13,6 +13,9 @@ const char *const llmsim_recompute_names[] = {"none", "selective", "full", NULL}
 const char *const llmsim_pp_sched_names[] = {"1f1b", "interleaved", "dualpipe", NULL};
 const char *const llmsim_recipe_names[] = {"amp", "megatron", "zero", "llama3", NULL};
 const char *const llmsim_offload_names[] = {"none", "optimizer", "params", NULL};
+const char *const llmsim_stack_names[] = {"core", "megatron-2021", "megatron-2022", NULL};
+_Static_assert(sizeof llmsim_stack_names / sizeof *llmsim_stack_names == LLMSIM_STACK_COUNT + 1,
+	       "stack names");
 _Static_assert(sizeof llmsim_offload_names / sizeof *llmsim_offload_names ==
 	       LLMSIM_OFFLOAD_COUNT + 1, "offload names");
 _Static_assert(sizeof llmsim_recompute_names / sizeof *llmsim_recompute_names ==
@@ -68,6 +71,11 @@ const char *llmsim_recipe_name(enum llmsim_recipe r)
 const char *llmsim_offload_name(enum llmsim_offload o)
 {
 	return (unsigned)o < LLMSIM_OFFLOAD_COUNT ? llmsim_offload_names[o] : "?";
+}
+
+const char *llmsim_stack_name(enum llmsim_stack s)
+{
+	return (unsigned)s < LLMSIM_STACK_COUNT ? llmsim_stack_names[s] : "?";
 }
 
 const char *llmsim_train_reject_name(enum llmsim_train_reject r)

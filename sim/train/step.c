@@ -29,6 +29,13 @@
  *    between the first and last stage is exposed (Megatron).
  *  - The optimizer (fused AdamW over this GPU's shard, fp32) runs after
  *    the last gradient reduction.
+ *  - The stack (train.h): megatron-2021/2022 all-reduce the gradients
+ *    after the last backward, whole (LocalDDP; cfg.ddp torch overlaps as
+ *    above); 2021 reduces 16-bit gradients and adds each micro-batch's
+ *    gradients into the accumulated ones (grad_accum_s, in every
+ *    micro-batch's backward); both add the mixed-precision optimizer's
+ *    passes (megatron_optimizer_extra_s). Pipeline sends with the
+ *    scatter/gather and TP overlap are the walk's (walk.c, graph.c).
  *  - Offload (see offload_time): PCIe at 80% of its peak per direction,
  *    a link shared by gpus_per_host_link GPUs, the node's DRAM shared by
  *    its ranks; CPU Adam at cores x per-core rate, or DRAM-bound at 30 B
@@ -58,9 +65,81 @@ static double coll(struct llmsim_train_ctx *ctx, enum llmsim_coll_kind kind, dou
 static void offload_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 			 const struct train_params *p, struct dp_cost *dc);
 
-static double grad_elem_bytes(enum llmsim_recipe r)
+static double grad_elem_bytes(const struct llmsim_train_cfg *c)
 {
-	return r == LLMSIM_RECIPE_ZERO ? 2 : 4; /* megatron reduces fp32 main grads */
+	/* Megatron-LM v2 under fp16 (Narayanan et al. 2021) reduces the
+	 * 16-bit gradients (accumulate_allreduce_grads_in_fp32 is forced on
+	 * for bf16 only); megatron reduces fp32 main grads */
+	if (c->stack == LLMSIM_STACK_MEGATRON_2021)
+		return 2;
+	return c->recipe == LLMSIM_RECIPE_ZERO ? 2 : 4;
+}
+
+/* The passes Megatron's mixed-precision optimizer makes over this GPU's
+ * `params` before and around Adam (megatron-2021/2022 stacks; optimizer.py
+ * of Megatron-LM v2/v3): with fp16 (2021) the 16-bit gradients copied
+ * into the fp32 main gradients (2 B read, 4 written) and unscaled with
+ * the inf check (4 read, 4 written); always the gradient norm of
+ * clip_grad_norm_fp32 (multi_tensor_l2norm: 4 B read), and the zeroing of
+ * the contiguous gradient buffer for the next step (zero_grad_buffer: a
+ * memset of its 2 B (2021, fp16) or 4 B (2022, fp32 main grads) a
+ * parameter, priced as the copy that moves the same bytes: half as many
+ * elements read and written). Adam itself and the copy of the fp32 master
+ * weights to the 16-bit ones are the AdamW op's. Returns their time. */
+static double megatron_optimizer_extra_s(struct llmsim_train_ctx *ctx,
+					 const struct llmsim_train_cfg *c, double params,
+					 int *rc, struct llmsim_err *err)
+{
+	if (c->stack == LLMSIM_STACK_CORE || params < 1 || *rc)
+		return 0;
+	/* rows of 64 Ki parameters: the chunks multi_tensor_apply spreads */
+	int64_t hidden = 65536, rows = (int64_t)ceil(params / hidden);
+	struct llmsim_op op;
+	struct price p;
+	double t = 0;
+	int fp16 = c->stack == LLMSIM_STACK_MEGATRON_2021;
+	for (int pass = 0; pass < 4 && !*rc; pass++) {
+		if (pass < 2 && !fp16)
+			continue;
+		memset(&op, 0, sizeof op);
+		op.kind = LLMSIM_OP_ELEMENTWISE;
+		op.dtype = pass == 0 || (pass == 3 && fp16) ? LLMSIM_DT_FP16 : LLMSIM_DT_FP32;
+		op.u.ew.kind = pass == 2 ? LLMSIM_EW_REDUCE : LLMSIM_EW_COPY;
+		op.u.ew.out_dtype = pass == 0 ? LLMSIM_DT_FP32 : 0;
+		op.u.ew.tokens = pass == 3 ? (rows + 1) / 2 : rows;
+		op.u.ew.hidden = hidden;
+		op.u.ew.pass = LLMSIM_PASS_FWD;
+		*rc = train_price(ctx, &op, &p, err);
+		t += p.time_s;
+	}
+	return t;
+}
+
+/* Megatron-LM v2 (megatron-2021) ends each micro-batch's backward by adding
+ * every parameter's fresh gradient into the accumulated one: LocalDDP's
+ * hook param.main_grad.add_(param.grad) (autograd's AccumulateGrad under
+ * --DDP-impl torch), one element-wise add over the stage's `params` in the
+ * 16-bit type (2 + 2 B read, 2 B written a parameter). Megatron-LM v3
+ * (megatron-2022) fuses it into the weight-gradient GEMM, which
+ * accumulates into the fp32 main gradient (gradient_accumulation_fusion):
+ * not priced apart. Returns the add's time. */
+static double grad_accum_s(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+			   double params, int *rc, struct llmsim_err *err)
+{
+	if (c->stack != LLMSIM_STACK_MEGATRON_2021 || params < 1 || *rc)
+		return 0;
+	int64_t hidden = 65536;
+	struct llmsim_op op;
+	struct price p;
+	memset(&op, 0, sizeof op);
+	op.kind = LLMSIM_OP_ELEMENTWISE;
+	op.dtype = LLMSIM_DT_FP16;
+	op.u.ew.kind = LLMSIM_EW_ADD;
+	op.u.ew.tokens = (int64_t)ceil(params / hidden);
+	op.u.ew.hidden = hidden;
+	op.u.ew.pass = LLMSIM_PASS_FWD;
+	*rc = train_price(ctx, &op, &p, err);
+	return *rc ? 0 : p.time_s;
 }
 
 int train_dp_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
@@ -74,7 +153,7 @@ int train_dp_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c
 	int D = c->dp * c->cp, De = D / (c->ep > 0 ? c->ep : 1);
 	int nd = llmsim_group_nodes(gpn, D, c->tp);
 	int ne = llmsim_group_nodes(gpn, De, c->tp * c->ep);
-	double gb = grad_elem_bytes(c->recipe);
+	double gb = grad_elem_bytes(c);
 	double wb = c->recipe == LLMSIM_RECIPE_AMP ? 4 : 2;
 	double trained = p.trained_dense + p.trained_expert;
 
@@ -125,8 +204,10 @@ int train_dp_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c
 		struct price pr;
 		train_adamw_op(&op, shard);
 		rc = train_price(ctx, &op, &pr, err);
-		dc->optimizer_s = pr.time_s;
+		dc->optimizer_s = pr.time_s + megatron_optimizer_extra_s(ctx, c, shard, &rc, err);
 	}
+	dc->grad_accum_s = grad_accum_s(ctx, c, trained, &rc, err);
+	dc->overlap_contention = train_overlap_contention(&ctx->gpu, c);
 	return rc;
 }
 
@@ -300,6 +381,7 @@ void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_trai
 	/* one micro-batch through the slowest stage */
 	double cf = ld * D->fwd_s + lm * M->fwd_s + H->fwd_s;
 	double cb = ld * D->bwd_s + lm * M->bwd_s + H->bwd_s;
+	cb += dc->grad_accum_s;
 	if (full)
 		mb->recompute_s = ld * D->fwd_s + lm * M->fwd_s;
 	else if (sel)
@@ -373,9 +455,18 @@ void train_dp_exposed(const struct llmsim_train_cfg *c, const struct dp_cost *dc
 		x->grad_hidden_s = fmax(0, dc->grad_sync_s - x->grad_s / (double)m);
 	} else if (c->zero <= 2) {
 		x->flushes = c->zero == 2 ? m : 1;
+		/* Megatron-LM v2/v3's LocalDDP all-reduced the gradients after
+		 * the last backward, not overlapped with it; an overlapped one
+		 * of those stacks shares the SMs with the backward */
+		int overlap = c->ddp == LLMSIM_DDP_STACK ? c->stack == LLMSIM_STACK_CORE
+							  : c->ddp == LLMSIM_DDP_TORCH;
 		double one = exposed(dc->grad_sync_s, mb->tb, dc->bucket_frac);
+		if (c->zero <= 1 && !overlap)
+			one = dc->grad_sync_s;
+		else if (c->zero <= 1)
+			one += dc->overlap_contention * fmin(dc->grad_sync_s, mb->tb);
 		x->grad_s = (double)x->flushes * one;
-		x->grad_hidden_s = dc->grad_sync_s - one;
+		x->grad_hidden_s = fmax(0, dc->grad_sync_s - one);
 	}
 	if (c->zero == 1 || c->zero == 2) {
 		x->gather_s = exposed(dc->param_gather_s, mb->tf, dc->bucket_frac);

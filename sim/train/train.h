@@ -86,15 +86,46 @@ enum llmsim_recipe { LLMSIM_RECIPE_AMP, LLMSIM_RECIPE_MEGATRON, LLMSIM_RECIPE_ZE
  * with a `host:` section. */
 enum llmsim_offload { LLMSIM_OFFLOAD_NONE, LLMSIM_OFFLOAD_OPTIMIZER, LLMSIM_OFFLOAD_PARAMS,
 		      LLMSIM_OFFLOAD_COUNT };
+/* The Megatron-LM release whose program runs the step (`--stack`), where
+ * the releases differ in what the published runs measured:
+ *   core           today's Megatron-Core (the default): gradient reduction
+ *                  bucketed and overlapped with backward (--overlap-grad-reduce),
+ *                  pipeline sends of the whole activation (1/tp of it under SP),
+ *                  the optimizer as one fused AdamW pass;
+ *   megatron-2021  Narayanan et al. 2021 (arXiv:2104.04473) as its code ran it
+ *                  (Megatron-LM v2, fp16): every pipeline send split over the
+ *                  TP ranks and all-gathered over NVLink on arrival (the
+ *                  scatter/gather of section 4.1); the TP all-reduce of a
+ *                  column-parallel linear's input gradient exposed (no async
+ *                  all-reduce yet); the data-parallel all-reduce of the 16-bit
+ *                  gradients after the last backward, not overlapped (LocalDDP's
+ *                  allreduce_gradients); the optimizer step as Megatron's
+ *                  mixed-precision optimizer runs it: the gradient norm
+ *                  (clip_grad_norm_fp32), Adam, the fp32 master weights copied
+ *                  to the 16-bit model weights;
+ *   megatron-2022  Korthikanti et al. 2022 (arXiv:2205.05198), Megatron-LM v3,
+ *                  bf16: as 2021, with the column-parallel input gradient's
+ *                  collective overlapped with the weight-gradient GEMM
+ *                  (async TP all-reduce; with SP the reduce-scatter, and the
+ *                  re-all-gather of the SP-sharded input overlapped with the
+ *                  data-gradient GEMM) and fp32 gradients reduced.
+ * An overlapped collective shares the SMs: its NCCL channels (one block
+ * each) leave the GEMM it hides behind (sms - channels) of the SMs, for
+ * the old stacks, whose GEMMs take every SM. */
+enum { LLMSIM_DDP_STACK, LLMSIM_DDP_TORCH, LLMSIM_DDP_LOCAL };
+enum llmsim_stack { LLMSIM_STACK_CORE, LLMSIM_STACK_MEGATRON_2021, LLMSIM_STACK_MEGATRON_2022,
+		    LLMSIM_STACK_COUNT };
 
 const char *llmsim_recompute_name(enum llmsim_recompute r);
 const char *llmsim_pp_sched_name(enum llmsim_pp_sched s);
 const char *llmsim_recipe_name(enum llmsim_recipe r);
 const char *llmsim_offload_name(enum llmsim_offload o);
+const char *llmsim_stack_name(enum llmsim_stack s);
 extern const char *const llmsim_recompute_names[];  /* NULL-terminated */
 extern const char *const llmsim_pp_sched_names[];
 extern const char *const llmsim_recipe_names[];
 extern const char *const llmsim_offload_names[];    /* none, optimizer, params */
+extern const char *const llmsim_stack_names[];      /* core, megatron-2021, megatron-2022 */
 
 struct llmsim_train_cfg {
 	int gpus;
@@ -138,6 +169,13 @@ struct llmsim_train_cfg {
 	enum llmsim_load load;
 	double load_rho;
 	enum llmsim_operand_data operand_data; /* what the operands hold (hw/gpu.h) */
+	enum llmsim_stack stack;        /* the Megatron release (core: today's) */
+	int ddp;                        /* the gradient all-reduce (ZeRO 0/1): 0 the stack's
+					 * (core overlapped, megatron-2021/2022 after the
+					 * backward); LLMSIM_DDP_TORCH overlapped with the
+					 * last backward bucket by bucket (PyTorch DDP,
+					 * Megatron's --DDP-impl torch); LLMSIM_DDP_LOCAL
+					 * after the backward (Megatron's LocalDDP) */
 };
 
 /* Defaults: everything 1, zero 0, micro-batch 1, seq 4096, global batch

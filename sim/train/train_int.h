@@ -179,6 +179,18 @@ struct shape_cost {
 	double load_rho;              /* the power limit's load it was priced in */
 };
 
+/* The exposed time of a TP collective of time t that can overlap a GEMM
+ * of time gemm (walk.c's policy): t when not hidden; else what exceeds the
+ * GEMM plus `contention` of the overlapped time (the SMs the collective's
+ * channels take from the GEMM). */
+double train_tp_overlap_s(double t, double gemm, int hide, double contention);
+
+/* Of an overlapped collective's overlapped time, what the GEMMs beside it
+ * lose to the SMs its NCCL channels take (collective_max_channels / sms,
+ * the large messages of TP and DP running on all of them): the
+ * megatron-2021/2022 stacks' share; 0 for core. */
+double train_overlap_contention(const struct llmsim_gpu *gpu, const struct llmsim_train_cfg *c);
+
 int train_shape_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 		     struct shape_cost *sc, struct llmsim_err *err);
 /* The optimizer step as one fused AdamW op over `params` fp32 parameters
@@ -204,6 +216,9 @@ struct dp_cost {
 	double z3_layer_fwd_s, z3_layer_bwd_s; /* ZeRO-3 per layer, per micro-batch */
 	double optimizer_s;
 	double emb_sync_s;      /* tied embeddings: first/last stage grad all-reduce */
+	double grad_accum_s;    /* megatron-2021: each micro-batch's gradients added into
+				 * the accumulated ones (one element-wise add a step) */
+	double overlap_contention; /* train_overlap_contention of the configuration */
 	double bucket_frac;     /* last bucket's share of the reduction */
 	double grad_bytes, gather_bytes, z3_layer_bytes;
 	/* offload (filled for every configuration; used when c->offload):

@@ -7,6 +7,12 @@
  *    collective overlaps the weight-gradient GEMM the graph pairs it with
  *    (Megatron's asynchronous TP all-reduce), what exceeds it is exposed;
  *    a row point's backward collective is exposed (no TP-comm overlap);
+ *    by stack (train.h, tp_policy_of): megatron-2021 exposes the column
+ *    point's too, megatron-2022 adds the SP re-all-gather beside the
+ *    data-gradient GEMM and charges each overlap the SMs its NCCL channels
+ *    take from the GEMM;
+ *  - pipeline sends: megatron-2021/2022 split each over the TP ranks and
+ *    all-gather it on arrival (the scatter/gather, graph.c's p2p);
  *  - EP all-to-alls are exposed;
  *  - a CP ring step overlaps the attention it feeds (the load-balanced
  *    ring), what exceeds it is exposed;
@@ -44,6 +50,8 @@ void train_graph_cfg(const struct llmsim_train_ctx *ctx, const struct llmsim_tra
 	}
 	/* consecutive stages sit tp * cp * dp ranks apart */
 	g->pp_nodes = c->tp * c->cp * c->dp >= gpn ? 2 : 1;
+	g->pp_scatter = c->stack != LLMSIM_STACK_CORE;
+	g->sp_regather = c->stack == LLMSIM_STACK_MEGATRON_2022;
 	g->math = g->weights = c->dtype;
 	g->act = llmsim_graph_act_dtype(c->dtype);
 	g->attn = c->attn;
@@ -89,9 +97,42 @@ static struct layer_cost *cost_of(struct shape_cost *sc, enum llmsim_gsec s)
 	}
 }
 
+/* How a TP collective that can hide behind a GEMM is charged, by stack:
+ * core hides it (what exceeds the GEMM is exposed); megatron-2021 exposes
+ * it whole (no async all-reduce in Megatron-LM v2); megatron-2022 hides it
+ * but the GEMM runs meanwhile on the SMs NCCL's channels leave it (one
+ * block per channel, up to collective_max_channels of the large messages
+ * of TP), so the overlap costs the overlapped time x channels / SMs. */
+struct tp_policy {
+	int hide;
+	double contention; /* of the overlapped time, added */
+};
+
+double train_overlap_contention(const struct llmsim_gpu *gpu, const struct llmsim_train_cfg *c)
+{
+	if (c->stack == LLMSIM_STACK_CORE || !(gpu->sms > 0))
+		return 0;
+	return fmin(1.0, gpu->param[LLMSIM_PARAM_COLLECTIVE_MAX_CHANNELS] / gpu->sms);
+}
+
+static void tp_policy_of(const struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+			 struct tp_policy *p)
+{
+	p->hide = c->stack != LLMSIM_STACK_MEGATRON_2021;
+	p->contention = p->hide ? train_overlap_contention(&ctx->gpu, c) : 0;
+}
+
+/* The exposed time of a collective of time t beside a GEMM of time gemm. */
+double train_tp_overlap_s(double t, double gemm, int hide, double contention)
+{
+	if (!hide)
+		return t;
+	return fmax(0, t - gemm) + contention * fmin(t, gemm);
+}
+
 /* Sum one priced graph into the section costs. */
 static void accumulate(const struct llmsim_graph *g, const struct train_priced *pr,
-		       struct shape_cost *sc)
+		       const struct tp_policy *pol, struct shape_cost *sc)
 {
 	for (int i = 0; i < g->n; i++) {
 		const struct llmsim_gnode *n = &g->node[i];
@@ -104,9 +145,12 @@ static void accumulate(const struct llmsim_graph *g, const struct train_priced *
 			lc->tp_bytes += pr[i].link_bytes;
 			if (fwd)
 				lc->tp_fwd_s += t;
-			else {
-				lc->tp_bwd_s += fmax(0, t - hidden);
-				lc->tp_bwd_hidden_s += fmin(t, hidden);
+			else if (n->hides >= 0) {
+				lc->tp_bwd_s += train_tp_overlap_s(t, hidden, pol->hide,
+								   pol->contention);
+				lc->tp_bwd_hidden_s += pol->hide ? fmin(t, hidden) : 0;
+			} else {
+				lc->tp_bwd_s += t;
 			}
 		} else if (n->role & LLMSIM_GN_EP) {
 			lc->ep_bytes += pr[i].link_bytes;
@@ -147,7 +191,9 @@ static int shape_cost_at(struct llmsim_train_ctx *ctx, const struct llmsim_train
 	int rc = price_all(ctx, &ctx->graph, ctx->priced, err);
 	if (rc)
 		return rc;
-	accumulate(&ctx->graph, ctx->priced, sc);
+	struct tp_policy pol;
+	tp_policy_of(ctx, c, &pol);
+	accumulate(&ctx->graph, ctx->priced, &pol, sc);
 	int64_t T = (int64_t)c->micro_batch * c->seq / c->cp;
 	sc->tp_msg_bytes = (double)T * ctx->model.hidden * 2;
 	return 0;
@@ -165,7 +211,8 @@ int train_p2p_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 		rc = price_all(ctx, g, ctx->priced, err);
 	for (int i = 0; !rc && i < g->n; i++) {
 		sc->p2p_s += ctx->priced[i].t;
-		sc->p2p_bytes += g->node[i].op.u.coll.bytes;
+		if (g->node[i].op.u.coll.kind == LLMSIM_COLL_SENDRECV)
+			sc->p2p_bytes += g->node[i].op.u.coll.bytes; /* what crosses stages */
 	}
 	return rc;
 }
