@@ -44,17 +44,20 @@ void train_pp_split(const struct llmsim_model *m, const struct llmsim_train_cfg 
 	 * past it, the partial chunk on rank rem, the embedding on rank 0, the
 	 * head on the rank of stage (S-1) / k: what a rank holds changes only
 	 * at ranks 1, rem, rem + 1, that head rank and the next. */
-	s->pp = c->pp;
-	s->v = train_pp_chunks(c);
-	int64_t pv = (int64_t)s->pp * s->v;
-	s->slots = (int64_t)m->layers + 2;
-	s->k = (s->slots + pv - 1) / pv;
-	s->full = s->slots / s->k;
-	s->part = s->slots - s->full * s->k;
-	s->head_stage = (s->slots - 1) / s->k;
-	s->q = (int)(s->full / s->pp);
-	s->rem = (int)(s->full - (int64_t)s->q * s->pp);
-	s->head_rank = (int)(s->head_stage % s->pp);
+	/* in int (32-bit divisions are the cheaper): the slots are at most
+	 * LLMSIM_MAX_LAYERS + 2, and pp x chunks past them leaves one slot a
+	 * stage */
+	int pp = c->pp, v = train_pp_chunks(c), slots = m->layers + 2;
+	int64_t pv = (int64_t)pp * v;
+	int k = pv >= slots ? 1 : (slots + (int)pv - 1) / (int)pv;
+	int full = slots / k, head_stage = (slots - 1) / k;
+	s->pp = pp, s->v = v;
+	s->slots = slots, s->k = k;
+	s->full = full, s->part = slots - full * k;
+	s->head_stage = head_stage;
+	s->q = full / pp;
+	s->rem = full - s->q * pp;
+	s->head_rank = head_stage - head_stage / pp * pp;
 	const int cand[TRAIN_PP_REPS] = {0, 1, s->rem, s->rem + 1, s->head_rank,
 					 s->head_rank + 1};
 	s->nreps = 0;
@@ -66,9 +69,9 @@ void train_pp_split(const struct llmsim_model *m, const struct llmsim_train_cfg 
 			at--;
 		if (at > 0 && s->reps[at - 1] == r)
 			continue;
-		memmove(s->reps + at + 1, s->reps + at, (size_t)(s->nreps - at) * sizeof *s->reps);
+		for (int x = s->nreps++; x > at; x--)
+			s->reps[x] = s->reps[x - 1];
 		s->reps[at] = r;
-		s->nreps++;
 	}
 }
 
