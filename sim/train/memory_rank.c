@@ -26,6 +26,10 @@
  *    one layer's all-gathered K and V (forward) and the gathered K, V
  *    with their gradients (backward);
  *  - no fragmentation allowance (train.h, the llama3 recipe says why).
+ * What the split and the schedule give ranks 0, 1 and pp-1 (layers, ends,
+ * largest chunk, layers in flight) depends only on (layers, pp, chunks,
+ * micro-batches); the ctx keeps it (train_pp_memo), since the plan prices
+ * many configurations of one pipeline shape.
  */
 #include <math.h>
 #include <string.h>

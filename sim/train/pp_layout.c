@@ -14,6 +14,13 @@
  * chunk forwards their schedule keeps in flight (Megatron's interleaved
  * warm-up, (pp-rank-1)*2 + (v-1)*pp chunk forwards, falls with the rank),
  * so the memory is taken per rank (memory_rank.c).
+ *
+ * The planner prices thousands of configurations a second, so each rank's
+ * and chunk's layers come in closed form from the split (train_pp_split),
+ * the loops over ranks visit only the ranks where what a rank holds
+ * changes, and the schedule is walked a run of pp at a time;
+ * test_train_pp_fast checks each against the slots counted one by one and
+ * the schedule played step by step.
  */
 #include <math.h>
 #include <string.h>
