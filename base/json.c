@@ -2,6 +2,7 @@
 #include "json.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include "err.h"
@@ -75,13 +76,27 @@ void llmsim_json_arr_end(struct llmsim_json *j) { close_(j, ']'); }
 
 void llmsim_json_num(struct llmsim_json *j, const char *key, double v)
 {
+	char buf[LLMSIM_JSON_NUM_MAX];
 	prefix(j, key);
 	if (!isfinite(v))
 		fputs("null", j->f);
 	else if (v == floor(v) && fabs(v) < 9.007199254740992e15)
-		fprintf(j->f, "%.0f", v);
+		fprintf(j->f, "%.0f", v); /* an integer prints as one */
 	else
-		fprintf(j->f, "%.10g", v);
+		fputs(llmsim_json_fmt_num(buf, v), j->f);
+}
+
+/* The shortest of 15, 16 and 17 significant digits that reads back as v:
+ * 15 digits print every double of up to 15 digits as written (0.1, not
+ * 0.10000000000000001), and 17 always round-trip. */
+char *llmsim_json_fmt_num(char *buf, double v)
+{
+	for (int p = 15; p <= 17; p++) {
+		snprintf(buf, LLMSIM_JSON_NUM_MAX, "%.*g", p, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	return buf;
 }
 
 void llmsim_json_int(struct llmsim_json *j, const char *key, int64_t v)

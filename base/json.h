@@ -2,8 +2,11 @@
  * json.h - a streaming JSON writer for --json output.
  *
  * Keys are given with each value; inside arrays pass NULL. Numbers are
- * written in SI base units as the caller holds them; a non-finite double
- * becomes null. Nesting depth is bounded (LLMSIM_JSON_MAX_DEPTH).
+ * written in SI base units as the caller holds them: a double that holds
+ * an integer (below 2^53) as an integer, any other as the shortest of
+ * %.15g, %.16g and %.17g that reads back as the same double (so every
+ * value round-trips exactly); a non-finite double becomes null. This is
+ * the one JSON number writer of the project. Nesting depth is bounded (LLMSIM_JSON_MAX_DEPTH).
  */
 #ifndef LLMSIM_JSON_H
 #define LLMSIM_JSON_H
@@ -25,6 +28,11 @@ void llmsim_json_obj_end(struct llmsim_json *j);
 void llmsim_json_arr_begin(struct llmsim_json *j, const char *key);
 void llmsim_json_arr_end(struct llmsim_json *j);
 void llmsim_json_num(struct llmsim_json *j, const char *key, double v);
+/* A finite double as the writer prints a non-integer (shortest of %.15g,
+ * %.16g, %.17g that reads back as v) into buf of LLMSIM_JSON_NUM_MAX
+ * bytes; returns buf. */
+#define LLMSIM_JSON_NUM_MAX 32
+char *llmsim_json_fmt_num(char *buf, double v);
 void llmsim_json_int(struct llmsim_json *j, const char *key, int64_t v);
 void llmsim_json_str(struct llmsim_json *j, const char *key, const char *v);
 void llmsim_json_bool(struct llmsim_json *j, const char *key, int v);

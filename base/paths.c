@@ -121,5 +121,14 @@ const char *llmsim_data_input(const char *path, char *buf, size_t size)
 	return buf;
 }
 
+const char *llmsim_data_rel(const char *path)
+{
+	const char *d = path ? llmsim_data_dir() : NULL;
+	size_t n = d ? strlen(d) : 0;
+	if (n && !strncmp(path, d, n) && path[n] == '/' && path[n + 1])
+		return path + n + 1;
+	return path;
+}
+
 const char *llmsim_version(void) { return LLMSIM_VERSION; }
 const char *llmsim_git_revision(void) { return LLMSIM_GIT_REV; }

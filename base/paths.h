@@ -38,6 +38,11 @@ int llmsim_data_path(char *buf, size_t size, const char *sub, const char *name);
  * trace from any folder). Returns path or buf (size bytes). */
 const char *llmsim_data_input(const char *path, char *buf, size_t size);
 
+/* A path as pages and tables name it: relative to the data folder when it
+ * lies inside it ("hw/profiles/h200.yaml"), else path itself. Points into
+ * path. */
+const char *llmsim_data_rel(const char *path);
+
 /* Version and git revision baked in at build time. */
 const char *llmsim_version(void);
 const char *llmsim_git_revision(void);

@@ -9,6 +9,7 @@
 
 #include "base/bounds.h"
 #include "base/err.h"
+#include "base/fmt.h"
 
 /* The largest value of every numeric option of every verb, and what it
  * counts, in one table: an option's name means the same thing in every
@@ -155,6 +156,7 @@ void llmsim_args_usage(FILE *f, const char *cmd, const char *synopsis,
 		}
 		fprintf(f, "  %-30s %s\n", left, o->help ? o->help : "");
 	}
+	fprintf(f, "  %-30s %s\n", "--wide", "tables show every column (default: they fit in 100)");
 	fprintf(f, "  %-30s %s\n", "--help", "show this help");
 }
 
@@ -258,6 +260,10 @@ int llmsim_args_parse(const char *cmd, const char *synopsis, const char *about,
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			llmsim_args_usage(stdout, cmd, synopsis, about, opts, nopts);
 			return LLMSIM_ARGS_HELP;
+		}
+		if (!strcmp(a, "--wide")) { /* every verb's: tables show every column */
+			llmsim_table_set_width(0);
+			continue;
 		}
 		if (a[1] != '-') {
 			llmsim_args_error(cmd, "unknown option '%s' (try '%s --help')", a, cmd);

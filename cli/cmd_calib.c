@@ -25,6 +25,7 @@
 #include "hw/gpu.h"
 #include "args.h"
 #include "calib_steps.h"
+#include "common.h"
 #include "commands.h"
 
 static const char calib_about[] =
@@ -127,18 +128,20 @@ static int find_runner(char *out, size_t size)
 static int calib_run(int argc, char **argv)
 {
 	const char *cmd = "llmsim calib run", *db = NULL;
-	int quick = 0, npos = 0;
+	int quick = 0, json = 0, npos = 0;
 	char *pos[32];
 	const struct llmsim_opt opts[] = {
 	    {"db", LLMSIM_ARG_STRING, &db, "FILE", "database to add the run to (created if absent)",
 	     0, NULL, NULL},
 	    {"quick", LLMSIM_ARG_FLAG, &quick, NULL, "a short run: fewer shapes and repeats", 0,
 	     NULL, NULL},
+	    {"json", LLMSIM_ARG_FLAG, &json, NULL,
+	     "JSON on stdout (the runner's own lines go to stderr)", 0, NULL, NULL},
 	};
 	int rc =
-	    llmsim_args_parse(cmd, "--db FILE [--quick] [-- RUNNER-ARGS...]",
+	    llmsim_args_parse(cmd, "--db FILE [--quick] [--json] [-- RUNNER-ARGS...]",
 			      "Measure kernels on this machine's GPU with llmsim-calib-runner.",
-			      argc - 1, argv + 1, opts, 2, pos, 30, &npos);
+			      argc - 1, argv + 1, opts, 3, pos, 30, &npos);
 	if (rc)
 		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
 	if (!db)
@@ -160,9 +163,22 @@ static int calib_run(int argc, char **argv)
 		rargv[k++] = pos[i];
 	rargv[k] = NULL;
 	fflush(NULL);
-	execv(runner, rargv); /* its exit status becomes ours */
-	fprintf(stderr, "%s: cannot start %s: %s\n", cmd, runner, strerror(errno));
-	return 1;
+	if (!json) {
+		execv(runner, rargv); /* its exit status becomes ours */
+		fprintf(stderr, "%s: cannot start %s: %s\n", cmd, runner, strerror(errno));
+		return 1;
+	}
+	/* --json: the runner's output goes to stderr, its status is ours */
+	int status = cli_run_child(cmd, runner, rargv);
+	if (status)
+		return status;
+	struct llmsim_json j;
+	cli_json_begin(&j);
+	llmsim_json_str(&j, "db", db);
+	llmsim_json_bool(&j, "quick", quick);
+	llmsim_json_int(&j, "exit_status", 0);
+	cli_json_end(&j);
+	return 0;
 }
 
 /* ---- fit and validate: the GPU and the measured cases ---- */
@@ -529,7 +545,7 @@ static int calib_validate(int argc, char **argv)
 			llmsim_json_finish(&j);
 		} else {
 			printf("%s: whole steps of %s, predicted with %s\n", gpu.name, name.name,
-			       gpu.profile_path[0] ? gpu.profile_path : "the hardware file's values");
+			       gpu.profile_path[0] ? llmsim_data_rel(gpu.profile_path) : "the hardware file's values");
 			calib_steps_print(stdout, &sr, 1);
 		}
 		llmsim_steps_report_free(&sr);
@@ -587,7 +603,7 @@ static int calib_validate(int argc, char **argv)
 			llmsim_json_obj_end(&j);
 		}
 		llmsim_json_arr_end(&j);
-		llmsim_json_obj_begin(&j, "hbm_bytes");
+		llmsim_json_obj_begin(&j, "hbm_bytes_check");
 		llmsim_json_int(&j, "n", v.hbm_n);
 		llmsim_json_num(&j, "median_abs_pct_err", v.hbm_median_abs_pct);
 		llmsim_json_num(&j, "median_signed_pct_err", v.hbm_median_signed_pct);
@@ -606,7 +622,7 @@ static int calib_validate(int argc, char **argv)
 	} else {
 		printf("%s: %s cases of %s, predicted with %s\n", gpu.name,
 		       split ? "held-out" : "all", name.name,
-		       gpu.profile_path[0] ? gpu.profile_path : "the hardware file's values");
+		       gpu.profile_path[0] ? llmsim_data_rel(gpu.profile_path) : "the hardware file's values");
 		if (v.nclasses)
 			print_classes(stdout, &v);
 		else
@@ -826,17 +842,22 @@ static int calib_show(int argc, char **argv)
 static int calib_export(int argc, char **argv)
 {
 	const char *cmd = "llmsim calib export", *db = NULL, *out = NULL;
+	int json = 0;
 	const struct llmsim_opt opts[] = {
 	    {"db", LLMSIM_ARG_STRING, &db, "FILE", "calibration database (default: the shipped calibration)", 0, NULL, NULL},
 	    {"out", LLMSIM_ARG_STRING, &out, "FILE.tsv", "write here (default: stdout)", 0, NULL,
 	     NULL},
+	    {"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON on stdout of what was written (needs --out)",
+	     0, NULL, NULL},
 	};
-	int rc = llmsim_args_parse(cmd, "[--db FILE] [--out FILE.tsv]",
+	int rc = llmsim_args_parse(cmd, "[--db FILE] [--out FILE.tsv] [--json]",
 				   "Write every committed run as stable, tab-separated text\n"
 				   "(a header line, then per table a 'columns' line and its rows).",
-				   argc - 1, argv + 1, opts, 2, NULL, 0, NULL);
+				   argc - 1, argv + 1, opts, 3, NULL, 0, NULL);
 	if (rc)
 		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
+	if (json && !out)
+		return llmsim_args_error(cmd, "--json needs --out FILE.tsv (stdout holds the JSON)");
 	struct llmsim_store *s;
 	struct input_name name;
 	if (open_input(cmd, db, &s, &name))
@@ -879,13 +900,24 @@ static int calib_export(int argc, char **argv)
 		if (rc)
 			unlink(tmp);
 	}
-	return rc ? fail(cmd, &err) : 0;
+	if (rc)
+		return fail(cmd, &err);
+	if (json) {
+		struct llmsim_json j;
+		cli_json_begin(&j);
+		llmsim_json_str(&j, "db", name.name);
+		llmsim_json_str(&j, "out", out);
+		cli_json_end(&j);
+	}
+	return 0;
 }
 
 static int calib_import(int argc, char **argv)
 {
 	const char *cmd = "llmsim calib import", *db = NULL, *in = NULL, *legacy = NULL;
+	int json = 0;
 	const struct llmsim_opt opts[] = {
+	    {"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON on stdout", 0, NULL, NULL},
 	    {"db", LLMSIM_ARG_STRING, &db, "FILE", "database to load into (created if absent)", 0,
 	     NULL, NULL},
 	    {"in", LLMSIM_ARG_STRING, &in, "FILE.tsv", "text written by 'llmsim calib export'", 0,
@@ -894,14 +926,14 @@ static int calib_import(int argc, char **argv)
 	     "a schema 1-2 dump: what its runs' operands held (grid, any, unknown, ...)", 0, NULL,
 	     NULL},
 	};
-	int rc = llmsim_args_parse(cmd, "--db FILE --in FILE.tsv [--legacy-operand-data DATA]",
+	int rc = llmsim_args_parse(cmd, "--db FILE --in FILE.tsv [--legacy-operand-data DATA] [--json]",
 				   "Load exported text into a new or existing database, in one\n"
 				   "transaction: a bad line leaves the database as it was. Every run\n"
 				   "says what its operands held; only runs on normal (trained-like)\n"
 				   "or data-independent operands may hold fit cases. A dump of schema\n"
 				   "1 or 2 does not say: it is refused unless --legacy-operand-data\n"
 				   "states it.",
-				   argc - 1, argv + 1, opts, 3, NULL, 0, NULL);
+				   argc - 1, argv + 1, opts, 4, NULL, 0, NULL);
 	if (rc)
 		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
 	if (!db)
@@ -935,6 +967,14 @@ static int calib_import(int argc, char **argv)
 			unlink(db);
 		return fail(cmd, &err);
 	}
+	if (json) {
+		struct llmsim_json j;
+		cli_json_begin(&j);
+		llmsim_json_str(&j, "db", db);
+		llmsim_json_str(&j, "in", in);
+		llmsim_json_bool(&j, "created", !existed);
+		cli_json_end(&j);
+	}
 	return 0;
 }
 
@@ -960,14 +1000,12 @@ static int calib_upgrade(int argc, char **argv)
 		return fail(cmd, &err);
 	if (json) {
 		struct llmsim_json j;
-		llmsim_json_init(&j, stdout);
-		llmsim_json_obj_begin(&j, NULL);
+		cli_json_begin(&j);
 		llmsim_json_str(&j, "db", db);
 		llmsim_json_int(&j, "from_version", from);
 		llmsim_json_int(&j, "schema_version", LLMSIM_STORE_SCHEMA_VERSION);
 		llmsim_json_bool(&j, "migrated", from != LLMSIM_STORE_SCHEMA_VERSION);
-		llmsim_json_obj_end(&j);
-		llmsim_json_finish(&j);
+		cli_json_end(&j);
 	} else if (from == LLMSIM_STORE_SCHEMA_VERSION) {
 		printf("%s: already at schema version %d\n", db, from);
 	} else {

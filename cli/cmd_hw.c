@@ -5,10 +5,12 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/fmt.h"
 #include "base/json.h"
+#include "base/paths.h"
 #include "hw/gpu.h"
 #include "hw/gpu_load.h"
 #include "args.h"
@@ -118,7 +120,11 @@ struct cal_ctx {
 static void cal_one(const char *key, const char *value, void *vctx)
 {
 	struct cal_ctx *c = vctx;
-	if (c->j)
+	char *end;
+	double v = strtod(value, &end);
+	if (c->j && end != value && !*end) /* a number stays one (--json: one shape per key) */
+		llmsim_json_num(c->j, key, v);
+	else if (c->j)
 		llmsim_json_str(c->j, key, value);
 	else
 		kv_row(c->k, key, "%s", value);
@@ -171,7 +177,9 @@ static void show_json(const struct llmsim_gpu *g, FILE *out)
 	llmsim_json_int(&j, "warps_per_sm_max", g->warps_per_sm_max);
 	llmsim_json_int(&j, "blocks_per_sm_max", g->blocks_per_sm_max);
 	llmsim_json_obj_end(&j);
-	const char *keys[] = {"peak_flops_per_s", "tensor_flops_per_s", "vector_flops_per_s"};
+	/* objects by data type: "_by_dtype", as a unit-named key is a number */
+	const char *keys[] = {"peak_flops_per_s_by_dtype", "tensor_flops_per_s_by_dtype",
+			      "vector_flops_per_s_by_dtype"};
 	for (int s = 0; s < 3; s++) {
 		llmsim_json_obj_begin(&j, keys[s]);
 		for (int d = 0; d < LLMSIM_DT_COUNT; d++) {
@@ -211,7 +219,7 @@ static void show_json(const struct llmsim_gpu *g, FILE *out)
 		llmsim_json_str(&j, "profile_path", g->profile_path);
 		struct cal_ctx c = {.j = &j};
 		llmsim_gpu_profile_calibration(g->profile_path, cal_one, &c, NULL);
-		llmsim_json_obj_begin(&j, "expected_error_pct");
+		llmsim_json_obj_begin(&j, "expected_error_by_class");
 		for (int i = 0; i < g->nerr_classes; i++) {
 			const struct llmsim_err_class *e = &g->err_classes[i];
 			llmsim_json_obj_begin(&j, e->name);
@@ -236,7 +244,7 @@ static void show_human(const struct llmsim_gpu *g)
 	struct kv k;
 
 	printf("%s (%s, %s %s)\n", g->full_name, g->name, g->vendor, g->arch);
-	printf("file: %s\n", g->path);
+	printf("file: %s\n", llmsim_data_rel(g->path));
 	if (g->naliases) {
 		printf("aliases:");
 		for (int i = 0; i < g->naliases; i++)
@@ -347,7 +355,7 @@ static void show_human(const struct llmsim_gpu *g)
 
 	if (g->profile_path[0]) {
 		kv_init(&k);
-		kv_row(&k, "profile", "%s", g->profile_path);
+		kv_row(&k, "profile", "%s", llmsim_data_rel(g->profile_path));
 		struct cal_ctx c = {.k = &k};
 		llmsim_gpu_profile_calibration(g->profile_path, cal_one, &c, NULL);
 		kv_print(&k, "calibration");

@@ -172,8 +172,8 @@ int cmd_infer(int argc, char **argv, const struct cli_setup *setup)
 	const struct llmsim_opt opts[] = {
 		CLI_PLACE_OPTS(pl, "GPUs in all; replicas = N / (tp*pp) (default tp*pp)"),
 		{"batch", LLMSIM_ARG_I64, &batch, "B", "sequences per replica (default 1)", 0, NULL, NULL},
-		{"prompt", LLMSIM_ARG_I64, &prompt, "P", "prompt tokens (default 1024)", 0, NULL, NULL},
-		{"output", LLMSIM_ARG_I64, &output, "O", "output tokens (default 256)", 0, NULL, NULL},
+		{"prompt", LLMSIM_ARG_I64, &prompt, "P", "prompt tokens (default 1024)", 1, NULL, NULL},
+		{"output", LLMSIM_ARG_I64, &output, "O", "output tokens (default 256)", 1, NULL, NULL},
 		CLI_DTYPE_OPTS(pl),
 		CLI_RUN_OPTS(run, "the program: torch (a lean PyTorch engine: the default), hf (HF transformers, eager) or fused (a serving engine's kernels: vLLM, TensorRT-LLM)"),
 		{"attention", LLMSIM_ARG_CHOICE, &attn, NULL, "attention kernels: paged (vLLM), flash2, flash3, naive, sdpa (PyTorch's FlashAttention-2), cudnn (PyTorch's cuDNN) (default: the engine's)", 0, attn_names, NULL},

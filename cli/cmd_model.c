@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/paths.h"
 #include "base/fmt.h"
 #include "base/json.h"
 #include "hw/gpu.h"
@@ -165,7 +166,7 @@ static void show_json(const struct show *s)
 	llmsim_json_num(&j, "norms", p->norms);
 	llmsim_json_num(&j, "mtp", p->mtp);
 	llmsim_json_obj_end(&j);
-	llmsim_json_obj_begin(&j, "weight_bytes");
+	llmsim_json_obj_begin(&j, "weight_bytes_by_dtype");
 	for (int i = 0; i < NWDT; i++)
 		llmsim_json_num(&j, llmsim_dtype_name(weight_dts[i]),
 				p->total * llmsim_dtype_bytes(weight_dts[i]));
@@ -209,7 +210,7 @@ static void show_human(const struct show *s)
 
 	printf("%s (%s)\n", m->full_name, m->name);
 	printf("source: %s\n", m->source);
-	printf("file:   %s\n", m->path);
+	printf("file:   %s\n", llmsim_data_rel(m->path));
 	if (m->notes[0])
 		printf("notes:  %s\n", m->notes);
 	if (m->nextra)
@@ -372,7 +373,7 @@ static int model_show(int argc, char **argv)
 static int model_import(int argc, char **argv)
 {
 	const char *cmd = "llmsim model import", *name = NULL, *as = NULL;
-	int npos = 0;
+	int npos = 0, json = 0;
 	char *pos[1];
 	const struct llmsim_opt opts[] = {
 		{"name", LLMSIM_ARG_STRING, &name, "NAME",
@@ -380,6 +381,9 @@ static int model_import(int argc, char **argv)
 		 NULL},
 		{"as", LLMSIM_ARG_STRING, &as, "TYPE",
 		 "read an unknown model_type as this one (llama, ...)", 0, NULL, NULL},
+		{"json", LLMSIM_ARG_FLAG, &json, NULL,
+		 "JSON on stdout: the name, model_type, the YAML text, the keys not used", 0, NULL,
+		 NULL},
 	};
 	char about[768];
 	snprintf(about, sizeof about,
@@ -389,8 +393,8 @@ static int model_import(int argc, char **argv)
 		 "(rope_theta, rms_norm_eps, ...) are kept under 'extra:' and listed on\n"
 		 "stderr, with what the description leaves out (notes). model_type: %s.",
 		 llmsim_hf_known_types());
-	int rc = llmsim_args_parse(cmd, "CONFIG.json [--name NAME] [--as TYPE]", about, argc - 1,
-				   argv + 1, opts, 2, pos, 1, &npos);
+	int rc = llmsim_args_parse(cmd, "CONFIG.json [--name NAME] [--as TYPE] [--json]", about,
+				   argc - 1, argv + 1, opts, 3, pos, 1, &npos);
 	if (rc)
 		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
 	if (npos != 1)
@@ -405,7 +409,19 @@ static int model_import(int argc, char **argv)
 		fprintf(stderr, "%s: %s\n", cmd, err.msg);
 		return 1;
 	}
-	fputs(info.yaml, stdout);
+	if (json) {
+		struct llmsim_json j;
+		cli_json_begin(&j);
+		llmsim_json_str(&j, "name", m.name);
+		llmsim_json_str(&j, "model_type", info.model_type);
+		llmsim_json_str(&j, "architecture", info.architecture);
+		llmsim_json_str(&j, "yaml", info.yaml);
+		llmsim_json_str_list(&j, "extra_keys", m.nextra ? m.extra_keys : "");
+		llmsim_json_str(&j, "notes", m.notes);
+		cli_json_end(&j);
+	} else {
+		fputs(info.yaml, stdout);
+	}
 	if (m.nextra)
 		fprintf(stderr, "%s: %d key%s not used (kept under 'extra:'): %s\n", cmd, m.nextra,
 			m.nextra == 1 ? "" : "s", m.extra_keys);

@@ -203,7 +203,7 @@ static void print_json(const struct llmsim_gpu *g, const struct llmsim_op *op,
 	llmsim_json_str(&j, "load", op->load_duty > 0 ? "busy" : "lone");
 	llmsim_json_num(&j, "load_rho", op->load_rho);
 	llmsim_json_str(&j, "operand_data", llmsim_operand_data_name(op->operand_data));
-	llmsim_json_arr_begin(&j, "kernel_time_s");
+	llmsim_json_arr_begin(&j, "kernel_times_s"); /* one per kernel */
 	for (int i = 0; i < p->kernels && i < LLMSIM_PRED_MAX_KERNELS; i++)
 		llmsim_json_num(&j, NULL, p->kernel_time_s[i]);
 	llmsim_json_arr_end(&j);

@@ -19,6 +19,7 @@
 #include "sim/train/plan.h"
 #include "args.h"
 #include "commands.h"
+#include "common.h"
 #include "plan_emit.h"
 #include "train_out.h"
 
@@ -59,9 +60,9 @@ static void pct_pm(char *buf, double frac)
 static void print_rows(const struct llmsim_plan_out *o, int moe, int lora)
 {
 	static const char *const all[] = {
-		"#", "tp", "pp", "dp", "cp", "ep", "zero", "mb", "<recompute", "<schedule",
-		"<attention", "<offload", "<train", "GPU mem", "host/node", "step", "tokens/s",
-		"MFU", "error", "equivalent"};
+		"#", "tp", "pp", "dp", "cp", "ep", "zero", "mb", "<recompute", "~<schedule",
+		"~<attention", "<offload", "<train", "GPU mem", "~host/node", "step", "tokens/s",
+		"MFU", "~error", "~equivalent"}; /* ~: a detail column (--wide) */
 	enum { NCOL = sizeof all / sizeof all[0], EP = 5, LORA = 12 };
 	const char *head[NCOL];
 	int n = 0;
@@ -119,7 +120,7 @@ static void print_rows(const struct llmsim_plan_out *o, int moe, int lora)
 static void print_kinds(const struct llmsim_plan_out *o, const struct llmsim_plan_req *req,
 			const struct llmsim_gpu *gpu)
 {
-	static const char *const head[] = {"<kind", "<configuration", "tokens/s", "vs #1",
+	static const char *const head[] = {"<kind", "~<configuration", "tokens/s", "vs #1",
 					   "<verdict"};
 	struct llmsim_table t;
 	llmsim_table_init(&t, 5, head);
@@ -200,8 +201,8 @@ static void print_human(const struct llmsim_plan_out *o, const struct llmsim_mod
 			const struct llmsim_gpu *gpu, const struct llmsim_plan_req *req,
 			double tokens)
 {
-	char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], c[LLMSIM_FMT_MAX], d[LLMSIM_FMT_MAX];
-	char e[LLMSIM_FMT_MAX], f[LLMSIM_FMT_MAX];
+	char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], c[LLMSIM_FMT_MAX];
+	char e[LLMSIM_FMT_MAX];
 	int nodes = (req->gpus + gpu->gpus_per_node - 1) / gpu->gpus_per_node;
 	printf("plan: %s on %d x %s (%d node%s); %s, %s recipe%s\n",
 	       m->full_name[0] ? m->full_name : m->name, req->gpus, gpu->name, nodes,
@@ -216,13 +217,10 @@ static void print_human(const struct llmsim_plan_out *o, const struct llmsim_mod
 	else
 		printf(" (--global-batch)\n");
 	int64_t total = o->priced + o->pruned;
-	double el = o->elapsed_s > 0 ? o->elapsed_s : 1e-9;
-	printf("search: %s configurations in %s: %s priced (%s/s), %s pruned before pricing "
-	       "(%s/s); %lld fit (%lld in HBM alone, %lld with offload%s%s)\n",
-	       llmsim_fmt_count(a, (double)total), llmsim_fmt_time(b, o->elapsed_s),
-	       llmsim_fmt_count(c, (double)o->priced), llmsim_fmt_count(d, o->priced / el),
-	       llmsim_fmt_count(e, (double)o->pruned), llmsim_fmt_count(f, o->pruned / el),
-	       (long long)o->feasible,
+	printf("search: %s configurations: %s priced, %s pruned before pricing; "
+	       "%lld fit (%lld in HBM alone, %lld with offload%s%s)\n",
+	       llmsim_fmt_count(a, (double)total), llmsim_fmt_count(c, (double)o->priced),
+	       llmsim_fmt_count(e, (double)o->pruned), (long long)o->feasible,
 	       (long long)(o->feasible - o->feasible_offload), (long long)o->feasible_offload,
 	       o->offload_searched ? "" : ": not searched, ", o->offload_note);
 	printf("error:  %s per step (%s); configurations within it of a row are that row's "
@@ -283,7 +281,6 @@ static void print_json(const struct llmsim_plan_out *o, const struct llmsim_mode
 		       double tokens, const char *emit_fw, const char *emitted, const char *emit_why)
 {
 	struct llmsim_json j;
-	double el = o->elapsed_s > 0 ? o->elapsed_s : 1e-9;
 	llmsim_json_init(&j, stdout);
 	llmsim_json_obj_begin(&j, NULL);
 	llmsim_json_str(&j, "workload", "train");
@@ -300,8 +297,6 @@ static void print_json(const struct llmsim_plan_out *o, const struct llmsim_mode
 	llmsim_json_int(&j, "configs_priced", o->priced);
 	llmsim_json_int(&j, "configs_pruned", o->pruned);
 	llmsim_json_int(&j, "configs_total", o->priced + o->pruned);
-	llmsim_json_num(&j, "priced_per_s", o->priced / el);
-	llmsim_json_num(&j, "pruned_per_s", o->pruned / el);
 	llmsim_json_int(&j, "configs_feasible", o->feasible);
 	llmsim_json_int(&j, "configs_feasible_offload", o->feasible_offload);
 	llmsim_json_bool(&j, "offload_searched", o->offload_searched);
@@ -339,10 +334,10 @@ static void print_json(const struct llmsim_plan_out *o, const struct llmsim_mode
 		llmsim_json_obj_end(&j);
 	}
 	llmsim_json_obj_end(&j);
-	llmsim_json_obj_begin(&j, "rejected");
+	llmsim_json_arr_begin(&j, "rejected"); /* reason keys are values, not keys */
 	for (int i = 0; i < LLMSIM_PLAN_WHY_COUNT; i++)
-		llmsim_json_int(&j, llmsim_plan_why_key(i), o->why[i]);
-	llmsim_json_obj_end(&j);
+		cli_json_rejected(&j, llmsim_plan_why_key(i), llmsim_plan_why_name(i), o->why[i]);
+	llmsim_json_arr_end(&j);
 	if (!o->nrows) {
 		llmsim_json_str(&j, "hint", o->hint);
 		if (o->have_closest) {
@@ -362,7 +357,6 @@ static void print_json(const struct llmsim_plan_out *o, const struct llmsim_mode
 			llmsim_json_str(&j, "cannot_express", emit_why);
 		llmsim_json_obj_end(&j);
 	}
-	llmsim_json_num(&j, "elapsed_s", o->elapsed_s);
 	llmsim_json_obj_end(&j);
 	llmsim_json_finish(&j);
 }
@@ -392,7 +386,7 @@ int cmd_plan(int argc, char **argv, const struct cli_setup *setup)
 	const char *model_name = NULL, *gpu_name = "h200"; /* loaded by main (setup) */
 	int gpus = 0, json = 0, workload = 0, dtype = 0, recipe = LLMSIM_RECIPE_MEGATRON;
 	int top = 5, lora = 0, uneven = 0, even = 0, dpu = 0, no_offload = 0, chunks = 0;
-	int tp = 0, pp = 0, cp = 0, ep = 0, emit = -1;
+	int tp = 0, pp = 0, cp = 0, ep = 0, emit = -1, verbose = 0;
 	int64_t seq = 4096, gb = 0;
 	double imb = 1.0, tokens = 0;
 	const struct llmsim_opt opts[] = {
@@ -419,6 +413,9 @@ int cmd_plan(int argc, char **argv, const struct cli_setup *setup)
 		{"tokens", LLMSIM_ARG_DOUBLE, &tokens, "N", "a token budget: time to train, GPU-hours and energy of #1", 1, NULL, NULL},
 		{"emit", LLMSIM_ARG_CHOICE, &emit, "F", "print #1's launch arguments: megatron or deepspeed", 0, plan_fw_names, NULL},
 		{"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON output (SI units)", 0, NULL, NULL},
+		{"verbose", LLMSIM_ARG_FLAG, &verbose, NULL,
+		 "the search's own wall time and rates, on stderr (stdout stays reproducible)", 0,
+		 NULL, NULL},
 	};
 	int rc = llmsim_args_parse(cmd, "--model M --gpus N [--gpu G] [--workload train|serve] [options]",
 				   about, argc - 1, argv + 1, opts, sizeof opts / sizeof opts[0], NULL,
@@ -440,6 +437,8 @@ int cmd_plan(int argc, char **argv, const struct cli_setup *setup)
 	struct llmsim_err err = {0};
 	const struct llmsim_model m = *setup->model;
 	const struct llmsim_gpu gpu = *setup->gpu;
+	if (cli_check_context(cmd, &m, seq))
+		return 1;
 	struct llmsim_plan_req req = {
 		.gpus = gpus, .seq = seq, .global_batch = gb,
 		.dtype = dtype == 1 ? LLMSIM_DT_FP8 : LLMSIM_DT_BF16,
@@ -459,6 +458,13 @@ int cmd_plan(int argc, char **argv, const struct cli_setup *setup)
 		return 1;
 	}
 	llmsim_train_ctx_free(ctx);
+	if (verbose) {
+		char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], c[LLMSIM_FMT_MAX];
+		double el = o.elapsed_s > 0 ? o.elapsed_s : 1e-9;
+		fprintf(stderr, "%s: searched in %s: %s/s priced, %s/s pruned\n", cmd,
+			llmsim_fmt_time(a, o.elapsed_s), llmsim_fmt_count(b, o.priced / el),
+			llmsim_fmt_count(c, o.pruned / el));
+	}
 
 	static char launch[16384];
 	char why1[320] = "";

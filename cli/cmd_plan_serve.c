@@ -30,7 +30,7 @@ static const char about[] =
 	"TTFT and TPOT at a percentile (--slo-percentile, default p99); those that\n"
 	"meet them rank first, by output tokens/s per GPU (under a rate, which fixes\n"
 	"throughput: by tokens/s per user). Weights and KV stay bf16 unless\n"
-	"--weight-dtypes / --kv-dtypes allow more. Exit status 1 when nothing fits or\n"
+	"--weight-dtype / --kv-dtype allow more. Exit status 1 when nothing fits or\n"
 	"meets the targets (the closest configuration and the reason are shown).";
 
 static const char *const pct_names[] = {"p50", "p90", "p99", NULL};
@@ -56,8 +56,8 @@ static int parse_dtypes(const char *s, unsigned *mask)
 static void print_rows(const struct llmsim_plan_serve_out *o, int64_t shown, double err_frac)
 {
 	static const char *const head[] = {"#", "<layout", "<weights", "<kv", "max-seqs",
-					   "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "tok/s",
-					   "tok/s/GPU", "tok/s/user", "error", "<meets", "<front"};
+					   "~TTFT p50", "TTFT p99", "~TPOT p50", "TPOT p99", "~tok/s",
+					   "tok/s/GPU", "tok/s/user", "~error", "<meets", "~<front"};
 	struct llmsim_table t;
 	llmsim_table_init(&t, 15, head);
 	for (int64_t i = 0; i < shown; i++) {
@@ -127,7 +127,7 @@ static void print_detail(const struct llmsim_plan_serve_row *x,
 	       "+/-%.0f%%\n",
 	       x->tokens_per_s, x->tokens_per_s_per_gpu, x->tokens_per_s_per_user, x->requests_per_s,
 	       100 * err_frac);
-	static const char *const head[] = {"<per request", "mean", "p50", "p90", "p99", "<target"};
+	static const char *const head[] = {"<|per request", "mean", "p50", "p90", "p99", "<target"};
 	struct llmsim_table t;
 	llmsim_table_init(&t, 6, head);
 	const struct {
@@ -205,9 +205,9 @@ static void json_row(struct llmsim_json *j, const struct llmsim_plan_serve_row *
 	llmsim_json_str(j, "weight_dtype", llmsim_dtype_name(x->weight_dtype));
 	llmsim_json_str(j, "kv_dtype", llmsim_dtype_name(x->kv_dtype));
 	llmsim_json_int(j, "max_num_seqs", x->max_batch);
-	cli_json_pcts(j, "ttft_s", &x->ttft_s);
-	cli_json_pcts(j, "tpot_s", &x->tpot_s);
-	cli_json_pcts(j, "e2e_s", &x->e2e_s);
+	cli_json_pcts(j, "ttft_s_dist", &x->ttft_s);
+	cli_json_pcts(j, "tpot_s_dist", &x->tpot_s);
+	cli_json_pcts(j, "e2e_s_dist", &x->e2e_s);
 	llmsim_json_num(j, "tokens_per_s", x->tokens_per_s);
 	llmsim_json_num(j, "tokens_per_s_per_gpu", x->tokens_per_s_per_gpu);
 	llmsim_json_num(j, "tokens_per_s_per_user", x->tokens_per_s_per_user);
@@ -226,7 +226,6 @@ static void print_json(const struct llmsim_plan_serve_out *o, const struct llmsi
 {
 	struct llmsim_json j;
 	static const char *const loads[] = {"offline", "rate", "concurrency"};
-	double el = o->elapsed_s > 0 ? o->elapsed_s : 1e-9;
 	llmsim_json_init(&j, stdout);
 	llmsim_json_obj_begin(&j, NULL);
 	llmsim_json_str(&j, "workload", "serve");
@@ -251,7 +250,6 @@ static void print_json(const struct llmsim_plan_serve_out *o, const struct llmsi
 	llmsim_json_int(&j, "configs_simulated", o->simulated);
 	llmsim_json_int(&j, "configs_simulated_disaggregated", o->simulated_disagg);
 	llmsim_json_int(&j, "configs_pruned", o->pruned);
-	llmsim_json_num(&j, "simulated_per_s", o->simulated / el);
 	llmsim_json_int(&j, "configs_feasible", o->feasible);
 	llmsim_json_obj_begin(&j, "expected_error");
 	llmsim_json_num(&j, "abs_frac", o->error.abs_frac);
@@ -277,10 +275,10 @@ static void print_json(const struct llmsim_plan_serve_out *o, const struct llmsi
 	llmsim_json_arr_end(&j);
 	if (o->best_agg >= 0) llmsim_json_int(&j, "best_aggregated_rank", o->best_agg + 1); else llmsim_json_null(&j, "best_aggregated_rank");
 	if (o->best_disagg >= 0) llmsim_json_int(&j, "best_disaggregated_rank", o->best_disagg + 1); else llmsim_json_null(&j, "best_disaggregated_rank");
-	llmsim_json_obj_begin(&j, "rejected");
+	llmsim_json_arr_begin(&j, "rejected"); /* reason keys are values, not keys */
 	for (int i = 0; i < LLMSIM_SERVE_WHY_COUNT; i++)
-		llmsim_json_int(&j, llmsim_serve_why_key(i), o->why[i]);
-	llmsim_json_obj_end(&j);
+		cli_json_rejected(&j, llmsim_serve_why_key(i), llmsim_serve_why_name(i), o->why[i]);
+	llmsim_json_arr_end(&j);
 	if (o->reason[0])
 		llmsim_json_str(&j, "reason", o->reason);
 	if (!o->feasible && o->nrows) {
@@ -296,7 +294,6 @@ static void print_json(const struct llmsim_plan_serve_out *o, const struct llmsi
 			llmsim_json_str(&j, "cannot_express", why);
 		llmsim_json_obj_end(&j);
 	}
-	llmsim_json_num(&j, "elapsed_s", o->elapsed_s);
 	llmsim_json_obj_end(&j);
 	llmsim_json_finish(&j);
 }
@@ -306,7 +303,7 @@ int cmd_plan_serve(int argc, char **argv, const struct cli_setup *setup)
 	/* --model and --gpu: loaded by main (setup) */
 	const char *cmd = "llmsim plan", *model_name = NULL, *gpu_name = "h200", *workload = NULL;
 	const char *wdts = NULL, *kvdts = NULL;
-	int gpus = 0, top = 10, json = 0, pct = 2, no_disagg = 0, tp = 0, pp = 0, emit = -1;
+	int gpus = 0, top = 5, json = 0, verbose = 0, pct = 2, no_disagg = 0, tp = 0, pp = 0, emit = -1;
 	int seen_rate = 0, seen_conc = 0;
 	int64_t prompt = 1024, output = 256, max_batch = 256, conc = 0, requests = 0;
 	double ttft = 0, tpot = 0, rate = 0;
@@ -323,15 +320,17 @@ int cmd_plan_serve(int argc, char **argv, const struct cli_setup *setup)
 		{"ttft-slo", LLMSIM_ARG_DOUBLE, &ttft, "S", "time-to-first-token target, seconds (default none)", 0, NULL, NULL},
 		{"tpot-slo", LLMSIM_ARG_DOUBLE, &tpot, "S", "time-per-output-token target, seconds (default none)", 0, NULL, NULL},
 		{"slo-percentile", LLMSIM_ARG_CHOICE, &pct, "Q", "percentile the targets hold at (default p99)", 0, pct_names, NULL},
-		{"weight-dtypes", LLMSIM_ARG_STRING, &wdts, "LIST", "weight types allowed (default bf16; e.g. bf16,fp8,int4)", 0, NULL, NULL},
-		{"kv-dtypes", LLMSIM_ARG_STRING, &kvdts, "LIST", "KV types allowed (default bf16; e.g. bf16,fp8)", 0, NULL, NULL},
+		{"weight-dtype", LLMSIM_ARG_STRING, &wdts, "LIST", "weight types allowed (default bf16; e.g. bf16,fp8,int4)", 0, NULL, NULL},
+		{"kv-dtype", LLMSIM_ARG_STRING, &kvdts, "LIST", "KV types allowed (default bf16; e.g. bf16,fp8)", 0, NULL, NULL},
 		{"max-batch", LLMSIM_ARG_I64, &max_batch, "B", "largest max_num_seqs tried (default 256)", 1, NULL, NULL},
 		{"no-disagg", LLMSIM_ARG_FLAG, &no_disagg, NULL, "aggregated layouts only", 0, NULL, NULL},
 		{"tp", LLMSIM_ARG_INT, &tp, "T", "aggregated replicas of this tp only", 1, NULL, NULL},
 		{"pp", LLMSIM_ARG_INT, &pp, "P", "aggregated replicas of this pp only", 1, NULL, NULL},
-		{"top", LLMSIM_ARG_INT, &top, "K", "configurations shown (default 10)", 1, NULL, NULL},
+		{"top", LLMSIM_ARG_INT, &top, "K", "configurations shown (default 5)", 1, NULL, NULL},
 		{"emit", LLMSIM_ARG_CHOICE, &emit, "F", "print #1's launch arguments: vllm or trtllm", 0, plan_fw_names, NULL},
 		{"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON on stdout", 0, NULL, NULL},
+		{"verbose", LLMSIM_ARG_FLAG, &verbose, NULL,
+		 "the search's own wall time, on stderr (stdout stays reproducible)", 0, NULL, NULL},
 	};
 	int r = llmsim_args_parse(cmd, "--model M --gpus N --workload serve [--gpu G] [--prompt P --output O] [--rate R | --concurrency C] [--ttft-slo S --tpot-slo S] [options]",
 				  about, argc - 1, argv + 1, opts, (int)(sizeof opts / sizeof opts[0]),
@@ -360,15 +359,21 @@ int cmd_plan_serve(int argc, char **argv, const struct cli_setup *setup)
 		.slo_quantile = pct_vals[pct], .no_disagg = no_disagg, .tp = tp, .pp = pp,
 	};
 	if (wdts && parse_dtypes(wdts, &pc.weight_dtypes))
-		return llmsim_args_error(cmd, "--weight-dtypes: expected names like bf16,fp8,int4, got '%s'", wdts);
+		return llmsim_args_error(cmd, "--weight-dtype: expected names like bf16,fp8,int4, got '%s'", wdts);
 	if (kvdts && parse_dtypes(kvdts, &pc.kv_dtypes))
-		return llmsim_args_error(cmd, "--kv-dtypes: expected names like bf16,fp8, got '%s'", kvdts);
+		return llmsim_args_error(cmd, "--kv-dtype: expected names like bf16,fp8, got '%s'", kvdts);
 
 	struct llmsim_err err = {0};
 	struct llmsim_plan_serve_out o;
 	if (llmsim_plan_serve(&pc, &o, &err)) {
 		fprintf(stderr, "%s: %s\n", cmd, err.msg);
 		return 1;
+	}
+	if (verbose) {
+		char a[LLMSIM_FMT_MAX];
+		fprintf(stderr, "%s: searched in %s (%.0f configurations/s)\n", cmd,
+			llmsim_fmt_time(a, o.elapsed_s),
+			o.elapsed_s > 0 ? o.simulated / o.elapsed_s : 0);
 	}
 	int targets = ttft > 0 || tpot > 0, by_user = pc.load == LLMSIM_LOAD_RATE;
 	int64_t shown = o.nrows < top ? o.nrows : top;
@@ -406,11 +411,10 @@ int cmd_plan_serve(int argc, char **argv, const struct cli_setup *setup)
 			       by_user ? "the rate fixes it: then tokens/s per user" : "tokens/s per GPU");
 		}
 		printf("types:  weights %s, KV %s%s\n", wdts ? wdts : "bf16", kvdts ? kvdts : "bf16",
-		       wdts || kvdts ? "" : " (--weight-dtypes / --kv-dtypes allow quantized ones)");
-		printf("search: %lld configurations simulated (%lld disaggregated) in %s (%.0f/s); "
+		       wdts || kvdts ? "" : " (--weight-dtype / --kv-dtype allow quantized ones)");
+		printf("search: %lld configurations simulated (%lld disaggregated); "
 		       "%lld pruned before simulating; %lld meet the targets\n",
 		       (long long)o.simulated, (long long)o.simulated_disagg,
-		       llmsim_fmt_time(a, o.elapsed_s), o.elapsed_s > 0 ? o.simulated / o.elapsed_s : 0,
 		       (long long)o.pruned, (long long)o.feasible);
 		printf("error:  +/-%.0f%% per step (%s)\n\n", 100 * o.error.abs_frac, o.error.source);
 		if (shown) {

@@ -16,7 +16,8 @@
 #include "args.h"
 #include "commands.h"
 
-static const char *const workload_choices[] = {"serve", "train", NULL};
+/* train first: the default of every command with --workload (plan, roofline) */
+static const char *const workload_choices[] = {"train", "serve", NULL};
 
 static const char about[] =
 	"Write DIR/index.html (one page, pictures embedded, no network needed) and\n"
@@ -26,7 +27,7 @@ static const char about[] =
 	"training: with no --tp/--pp/--dp/--cp/--ep/--zero/--micro-batch the report\n"
 	"shows the plan's best configuration of --gpus GPUs (default 8).\n"
 	"serving: one replica of --tp x --pp GPUs; --batch sequences of --prompt\n"
-	"(default --seq) + --output tokens; the curve doubles the batch until the KV\n"
+	"(default 1024) + --output tokens; the curve doubles the batch until the KV\n"
 	"cache no longer fits; the serving plan compares configurations of --gpus.\n"
 	"Calibration measurements of the GPU come from --db FILE, or else from the\n"
 	"dumps in the data folder's calib/data.";
@@ -126,7 +127,7 @@ int cmd_report(int argc, char **argv, const struct cli_setup *setup)
 		{"gpu", LLMSIM_ARG_STRING, &gpu_name, "G", "GPU (default h200)", 0, NULL, NULL},
 		{"out", LLMSIM_ARG_STRING, &out, "DIR", "output folder (required)", 0, NULL, NULL},
 		{"force", LLMSIM_ARG_FLAG, &force, NULL, "replace DIR when it is not empty", 0, NULL, NULL},
-		{"workload", LLMSIM_ARG_CHOICE, &workload, NULL, "serve or train (default serve)", 0, workload_choices, NULL},
+		{"workload", LLMSIM_ARG_CHOICE, &workload, NULL, "train or serve (default train, as plan and roofline)", 0, workload_choices, NULL},
 		{"dtype", LLMSIM_ARG_STRING, &dtype, "DT", "math and activation type (default bf16)", 0, NULL, NULL},
 		{"seq", LLMSIM_ARG_I64, &cfg.layer.seq, "S", "tokens per sequence / prompt (default 4096)", 1, NULL, NULL},
 		{"batch", LLMSIM_ARG_I64, &cfg.layer.batch, "B", "sequences of the roofline ops and the request (default 1)", 1, NULL, NULL},
@@ -147,7 +148,7 @@ int cmd_report(int argc, char **argv, const struct cli_setup *setup)
 		{"chunks", LLMSIM_ARG_INT, &t->chunks, "V", "train: model chunks per stage, interleaved (default 2)", 1, NULL, NULL},
 		{"recipe", LLMSIM_ARG_CHOICE, &recipe, NULL, "train: optimizer recipe (default megatron)", 0, llmsim_recipe_names, NULL},
 		{"top", LLMSIM_ARG_INT, &cfg.top, "N", "configurations compared, 1-8 (default 5)", 1, NULL, NULL},
-		{"prompt", LLMSIM_ARG_I64, &cfg.prompt, "N", "serve: prompt tokens (default --seq)", 1, NULL, NULL},
+		{"prompt", LLMSIM_ARG_I64, &cfg.prompt, "N", "serve: prompt tokens (default 1024, as infer, serve and plan)", 1, NULL, NULL},
 		{"output", LLMSIM_ARG_I64, &cfg.output, "N", "serve: output tokens (default 256)", 1, NULL, NULL},
 		{"weight-dtype", LLMSIM_ARG_STRING, &wdtype, "DT", "serve: weight type (default dtype)", 0, NULL, NULL},
 		{"kv-dtype", LLMSIM_ARG_STRING, &kvdtype, "DT", "KV cache type (default: fp8 for fp8, else the activation type)", 0, NULL, NULL},
@@ -169,7 +170,7 @@ int cmd_report(int argc, char **argv, const struct cli_setup *setup)
 						       : llmsim_graph_act_dtype(cfg.layer.dtype);
 	if (kvdtype && parse_dtype(cmd, kvdtype, &cfg.kv_dtype))
 		return 2;
-	int train = workload == 1;
+	int train = workload == 0;
 	cfg.out_dir = out;
 	cfg.force = force;
 	cfg.db_path = db;
@@ -218,7 +219,7 @@ int cmd_report(int argc, char **argv, const struct cli_setup *setup)
 	static struct llmsim_report_result res;
 	static struct llmsim_report_data data; /* large: every op's prediction */
 	if (cfg.prompt <= 0)
-		cfg.prompt = cfg.layer.seq;
+		cfg.prompt = 1024;
 	cfg.layer.attn = cfg.attn;
 	cfg.layer.train_attn = t->attn;
 	data.cfg = &cfg;

@@ -18,7 +18,8 @@
 #include "commands.h"
 #include "layer_ops.h"
 
-static const char *const workload_choices[] = {"serve", "train", NULL};
+/* train first: the default of every command with --workload (plan, report) */
+static const char *const workload_choices[] = {"train", "serve", NULL};
 
 static const char *ceil_kind(const struct llmsim_ceiling *c)
 {
@@ -180,7 +181,7 @@ int cmd_roofline(int argc, char **argv, const struct cli_setup *setup)
 		{"seq", LLMSIM_ARG_I64, &c.seq, "S", "prompt tokens; decode KV length (default 4096)", 1, NULL, NULL},
 		{"batch", LLMSIM_ARG_I64, &c.batch, "B", "sequences (default 1)", 1, NULL, NULL},
 		{"tp", LLMSIM_ARG_INT, &c.tp, "T", "tensor parallel: the ops of one of T GPUs (default 1)", 1, NULL, NULL},
-		{"workload", LLMSIM_ARG_CHOICE, &workload, NULL, "serve: prefill+decode; train: forward+backward (default serve)", 0, workload_choices, NULL},
+		{"workload", LLMSIM_ARG_CHOICE, &workload, NULL, "train: forward+backward (the default, as plan and report); serve: prefill+decode", 0, workload_choices, NULL},
 		{"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON output (SI units)", 0, NULL, NULL},
 	};
 	int rc = llmsim_args_parse(cmd, "--gpu G [--model M] [--dtype bf16] [--seq S] [--batch B] [--json]",
@@ -201,7 +202,7 @@ int cmd_roofline(int argc, char **argv, const struct cli_setup *setup)
 		return llmsim_args_error(cmd, "unknown data type '%s'", kv_dtype);
 	c.dtype = (enum llmsim_dtype)dt;
 	c.kv_dtype = (enum llmsim_dtype)kdt;
-	c.workload = workload ? LLMSIM_WORKLOAD_TRAIN : LLMSIM_WORKLOAD_SERVE;
+	c.workload = workload ? LLMSIM_WORKLOAD_SERVE : LLMSIM_WORKLOAD_TRAIN;
 
 	const struct llmsim_gpu *gpu = setup->gpu;
 	const struct llmsim_model *model = setup->model;

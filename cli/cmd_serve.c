@@ -14,6 +14,7 @@
 #include "args.h"
 #include "commands.h"
 #include "common.h"
+#include "json_error.h"
 #include "trace_out.h"
 
 static const char *const alloc_names[] = {"paged", "contiguous", NULL};
@@ -94,6 +95,12 @@ static void pcts_row(struct llmsim_table *t, const char *name, const struct llms
 	llmsim_table_rowf(t, "%s\t%s\t%s\t%s\t%s", name, llmsim_fmt_time(a, p->mean),
 			  llmsim_fmt_time(b, p->p50), llmsim_fmt_time(c, p->p90),
 			  llmsim_fmt_time(d, p->p99));
+}
+
+static void serve_progress(void *ctx, int64_t done, int64_t total)
+{
+	(void)ctx;
+	cli_progress("llmsim serve: %lld of %lld requests done", (long long)done, (long long)total);
 }
 
 int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
@@ -190,10 +197,11 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 		goto fail;
 	cfg.prompt.a = (double)prompt;
 	cfg.output.a = (double)output;
+	/* a malformed option value is a usage error (2), as every other one */
 	if (pdist && llmsim_dist_parse(pdist, &cfg.prompt, &err))
-		goto fail;
+		return llmsim_args_error(cmd, "--prompt-dist: %s", err.msg);
 	if (odist && llmsim_dist_parse(odist, &cfg.output, &err))
-		goto fail;
+		return llmsim_args_error(cmd, "--output-dist: %s", err.msg);
 	if (lengths) {
 		if (llmsim_lengths_load(lengths, &plist, &olist, &nlist, &err))
 			goto fail;
@@ -211,7 +219,10 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 	struct llmsim_timeline tl = {.max_events = CLI_TRACE_MAX_EVENTS};
 	cfg.timeline = trace_out ? &tl : NULL;
 	cfg.timeline_requests = CLI_TRACE_MAX_REQUESTS;
-	if (llmsim_serve_run(&cfg, &res, &err)) {
+	cfg.progress = serve_progress; /* shown on a terminal only (json_error.h) */
+	int served = llmsim_serve_run(&cfg, &res, &err);
+	cli_progress_done();
+	if (served) {
 		llmsim_tl_release(&tl);
 		goto fail;
 	}
@@ -251,9 +262,9 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 		llmsim_json_num(&j, "tokens_per_s_per_gpu", tps / ngpus);
 		llmsim_json_num(&j, "requests_per_s", rps);
 		llmsim_json_num(&j, "duration_s", res.duration_s);
-		cli_json_pcts(&j, "ttft_s", &res.ttft_s);
-		cli_json_pcts(&j, "tpot_s", &res.tpot_s);
-		cli_json_pcts(&j, "e2e_s", &res.e2e_s);
+		cli_json_pcts(&j, "ttft_s_dist", &res.ttft_s);
+		cli_json_pcts(&j, "tpot_s_dist", &res.tpot_s);
+		cli_json_pcts(&j, "e2e_s_dist", &res.e2e_s);
 		llmsim_json_num(&j, "kv_waste_fraction", res.kv_waste_fraction);
 		llmsim_json_num(&j, "kv_used_fraction", res.kv_used_fraction);
 		llmsim_json_int(&j, "kv_capacity_tokens", res.kv_capacity_tokens);
@@ -283,7 +294,7 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 		cli_step_err(cfg.infer.gpu, cfg.infer.lower.engine, "decode", eb, sizeof eb);
 		printf("expected error of a decode step: %s\n\n", eb);
 		struct llmsim_table t;
-		const char *head[] = {"<latency", "mean", "p50", "p90", "p99"};
+		const char *head[] = {"<|latency", "mean", "p50", "p90", "p99"}; /* |: units by row */
 		llmsim_table_init(&t, 5, head);
 		pcts_row(&t, "TTFT", &res.ttft_s);
 		pcts_row(&t, "TPOT", &res.tpot_s);

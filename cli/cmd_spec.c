@@ -59,8 +59,8 @@ int cmd_spec(int argc, char **argv, const struct cli_setup *setup)
 		{"tree", LLMSIM_ARG_INT, &tree, "N", "Medusa candidate tokens verified per step (default heads+1)", 1, NULL, NULL},
 		{"mtp", LLMSIM_ARG_INT, &mtp, "D", "multi-token-prediction depth (DeepSeek-V3 MTP modules)", 1, NULL, NULL},
 		{"gpu", LLMSIM_ARG_STRING, &gpu_name, "G", "GPU name or YAML path (default h200)", 0, NULL, NULL},
-		{"gpus", LLMSIM_ARG_INT, &gpus, "N", "tensor-parallel GPUs of the target (default 1)", 1, NULL, NULL},
-		{"tp", LLMSIM_ARG_INT, &tp, "T", "same as --gpus", 1, NULL, NULL},
+		{"gpus", LLMSIM_ARG_INT, &gpus, "N", "all GPUs, replicas of --tp GPUs each (default: one replica)", 1, NULL, NULL},
+		{"tp", LLMSIM_ARG_INT, &tp, "T", "tensor-parallel GPUs of one target replica (default --gpus, else 1)", 1, NULL, NULL},
 		{"batch", LLMSIM_ARG_I64, &batch, "B", "sequences decoding together (default 1)", 0, NULL, NULL},
 		{"context", LLMSIM_ARG_I64, &context, "L", "tokens already in the cache (default 1024)", 0, NULL, NULL},
 		{"weight-dtype", LLMSIM_ARG_CHOICE, &wdt, NULL, "weights of both models (default bf16)", 0, wdt_names, NULL},
@@ -86,8 +86,13 @@ int cmd_spec(int argc, char **argv, const struct cli_setup *setup)
 		return llmsim_args_error(cmd, "--alpha and --alphas exclude each other");
 	if (tree && !heads)
 		return llmsim_args_error(cmd, "--tree goes with --medusa-heads");
-	if (gpus && tp && gpus != tp)
-		return llmsim_args_error(cmd, "--gpus and --tp disagree");
+	/* --gpus is all GPUs, as in every command: replicas of tp GPUs each;
+	 * speculation is priced per replica */
+	int ntp = tp ? tp : gpus ? gpus : 1, ngpus = gpus ? gpus : ntp;
+	if (ngpus % ntp) {
+		fprintf(stderr, "%s: --gpus %d is not a multiple of --tp %d\n", cmd, ngpus, ntp);
+		return 1;
+	}
 
 	struct llmsim_err err = {0};
 	static struct llmsim_model m, dm;
@@ -113,7 +118,6 @@ int cmd_spec(int argc, char **argv, const struct cli_setup *setup)
 	llmsim_infer_cfg_init(&cfg.target, &m, &g);
 	cfg.target.weight_dtype = wdt_vals[wdt];
 	cfg.target.kv_dtype = kvdt_vals[kvdt];
-	int ntp = tp ? tp : gpus ? gpus : 1;
 	if (llmsim_infer_layout(&cfg.target, ntp, ntp, 1, 0, NULL, &err))
 		goto fail;
 	if (draft_name) {
@@ -140,7 +144,9 @@ int cmd_spec(int argc, char **argv, const struct cli_setup *setup)
 		if (draft_name)
 			llmsim_json_str(&j, "draft", dm.name);
 		llmsim_json_str(&j, "gpu", g.name);
+		llmsim_json_int(&j, "gpus", ngpus);
 		llmsim_json_int(&j, "tp", cfg.target.tp);
+		llmsim_json_int(&j, "replicas", ngpus / ntp);
 		llmsim_json_int(&j, "gamma", cfg.gamma);
 		llmsim_json_arr_begin(&j, "alphas");
 		for (int i = 0; i < cfg.gamma; i++)
@@ -176,9 +182,10 @@ int cmd_spec(int argc, char **argv, const struct cli_setup *setup)
 		snprintf(what, sizeof what, "%d heads, tree of %d", cfg.gamma, cfg.tree);
 	else
 		snprintf(what, sizeof what, "depth %d", cfg.gamma);
-	printf("%s on %d x %s, %s speculation (%s), batch %lld, context %lld\n\n", m.name,
-	       cfg.target.tp, g.name, kind_names[cfg.kind], what, (long long)batch,
-	       (long long)context);
+	printf("%s on %d x %s (tp %d; %d replica%s), batch %lld, context %lld\n"
+	       "%s speculation (%s)\n\n", m.name, ngpus, g.name, cfg.target.tp, ngpus / ntp,
+	       ngpus / ntp > 1 ? "s" : "", (long long)batch, (long long)context,
+	       kind_names[cfg.kind], what);
 	struct llmsim_table t;
 	const char *head[] = {"<quantity", "value", "<note"};
 	llmsim_table_init(&t, 3, head);

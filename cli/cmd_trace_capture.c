@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common.h"
 #include "trace_common.h"
 
 
@@ -66,7 +67,7 @@ static int abs_path(const char *path, char *out, size_t size)
 int trace_capture(int argc, char **argv)
 {
 	const char *cmd = "llmsim trace capture", *db = NULL, *txt = NULL;
-	int nvtx = 0, npos = 0;
+	int nvtx = 0, json = 0, npos = 0;
 	char *pos[256];
 	const struct llmsim_opt opts[] = {
 		{"db", LLMSIM_ARG_STRING, &db, "FILE", "SQLite file to add the trace run to", 0, NULL,
@@ -75,12 +76,15 @@ int trace_capture(int argc, char **argv)
 		 NULL},
 		{"nvtx", LLMSIM_ARG_FLAG, &nvtx, NULL,
 		 "record the program's NVTX ranges (sets NVTX_INJECTION64_PATH)", 0, NULL, NULL},
+		{"json", LLMSIM_ARG_FLAG, &json, NULL,
+		 "JSON on stdout (the program's own stdout goes to stderr)", 0, NULL, NULL},
 	};
-	int rc = llmsim_args_parse(cmd, "--db FILE [--txt FILE] [--nvtx] -- COMMAND [ARGS...]",
+	int rc = llmsim_args_parse(cmd,
+				   "--db FILE [--txt FILE] [--nvtx] [--json] -- COMMAND [ARGS...]",
 				   "Run an unmodified CUDA program under libllmsim_inject.so, recording\n"
 				   "its kernels, copies and (--nvtx) NVTX ranges. Exits with the\n"
 				   "program's status.",
-				   argc - 1, argv + 1, opts, 3, pos, 255, &npos);
+				   argc - 1, argv + 1, opts, 4, pos, 255, &npos);
 	if (rc)
 		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
 	if (!db && !txt)
@@ -110,6 +114,8 @@ int trace_capture(int argc, char **argv)
 		return 1;
 	}
 	if (pid == 0) {
+		if (json)
+			dup2(2, 1);
 		setenv("CUDA_INJECTION64_PATH", lib, 1);
 		if (db)
 			setenv("LLMSIM_TRACE_DB", dbp, 1);
@@ -135,5 +141,20 @@ int trace_capture(int argc, char **argv)
 		fprintf(stderr, "%s: no trace was written (did the program use CUDA?)\n", cmd);
 	if (WIFSIGNALED(st))
 		return 128 + WTERMSIG(st);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+	rc = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+	if (!rc && json) {
+		struct llmsim_json j;
+		cli_json_begin(&j);
+		if (db)
+			llmsim_json_str(&j, "db", dbp);
+		else
+			llmsim_json_null(&j, "db");
+		if (txt)
+			llmsim_json_str(&j, "txt", txtp);
+		else
+			llmsim_json_null(&j, "txt");
+		llmsim_json_int(&j, "exit_status", 0);
+		cli_json_end(&j);
+	}
+	return rc;
 }

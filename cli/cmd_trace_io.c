@@ -12,6 +12,7 @@
 
 #include "base/gzfile.h"
 #include "base/paths.h"
+#include "common.h"
 #include "trace_common.h"
 
 struct import_ctx {
@@ -33,14 +34,16 @@ static int import_one(struct llmsim_trace *t, void *ctx)
 int trace_import(int argc, char **argv)
 {
 	const char *cmd = "llmsim trace import", *db = NULL, *in = NULL;
+	int json = 0;
 	const struct llmsim_opt opts[] = {
 		{"db", LLMSIM_ARG_STRING, &db, "FILE", "SQLite file to add the runs to", 0, NULL, NULL},
 		{"in", LLMSIM_ARG_STRING, &in, "FILE", "text trace (the injection library's fallback)",
 		 0, NULL, NULL},
+		{"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON on stdout", 0, NULL, NULL},
 	};
-	int rc = llmsim_args_parse(cmd, "--db FILE --in FILE",
+	int rc = llmsim_args_parse(cmd, "--db FILE --in FILE [--json]",
 				   "Load every run of a text trace into an SQLite trace database.",
-				   argc - 1, argv + 1, opts, 2, NULL, 0, NULL);
+				   argc - 1, argv + 1, opts, 3, NULL, 0, NULL);
 	if (rc)
 		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
 	if (!db || !in)
@@ -63,6 +66,14 @@ int trace_import(int argc, char **argv)
 	if (rc)
 		return trace_fail(cmd, &err);
 	fprintf(stderr, "%s: %d run%s added to %s\n", cmd, ic.runs, ic.runs == 1 ? "" : "s", db);
+	if (json) {
+		struct llmsim_json j;
+		cli_json_begin(&j);
+		llmsim_json_str(&j, "db", db);
+		llmsim_json_str(&j, "in", in);
+		llmsim_json_int(&j, "runs_added", ic.runs);
+		cli_json_end(&j);
+	}
 	return 0;
 }
 
@@ -70,16 +81,21 @@ int trace_export(int argc, char **argv)
 {
 	const char *cmd = "llmsim trace export", *db = NULL, *out = NULL;
 	int64_t run = 0;
+	int json = 0;
 	const struct llmsim_opt opts[] = {
 		{"db", LLMSIM_ARG_STRING, &db, "FILE", "trace (SQLite or text form)", 0, NULL, NULL},
 		{"run", LLMSIM_ARG_I64, &run, "ID", "run to write (default: the last)", 0, NULL, NULL},
 		{"out", LLMSIM_ARG_STRING, &out, "FILE", "output file (default: stdout)", 0, NULL, NULL},
+		{"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON on stdout of what was written (needs --out)",
+		 0, NULL, NULL},
 	};
-	int rc = llmsim_args_parse(cmd, "--db FILE [--run ID] [--out FILE]",
-				   "Write one trace run in the text form.", argc - 1, argv + 1, opts, 3,
+	int rc = llmsim_args_parse(cmd, "--db FILE [--run ID] [--out FILE] [--json]",
+				   "Write one trace run in the text form.", argc - 1, argv + 1, opts, 4,
 				   NULL, 0, NULL);
 	if (rc)
 		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
+	if (json && !out)
+		return llmsim_args_error(cmd, "--json needs --out FILE (stdout holds the JSON)");
 	if (!db)
 		return llmsim_args_error(cmd, "--db FILE is required");
 	struct stat st;
@@ -106,6 +122,7 @@ int trace_export(int argc, char **argv)
 	}
 	struct llmsim_err err = {0};
 	rc = llmsim_trace_text_write(f, &t, &err);
+	int64_t run_id = t.run.id;
 	llmsim_trace_release(&t);
 	if (out) {
 		if (fclose(f) && !rc)
@@ -115,5 +132,15 @@ int trace_export(int argc, char **argv)
 		if (rc)
 			unlink(tmp);
 	}
-	return rc ? trace_fail(cmd, &err) : 0;
+	if (rc)
+		return trace_fail(cmd, &err);
+	if (json) {
+		struct llmsim_json j;
+		cli_json_begin(&j);
+		llmsim_json_str(&j, "db", db);
+		llmsim_json_int(&j, "run", run_id);
+		llmsim_json_str(&j, "out", out);
+		cli_json_end(&j);
+	}
+	return 0;
 }

@@ -10,6 +10,7 @@
 #include "hw/gpu.h"
 #include "models/model.h"
 
+#include "common.h"
 #include "trace_common.h"
 
 
@@ -18,6 +19,7 @@ int trace_to_calib(int argc, char **argv)
 	const char *cmd = "llmsim trace to-calib", *db = NULL, *cdb = NULL, *gpu_name = NULL;
 	const char *model = "8b", *split = "holdout";
 	int64_t run = 0;
+	int json = 0;
 	const struct llmsim_opt opts[] = {
 		{"db", LLMSIM_ARG_STRING, &db, "FILE", "trace (SQLite or text form)", 0, NULL, NULL},
 		{"calib-db", LLMSIM_ARG_STRING, &cdb, "FILE",
@@ -29,12 +31,13 @@ int trace_to_calib(int argc, char **argv)
 		{"split", LLMSIM_ARG_STRING, &split, "fit|holdout",
 		 "which set the cases join (default holdout)", 0, NULL, NULL},
 		{"run", LLMSIM_ARG_I64, &run, "ID", "trace run (default: the last)", 0, NULL, NULL},
+		{"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON on stdout", 0, NULL, NULL},
 	};
 	int rc = llmsim_args_parse(cmd, "--db FILE --calib-db FILE [--gpu NAME] [--model M] "
-					"[--split fit|holdout]",
+					"[--split fit|holdout] [--json]",
 				   "Add the trace's library GEMM and attention kernels, with their shapes\n"
 				   "recovered, to a calibration store as measured cases.",
-				   argc - 1, argv + 1, opts, 6, NULL, 0, NULL);
+				   argc - 1, argv + 1, opts, 7, NULL, 0, NULL);
 	if (rc)
 		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
 	if (!db || !cdb)
@@ -68,6 +71,16 @@ int trace_to_calib(int argc, char **argv)
 		goto out;
 	}
 	fprintf(stderr, "%s: %d cases added to %s\n", cmd, n, cdb);
+	if (json) {
+		struct llmsim_json j;
+		cli_json_begin(&j);
+		llmsim_json_str(&j, "db", db);
+		llmsim_json_str(&j, "calib_db", cdb);
+		llmsim_json_str(&j, "gpu", g->name);
+		llmsim_json_str(&j, "split", split);
+		llmsim_json_int(&j, "cases_added", n);
+		cli_json_end(&j);
+	}
 	rc = 0;
 out:
 	llmsim_store_close(s);

@@ -140,6 +140,8 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 		c.global_batch = gb_seen ? gb : c.micro_batch;
 	}
 	c.seq = seq;
+	if (cli_check_context(cmd, &m, seq))
+		return 1;
 	c.sequence_parallel = !no_sp;
 	c.uneven_pp = uneven;
 	c.stack = stack;

@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <math.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* ---- list|show ---- */
 
@@ -262,5 +265,63 @@ void cli_json_pcts(struct llmsim_json *j, const char *key, const struct llmsim_p
 	llmsim_json_num(j, "p90", p->p90);
 	llmsim_json_num(j, "p99", p->p99);
 	llmsim_json_num(j, "max", p->max);
+	llmsim_json_obj_end(j);
+}
+
+/* ---- JSON summaries and children ---- */
+
+void cli_json_begin(struct llmsim_json *j)
+{
+	llmsim_json_init(j, stdout);
+	llmsim_json_obj_begin(j, NULL);
+}
+
+void cli_json_end(struct llmsim_json *j)
+{
+	llmsim_json_obj_end(j);
+	llmsim_json_finish(j);
+}
+
+int cli_run_child(const char *cmd, const char *path, char *const *argv)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "%s: cannot start %s: %s\n", cmd, path, strerror(errno));
+		return 1;
+	}
+	if (pid == 0) {
+		dup2(2, 1);
+		execv(path, argv);
+		fprintf(stderr, "%s: cannot start %s: %s\n", cmd, path, strerror(errno));
+		_exit(127);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR) {
+			fprintf(stderr, "%s: %s: %s\n", cmd, path, strerror(errno));
+			return 1;
+		}
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	fprintf(stderr, "%s: %s died of signal %d\n", cmd, path, WTERMSIG(st));
+	return 1;
+}
+
+int cli_check_context(const char *cmd, const struct llmsim_model *m, int64_t tokens)
+{
+	if (m->max_seq <= 0 || tokens <= m->max_seq)
+		return 0;
+	fprintf(stderr, "%s: --seq %lld tokens exceeds the %d-token context of %s\n", cmd,
+		(long long)tokens, m->max_seq, m->name);
+	return 1;
+}
+
+void cli_json_rejected(struct llmsim_json *j, const char *key, const char *why, int64_t n)
+{
+	llmsim_json_obj_begin(j, NULL);
+	llmsim_json_str(j, "reason", key);
+	llmsim_json_str(j, "why", why);
+	llmsim_json_int(j, "configurations", n);
 	llmsim_json_obj_end(j);
 }

@@ -123,6 +123,26 @@ const struct llmsim_step_err_class *cli_step_err(const struct llmsim_gpu *gpu,
 void cli_step_err_json(struct llmsim_json *j, const char *key, const struct llmsim_gpu *gpu,
 		       enum llmsim_engine engine, const char *phase);
 
+/* The summary object of a verb on stdout: _begin opens it, the verb adds
+ * its fields, _end closes it with a newline. */
+void cli_json_begin(struct llmsim_json *j);
+void cli_json_end(struct llmsim_json *j);
+
+/* Run path with argv (NULL-terminated) as a child whose stdout goes to our
+ * stderr (under --json, stdout holds only the JSON) and wait for it: its
+ * exit status, 1 with one line when it cannot start or dies of a
+ * signal. */
+int cli_run_child(const char *cmd, const char *path, char *const *argv);
+
+/* One element of a plan's "rejected" array: {"reason": key, "why": text,
+ * "configurations": n}. */
+void cli_json_rejected(struct llmsim_json *j, const char *key, const char *why, int64_t n);
+
+/* The model's maximum context against a sequence of tokens (train's and
+ * plan's --seq; infer checks prompt + output itself): 0, or 1 with one
+ * line (a configuration the model cannot run). */
+int cli_check_context(const char *cmd, const struct llmsim_model *m, int64_t tokens);
+
 /* GPUs in all of a layout: replicas x tp x pp. */
 int cli_place_gpus(const struct llmsim_infer_cfg *c, int replicas);
 
@@ -133,7 +153,9 @@ void cli_place_json(struct llmsim_json *j, const struct llmsim_infer_cfg *c, int
 /* The headline's start, no newline: "M on N x G (tp T, pp P, ep E; R replicas)". */
 void cli_place_print(const struct llmsim_infer_cfg *c, int replicas);
 
-/* "key": {"mean", "p50", "p90", "p99", "max"} of p (inside an open object). */
+/* "key": {"mean", "p50", "p90", "p99", "max"} of p (inside an open object).
+ * A distribution's key is its scalar's plus "_dist" (ttft_s_dist): a key
+ * ending in a unit (ttft_s) is a number in every command. */
 void cli_json_pcts(struct llmsim_json *j, const char *key, const struct llmsim_pcts *p);
 
 #endif

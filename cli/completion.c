@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json.h"
 #include "base/paths.h"
 #include "hw/gpu.h"
 #include "models/model.h"
@@ -388,7 +389,7 @@ static void write_bash(FILE *f, const struct ccmd *cmds, size_t n, const struct 
 			fputs("\")\n\t\tif [[ $cur == -* ]]; then\n\t\t\tCOMPREPLY=($(compgen -W \"", f);
 			for (int o = 0; o < t->nopts; o++)
 				fprintf(f, "--%s ", t->opts[o].name);
-			fputs("--help\" -- \"$cur\"))\n", f);
+			fputs("--wide --help\" -- \"$cur\"))\n", f);
 			if (t->pos != V_NONE) {
 				enum value pv = t->pos == V_MODEL && !strcmp(cmds[i].c->name, "hw") ? V_GPU
 												      : t->pos;
@@ -451,6 +452,7 @@ static void zsh_table(FILE *f, const struct ccmd *c, const struct ctable *t)
 			zsh_value(f, p->value, p->metavar, p->choices);
 		fputc('\'', f);
 	}
+	fputs(" \\\n\t\t\t'--wide[tables show every column]'", f);
 	fputs(" \\\n\t\t\t'--help[show this help]'", f);
 	if (t->pos != V_NONE) {
 		enum value pv = t->pos == V_MODEL && !strcmp(c->c->name, "hw") ? V_GPU : t->pos;
@@ -520,16 +522,20 @@ int cmd_completion(int argc, char **argv, const struct cli_setup *s)
 	(void)s;
 	const char *cmd = "llmsim completion";
 	static const char *const shells[] = {"bash", "zsh", NULL};
-	int npos = 0;
+	int npos = 0, json = 0;
 	char *pos[1];
+	const struct llmsim_opt opts[] = {
+		{"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON on stdout: the shell and the script",
+		 0, NULL, NULL},
+	};
 	int rc = llmsim_args_parse(
-	    cmd, "bash|zsh",
+	    cmd, "bash|zsh [--json]",
 	    "Print the completion script for bash or zsh: every command, verb and\n"
 	    "option, choice values, and the shipped GPU and model names.\n"
 	    "  source <(llmsim completion bash)     # bash, this shell\n"
 	    "  llmsim completion zsh > ~/.zfunc/_llmsim   # zsh, a folder of $fpath\n"
 	    "cmake --install puts both where bash-completion and zsh find them.",
-	    argc - 1, argv + 1, NULL, 0, pos, 1, &npos);
+	    argc - 1, argv + 1, opts, 1, pos, 1, &npos);
 	if (rc)
 		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
 	int shell = -1;
@@ -559,10 +565,29 @@ int cmd_completion(int argc, char **argv, const struct cli_setup *s)
 	struct llmsim_err err = {0};
 	llmsim_gpu_list(name_one, &gpus, &err); /* no data folder: no names, files still */
 	llmsim_model_list(name_one, &models, &err);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = json ? open_memstream(&text, &len) : stdout;
+	if (!f) {
+		free(cmds);
+		fprintf(stderr, "%s: out of memory\n", cmd);
+		return 1;
+	}
 	if (shell == 0)
-		write_bash(stdout, cmds, k, &gpus, &models);
+		write_bash(f, cmds, k, &gpus, &models);
 	else
-		write_zsh(stdout, cmds, k, &gpus, &models);
+		write_zsh(f, cmds, k, &gpus, &models);
 	free(cmds);
+	if (json) {
+		fclose(f);
+		struct llmsim_json j;
+		llmsim_json_init(&j, stdout);
+		llmsim_json_obj_begin(&j, NULL);
+		llmsim_json_str(&j, "shell", shells[shell]);
+		llmsim_json_str(&j, "script", text);
+		llmsim_json_obj_end(&j);
+		llmsim_json_finish(&j);
+		free(text);
+	}
 	return 0;
 }

@@ -8,6 +8,8 @@
 
 #include "base/paths.h"
 #include "commands.h"
+#include "json_error.h"
+#include "wrap.h"
 
 #define MODEL_GPU (CLI_NEED_MODEL | CLI_NEED_GPU)
 static const struct cli_command commands[] = {
@@ -45,7 +47,8 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fputs("\n'llmsim help <command>' or 'llmsim <command> --help' for a command's options.\n"
-	      "Every command takes --json for machine-readable output.\n", f);
+	      "Every command takes --json for machine-readable output (a failure, too:\n"
+	      "{\"error\": {\"message\", \"file\", \"line\"}}), and --wide for every table column.\n", f);
 }
 
 static const struct cli_command *find(const char *name)
@@ -54,6 +57,27 @@ static const struct cli_command *find(const char *name)
 		if (!strcmp(commands[i].name, name))
 			return &commands[i];
 	return NULL;
+}
+
+/* Load what the command needs (setup.h), then run it. */
+static int run_command(int argc, char **argv, void *ctx)
+{
+	const struct cli_command *c = ctx;
+	struct cli_setup s;
+	int rc = cli_setup(c->name, c->flags, argc, argv, &s);
+	if (rc)
+		return rc;
+	/* prose for people within the table width too (wrap.h) */
+	FILE *real = stdout, *w = cli_wrap_wanted(argc, argv) ? cli_wrap_open(real) : NULL;
+	if (w)
+		stdout = w;
+	rc = c->fn(argc, argv, &s);
+	if (w) {
+		stdout = real;
+		if (fclose(w) && !rc)
+			rc = 1;
+	}
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -89,14 +113,17 @@ int main(int argc, char **argv)
 	}
 	const struct cli_command *c = find(name);
 	if (!c) {
-		fprintf(stderr, "llmsim: unknown command '%s' (see 'llmsim help')\n", name);
+		char msg[256];
+		snprintf(msg, sizeof msg, "llmsim: unknown command '%.64s' (see 'llmsim help')", name);
+		fprintf(stderr, "%s\n", msg);
+		if (cli_wants_json(argc - 2, argv + 2))
+			cli_json_error_print(stdout, msg);
 		return 2;
 	}
-	struct cli_setup s;
-	int rc = cli_setup(c->name, c->flags, argc - 1, argv + 1, &s);
-	if (rc)
-		return rc;
-	rc = c->fn(argc - 1, argv + 1, &s);
+	/* Under --json a failure too answers in JSON on stdout (json_error.h). */
+	int rc = cli_wants_json(argc - 2, argv + 2)
+			 ? cli_json_run(run_command, argc - 1, argv + 1, (void *)c)
+			 : run_command(argc - 1, argv + 1, (void *)c);
 	/* A full disk or closed pipe must not pass for success. */
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "llmsim %s: cannot write the output: %s\n", name, strerror(errno));

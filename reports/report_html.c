@@ -23,11 +23,14 @@ static const char css[] =
 	"padding:6px 22px 18px;margin:18px 0}\n"
 	"h2{font-size:20px;font-weight:600;border-bottom:2px solid #e8ebf0;padding-bottom:6px}\n"
 	"h3{font-size:16px;font-weight:600;margin:18px 0 8px}\n"
-	"table{border-collapse:collapse;font-size:13px;margin:6px 0 10px}\n"
+	/* no table overflows the page (1280 px and narrower): each scrolls on
+	 * its own, and text cells wrap */
+	"table{border-collapse:collapse;font-size:13px;margin:6px 0 10px;display:block;"
+	"max-width:100%;overflow-x:auto}\n"
 	"th,td{padding:4px 10px;border-bottom:1px solid #e8ebf0;text-align:right;"
 	"white-space:nowrap}\n"
 	"th{background:#f0f2f6;font-weight:600}\n"
-	"td.l,th.l{text-align:left}\n"
+	"td.l,th.l{text-align:left}\ntd.l{white-space:normal;min-width:6em}\n"
 	"tr.total td{font-weight:600;border-top:2px solid #c8cdd6}\n"
 	"code{font-family:'DejaVu Sans Mono',monospace;font-size:12px;color:#3a4252}\n"
 	".cards{display:flex;flex-wrap:wrap;gap:12px;margin:10px 0}\n"
@@ -147,7 +150,7 @@ static void summary(FILE *f, const struct report_data *d)
 				 llmsim_dtype_name((enum llmsim_dtype)dt));
 			kv(f, b, llmsim_fmt_flops_rate(a, g->tensor_flops_per_s[dt]));
 		}
-	kv(f, "hardware file", g->path);
+	kv(f, "hardware file", llmsim_data_rel(g->path)); /* as the data folder names it */
 	fputs("</table></div>\n<div><h3>Model</h3><table>\n", f);
 	kv(f, "name", m->full_name[0] ? m->full_name : m->name);
 	snprintf(b, sizeof b, "%d layers, hidden %d, FFN %d", m->layers, m->hidden,
@@ -168,7 +171,7 @@ static void summary(FILE *f, const struct report_data *d)
 		 llmsim_fmt_bytes(a, llmsim_model_kv_bytes_per_token(m, d->in->cfg->kv_dtype)),
 		 llmsim_dtype_name(d->in->cfg->kv_dtype));
 	kv(f, "KV cache", b);
-	kv(f, "model file", m->path);
+	kv(f, "model file", llmsim_data_rel(m->path));
 	fputs("</table></div>\n<div><h3>Workload</h3><table>\n", f);
 	const struct llmsim_report_cfg *c = d->in->cfg;
 	kv(f, "workload", w == LLMSIM_WORKLOAD_TRAIN ? "training" : "serving");
@@ -487,7 +490,7 @@ static void calibration(FILE *f, const struct report_data *d)
 	const struct llmsim_gpu *g = d->in->gpu;
 	char b[64];
 	fputs("<section id=\"calibration\"><h2>Calibration</h2>\n<table>\n", f);
-	kv(f, "profile", g->profile_path[0] ? g->profile_path
+	kv(f, "profile", g->profile_path[0] ? llmsim_data_rel(g->profile_path)
 					    : "none: efficiencies from the hardware file");
 	fputs("</table>\n", f);
 	if (g->nerr_classes) {

@@ -170,7 +170,7 @@ Test(calib_cli, validate_and_fit)
 	cr_expect(strstr(out, "\"name\": \"gemm\",\n      \"n\": 3") != NULL, "%s", out);
 	cr_expect(strstr(out, "\"median_abs_pct_err\"") != NULL, "%s", out);
 	cr_expect(strstr(out, "\"worst\"") != NULL, "%s", out);
-	cr_expect(strstr(out, "\"hbm_bytes\": {\n    \"n\": 1") != NULL, "%s", out);
+	cr_expect(strstr(out, "\"hbm_bytes_check\": {\n    \"n\": 1") != NULL, "%s", out);
 	cr_assert_eq(calib("validate --db %s/a.db", dir), 0, "%s", err);
 	cr_expect(strstr(out, "targets per class: median |err| <= 5%, p90 |err| <= 15%, |median bias| <= 3%") != NULL,
 		  "%s", out);

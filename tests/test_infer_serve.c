@@ -176,7 +176,8 @@ Test(infer_serve, cli_reports_bad_lengths_file)
 	cr_expect_eq(run_llmsim(args, out, sizeof out, err, sizeof err), 1);
 	cr_expect(strstr(err, "bad_lengths.txt:3:") != NULL, "stderr: %s", err);
 	cr_expect_eq(out[0], 0, "no partial output: %s", out);
-	cr_expect_eq(run_llmsim("serve --model 8b --prompt-dist gamma:1:2", out, sizeof out, err, sizeof err), 1);
+	/* a malformed option value is a usage error (issue 16: exit 2) */
+	cr_expect_eq(run_llmsim("serve --model 8b --prompt-dist gamma:1:2", out, sizeof out, err, sizeof err), 2);
 	cr_expect(strstr(err, "llmsim serve: ") == err, "stderr: %s", err);
 	/* too many requests is a usage error, not an allocation failure */
 	cr_expect_eq(run_llmsim("serve --model 8b --requests 1e12", out, sizeof out, err, sizeof err), 2);
@@ -188,7 +189,7 @@ Test(infer_serve, cli_json_keys)
 	static char out[16384];
 	char err[1024];
 	cr_assert_eq(run_llmsim("serve --model 8b --requests 50 --rate 5 --json", out, sizeof out, err, sizeof err), 0, "%s", err);
-	const char *keys[] = {"\"tokens_per_s\"", "\"ttft_s\"", "\"tpot_s\"", "\"p50\"", "\"p90\"",
+	const char *keys[] = {"\"tokens_per_s\"", "\"ttft_s_dist\"", "\"tpot_s_dist\"", "\"p50\"", "\"p90\"",
 			      "\"p99\"", "\"kv_waste_fraction\"", "\"max_concurrent\"", "\"preemptions\""};
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
 		cr_expect(strstr(out, keys[i]) != NULL, "missing %s", keys[i]);

@@ -220,7 +220,7 @@ Test(report_cli, serving_report_is_complete, .init = make_root, .fini = drop_roo
 	char args[512], out[8192], err[1024], dir[128], path[256], why[160];
 	snprintf(dir, sizeof dir, "%s/serve", root);
 	snprintf(args, sizeof args,
-		 "report --model 8b --gpu h200 --batch 4 --seq 2048 --output 128 "
+		 "report --workload serve --model 8b --gpu h200 --batch 4 --seq 2048 --output 128 "
 		 "--width 1000 --height 700 --out %s --json", dir);
 	int rc = llmsim(args, out, sizeof out, err, sizeof err);
 	cr_assert_eq(rc, 0, "exit %d: %s", rc, err);
@@ -328,7 +328,7 @@ Test(report_cli, missing_section_is_marked, .init = make_root, .fini = drop_root
 	char args[512], out[8192], err[1024], dir[128], path[256], why[160];
 	snprintf(dir, sizeof dir, "%s/big", root);
 	/* Llama 3.1 405B in bf16: 2 x 405e9 B = 810 GB > 141 GB of one H200. */
-	snprintf(args, sizeof args, "report --model 405b --gpu h200 --out %s", dir);
+	snprintf(args, sizeof args, "report --workload serve --model 405b --gpu h200 --out %s", dir);
 	int rc = llmsim(args, out, sizeof out, err, sizeof err);
 	cr_assert_eq(rc, 0, "exit %d: %s", rc, err);
 	cr_expect(strstr(out, "not available: serving"), "%s", out);
@@ -358,7 +358,7 @@ Test(report_cli, page_loads_in_headless_chromium, .init = make_root, .fini = dro
 		cr_skip_test("chromium is not installed (apt-get install chromium): "
 			     "the page was not rendered");
 	snprintf(dir, sizeof dir, "%s/page", root);
-	snprintf(args, sizeof args, "report --model 8b --gpu h200 --out %s", dir);
+	snprintf(args, sizeof args, "report --workload serve --model 8b --gpu h200 --out %s", dir);
 	int rc = llmsim(args, NULL, 0, err, sizeof err);
 	cr_assert_eq(rc, 0, "exit %d: %s", rc, err);
 	snprintf(shot, sizeof shot, "%s/shot.png", root);
@@ -389,7 +389,7 @@ Test(report_cli, refuses_a_non_empty_folder, .init = make_root, .fini = drop_roo
 	FILE *f = fopen(keep, "w");
 	fputs("mine\n", f);
 	fclose(f);
-	snprintf(args, sizeof args, "report --model 8b --gpu h200 --out %s", dir);
+	snprintf(args, sizeof args, "report --workload serve --model 8b --gpu h200 --out %s", dir);
 	int rc = llmsim(args, out, sizeof out, err, sizeof err);
 	cr_expect_eq(rc, 1);
 	cr_expect_eq(count_lines(err), 1, "one line: %s", err);
@@ -403,7 +403,7 @@ Test(report_cli, refuses_a_non_empty_folder, .init = make_root, .fini = drop_roo
 	free(s);
 
 	/* --force does not replace it either: it holds no earlier report */
-	snprintf(args, sizeof args, "report --model 8b --gpu h200 --out %s --force", dir);
+	snprintf(args, sizeof args, "report --workload serve --model 8b --gpu h200 --out %s --force", dir);
 	rc = llmsim(args, out, sizeof out, err, sizeof err);
 	cr_expect_eq(rc, 1);
 	cr_expect_eq(count_lines(err), 1, "one line: %s", err);
@@ -417,13 +417,13 @@ Test(report_cli, refuses_a_non_empty_folder, .init = make_root, .fini = drop_roo
 	/* a folder an earlier report wrote: --force replaces it */
 	char rep[128];
 	snprintf(rep, sizeof rep, "%s/rep", root);
-	snprintf(args, sizeof args, "report --model 8b --gpu h200 --out %s", rep);
+	snprintf(args, sizeof args, "report --workload serve --model 8b --gpu h200 --out %s", rep);
 	rc = llmsim(args, out, sizeof out, err, sizeof err);
 	cr_assert_eq(rc, 0, "%s", err);
 	snprintf(keep, sizeof keep, "%s/old.txt", rep);
 	f = fopen(keep, "w");
 	fclose(f);
-	snprintf(args, sizeof args, "report --model 8b --gpu h200 --out %s --force", rep);
+	snprintf(args, sizeof args, "report --workload serve --model 8b --gpu h200 --out %s --force", rep);
 	rc = llmsim(args, out, sizeof out, err, sizeof err);
 	cr_expect_eq(rc, 0, "%s", err);
 	cr_expect_neq(access(keep, F_OK), 0, "the old report's contents are gone");
@@ -434,7 +434,7 @@ Test(report_cli, refuses_an_unwritable_place, .init = make_root, .fini = drop_ro
 {
 	char args[512], out[1024], err[1024], file[128];
 	/* procfs takes no new folders, even from root. */
-	int rc = llmsim("report --model 8b --gpu h200 --out /proc/llmsim-report-test",
+	int rc = llmsim("report --workload serve --model 8b --gpu h200 --out /proc/llmsim-report-test",
 			out, sizeof out, err, sizeof err);
 	cr_expect_eq(rc, 1);
 	cr_expect_eq(count_lines(err), 1, "one line: %s", err);
@@ -443,7 +443,7 @@ Test(report_cli, refuses_an_unwritable_place, .init = make_root, .fini = drop_ro
 	snprintf(file, sizeof file, "%s/file", root);
 	FILE *f = fopen(file, "w");
 	fclose(f);
-	snprintf(args, sizeof args, "report --model 8b --gpu h200 --out %s/sub", file);
+	snprintf(args, sizeof args, "report --workload serve --model 8b --gpu h200 --out %s/sub", file);
 	rc = llmsim(args, out, sizeof out, err, sizeof err);
 	cr_expect_eq(rc, 1);
 	cr_expect_eq(count_lines(err), 1, "one line: %s", err);
@@ -453,7 +453,7 @@ Test(report_cli, refuses_an_unwritable_place, .init = make_root, .fini = drop_ro
 		char ro[128];
 		snprintf(ro, sizeof ro, "%s/ro", root);
 		mkdir(ro, 0555);
-		snprintf(args, sizeof args, "report --model 8b --gpu h200 --out %s/x", ro);
+		snprintf(args, sizeof args, "report --workload serve --model 8b --gpu h200 --out %s/x", ro);
 		rc = llmsim(args, out, sizeof out, err, sizeof err);
 		cr_expect_eq(rc, 1);
 		cr_expect_eq(count_entries(ro), 0);
@@ -467,7 +467,7 @@ Test(report_cli, no_gnuplot_in_path, .init = make_root, .fini = drop_root)
 	snprintf(dir, sizeof dir, "%s/nognuplot", root);
 	snprintf(errf, sizeof errf, "%s/err.txt", root);
 	snprintf(cmd, sizeof cmd,
-		 "env PATH=%s %s/cli/llmsim report --model 8b --gpu h200 --out %s "
+		 "env PATH=%s %s/cli/llmsim report --workload serve --model 8b --gpu h200 --out %s "
 		 ">/dev/null 2>%s", root, LLMSIM_BUILD_DIR, dir, errf);
 	int rc = system(cmd);
 	cr_expect(WIFEXITED(rc) && WEXITSTATUS(rc) == 1, "status %d", rc);
@@ -483,12 +483,12 @@ Test(report_cli, no_gnuplot_in_path, .init = make_root, .fini = drop_root)
 Test(report_cli, usage_errors)
 {
 	char err[1024];
-	cr_expect_eq(llmsim("report --model 8b", NULL, 0, err, sizeof err), 2);
+	cr_expect_eq(llmsim("report --workload serve --model 8b", NULL, 0, err, sizeof err), 2);
 	cr_expect(strstr(err, "--out is required"), "%s", err);
-	cr_expect_eq(llmsim("report --model 8b --out /tmp/x --dtype bf17", NULL, 0, err,
+	cr_expect_eq(llmsim("report --workload serve --model 8b --out /tmp/x --dtype bf17", NULL, 0, err,
 			    sizeof err), 2);
-	cr_expect_eq(llmsim("roofline --gpu h200 --batch 0", NULL, 0, err, sizeof err), 2);
-	cr_expect_eq(llmsim("roofline --gpu nosuchgpu", NULL, 0, err, sizeof err), 1);
+	cr_expect_eq(llmsim("roofline --workload serve --gpu h200 --batch 0", NULL, 0, err, sizeof err), 2);
+	cr_expect_eq(llmsim("roofline --workload serve --gpu nosuchgpu", NULL, 0, err, sizeof err), 1);
 	cr_expect_eq(count_lines(err), 1, "%s", err);
 }
 
@@ -555,7 +555,7 @@ Test(report_cli, op_table_agrees_with_llmsim_op, .init = make_root, .fini = drop
 {
 	char args[512], err[1024], dir[128], path[256];
 	snprintf(dir, sizeof dir, "%s/ops", root);
-	snprintf(args, sizeof args, "report --model 8b --gpu h200 --seq 4096 --out %s", dir);
+	snprintf(args, sizeof args, "report --workload serve --model 8b --gpu h200 --seq 4096 --out %s", dir);
 	cr_assert_eq(llmsim(args, NULL, 0, err, sizeof err), 0, "%s", err);
 	snprintf(path, sizeof path, "%s/index.html", dir);
 	char *html = slurp(path, NULL);
@@ -576,7 +576,7 @@ Test(report_cli, roofline_json_agrees_with_llmsim_op)
 {
 	static char out[65536], op[8192];
 	char err[1024];
-	int rc = llmsim("roofline --gpu h200 --model 8b --seq 4096 --json", out, sizeof out, err,
+	int rc = llmsim("roofline --workload serve --gpu h200 --model 8b --seq 4096 --json", out, sizeof out, err,
 			sizeof err);
 	cr_assert_eq(rc, 0, "%s", err);
 	/* BF16 ridge point from the datasheet: 989.4 TFLOP/s / 4.8 TB/s. */
@@ -592,7 +592,7 @@ Test(report_cli, roofline_json_agrees_with_llmsim_op)
 	expect_close(json_num(qkv, "time_s"), json_num(op, "time_s"), 1e-9);
 	expect_close(json_num(qkv, "flops"), 2.0 * 4096 * 6144 * 4096, 1e-9);
 	/* Human output: the table of ceilings and of ops. */
-	rc = llmsim("roofline --gpu h200 --model 8b", out, sizeof out, err, sizeof err);
+	rc = llmsim("roofline --workload serve --gpu h200 --model 8b", out, sizeof out, err, sizeof err);
 	cr_assert_eq(rc, 0, "%s", err);
 	cr_expect(strstr(out, "FP32 CUDA core"), "%s", out);
 	cr_expect(strstr(out, "(layer total)"), "%s", out);
@@ -654,7 +654,7 @@ Test(report_cli, measured_points_from_a_database, .init = make_root, .fini = dro
 	snprintf(db, sizeof db, "%s/calib.sqlite", root);
 	make_db(db);
 	snprintf(dir, sizeof dir, "%s/meas", root);
-	snprintf(args, sizeof args, "report --model 8b --gpu h200 --db %s --out %s --json", db,
+	snprintf(args, sizeof args, "report --workload serve --model 8b --gpu h200 --db %s --out %s --json", db,
 		 dir);
 	int rc = llmsim(args, out, sizeof out, err, sizeof err);
 	cr_assert_eq(rc, 0, "%s", err);
@@ -688,7 +688,7 @@ Test(report_cli, measured_points_from_a_database, .init = make_root, .fini = dro
 
 	/* The same GPU's roofline without measurements for another GPU. */
 	snprintf(dir, sizeof dir, "%s/meas-a100", root);
-	snprintf(args, sizeof args, "report --model 8b --gpu a100 --db %s --out %s --json", db,
+	snprintf(args, sizeof args, "report --workload serve --model 8b --gpu a100 --db %s --out %s --json", db,
 		 dir);
 	rc = llmsim(args, out, sizeof out, err, sizeof err);
 	cr_assert_eq(rc, 0, "%s", err);
@@ -696,7 +696,7 @@ Test(report_cli, measured_points_from_a_database, .init = make_root, .fini = dro
 
 	/* A database that is not one fails cleanly. */
 	snprintf(dir, sizeof dir, "%s/meas-bad", root);
-	snprintf(args, sizeof args, "report --model 8b --gpu h200 --db %s/nonexistent.db --out %s",
+	snprintf(args, sizeof args, "report --workload serve --model 8b --gpu h200 --db %s/nonexistent.db --out %s",
 		 root, dir);
 	rc = llmsim(args, out, sizeof out, err, sizeof err);
 	cr_expect_eq(rc, 1);
@@ -738,7 +738,7 @@ Test(report_cli, measured_points_from_shipped_dumps, .init = make_root, .fini = 
 	snprintf(dir, sizeof dir, "%s/shipped", root);
 	snprintf(outf, sizeof outf, "%s/out.json", root);
 	snprintf(cmd, sizeof cmd,
-		 "LLMSIM_DATA_DIR=%s %s/cli/llmsim report --model 8b --gpu h200 --out %s --json "
+		 "LLMSIM_DATA_DIR=%s %s/cli/llmsim report --workload serve --model 8b --gpu h200 --out %s --json "
 		 ">%s 2>&1", data, LLMSIM_BUILD_DIR, dir, outf);
 	int rc = system(cmd);
 	char *out = slurp(outf, NULL);
@@ -782,7 +782,7 @@ Test(report_cli, falls_back_to_the_gd_png_terminal, .init = make_root, .fini = d
 	snprintf(dir, sizeof dir, "%s/gd", root);
 	snprintf(outf, sizeof outf, "%s/out.txt", root);
 	snprintf(cmd, sizeof cmd,
-		 "PATH=%s:/usr/bin:/bin %s/cli/llmsim report --model 8b --gpu h200 "
+		 "PATH=%s:/usr/bin:/bin %s/cli/llmsim report --workload serve --model 8b --gpu h200 "
 		 "--width 900 --height 600 --out %s >%s 2>&1",
 		 bin, LLMSIM_BUILD_DIR, dir, outf);
 	int rc = system(cmd);

@@ -77,8 +77,8 @@ Test(train_cli, plan_json)
 			    out, sizeof out, err, sizeof err);
 	cr_assert_eq(rc, 0, "%s", err);
 	cr_expect(strstr(out, "\"configs_priced\"") && strstr(out, "\"configs_pruned\"") && strstr(out, "\"configs_feasible\"") &&
-		  strstr(out, "\"results\"") && strstr(out, "\"rejected\"") &&
-		  strstr(out, "\"elapsed_s\""));
+		  strstr(out, "\"results\"") && strstr(out, "\"rejected\""));
+	cr_expect(!strstr(out, "\"elapsed_s\"")); /* stdout is reproducible */
 	cr_expect(strstr(out, "\"rank\": 3") != NULL);
 }
 

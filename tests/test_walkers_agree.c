@@ -180,7 +180,7 @@ Test(agree, roofline_lists_infers_ops)
 {
 	static char out[1 << 17];
 	char err[1024];
-	int rc = run_llmsim("roofline --gpu h200 --model 8b --batch 4 --seq 2048 --json", out,
+	int rc = run_llmsim("roofline --workload serve --gpu h200 --model 8b --batch 4 --seq 2048 --json", out,
 			    sizeof out, err, sizeof err);
 	cr_assert_eq(rc, 0, "%s", err);
 	static struct llmsim_model m;

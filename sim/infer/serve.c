@@ -681,8 +681,10 @@ static int serve_once(const struct llmsim_serve_cfg *cfg, struct llmsim_serve_re
 		llmsim_tl_reset(cfg->timeline); /* a run priced again starts over */
 	int rc = engine_init(&e, cfg, res, err);
 	double now = 0, waste_int = 0, alloc_int = 0, used_int = 0, batch_sum = 0;
-	int64_t next = 0; /* next request not yet arrived */
+	int64_t next = 0, steps = 0; /* next request not yet arrived */
 	while (!rc && res->requests_done < e.n) {
+		if (cfg->progress && !(++steps & 4095))
+			cfg->progress(cfg->progress_ctx, res->requests_done, e.n);
 		while (next < e.n && e.r[next].arrival_s <= now) {
 			e.r[next].state = R_WAITING;
 			if (cfg->prefilled) /* its first token came with it */

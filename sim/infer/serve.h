@@ -43,6 +43,10 @@ struct llmsim_serve_cfg {
 				       * arrives with its prompt's KV cache and its first
 				       * token (a prefill replica made them): TTFT 0 here;
 				       * a preempted one prefills again in place */
+	/* optional: called every few thousand engine steps with the requests
+	 * done so far (the CLI's progress line on a terminal); NULL: none */
+	void (*progress)(void *ctx, int64_t done, int64_t total);
+	void *progress_ctx;
 	struct llmsim_timeline *timeline; /* NULL, or where the run records its engine
 				       * steps (prefill and decode tokens in args) and
 				       * the spans of its first timeline_requests
