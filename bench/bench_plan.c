@@ -1,9 +1,10 @@
 /*
  * bench_plan.c - speed of the training-configuration search (one core).
  *
- * Prints, for a few (model, GPU count) searches with the default search
- * (the batch rule, uneven stages, 1-8 chunks per stage, the three offload
- * modes): the configurations of the space, those priced (memory and step
+ * Prints, for a few (model, GPU, GPU count, recipe) searches with the
+ * default search (the batch rule, uneven stages, 1-8 chunks per stage, the
+ * three offload modes; Llama 3 405B's tp 8 x pp 16 pinned in the last
+ * two): the configurations of the space, those priced (memory and step
  * time computed: the feasible and the out-of-memory ones) and those pruned
  * before pricing (invalid subtrees, counted whole), the priced and the
  * pruned per second, and the wall time (cold: op cache empty; warm: best
@@ -26,12 +27,13 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static int one(const char *model, int gpus, int reps)
+static int one(const char *model, const char *gpu, int gpus, enum llmsim_recipe recipe, int tp,
+	       int pp, int reps)
 {
 	struct llmsim_err err = {0};
 	struct llmsim_model m;
 	struct llmsim_gpu g;
-	if (llmsim_model_load(model, &m, &err) || llmsim_gpu_load("h200", &g, &err)) {
+	if (llmsim_model_load(model, &m, &err) || llmsim_gpu_load(gpu, &g, &err)) {
 		fprintf(stderr, "bench_plan: %s\n", err.msg);
 		return 1;
 	}
@@ -41,7 +43,7 @@ static int one(const char *model, int gpus, int reps)
 		return 1;
 	}
 	struct llmsim_plan_req q = {.gpus = gpus, .seq = 4096, .dtype = LLMSIM_DT_BF16,
-				    .recipe = LLMSIM_RECIPE_MEGATRON, .moe_imbalance = 1, .top = 5};
+				    .recipe = recipe, .moe_imbalance = 1, .top = 5, .tp = tp, .pp = pp};
 	double cold = 0, warm = 1e300;
 	int64_t priced = 0, pruned = 0, batch = 0;
 	for (int r = 0; r < reps; r++) {
@@ -64,9 +66,10 @@ static int one(const char *model, int gpus, int reps)
 	}
 	if (reps < 2)
 		warm = cold;
-	printf("%-6s %6d GPUs  batch %5lld  %9lld configs: %8lld priced, %9lld pruned  cold %8.2f ms"
+	printf("%-6s %-14s %-8s %6d GPUs  batch %5lld  %9lld configs: %8lld priced, %9lld pruned  cold %8.2f ms"
 	       "  warm %8.2f ms  %6.2f M priced/s  %7.2f M pruned/s\n",
-	       model, gpus, (long long)batch, (long long)(priced + pruned), (long long)priced,
+	       model, gpu, llmsim_recipe_name(recipe), gpus,
+	       (long long)batch, (long long)(priced + pruned), (long long)priced,
 	       (long long)pruned, cold * 1e3, warm * 1e3, priced / warm / 1e6, pruned / warm / 1e6);
 	llmsim_train_ctx_free(ctx);
 	return 0;
@@ -75,9 +78,15 @@ static int one(const char *model, int gpus, int reps)
 int main(void)
 {
 	int rc = 0;
-	rc |= one("70b", 8, 5);
-	rc |= one("70b", 512, 5);
-	rc |= one("8b", 1024, 5);
-	rc |= one("405b", 16384, 3);
+	const enum llmsim_recipe M = LLMSIM_RECIPE_MEGATRON, L = LLMSIM_RECIPE_LLAMA3;
+	rc |= one("70b", "h200", 8, M, 0, 0, 5);
+	rc |= one("70b", "h200", 512, M, 0, 0, 5);
+	rc |= one("8b", "h200", 1024, M, 0, 0, 5);
+	rc |= one("405b", "h200", 16384, M, 0, 0, 3);
+	/* Llama 3 405B's layout pinned (Dubey et al. 2024 Table 4: tp 8, pp 16
+	 * on 8,192 H100s), under each recipe: the llama3 recipe's rank-by-rank
+	 * memory and schedule walk against Megatron's closed forms */
+	rc |= one("405b", "h100-sxm5-80gb", 8192, M, 8, 16, 5);
+	rc |= one("405b", "h100-sxm5-80gb", 8192, L, 8, 16, 5);
 	return rc;
 }

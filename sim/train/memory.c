@@ -70,8 +70,10 @@ void train_params_per_gpu(const struct train_geom *g, const struct llmsim_model 
 		struct train_params q;
 		int e, h;
 		memset(p, 0, sizeof *p);
-		for (int r = 0; r < c->pp; r++) {
-			int n = train_pp_rank_layers(m, c, r, &e, &h);
+		struct train_pp_split s;
+		train_pp_split(m, c, &s);
+		for (int i = 0; i < s.nreps; i++) { /* a first maximum lies on one */
+			int n = train_pp_split_rank(&s, s.reps[i], &e, &h);
 			double ends = (e ? g->embedding : 0) +
 				      (h ? (g->lm_head > 0 ? g->lm_head : g->embedding) : 0);
 			train_params_layers(g, c, n, ends / t, &q);
@@ -256,10 +258,11 @@ double train_act_per_layer(const struct train_geom *g, const struct llmsim_model
 
 void train_memory(const struct train_geom *g, const struct llmsim_model *m,
 		  const struct llmsim_gpu *gpu, const struct llmsim_train_cfg *c,
-		  int64_t microbatches, struct llmsim_train_mem *mem)
+		  int64_t microbatches, struct train_pp_memo *memo,
+		  struct llmsim_train_mem *mem)
 {
 	if (llmsim_train_pp_ends_in_slots(c)) { /* per pipeline rank (memory_rank.c) */
-		train_memory_ranks(g, m, gpu, c, microbatches, mem);
+		train_memory_ranks(g, m, gpu, c, microbatches, memo, mem);
 		return;
 	}
 	struct train_params p;

@@ -26,6 +26,10 @@
  *    one layer's all-gathered K and V (forward) and the gathered K, V
  *    with their gradients (backward);
  *  - no fragmentation allowance (train.h, the llama3 recipe says why).
+ * What the split and the schedule give ranks 0, 1 and pp-1 (layers, ends,
+ * largest chunk, layers in flight) depends only on (layers, pp, chunks,
+ * micro-batches); the ctx keeps it (train_pp_memo), since the plan prices
+ * many configurations of one pipeline shape.
  */
 #include <math.h>
 #include <string.h>
@@ -46,34 +50,60 @@ static double cp_kv_bytes(const struct llmsim_model *m, const struct llmsim_trai
 	return 2.0 * c->micro_batch * (double)c->seq * kv_dim;
 }
 
-static void rank_memory(const struct train_geom *g, const struct llmsim_model *m,
-			const struct llmsim_train_cfg *c, int64_t microbatches, int rank,
-			struct llmsim_train_mem *mem)
+/* What every rank shares: the model states' bytes per parameter, a
+ * layer's activations, the buffers. */
+struct rank_shared {
+	double wd, gd, od, we, ge, oe; /* bytes per dense / expert parameter */
+	double per_layer, ad, transient; /* train_act_per_layer */
+	double T;                        /* tokens of a micro-batch on a GPU */
+	double other;                    /* buffers */
+};
+
+static void rank_shared(const struct train_geom *g, const struct llmsim_model *m,
+			const struct llmsim_train_cfg *c, struct rank_shared *sh)
 {
-	int v = train_pp_chunks(c);
+	int n_dense = c->dp * c->cp, n_exp = n_dense / (c->ep > 0 ? c->ep : 1);
+	llmsim_train_state_bytes(c->recipe, c->zero, n_dense, &sh->wd, &sh->gd, &sh->od);
+	llmsim_train_state_bytes(c->recipe, c->zero, n_exp, &sh->we, &sh->ge, &sh->oe);
+	sh->per_layer = train_act_per_layer(g, m, c, &sh->ad, &sh->transient);
+	sh->T = (double)c->micro_batch * c->seq / c->cp;
+	sh->other = TRAIN_CONTEXT_BYTES +
+		    4 * 2 * sh->T * m->hidden / (c->sequence_parallel ? c->tp : 1) +
+		    2 * cp_kv_bytes(m, c);
+}
+
+/* What the split and the schedule give one rank, whatever the bytes. */
+static void rank_terms(const struct train_pp_split *s, int64_t microbatches, int rank,
+		       struct train_pp_rank_terms *t)
+{
 	double w[64], most = 0; /* layers of each chunk (chunks <= 64: plan.h, config) */
-	int e, h, n = 0;
-	for (int j = 0; j < v && j < 64; j++) {
-		n += (int)(w[j] = llmsim_train_pp_chunk_layers(m, c, rank, j, NULL, NULL));
+	for (int j = 0; j < s->v && j < 64; j++) {
+		w[j] = train_pp_split_chunk(s, rank, j, NULL, NULL);
 		most = fmax(most, w[j]);
 	}
-	train_pp_rank_layers(m, c, rank, &e, &h);
+	t->rank = rank;
+	t->layers = train_pp_split_rank(s, rank, &t->emb, &t->head);
+	t->most_chunk_layers = most;
+	t->inflight_layers = llmsim_train_pp_peak_inflight(s->pp, s->v, microbatches, rank, w);
+}
+
+static void rank_memory(const struct train_geom *g, const struct llmsim_model *m,
+			const struct llmsim_train_cfg *c, const struct rank_shared *sh,
+			const struct train_pp_rank_terms *rt, struct llmsim_train_mem *mem)
+{
+	int e = rt->emb, h = rt->head;
 	double t = c->tp;
 	double head = g->lm_head > 0 ? g->lm_head : g->embedding;
 	struct train_params p;
-	train_params_layers(g, c, n, ((e ? g->embedding : 0) + (h ? head : 0)) / t, &p);
+	train_params_layers(g, c, rt->layers, ((e ? g->embedding : 0) + (h ? head : 0)) / t, &p);
 
-	int n_dense = c->dp * c->cp, n_exp = n_dense / (c->ep > 0 ? c->ep : 1);
-	double wd, gd, od, we, ge, oe;
-	llmsim_train_state_bytes(c->recipe, c->zero, n_dense, &wd, &gd, &od);
-	llmsim_train_state_bytes(c->recipe, c->zero, n_exp, &we, &ge, &oe);
 	memset(mem, 0, sizeof *mem);
-	mem->pp_rank = rank;
-	mem->weights_bytes = wd * p.dense + we * p.expert;
-	mem->grads_bytes = gd * p.dense + ge * p.expert;
-	mem->optimizer_bytes = od * p.dense + oe * p.expert;
+	mem->pp_rank = rt->rank;
+	mem->weights_bytes = sh->wd * p.dense + sh->we * p.expert;
+	mem->grads_bytes = sh->gd * p.dense + sh->ge * p.expert;
+	mem->optimizer_bytes = sh->od * p.dense + sh->oe * p.expert;
 	if (c->zero == 2) { /* the largest chunk's FP32 gradients in their reduce-scatter */
-		double chunk = fmax(most * p.layer, (e ? g->embedding : 0) / t);
+		double chunk = fmax(rt->most_chunk_layers * p.layer, (e ? g->embedding : 0) / t);
 		chunk = fmax(chunk, (h ? head : 0) / t);
 		mem->grad_transient_bytes = 4 * chunk;
 		mem->grads_bytes += mem->grad_transient_bytes;
@@ -81,34 +111,58 @@ static void rank_memory(const struct train_geom *g, const struct llmsim_model *m
 	mem->params_per_gpu = p.dense + p.expert;
 	mem->trained_params_per_gpu = p.trained_dense + p.trained_expert;
 
-	double ad, transient;
-	double per_layer = train_act_per_layer(g, m, c, &ad, &transient);
-	double layers = llmsim_train_pp_peak_inflight(c->pp, v, microbatches, rank, w);
-	double T = (double)c->micro_batch * c->seq / c->cp;
-	double act = layers * per_layer + transient;
+	double layers = rt->inflight_layers;
+	double act = layers * sh->per_layer + sh->transient;
 	if (h)
-		act += 4.0 * T * m->vocab / c->tp; /* fp32 logits for the loss */
-	mem->act_per_layer_bytes = ad;
+		act += 4.0 * sh->T * m->vocab / c->tp; /* fp32 logits for the loss */
+	mem->act_per_layer_bytes = sh->ad;
 	mem->act_in_flight_layers = layers;
 	mem->activations_bytes = act;
-	double other = TRAIN_CONTEXT_BYTES +
-		       4 * 2 * T * m->hidden / (c->sequence_parallel ? c->tp : 1) +
-		       2 * cp_kv_bytes(m, c);
-	mem->other_bytes = other;
+	mem->other_bytes = sh->other;
 	mem->total_bytes = mem->weights_bytes + mem->grads_bytes + mem->optimizer_bytes +
-			   mem->activations_bytes + other;
+			   mem->activations_bytes + sh->other;
+}
+
+/* The terms of ranks 0, 1 and pp-1 (each once), from the memo if it holds
+ * them. */
+static const struct train_pp_memo_entry *shape_terms(const struct llmsim_model *m,
+						     const struct llmsim_train_cfg *c,
+						     int64_t microbatches,
+						     struct train_pp_memo *memo,
+						     struct train_pp_memo_entry *local)
+{
+	int v = train_pp_chunks(c);
+	struct train_pp_memo_entry *e = local;
+	if (memo) {
+		unsigned h = (unsigned)c->pp * 131u + (unsigned)v * 17u + (unsigned)microbatches;
+		e = &memo->e[h % TRAIN_PP_MEMO];
+		if (e->pp == c->pp && e->v == v && e->microbatches == microbatches &&
+		    e->layers == m->layers)
+			return e;
+	}
+	struct train_pp_split s;
+	train_pp_split(m, c, &s);
+	const int ranks[] = {0, 1, c->pp - 1};
+	e->layers = m->layers, e->pp = c->pp, e->v = v, e->microbatches = microbatches;
+	e->nranks = 0;
+	for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; i++)
+		if (!i || ranks[i] != ranks[i - 1])
+			rank_terms(&s, microbatches, ranks[i], &e->r[e->nranks++]);
+	return e;
 }
 
 void train_memory_ranks(const struct train_geom *g, const struct llmsim_model *m,
 			const struct llmsim_gpu *gpu, const struct llmsim_train_cfg *c,
-			int64_t microbatches, struct llmsim_train_mem *mem)
+			int64_t microbatches, struct train_pp_memo *memo,
+			struct llmsim_train_mem *mem)
 {
-	const int ranks[] = {0, 1, c->pp - 1};
-	for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; i++) {
+	struct train_pp_memo_entry local;
+	const struct train_pp_memo_entry *e = shape_terms(m, c, microbatches, memo, &local);
+	struct rank_shared sh;
+	rank_shared(g, m, c, &sh);
+	for (int i = 0; i < e->nranks; i++) {
 		struct llmsim_train_mem x;
-		if (i && ranks[i] == ranks[i - 1])
-			continue;
-		rank_memory(g, m, c, microbatches, ranks[i], &x);
+		rank_memory(g, m, c, &sh, &e->r[i], &x);
 		if (!i || x.total_bytes > mem->total_bytes)
 			*mem = x;
 	}

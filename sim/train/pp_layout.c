@@ -14,6 +14,13 @@
  * chunk forwards their schedule keeps in flight (Megatron's interleaved
  * warm-up, (pp-rank-1)*2 + (v-1)*pp chunk forwards, falls with the rank),
  * so the memory is taken per rank (memory_rank.c).
+ *
+ * The planner prices thousands of configurations a second, so each rank's
+ * and chunk's layers come in closed form from the split (train_pp_split),
+ * the loops over ranks visit only the ranks where what a rank holds
+ * changes, and the schedule is walked a run of pp at a time;
+ * test_train_pp_fast checks each against the slots counted one by one and
+ * the schedule played step by step.
  */
 #include <math.h>
 #include <string.h>
@@ -35,37 +42,64 @@ int train_pp_chunks(const struct llmsim_train_cfg *c)
 	return c->schedule == LLMSIM_SCHED_INTERLEAVED && c->chunks > 1 ? c->chunks : 1;
 }
 
-int llmsim_train_pp_chunk_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c,
-				 int rank, int chunk, int *emb, int *head)
+void train_pp_split(const struct llmsim_model *m, const struct llmsim_train_cfg *c,
+		    struct train_pp_split *s)
 {
-	int64_t pv = (int64_t)c->pp * train_pp_chunks(c);
-	int64_t slots = (int64_t)m->layers + 2;
-	int64_t k = (slots + pv - 1) / pv; /* slots per chunk */
-	int64_t s0 = ((int64_t)chunk * c->pp + rank) * k, s1 = s0 + k;
-	int64_t lo = s0 > 1 ? s0 : 1, hi = s1 < m->layers + 1 ? s1 : m->layers + 1;
-	if (emb)
-		*emb = s0 == 0;
-	if (head)
-		*head = s0 <= m->layers + 1 && m->layers + 1 < s1;
-	return hi > lo ? (int)(hi - lo) : 0;
+	/* virtual stage u = j*pp + r holds slots [u k, (u+1) k): the first
+	 * full = S / k are full, stage `full` holds S % k (if any), the rest
+	 * none. So rank r has q + 1 full chunks for r < rem = full % pp and q
+	 * past it, the partial chunk on rank rem, the embedding on rank 0, the
+	 * head on the rank of stage (S-1) / k: what a rank holds changes only
+	 * at ranks 1, rem, rem + 1, that head rank and the next. */
+	/* in int (32-bit divisions are the cheaper): the slots are at most
+	 * LLMSIM_MAX_LAYERS + 2, and pp x chunks past them leaves one slot a
+	 * stage */
+	int pp = c->pp, v = train_pp_chunks(c), slots = m->layers + 2;
+	int64_t pv = (int64_t)pp * v;
+	int k = pv >= slots ? 1 : (slots + (int)pv - 1) / (int)pv;
+	int full = slots / k, head_stage = (slots - 1) / k;
+	s->pp = pp, s->v = v;
+	s->slots = slots, s->k = k;
+	s->full = full, s->part = slots - full * k;
+	s->head_stage = head_stage;
+	s->q = full / pp;
+	s->rem = full - s->q * pp;
+	s->head_rank = head_stage - head_stage / pp * pp;
+	const int cand[TRAIN_PP_REPS] = {0, 1, s->rem, s->rem + 1, s->head_rank,
+					 s->head_rank + 1};
+	s->nreps = 0;
+	for (int i = 0; i < TRAIN_PP_REPS; i++) { /* insert in rank order, each once */
+		int r = cand[i], at = s->nreps;
+		if (r >= s->pp)
+			continue;
+		while (at > 0 && s->reps[at - 1] > r)
+			at--;
+		if (at > 0 && s->reps[at - 1] == r)
+			continue;
+		for (int x = s->nreps++; x > at; x--)
+			s->reps[x] = s->reps[x - 1];
+		s->reps[at] = r;
+	}
 }
 
-int train_pp_rank_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c,
-			 int rank, int *emb, int *head)
+int train_pp_split_chunk(const struct train_pp_split *s, int rank, int chunk, int *emb,
+			 int *head)
 {
-	/* the rank's slots less the ends and the empty slots past the head,
-	 * which sit in the last virtual stages */
-	int v = train_pp_chunks(c);
-	int64_t pv = (int64_t)c->pp * v, slots = (int64_t)m->layers + 2;
-	int64_t k = (slots + pv - 1) / pv;
-	int e = rank == 0, h = (int)(((slots - 1) / k) % c->pp) == rank;
-	int64_t n = v * k - e - h;
-	for (int j = v - 1; j >= 0; j--) {
-		int64_t s0 = ((int64_t)j * c->pp + rank) * k;
-		if (s0 + k <= slots)
-			break;
-		n -= s0 >= slots ? k : s0 + k - slots;
-	}
+	int64_t u = (int64_t)chunk * s->pp + rank;
+	int64_t n = u < s->full ? s->k : u == s->full ? s->part : 0;
+	int e = u == 0, h = u == s->head_stage;
+	if (emb)
+		*emb = e;
+	if (head)
+		*head = h;
+	n -= e + h;
+	return n > 0 ? (int)n : 0;
+}
+
+int train_pp_split_rank(const struct train_pp_split *s, int rank, int *emb, int *head)
+{
+	int e = rank == 0, h = rank == s->head_rank;
+	int64_t n = (s->q + (rank < s->rem)) * s->k + (rank == s->rem ? s->part : 0) - e - h;
 	if (emb)
 		*emb = e;
 	if (head)
@@ -73,11 +107,29 @@ int train_pp_rank_layers(const struct llmsim_model *m, const struct llmsim_train
 	return (int)n;
 }
 
+int llmsim_train_pp_chunk_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c,
+				 int rank, int chunk, int *emb, int *head)
+{
+	struct train_pp_split s;
+	train_pp_split(m, c, &s);
+	return train_pp_split_chunk(&s, rank, chunk, emb, head);
+}
+
+int train_pp_rank_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c,
+			 int rank, int *emb, int *head)
+{
+	struct train_pp_split s;
+	train_pp_split(m, c, &s);
+	return train_pp_split_rank(&s, rank, emb, head);
+}
+
 double train_pp_max_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c)
 {
+	struct train_pp_split s;
+	train_pp_split(m, c, &s);
 	int most = 0;
-	for (int r = 0; r < c->pp; r++) {
-		int n = train_pp_rank_layers(m, c, r, NULL, NULL);
+	for (int i = 0; i < s.nreps; i++) {
+		int n = train_pp_split_rank(&s, s.reps[i], NULL, NULL);
 		most = n > most ? n : most;
 	}
 	return most;
@@ -94,6 +146,8 @@ double llmsim_train_pp_peak_inflight(int pp, int chunks, int64_t m, int rank,
 		warm = total;
 	if (warm < 0)
 		warm = 0;
+	if (!weight) /* one a chunk: the warm-up, then one forward before each backward */
+		return (double)(warm < total ? warm + 1 : warm);
 	/* past the warm-up, forwards and backwards each go round the pp*chunks
 	 * (micro-batch, chunk) pattern in step, so what is in flight repeats
 	 * with that period: one period after the warm-up holds the peak (the
@@ -104,24 +158,35 @@ double llmsim_train_pp_peak_inflight(int pp, int chunks, int64_t m, int rank,
 	 * its last. */
 	int64_t last = warm + group < total ? warm + group : total;
 	double cur = 0, peak = 0;
-	int64_t f = 0, b = 0;
-#define W(j) (weight ? weight[j] : 1.0)
+	/* f: forwards run; fo, bo: the forward's and the backward's place in
+	 * their run of pp (f % pp); fj, bj: their run's turn in the chunk
+	 * order ((f % group) / pp) */
+	int64_t f = 0;
+	int fo = 0, bo = 0, fj = 0, bj = 0;
+#define MAX(a, b) ((a) > (b) ? (a) : (b)) /* fmax, inlined: no NaN here */
 	while (f < warm) {
-		int64_t n = pp - f % pp < warm - f ? pp - f % pp : warm - f;
-		cur += n * W((f % group) / pp);
-		peak = fmax(peak, cur);
+		int64_t n = pp - fo < warm - f ? pp - fo : warm - f;
+		cur += n * weight[fj];
+		peak = MAX(peak, cur);
 		f += n;
+		if ((fo += (int)n) == pp)
+			fo = 0, fj = fj + 1 == v ? 0 : fj + 1;
 	}
 	while (f < last) {
-		int64_t n = pp - f % pp;
-		n = pp - b % pp < n ? pp - b % pp : n;
+		int64_t n = pp - fo;
+		n = pp - bo < n ? pp - bo : n;
 		n = last - f < n ? last - f : n;
-		double dF = W((f % group) / pp), dB = W(v - 1 - (b % group) / pp);
-		peak = fmax(peak, cur + dF + fmax(0, (n - 1) * (dF - dB)));
+		double dF = weight[fj], dB = weight[v - 1 - bj];
+		double up = (n - 1) * (dF - dB);
+		peak = MAX(peak, cur + dF + MAX(0, up));
 		cur += n * (dF - dB);
-		f += n, b += n;
+		f += n;
+		if ((fo += (int)n) == pp)
+			fo = 0, fj = fj + 1 == v ? 0 : fj + 1;
+		if ((bo += (int)n) == pp)
+			bo = 0, bj = bj + 1 == v ? 0 : bj + 1;
 	}
-#undef W
+#undef MAX
 	return peak;
 }
 
@@ -139,9 +204,11 @@ double train_pp_slowest(const struct llmsim_model *m, const struct llmsim_train_
 	double best = -1, best_layers = 0;
 	memset(none, 0, sizeof *none);
 	*end = none;
-	for (int r = 0; r < c->pp; r++) {
+	struct train_pp_split s;
+	train_pp_split(m, c, &s);
+	for (int i = 0; i < s.nreps; i++) { /* the first slowest rank is a representative */
 		int e, h;
-		int n = train_pp_rank_layers(m, c, r, &e, &h);
+		int n = train_pp_split_rank(&s, s.reps[i], &e, &h);
 		const struct layer_cost *x = e ? &sc->emb : h ? &sc->head : none;
 		double t = n * layer + sec_s(x);
 		if (t > best) {

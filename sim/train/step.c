@@ -364,7 +364,8 @@ void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_trai
 {
 	const struct train_geom *g = &ctx->geom;
 	memset(mb, 0, sizeof *mb);
-	double ls = llmsim_train_stage_layers(&ctx->model, c);
+	int in_slots = llmsim_train_pp_ends_in_slots(c); /* llama3: train_pp_slowest below */
+	double ls = in_slots ? 0 : llmsim_train_stage_layers(&ctx->model, c);
 	double fm = g->layers ? (double)g->moe_layers / g->layers : 0;
 	double ld = ls * (1 - fm), lm = ls * fm;
 	const struct layer_cost *D = &sc->dense, *M = &sc->moe;
@@ -372,7 +373,7 @@ void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_trai
 	int sel = c->recompute == LLMSIM_RECOMP_SELECTIVE;
 	struct layer_cost ends;
 	const struct layer_cost *H = end_stage(c, sc, &ends);
-	if (llmsim_train_pp_ends_in_slots(c)) { /* llama3: the ends take a layer's slot */
+	if (in_slots) { /* llama3: the ends take a layer's slot */
 		ls = train_pp_slowest(&ctx->model, c, sc, fm, &ends, &H);
 		ld = ls * (1 - fm), lm = ls * fm;
 	}
@@ -551,7 +552,7 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 	r->mfu = denom > 0 ? r->model_flops / denom : 0;
 	r->hfu = denom > 0 ? r->hw_flops / denom : 0;
 
-	train_memory(g, &ctx->model, &ctx->gpu, c, m, &r->mem);
+	train_memory(g, &ctx->model, &ctx->gpu, c, m, &ctx->pp_memo, &r->mem);
 	r->gpu_fits = r->mem.total_bytes <= r->mem.hbm_bytes;
 	r->host_fits = r->mem.host_per_node_bytes <= r->mem.host_bytes;
 	r->fits = r->gpu_fits && r->host_fits;

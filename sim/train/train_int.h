@@ -74,10 +74,13 @@ void train_params_per_gpu(const struct train_geom *g, const struct llmsim_model 
 double train_act_per_layer(const struct train_geom *g, const struct llmsim_model *m,
 			   const struct llmsim_train_cfg *c, double *dense, double *transient);
 
-/* Memory of one configuration (closed form). */
+struct train_pp_memo;
+/* Memory of one configuration (closed form). memo (may be NULL): the
+ * llama3 recipe's per-rank terms kept between calls of one model. */
 void train_memory(const struct train_geom *g, const struct llmsim_model *m,
 		  const struct llmsim_gpu *gpu, const struct llmsim_train_cfg *c,
-		  int64_t microbatches, struct llmsim_train_mem *mem);
+		  int64_t microbatches, struct train_pp_memo *memo,
+		  struct llmsim_train_mem *mem);
 
 /* The parameters one GPU holds for `layers` layers of the stage plus
  * `ends` embedding / head parameters (TP-sharded already). */
@@ -99,6 +102,27 @@ struct price_slot {
 	int used;
 };
 
+/* The llama3 recipe's per-rank schedule terms of one pipeline shape
+ * (memory_rank.c): ranks 0, 1 and pp-1's layers, ends, largest chunk and
+ * layers in flight for (layers, pp, chunks, micro-batches). The plan prices
+ * many configurations of a shape, which differ only in what the terms
+ * are multiplied by; a small table keeps them (direct-mapped, pp 0
+ * empty). */
+struct train_pp_rank_terms {
+	int rank, layers, emb, head;
+	double most_chunk_layers, inflight_layers;
+};
+struct train_pp_memo_entry {
+	int layers, pp, v;
+	int64_t microbatches;
+	int nranks;
+	struct train_pp_rank_terms r[3];
+};
+#define TRAIN_PP_MEMO 64
+struct train_pp_memo {
+	struct train_pp_memo_entry e[TRAIN_PP_MEMO];
+};
+
 struct llmsim_train_ctx {
 	struct llmsim_model model;
 	struct llmsim_gpu gpu;
@@ -117,6 +141,7 @@ struct llmsim_train_ctx {
 	struct llmsim_graph_mem mem; /* the torch engine's tensors (torch_step.c) */
 	struct llmsim_timeline *timeline; /* non-NULL: the torch engine records its
 					   * step's kernels there (schedule.c) */
+	struct train_pp_memo pp_memo;     /* train_memory's, llama3 recipe */
 };
 
 /* Price an op through llmsim_predict, once per distinct op, at the
@@ -220,6 +245,28 @@ int train_pp_chunks(const struct llmsim_train_cfg *c);
  * NULL) whether it holds the embedding / the head. */
 int train_pp_rank_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c,
 			 int rank, int *emb, int *head);
+/* The split of L + 2 slots over pp x chunks virtual stages of k slots,
+ * stage u = j*pp + r chunk j of rank r (llmsim_train_pp_chunk_layers), in
+ * the terms every rank's and chunk's layers follow from without a loop. */
+#define TRAIN_PP_REPS 6
+struct train_pp_split {
+	int pp, v;                 /* ranks, chunks per rank */
+	int64_t slots, k;          /* L + 2; slots per stage */
+	int64_t full, part;        /* full stages (slots / k); the next one's slots */
+	int64_t head_stage;        /* the stage of slot L + 1 */
+	int q, rem, head_rank;     /* full / pp, full % pp, head_stage % pp */
+	/* ranks that stand for all: the ranks 0..pp-1 fall into runs holding
+	 * the same layers, embedding and head, and reps[0..nreps) (ascending)
+	 * are the first rank of each run, so a first maximum over them is the
+	 * first maximum over every rank (test_train_pp_fast.c checks it) */
+	int reps[TRAIN_PP_REPS], nreps;
+};
+void train_pp_split(const struct llmsim_model *m, const struct llmsim_train_cfg *c,
+		    struct train_pp_split *s);
+/* train_pp_rank_layers, llmsim_train_pp_chunk_layers of a split. */
+int train_pp_split_rank(const struct train_pp_split *s, int rank, int *emb, int *head);
+int train_pp_split_chunk(const struct train_pp_split *s, int rank, int chunk, int *emb,
+			 int *head);
 /* Layers of the fullest rank. */
 double train_pp_max_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c);
 /* The rank of the largest time per micro-batch (layers at the mean of
@@ -228,10 +275,12 @@ double train_pp_max_layers(const struct llmsim_model *m, const struct llmsim_tra
 double train_pp_slowest(const struct llmsim_model *m, const struct llmsim_train_cfg *c,
 			const struct shape_cost *sc, double moe_frac, struct layer_cost *none,
 			const struct layer_cost **end);
-/* Memory of the fullest of pipeline ranks 0, 1 and pp-1 (memory_rank.c). */
+/* Memory of the fullest of pipeline ranks 0, 1 and pp-1 (memory_rank.c);
+ * memo as train_memory's. */
 void train_memory_ranks(const struct train_geom *g, const struct llmsim_model *m,
 			const struct llmsim_gpu *gpu, const struct llmsim_train_cfg *c,
-			int64_t microbatches, struct llmsim_train_mem *mem);
+			int64_t microbatches, struct train_pp_memo *memo,
+			struct llmsim_train_mem *mem);
 
 
 /* ---- the torch engine (torch_step.c, mem_timeline.c) ---- */
