@@ -246,8 +246,7 @@ static void print_human(const struct llmsim_plan_out *o, const struct llmsim_mod
 			       (long long)r1->microbatches, (long long)r1->cfg.global_batch,
 			       r1->cfg.dp, r1->cfg.micro_batch);
 		printf("\n#1 in detail: ");
-		train_print_result(stdout, r1, m, gpu);
-		printf("expected error %s (%s)\n", (pct_pm(a, o->error_frac), a), o->error.source);
+		train_print_result(stdout, r1, m, gpu); /* its expected step time error too */
 		if (tokens > 0)
 			print_budget(gpu, r1, tokens, o->error_frac);
 	} else if (o->have_closest) {
