@@ -69,10 +69,13 @@ static void find(void)
 				return;
 		}
 	}
-	if (take(LLMSIM_INSTALL_DATA_DIR, "the install prefix"))
-		return;
+	/* asked for explicitly, the source tree comes before the install prefix:
+	 * a build-tree binary then reads its own commit's data, not what an
+	 * earlier `cmake --install` left under the prefix */
 	const char *src = getenv("LLMSIM_SOURCE_DATA");
 	if (src && !strcmp(src, "1") && take(LLMSIM_SOURCE_DIR, "the source tree, as LLMSIM_SOURCE_DATA=1 asks"))
+		return;
+	if (take(LLMSIM_INSTALL_DATA_DIR, "the install prefix"))
 		return;
 	dir[0] = 0;
 	origin = "none";

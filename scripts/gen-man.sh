@@ -37,7 +37,7 @@ esc() { sed -e 's/\\/\\e/g' -e 's/^\./\\\&./' -e "s/^'/\\\\\\&'/"; }
 	echo 'folder holding hw/, models/ and calib/data/ (default: the install tree next to the binary, then the install prefix; llmsim --version names the one in use)'
 	echo '.TP'
 	echo '.B LLMSIM_SOURCE_DATA'
-	echo 'set to 1 to fall back to the source tree the binary was built from when no installed data is found'
+	echo 'set to 1 to read the source tree the binary was built from, before the install prefix (the install tree next to the binary still comes first)'
 	echo '.TP'
 	echo '.B LLMSIM_NO_PROFILE'
 	echo 'set to 1 to ignore calibration profiles (hw/profiles/NAME.yaml)'

@@ -57,6 +57,8 @@ static void play(int pp, int v, int rank, const double *w, double *peak)
 	}
 	for (int m = 1; m <= MAX_M; m++) {
 		int64_t t = (int64_t)m * v, warm = w0 < t ? w0 : t;
+		if (v > 1 && m == pp) /* schedules.py: every forward a warm-up one */
+			warm = t;
 		double p = fsum[warm]; /* the warm-up only adds */
 		if (t > warm && steady[t - warm] > p)
 			p = steady[t - warm];

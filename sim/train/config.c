@@ -231,6 +231,10 @@ enum llmsim_train_reject llmsim_train_check(const struct llmsim_model *m,
 	if (llmsim_train_pp_ends_in_slots(c) && (int64_t)c->pp * v > llmsim_train_pp_slots(m, c))
 		VIOLATE(LLMSIM_REJ_LAYERS, "pp*chunks = %lld: more model chunks than the %lld "
 			"layer slots", (long long)c->pp * v, (long long)llmsim_train_pp_slots(m, c));
+	if (llmsim_train_pp_empty_chunks(m, c))
+		VIOLATE(LLMSIM_REJ_LAYERS, "pp*chunks = %lld over %lld layer slots leaves model "
+			"chunks without a layer", (long long)c->pp * v,
+			(long long)llmsim_train_pp_slots(m, c));
 	if (c->recipe == LLMSIM_RECIPE_LLAMA3 && (c->lora_rank || c->offload))
 		VIOLATE(LLMSIM_REJ_OPTION, "the llama3 recipe is Meta's pre-training stack: every "
 			"weight trained in HBM (no LoRA, no offload)");

@@ -33,7 +33,7 @@ static const char *const why_names[LLMSIM_PLAN_WHY_COUNT] = {
 	[LLMSIM_PLAN_HEADS] = "attention heads not divisible by tp",
 	[LLMSIM_PLAN_KV_HEADS] = "kv heads and tp: neither divides the other",
 	[LLMSIM_PLAN_SEQ] = "seq not divisible by 2 x cp (load-balanced ring)",
-	[LLMSIM_PLAN_STAGES] = "more pipeline stages x chunks than layers",
+	[LLMSIM_PLAN_STAGES] = "more pipeline stages x chunks than layers (or, llama3, than fill a chunk each)",
 	[LLMSIM_PLAN_LAYERS] = "layers not divisible by pp x chunks (--even-pp)",
 	[LLMSIM_PLAN_EXPERTS] = "experts not divisible by ep",
 	[LLMSIM_PLAN_BATCH] = "global batch not divisible by micro-batch x dp",
@@ -234,7 +234,8 @@ static void search_rec_sched(struct search *s, struct llmsim_train_cfg *c,
 				reject(s, LLMSIM_PLAN_INTERLEAVE_PP, s->noff);
 				continue;
 			}
-			if ((int64_t)c->pp * v > llmsim_train_pp_slots(m, c)) {
+			if ((int64_t)c->pp * v > llmsim_train_pp_slots(m, c) ||
+			    llmsim_train_pp_empty_chunks(m, c)) {
 				reject(s, LLMSIM_PLAN_STAGES, s->noff);
 				continue;
 			}

@@ -37,6 +37,17 @@ int64_t llmsim_train_pp_slots(const struct llmsim_model *m, const struct llmsim_
 	return (int64_t)m->layers + (llmsim_train_pp_ends_in_slots(c) ? 2 : 0);
 }
 
+int llmsim_train_pp_empty_chunks(const struct llmsim_model *m, const struct llmsim_train_cfg *c)
+{
+	if (!llmsim_train_pp_ends_in_slots(c))
+		return 0;
+	int64_t pv = (int64_t)c->pp * train_pp_chunks(c), sl = llmsim_train_pp_slots(m, c);
+	if (pv < 1 || pv > sl)
+		return 0; /* more chunks than slots: the caller's other check */
+	int64_t k = (sl + pv - 1) / pv; /* slots a chunk, as train_pp_split takes them */
+	return (pv - 1) * k >= sl;
+}
+
 int train_pp_chunks(const struct llmsim_train_cfg *c)
 {
 	return c->schedule == LLMSIM_SCHED_INTERLEAVED && c->chunks > 1 ? c->chunks : 1;
@@ -142,6 +153,8 @@ double llmsim_train_pp_peak_inflight(int pp, int chunks, int64_t m, int rank,
 	int64_t group = (int64_t)pp * v, total = m * v;
 	int64_t warm = v > 1 ? (int64_t)(pp - rank - 1) * 2 + (int64_t)(v - 1) * pp
 			     : pp - rank - 1;
+	if (v > 1 && m == pp) /* Megatron's schedules.py: all_warmup_microbatches */
+		warm = total;
 	if (warm > total)
 		warm = total;
 	if (warm < 0)

@@ -110,7 +110,7 @@ static double megatron_optimizer_extra_s(struct llmsim_train_ctx *ctx,
 		op.u.ew.hidden = hidden;
 		op.u.ew.pass = LLMSIM_PASS_FWD;
 		*rc = train_price(ctx, &op, &p, err);
-		t += p.time_s;
+		t += *rc ? 0 : p.time_s;
 	}
 	return t;
 }

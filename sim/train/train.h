@@ -291,6 +291,10 @@ double llmsim_train_bubble_fraction(int pp, int chunks, int64_t microbatches,
 int llmsim_train_pp_ends_in_slots(const struct llmsim_train_cfg *c);
 /* The slots the split divides: L + 2 with the ends in slots, else L. */
 int64_t llmsim_train_pp_slots(const struct llmsim_model *m, const struct llmsim_train_cfg *c);
+/* 1 when the llama3 split (k = ceil(slots / (pp x chunks)) slots a chunk,
+ * pp_layout.c) would leave a model chunk without a slot: such a layout is
+ * rejected (Megatron has no empty virtual stage). */
+int llmsim_train_pp_empty_chunks(const struct llmsim_model *m, const struct llmsim_train_cfg *c);
 /* Layers (transformer layers only) of chunk j on pipeline rank r; *emb,
  * *head (may be NULL) whether it holds the embedding / the head. Only for
  * llmsim_train_pp_ends_in_slots configurations. */
