@@ -80,8 +80,9 @@ void llmsim_json_num(struct llmsim_json *j, const char *key, double v)
 	prefix(j, key);
 	if (!isfinite(v))
 		fputs("null", j->f);
-	else if (v == floor(v) && fabs(v) < 9.007199254740992e15)
-		fprintf(j->f, "%.0f", v); /* an integer prints as one */
+	else if (v == floor(v) && fabs(v) < 1e21)
+		fprintf(j->f, "%.0f", v); /* an integer prints as one (past 2^53 its
+					   * exact decimal value, which reads back as v) */
 	else
 		fputs(llmsim_json_fmt_num(buf, v), j->f);
 }

@@ -15,6 +15,7 @@
 #include "report_gather.h"
 #include "args.h"
 #include "commands.h"
+#include "common.h"
 
 /* train first: the default of every command with --workload (plan, roofline) */
 static const char *const workload_choices[] = {"train", "serve", NULL};
@@ -121,6 +122,8 @@ int cmd_report(int argc, char **argv, const struct cli_setup *setup)
 	int64_t gb = 1024;
 	struct llmsim_report_cfg cfg;
 	llmsim_report_cfg_init(&cfg);
+	int64_t seq_default = cfg.layer.seq;
+	cfg.layer.seq = 0; /* given or not: cli_context_seq */
 	struct llmsim_train_cfg *t = &cfg.train;
 	const struct llmsim_opt opts[] = {
 		{"model", LLMSIM_ARG_STRING, &model_name, "M", "model name, alias or file (required)", 0, NULL, NULL},
@@ -129,7 +132,7 @@ int cmd_report(int argc, char **argv, const struct cli_setup *setup)
 		{"force", LLMSIM_ARG_FLAG, &force, NULL, "replace DIR when it is not empty", 0, NULL, NULL},
 		{"workload", LLMSIM_ARG_CHOICE, &workload, NULL, "train or serve (default train, as plan and roofline)", 0, workload_choices, NULL},
 		{"dtype", LLMSIM_ARG_STRING, &dtype, "DT", "math and activation type (default bf16)", 0, NULL, NULL},
-		{"seq", LLMSIM_ARG_I64, &cfg.layer.seq, "S", "tokens per sequence / prompt (default 4096)", 1, NULL, NULL},
+		{"seq", LLMSIM_ARG_I64, &cfg.layer.seq, "S", "tokens per sequence / prompt (default 4096, or the model's context if shorter)", 1, NULL, NULL},
 		{"batch", LLMSIM_ARG_I64, &cfg.layer.batch, "B", "sequences of the roofline ops and the request (default 1)", 1, NULL, NULL},
 		{"db", LLMSIM_ARG_STRING, &db, "FILE", "calibration database (default: shipped dumps)", 0, NULL, NULL},
 		{"width", LLMSIM_ARG_INT, &cfg.width, "PX", "roofline picture width (default 1280)", 320, NULL, NULL},
@@ -162,6 +165,8 @@ int cmd_report(int argc, char **argv, const struct cli_setup *setup)
 		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
 	if (!out)
 		return llmsim_args_error(cmd, "--out is required");
+	if (cli_context_seq(cmd, setup->model, &cfg.layer.seq, seq_default))
+		return 1;
 	if (parse_dtype(cmd, dtype, &cfg.layer.dtype) ||
 	    parse_dtype(cmd, wdtype ? wdtype : dtype, &cfg.weight_dtype))
 		return 2;

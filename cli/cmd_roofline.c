@@ -16,6 +16,7 @@
 #include "sim/sim.h"
 #include "args.h"
 #include "commands.h"
+#include "common.h"
 #include "layer_ops.h"
 
 /* train first: the default of every command with --workload (plan, report) */
@@ -173,12 +174,14 @@ int cmd_roofline(int argc, char **argv, const struct cli_setup *setup)
 	int json = 0, workload = 0;
 	struct llmsim_layer_cfg c;
 	llmsim_layer_cfg_init(&c);
+	int64_t seq_default = c.seq;
+	c.seq = 0; /* given or not: cli_context_seq */
 	const struct llmsim_opt opts[] = {
 		{"gpu", LLMSIM_ARG_STRING, &gpu_name, "G", "GPU name, alias or file (default h200)", 0, NULL, NULL},
 		{"model", LLMSIM_ARG_STRING, &model_name, "M", "place one layer's ops of this model", 0, NULL, NULL},
 		{"dtype", LLMSIM_ARG_STRING, &dtype, "DT", "math and activation type (default bf16)", 0, NULL, NULL},
 		{"kv-dtype", LLMSIM_ARG_STRING, &kv_dtype, "DT", "decode KV cache type (default: fp8 for fp8, else the activation type)", 0, NULL, NULL},
-		{"seq", LLMSIM_ARG_I64, &c.seq, "S", "prompt tokens; decode KV length (default 4096)", 1, NULL, NULL},
+		{"seq", LLMSIM_ARG_I64, &c.seq, "S", "prompt tokens; decode KV length (default 4096, or the model's context if shorter)", 1, NULL, NULL},
 		{"batch", LLMSIM_ARG_I64, &c.batch, "B", "sequences (default 1)", 1, NULL, NULL},
 		{"tp", LLMSIM_ARG_INT, &c.tp, "T", "tensor parallel: the ops of one of T GPUs (default 1)", 1, NULL, NULL},
 		{"workload", LLMSIM_ARG_CHOICE, &workload, NULL, "train: forward+backward (the default, as plan and report); serve: prefill+decode", 0, workload_choices, NULL},
@@ -206,6 +209,8 @@ int cmd_roofline(int argc, char **argv, const struct cli_setup *setup)
 
 	const struct llmsim_gpu *gpu = setup->gpu;
 	const struct llmsim_model *model = setup->model;
+	if (cli_context_seq(cmd, model, &c.seq, seq_default))
+		return 1;
 	static struct llmsim_layer_op ops[LLMSIM_LAYER_OPS_MAX];
 	static struct llmsim_roof_point pts[LLMSIM_LAYER_OPS_MAX];
 	struct llmsim_roofline r;

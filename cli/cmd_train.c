@@ -170,6 +170,9 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 		fprintf(stderr, "%s: %s\n", cmd, s);
 		return 1;
 	}
+	if (trace_out && c.schedule == LLMSIM_SCHED_DUALPIPE)
+		return llmsim_args_error(cmd, "--trace-out: the DualPipe schedule's two-way order is "
+					 "not drawn; use --schedule 1f1b or interleaved for a timeline");
 	if (trace_out && cli_trace_check(cmd, trace_out))
 		return 1;
 	struct llmsim_train_ctx *ctx;

@@ -317,6 +317,14 @@ int cli_check_context(const char *cmd, const struct llmsim_model *m, int64_t tok
 	return 1;
 }
 
+int cli_context_seq(const char *cmd, const struct llmsim_model *m, int64_t *seq, int64_t dflt)
+{
+	if (*seq > 0)
+		return cli_check_context(cmd, m, *seq);
+	*seq = m && m->max_seq > 0 && m->max_seq < dflt ? m->max_seq : dflt;
+	return 0;
+}
+
 void cli_json_rejected(struct llmsim_json *j, const char *key, const char *why, int64_t n)
 {
 	llmsim_json_obj_begin(j, NULL);

@@ -142,6 +142,11 @@ void cli_json_rejected(struct llmsim_json *j, const char *key, const char *why, 
  * plan's --seq; infer checks prompt + output itself): 0, or 1 with one
  * line (a configuration the model cannot run). */
 int cli_check_context(const char *cmd, const struct llmsim_model *m, int64_t tokens);
+/* A sequence length option with a default: given (*seq > 0), it is checked
+ * against the model's context (1 and a line on stderr past it); not given
+ * (0), it becomes dflt, or the model's context where that is shorter (m
+ * may be NULL: dflt). */
+int cli_context_seq(const char *cmd, const struct llmsim_model *m, int64_t *seq, int64_t dflt);
 
 /* GPUs in all of a layout: replicas x tp x pp. */
 int cli_place_gpus(const struct llmsim_infer_cfg *c, int replicas);

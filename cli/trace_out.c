@@ -169,6 +169,8 @@ static void write_trace(FILE *f, const char *cmd, const struct llmsim_timeline *
 
 int cli_trace_write(const char *cmd, const char *path, const struct llmsim_timeline *tl)
 {
+	if (tl->oom) /* an event the timeline had no memory for: not a trace to write */
+		return fail(cmd, path, "out of memory for the timeline");
 	char tmp[PATH_MAX + 16];
 	FILE *f = open_tmp(path, tmp, sizeof tmp);
 	if (!f)

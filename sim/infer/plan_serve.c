@@ -327,7 +327,7 @@ static void explain(const struct plan_serve_search *s, struct llmsim_plan_serve_
 			 pc->gpus, pc->model->name, llmsim_serve_why_name(w), (long long)o->why[w],
 			 (long long)o->pruned,
 			 w == LLMSIM_SERVE_WEIGHTS && !pc->weight_dtypes
-				 ? "; more GPUs, or allow quantized weights (--weight-dtypes bf16,fp8)"
+				 ? "; more GPUs, or allow quantized weights (--weight-dtype bf16,fp8)"
 				 : "");
 		return;
 	}

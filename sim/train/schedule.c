@@ -217,6 +217,12 @@ static int fused_timeline(struct llmsim_train_ctx *ctx, const struct llmsim_trai
 	train_dp_exposed(c, &dc, m, &mb, &dx);
 	int p = c->pp, v = (int)mb.v, il = c->schedule == LLMSIM_SCHED_INTERLEAVED;
 	int64_t n = 2 * m * v; /* chunks a stage runs */
+	if (tl->max_events && (double)p * (double)n + 4.0 * p > (double)tl->max_events)
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "--trace-out: %lld forward and backward chunks on each of %d "
+				      "stages pass a trace's %lld events: fewer micro-batches a step "
+				      "(--global-batch) to draw it",
+				      (long long)n, p, (long long)tl->max_events);
 	struct sched S = {.p = p, .v = v, .m = m};
 	size_t slots = (size_t)p * (size_t)v * (size_t)m;
 	S.o = calloc((size_t)p, sizeof *S.o);
