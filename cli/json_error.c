@@ -5,6 +5,7 @@
 #include "json_error.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,74 +77,112 @@ void cli_json_error_print(FILE *f, const char *msg)
 	llmsim_json_finish(&j);
 }
 
-/* All of f (rewound) into a malloc'd, NUL-terminated string. */
-static char *slurp(FILE *f, size_t *n)
+/* stderr under --json goes through a pipe: a thread passes it on to the
+ * real stderr as it comes (so a crash or a signal loses nothing already
+ * said, and a child program's output shows live) and keeps its last
+ * non-empty line, the error, bounded. */
+struct err_tee {
+	int in, out;              /* the pipe's read end; the real stderr */
+	char last[2048], cur[2048]; /* the last complete non-empty line; the one being read */
+	size_t ncur;
+};
+
+static void *tee_main(void *arg)
 {
-	long len = ftell(f);
-	char *s = malloc(len > 0 ? (size_t)len + 1 : 1);
-	*n = 0;
-	if (!s)
-		return NULL;
+	struct err_tee *t = arg;
+	char buf[4096];
+	ssize_t n;
+	while ((n = read(t->in, buf, sizeof buf)) > 0) {
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(t->out, buf + off, (size_t)(n - off));
+			if (w <= 0)
+				break;
+			off += w;
+		}
+		for (ssize_t i = 0; i < n; i++) {
+			char c = buf[i];
+			if (c == '\n' || c == '\r') {
+				if (t->ncur) {
+					memcpy(t->last, t->cur, t->ncur);
+					t->last[t->ncur] = 0;
+				}
+				t->ncur = 0;
+			} else if (t->ncur < sizeof t->cur - 1) {
+				t->cur[t->ncur++] = c;
+			}
+		}
+	}
+	if (t->ncur) { /* a last line without its newline */
+		memcpy(t->last, t->cur, t->ncur);
+		t->last[t->ncur] = 0;
+	}
+	return NULL;
+}
+
+/* The rest of f, from its start, onto stdout in pieces. */
+static void copy_out(FILE *f)
+{
+	char buf[8192];
+	size_t n;
 	rewind(f);
-	if (len > 0)
-		*n = fread(s, 1, (size_t)len, f);
-	s[*n] = 0;
-	return s;
+	while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+		fwrite(buf, 1, n, stdout);
 }
 
 int cli_json_run(int (*fn)(int argc, char **argv, void *ctx), int argc, char **argv, void *ctx)
 {
-	FILE *o = tmpfile(), *e = tmpfile();
+	static struct err_tee tee;
+	int pfd[2] = {-1, -1};
+	FILE *o = tmpfile();
 	int out_fd = dup(1), err_fd = dup(2);
-	if (!o || !e || out_fd < 0 || err_fd < 0) { /* no room to hold it: run as is */
+	pthread_t th;
+	if (!o || out_fd < 0 || err_fd < 0 || pipe(pfd)) {
+		/* no room to hold the output: say so in the convention's form */
 		if (o)
 			fclose(o);
-		if (e)
-			fclose(e);
-		return fn(argc, argv, ctx);
+		if (out_fd >= 0)
+			close(out_fd);
+		if (err_fd >= 0)
+			close(err_fd);
+		cli_json_error_print(stdout, "--json: no temporary file or pipe to hold the output");
+		return 1;
+	}
+	memset(&tee, 0, sizeof tee);
+	tee.in = pfd[0], tee.out = err_fd;
+	if (pthread_create(&th, NULL, tee_main, &tee)) {
+		fclose(o);
+		close(pfd[0]), close(pfd[1]), close(out_fd), close(err_fd);
+		cli_json_error_print(stdout, "--json: no thread to pass stderr on");
+		return 1;
 	}
 	fflush(stdout);
 	fflush(stderr);
 	progress_fd = isatty(err_fd) ? err_fd : -1;
 	dup2(fileno(o), 1);
-	dup2(fileno(e), 2);
+	dup2(pfd[1], 2);
+	close(pfd[1]);
 	int rc = fn(argc, argv, ctx);
 	fflush(stdout);
 	fflush(stderr);
 	dup2(out_fd, 1);
-	dup2(err_fd, 2);
+	dup2(err_fd, 2); /* the pipe's last write end closes: the thread reads its end */
+	pthread_join(th, NULL);
+	close(pfd[0]);
 	close(out_fd);
 	close(err_fd);
 	progress_fd = -2;
-	fseek(o, 0, SEEK_END);
-	fseek(e, 0, SEEK_END);
-	size_t no, ne;
-	char *out = slurp(o, &no), *err = slurp(e, &ne);
-	fclose(o);
-	fclose(e);
-	if (err)
-		fwrite(err, 1, ne, stderr);
 	if (rc == 0) {
-		if (out)
-			fwrite(out, 1, no, stdout);
+		copy_out(o);
 	} else {
-		/* the last non-empty line of stderr is the error */
-		char *msg = err ? err : "";
-		size_t n = ne;
-		while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
-			msg[--n] = 0;
-		char *nl = strrchr(msg, '\n');
-		if (nl)
-			msg = nl + 1;
 		char fallback[64];
+		const char *msg = tee.last;
 		if (!*msg) {
 			snprintf(fallback, sizeof fallback, "failed with exit status %d", rc);
 			msg = fallback;
 		}
 		cli_json_error_print(stdout, msg);
 	}
-	free(out);
-	free(err);
+	fclose(o);
 	return rc;
 }
 
