@@ -20,6 +20,7 @@
 #include "args.h"
 #include "commands.h"
 #include "common.h"
+#include "json_error.h"
 #include "plan_emit.h"
 #include "train_out.h"
 
@@ -377,6 +378,13 @@ static int emit_rows(enum plan_fw fw, const struct llmsim_plan_out *o,
 	return -1;
 }
 
+static void plan_progress(void *ctx, int64_t priced, int64_t pruned)
+{
+	(void)ctx;
+	cli_progress("llmsim plan: %lld configurations priced, %lld pruned", (long long)priced,
+		     (long long)pruned);
+}
+
 int cmd_plan(int argc, char **argv, const struct cli_setup *setup)
 {
 	if (wants_serve(argc, argv))
@@ -451,7 +459,10 @@ int cmd_plan(int argc, char **argv, const struct cli_setup *setup)
 		fprintf(stderr, "%s: %s\n", cmd, err.msg);
 		return 1;
 	}
-	if (llmsim_plan_run(ctx, &req, &o, &err)) {
+	req.progress = plan_progress;
+	int prc = llmsim_plan_run(ctx, &req, &o, &err);
+	cli_progress_done();
+	if (prc) {
 		fprintf(stderr, "%s: %s\n", cmd, err.msg);
 		llmsim_train_ctx_free(ctx);
 		return 1;

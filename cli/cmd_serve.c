@@ -161,12 +161,12 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 		return published(cmd, suite, json);
 	if (!setup->model)
 		return llmsim_args_error(cmd, "--model is required (try '%s --help')", cmd);
-	if (trace_out && cli_trace_check(cmd, trace_out))
-		return 1;
 	if (offline && rate > 0)
 		return llmsim_args_error(cmd, "--rate and --offline exclude each other");
 	if (lengths && (pdist || odist || seen_prompt || seen_output))
 		return llmsim_args_error(cmd, "--lengths replaces --prompt/--output and their distributions");
+	if (trace_out && cli_trace_check(cmd, trace_out)) /* after the usage errors (2) */
+		return 1;
 
 	struct llmsim_err err = {0};
 	const struct llmsim_model *m = setup->model;

@@ -172,8 +172,14 @@ int cmd_validate(int argc, char **argv, const struct cli_setup *s)
 			if (out[i].o.published[k] > 0) {
 				double e = err_pct(out[i].o.predicted[k], out[i].o.published[k]);
 				struct tally *t = tally_of(tl, &nt, runs[i].suite, k);
-				if (!t)
-					continue;
+				if (!t) {
+					fprintf(stderr, "%s: more than %d suite metrics: row %s not "
+						"tallied\n", cmd, MAX_TALLIES, runs[i].name);
+					free(tl);
+					free(out);
+					free(runs);
+					return 1;
+				}
 				t->n++;
 				t->sum += fabs(e);
 				t->sum_signed += e;

@@ -353,6 +353,9 @@ static void search_layouts(struct search *s, const struct llmsim_plan_req *req,
 				if (moe && req->ep <= 0)
 					nep = llmsim_divisors(c->dp * c->cp, dep, MAX_DIV);
 				for (int e = 0; e < nep && !s->rc; e++) {
+					if (req->progress)
+						req->progress(req->progress_ctx, s->out->priced,
+							      s->out->pruned);
 					c->ep = dep[e];
 					enum llmsim_plan_why why = layout_why(m, c, s->even_pp);
 					if (why != LLMSIM_PLAN_WHY_COUNT)

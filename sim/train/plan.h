@@ -80,6 +80,10 @@ struct llmsim_plan_req {
 	int tp, pp, cp, ep;          /* > 0: that degree only */
 	double error_frac;           /* > 0: the expected error to group by; 0: the GPU's
 				      * (llmsim_expected_error, train step) */
+	/* called (when set) before each parallel layout's search: the
+	 * configurations priced and pruned so far, for a progress line */
+	void (*progress)(void *ctx, int64_t priced, int64_t pruned);
+	void *progress_ctx;
 };
 
 /* The batch rule: a token budget of max(4 Mi, 1024 x gpus) tokens (Llama 3
