@@ -67,7 +67,7 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 	int gpus = 0, dp = 0, json = 0, no_sp = 0, uneven = 0, offload = 0, dpu = 0;
 	int recompute = LLMSIM_RECOMP_NONE, sched = LLMSIM_SCHED_1F1B, dtype = 0,
 	    recipe = LLMSIM_RECIPE_MEGATRON, attn = 1, chunks_seen = 0;
-	int layers = 0, recipe_seen = 0, attn_seen = 0, gb_seen = 0, stack = LLMSIM_STACK_CORE;
+	int layers = 0, recipe_seen = 0, attn_seen = 0, gb_seen = 0, stack = LLMSIM_STACK_CORE, ddp = LLMSIM_DDP_STACK;
 	struct cli_run run = {.engine = LLMSIM_ENGINE_FUSED};
 	int64_t gb = c.global_batch, seq = c.seq;
 	const struct llmsim_opt opts[] = {
@@ -98,6 +98,7 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 		{"offload", LLMSIM_ARG_CHOICE, &offload, "O", "model states in host memory: optimizer (ZeRO-Offload, zero >= 1) or params (ZeRO-Infinity, zero 3) (default none)", 0, llmsim_offload_names, NULL},
 		{"dpu", LLMSIM_ARG_FLAG, &dpu, NULL, "offload: one-step delayed parameter update (CPU Adam overlaps the next step)", 0, NULL, NULL},
 		{"stack", LLMSIM_ARG_CHOICE, &stack, "S", "the Megatron release: core (today's, default), megatron-2021 (Narayanan et al.), megatron-2022 (Korthikanti et al.)", 0, llmsim_stack_names, NULL},
+		{"ddp", LLMSIM_ARG_CHOICE, &ddp, "D", "the gradient all-reduce: stack (the --stack's, default), torch (PyTorch DDP, overlapped) or local (Megatron's LocalDDP, after the backward)", 0, llmsim_ddp_names, NULL},
 		{"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON output (SI units)", 0, NULL, NULL},
 		CLI_TRACE_OUT_OPT(trace_out),
 	};
@@ -145,6 +146,7 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 	c.sequence_parallel = !no_sp;
 	c.uneven_pp = uneven;
 	c.stack = stack;
+	c.ddp = (enum llmsim_ddp)ddp;
 	c.offload = offload;
 	c.dpu = dpu;
 	int64_t inner = (int64_t)c.tp * c.pp * c.cp;

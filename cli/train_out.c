@@ -271,6 +271,7 @@ void train_json_cfg(struct llmsim_json *j, const struct llmsim_train_cfg *c)
 	llmsim_json_bool(j, "dpu", c->dpu);
 	llmsim_json_str(j, "engine", llmsim_engine_name(c->engine));
 	llmsim_json_str(j, "stack", llmsim_stack_name(c->stack));
+	llmsim_json_str(j, "ddp", (unsigned)c->ddp < LLMSIM_DDP_COUNT ? llmsim_ddp_names[c->ddp] : "?");
 	llmsim_json_str(j, "load", llmsim_load_name(c->load));
 	llmsim_json_num(j, "load_rho_given", c->load_rho);
 	llmsim_json_str(j, "operand_data", llmsim_operand_data_name(c->operand_data));

@@ -28,22 +28,31 @@ void llmsim_tl_release(struct llmsim_timeline *tl)
 	memset(tl, 0, sizeof *tl);
 }
 
+/* Double *p's room (first: `first` elements); 1 and tl->oom when out of
+ * memory, *p and *cap then as they were. */
+static int grow(struct llmsim_timeline *tl, void **p, int64_t *cap, int64_t first, size_t elem)
+{
+	int64_t n = *cap ? 2 * *cap : first;
+	void *q = realloc(*p, elem * (size_t)n);
+	if (!q) {
+		tl->oom = 1;
+		return 1;
+	}
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
 int llmsim_tl_track(struct llmsim_timeline *tl, int pid, const char *process, int tid,
 		    const char *thread)
 {
 	for (int i = 0; i < tl->ntracks; i++)
 		if (tl->track[i].pid == pid && tl->track[i].tid == tid)
 			return i;
-	if (tl->ntracks == tl->cap_tracks) {
-		int cap = tl->cap_tracks ? 2 * tl->cap_tracks : 16;
-		struct llmsim_tl_track *p = realloc(tl->track, sizeof *p * (size_t)cap);
-		if (!p) {
-			tl->oom = 1;
-			return -1;
-		}
-		tl->track = p;
-		tl->cap_tracks = cap;
-	}
+	int64_t cap = tl->cap_tracks;
+	if (tl->ntracks == cap && grow(tl, (void **)&tl->track, &cap, 16, sizeof *tl->track))
+		return -1;
+	tl->cap_tracks = (int)cap;
 	struct llmsim_tl_track *t = &tl->track[tl->ntracks];
 	t->pid = pid;
 	t->tid = tid;
@@ -61,16 +70,8 @@ struct llmsim_tl_event *llmsim_tl_add(struct llmsim_timeline *tl, int track, con
 		tl->dropped++;
 		return NULL;
 	}
-	if (tl->nev == tl->cap_ev) {
-		int64_t cap = tl->cap_ev ? 2 * tl->cap_ev : 1024;
-		struct llmsim_tl_event *p = realloc(tl->ev, sizeof *p * (size_t)cap);
-		if (!p) {
-			tl->oom = 1;
-			return NULL;
-		}
-		tl->ev = p;
-		tl->cap_ev = cap;
-	}
+	if (tl->nev == tl->cap_ev && grow(tl, (void **)&tl->ev, &tl->cap_ev, 1024, sizeof *tl->ev))
+		return NULL;
 	struct llmsim_tl_event *e = &tl->ev[tl->nev++];
 	memset(e, 0, sizeof *e);
 	va_list ap;

@@ -73,7 +73,7 @@ Test(fmt, one_unit_per_column)
 	static const char *const head[] = {"<part", "time", "<note"};
 	struct llmsim_table t;
 	llmsim_table_init(&t, 3, head);
-	/* 2347.02 s beside 1.17 h becomes 0.65 h (2347.02 / 3600 = 0.652) */
+	/* 2347.02 s beside 1.17 h becomes 0.652 h (2347.02 / 3600, three significant digits) */
 	llmsim_table_rowf(&t, "compute\t2347.02 s\tfwd 2 s + bwd 1 h");
 	llmsim_table_rowf(&t, "step\t1.17 h\t");
 	llmsim_table_rowf(&t, "bubble\t-\t");

@@ -122,9 +122,9 @@ Test(train_mechanisms, pp_scatter_gather_graph)
 
 /* Interleaving sends v times per micro-batch and direction: the 175B row
  * at v = 3 against the same row on 1F1B (96 layers / 8 stages = 12 a
- * stage, 4 a chunk): 3x the pipeline bytes, 10,485,760 / 2 x ... per send
- * (s b h 2 / t = 2048 x 12288 x 2 / 8 = 6,291,456 B) x 64 micro-batches x
- * 2 directions x v. */
+ * stage, 4 a chunk): 3x the pipeline bytes, a send of s b h 2 / t =
+ * 2048 x 12288 x 2 / 8 = 6,291,456 B x 64 micro-batches x 2 directions x
+ * v. */
 Test(train_mechanisms, interleaved_sends_v_times)
 {
 	struct llmsim_run_entry e = row("k22-175b-selective");
@@ -180,9 +180,11 @@ Test(train_mechanisms, sp_regather_beside_dgrad)
 }
 
 /* Megatron-LM v2 had no async TP all-reduce: the 18B row's exposed TP time
- * is larger under megatron-2021 than under core, by at least the two
- * column points' backward all-reduces core hides (2 per layer x 40
- * layers x 32 micro-batches of them). */
+ * is larger under megatron-2021 than under core, which hides the two
+ * column points' backward all-reduces (2 per layer x 40 layers x 4
+ * micro-batches: global batch 1024 / (dp 32 x micro-batch 8)) behind the
+ * weight-gradient GEMMs. Only the direction and a clear margin are held
+ * here: how much core hides is the overlap model's. */
 Test(train_mechanisms, tp_2021_exposes_column_allreduce)
 {
 	struct llmsim_run_entry e = row("n21-18b");

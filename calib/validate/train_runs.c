@@ -38,7 +38,6 @@ static const char *const styles[] = {"gpt", "llama", NULL};
 static const char *const attn_names[] = {"naive", "flash2", "flash3", NULL};
 static const char *const dtype_names[] = {"bf16", "fp8", NULL};
 /* Megatron-LM v2's --DDP-impl: the stack's own, PyTorch DDP (overlapped), LocalDDP */
-static const char *const ddp_names[] = {"stack", "torch", "local", NULL};
 
 struct raw_model {
 	char name[64];
@@ -92,7 +91,7 @@ static const struct llmsim_yfield run_fields[] = {
 	{"uneven_pp", LLMSIM_YF_BOOL, offsetof(struct raw_run, uneven_pp), 0, 0, LLMSIM_YR_ANY, NULL},
 	{"stack", LLMSIM_YF_ENUM, offsetof(struct raw_run, stack), 0, 0, LLMSIM_YR_ANY,
 	 llmsim_stack_names},
-	{"ddp", LLMSIM_YF_ENUM, offsetof(struct raw_run, ddp), 0, 0, LLMSIM_YR_ANY, ddp_names},
+	{"ddp", LLMSIM_YF_ENUM, offsetof(struct raw_run, ddp), 0, 0, LLMSIM_YR_ANY, llmsim_ddp_names},
 	RF(moe_imbalance, DOUBLE, POSITIVE, 0),
 	RF(published_step_time_s, DOUBLE, POSITIVE, 0),
 	RF(published_mfu, DOUBLE, FRACTION, 0),
@@ -237,7 +236,7 @@ static int one_run(const struct llmsim_ynode *map, const char *path, void *entry
 	c->uneven_pp = r.uneven_pp;
 	c->moe_imbalance = r.moe_imbalance;
 	c->stack = r.stack;
-	c->ddp = r.ddp; /* ddp_names in LLMSIM_DDP_* order */
+	c->ddp = (enum llmsim_ddp)r.ddp;
 	e->published_step_s = r.published_step_time_s;
 	e->published_mfu = r.published_mfu;
 	e->published_mem_bytes = r.published_model_state_bytes;

@@ -14,6 +14,9 @@ const char *const llmsim_pp_sched_names[] = {"1f1b", "interleaved", "dualpipe", 
 const char *const llmsim_recipe_names[] = {"amp", "megatron", "zero", "llama3", NULL};
 const char *const llmsim_offload_names[] = {"none", "optimizer", "params", NULL};
 const char *const llmsim_stack_names[] = {"core", "megatron-2021", "megatron-2022", NULL};
+const char *const llmsim_ddp_names[] = {"stack", "torch", "local", NULL};
+_Static_assert(sizeof llmsim_ddp_names / sizeof *llmsim_ddp_names == LLMSIM_DDP_COUNT + 1,
+	       "ddp names");
 _Static_assert(sizeof llmsim_stack_names / sizeof *llmsim_stack_names == LLMSIM_STACK_COUNT + 1,
 	       "stack names");
 _Static_assert(sizeof llmsim_offload_names / sizeof *llmsim_offload_names ==

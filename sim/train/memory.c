@@ -240,6 +240,18 @@ double llmsim_train_bubble_fraction(int pp, int chunks, int64_t microbatches,
 	return (pp - 1) / (v * (double)microbatches);
 }
 
+double train_logits_bytes(const struct llmsim_model *m, const struct llmsim_train_cfg *c,
+			  double T)
+{
+	return 4.0 * T * m->vocab / c->tp;
+}
+
+double train_p2p_buffer_bytes(const struct llmsim_model *m, const struct llmsim_train_cfg *c,
+			      double T)
+{
+	return 4 * 2 * T * m->hidden / (c->sequence_parallel ? c->tp : 1);
+}
+
 double train_act_per_layer(const struct train_geom *g, const struct llmsim_model *m,
 			   const struct llmsim_train_cfg *c, double *dense, double *transient)
 {
@@ -317,7 +329,7 @@ void train_memory(const struct train_geom *g, const struct llmsim_model *m,
 	else
 		inflight = mb < c->pp ? mb : c->pp;
 	double T = (double)c->micro_batch * c->seq / c->cp;
-	double logits = 4.0 * T * m->vocab / c->tp; /* fp32 logits for the loss */
+	double logits = train_logits_bytes(m, c, T);
 	double first = stage_layers * inflight * per_layer + transient;
 	double last = stage_layers * per_layer + transient + logits;
 	if (c->pp == 1)
@@ -327,7 +339,7 @@ void train_memory(const struct train_geom *g, const struct llmsim_model *m,
 	mem->activations_bytes = fmax(first, last);
 	/* p2p buffers (send + receive, fwd + bwd) */
 	if (c->pp > 1)
-		other += 4 * 2 * T * m->hidden / (c->sequence_parallel ? c->tp : 1);
+		other += train_p2p_buffer_bytes(m, c, T);
 	double sum = mem->weights_bytes + mem->grads_bytes + mem->optimizer_bytes +
 		     mem->activations_bytes + other;
 	mem->fragmentation_bytes = TRAIN_FRAGMENTATION * sum;

@@ -67,8 +67,7 @@ static void rank_shared(const struct train_geom *g, const struct llmsim_model *m
 	llmsim_train_state_bytes(c->recipe, c->zero, n_exp, &sh->we, &sh->ge, &sh->oe);
 	sh->per_layer = train_act_per_layer(g, m, c, &sh->ad, &sh->transient);
 	sh->T = (double)c->micro_batch * c->seq / c->cp;
-	sh->other = TRAIN_CONTEXT_BYTES +
-		    4 * 2 * sh->T * m->hidden / (c->sequence_parallel ? c->tp : 1) +
+	sh->other = TRAIN_CONTEXT_BYTES + train_p2p_buffer_bytes(m, c, sh->T) +
 		    2 * cp_kv_bytes(m, c);
 }
 
@@ -114,7 +113,7 @@ static void rank_memory(const struct train_geom *g, const struct llmsim_model *m
 	double layers = rt->inflight_layers;
 	double act = layers * sh->per_layer + sh->transient;
 	if (h)
-		act += 4.0 * sh->T * m->vocab / c->tp; /* fp32 logits for the loss */
+		act += train_logits_bytes(m, c, sh->T);
 	mem->act_per_layer_bytes = sh->ad;
 	mem->act_in_flight_layers = layers;
 	mem->activations_bytes = act;

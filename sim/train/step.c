@@ -423,6 +423,7 @@ void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_trai
 	mb->z3f = z3f, mb->z3b = z3b, mb->z3f_off = z3f_off, mb->z3b_off = z3b_off;
 	mb->end_f = H->fwd_s + H->tp_fwd_s;
 	mb->end_b = H->bwd_s + H->tp_bwd_s;
+	mb->end_tp_bytes = H->tp_bytes;
 	mb->tf = cf + tpf + epf + cpf + z3f + mb->p2p;
 	mb->tb = cb + tpb + epb + cpb + z3b + mb->p2p;
 	mb->bubble = (c->pp - 1) / mb->v * (mb->tf + mb->tb);
@@ -494,40 +495,35 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 	const struct layer_cost *D = &sc->dense, *M = &sc->moe;
 	int full = c->recompute == LLMSIM_RECOMP_FULL;
 	int sel = c->recompute == LLMSIM_RECOMP_SELECTIVE;
-	int off = c->offload != LLMSIM_OFFLOAD_NONE && dc->has_host;
-	struct layer_cost ends;
-	const struct layer_cost *H = end_stage(c, sc, &ends);
-	double cf = mb.cf, cb = mb.cb, tf = mb.tf, tb = mb.tb, v = mb.v, p2p = mb.p2p;
-	double bubble = mb.bubble;
-	double dp_exp = dx.total_s;
 
 	struct llmsim_train_time *t = &r->time;
-	t->fwd_mb_s = tf;
-	t->bwd_mb_s = tb;
-	t->compute_s = m * (cf + cb);
+	t->fwd_mb_s = mb.tf;
+	t->bwd_mb_s = mb.tb;
+	t->compute_s = m * (mb.cf + mb.cb);
 	t->tp_exposed_s = m * (mb.tpf + mb.tpb);
 	t->ep_exposed_s = m * (mb.epf + mb.epb + mb.pair_exposed);
 	t->cp_exposed_s = m * (mb.cpf + mb.cpb);
-	t->pp_exposed_s = m * 2 * p2p;
+	t->pp_exposed_s = m * 2 * mb.p2p;
 	t->zero3_exposed_s = m * (mb.z3f + mb.z3b);
-	t->dp_exposed_s = dp_exp;
+	t->dp_exposed_s = dx.total_s;
 	t->dp_comm_s = (c->zero == 2 ? m : 1) * dc->grad_sync_s + dc->param_gather_s +
 		       m * ls * (dc->z3_layer_fwd_s + dc->z3_layer_bwd_s);
 	t->comm_exposed_s = t->tp_exposed_s + t->ep_exposed_s + t->cp_exposed_s +
-			    t->pp_exposed_s + t->zero3_exposed_s + dp_exp;
-	t->bubble_s = bubble;
+			    t->pp_exposed_s + t->zero3_exposed_s + t->dp_exposed_s;
+	t->bubble_s = mb.bubble;
 	t->optimizer_s = dc->optimizer_s;
-	t->step_s = t->compute_s + t->comm_exposed_s + bubble + t->optimizer_s;
-	if (off)
-		offload_time(c, dc, m, ls, tb, mb.z3f_off, mb.z3b_off, &r->time, &r->comm);
+	t->step_s = t->compute_s + t->comm_exposed_s + t->bubble_s + t->optimizer_s;
+	if (c->offload != LLMSIM_OFFLOAD_NONE && dc->has_host)
+		offload_time(c, dc, m, ls, mb.tb, mb.z3f_off, mb.z3b_off, &r->time, &r->comm);
 
-	/* communication volumes, bytes each GPU sends per step */
+	/* communication volumes, bytes each GPU sends per step (the end stage
+	 * the slowest stage holds, as train_mb_parts chose it) */
 	struct llmsim_train_comm *cm = &r->comm;
-	cm->tp_bytes = m * (ld * D->tp_bytes + lm * M->tp_bytes + H->tp_bytes +
+	cm->tp_bytes = m * (ld * D->tp_bytes + lm * M->tp_bytes + mb.end_tp_bytes +
 			    (full ? (ld * D->tp_bytes + lm * M->tp_bytes) / 2 : 0));
 	cm->ep_bytes = m * lm * M->ep_bytes * (full ? 1.5 : 1);
 	cm->cp_bytes = m * (ld * D->cp_bytes + lm * M->cp_bytes);
-	cm->pp_bytes = c->pp > 1 ? m * 2 * v * sc->p2p_bytes : 0;
+	cm->pp_bytes = c->pp > 1 ? m * 2 * mb.v * sc->p2p_bytes : 0;
 	cm->dp_bytes = (c->zero == 2 ? m : 1) * dc->grad_bytes + dc->gather_bytes;
 	cm->zero3_bytes = m * ls * dc->z3_layer_bytes;
 	cm->tp_msg_bytes = sc->tp_msg_bytes;

@@ -112,7 +112,7 @@ enum llmsim_offload { LLMSIM_OFFLOAD_NONE, LLMSIM_OFFLOAD_OPTIMIZER, LLMSIM_OFFL
  * An overlapped collective shares the SMs: its NCCL channels (one block
  * each) leave the GEMM it hides behind (sms - channels) of the SMs, for
  * the old stacks, whose GEMMs take every SM. */
-enum { LLMSIM_DDP_STACK, LLMSIM_DDP_TORCH, LLMSIM_DDP_LOCAL };
+enum llmsim_ddp { LLMSIM_DDP_STACK, LLMSIM_DDP_TORCH, LLMSIM_DDP_LOCAL, LLMSIM_DDP_COUNT };
 enum llmsim_stack { LLMSIM_STACK_CORE, LLMSIM_STACK_MEGATRON_2021, LLMSIM_STACK_MEGATRON_2022,
 		    LLMSIM_STACK_COUNT };
 
@@ -126,6 +126,7 @@ extern const char *const llmsim_pp_sched_names[];
 extern const char *const llmsim_recipe_names[];
 extern const char *const llmsim_offload_names[];    /* none, optimizer, params */
 extern const char *const llmsim_stack_names[];      /* core, megatron-2021, megatron-2022 */
+extern const char *const llmsim_ddp_names[];        /* stack, torch, local */
 
 struct llmsim_train_cfg {
 	int gpus;
@@ -170,7 +171,7 @@ struct llmsim_train_cfg {
 	double load_rho;
 	enum llmsim_operand_data operand_data; /* what the operands hold (hw/gpu.h) */
 	enum llmsim_stack stack;        /* the Megatron release (core: today's) */
-	int ddp;                        /* the gradient all-reduce (ZeRO 0/1): 0 the stack's
+	enum llmsim_ddp ddp;            /* the gradient all-reduce (ZeRO 0/1): 0 the stack's
 					 * (core overlapped, megatron-2021/2022 after the
 					 * backward); LLMSIM_DDP_TORCH overlapped with the
 					 * last backward bucket by bucket (PyTorch DDP,

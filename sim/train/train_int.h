@@ -71,6 +71,14 @@ void train_params_per_gpu(const struct train_geom *g, const struct llmsim_model 
 /* A layer's saved activations, one micro-batch (the mean of dense and MoE
  * layers); *dense the dense layer's, *transient the layer full
  * recomputation re-materializes (0 otherwise). */
+/* A micro-batch's fp32 logits for the loss (tokens T on a GPU, the
+ * vocabulary split by tp), and the pipeline's p2p buffers (send and
+ * receive, forward and backward, split by tp under SP): the bytes both the
+ * closed-form memory (memory.c) and the per-rank one (memory_rank.c) hold. */
+double train_logits_bytes(const struct llmsim_model *m, const struct llmsim_train_cfg *c,
+			  double T);
+double train_p2p_buffer_bytes(const struct llmsim_model *m, const struct llmsim_train_cfg *c,
+			      double T);
 double train_act_per_layer(const struct train_geom *g, const struct llmsim_model *m,
 			   const struct llmsim_train_cfg *c, double *dense, double *transient);
 
@@ -370,6 +378,7 @@ struct train_mb {
 	double v;                   /* model chunks per stage (1: 1F1B) */
 	double end_f, end_b;        /* the slower end stage's own part of tf and tb (its
 				     * embedding or LM head with their TP collectives) */
+	double end_tp_bytes;        /* that end stage's TP bytes a micro-batch */
 	double pair_exposed;        /* DualPipe: the pair's communication its compute
 				     * does not cover (its tf/tb carry no EP or PP part) */
 	double bubble;              /* the schedule's bubble: (pp-1)/v (tf + tb), or
