@@ -283,8 +283,8 @@ int cmd_infer(int argc, char **argv, const struct cli_setup *setup)
 		phase_json(&j, "prefill", &res.prefill, res.prefill_steps);
 		phase_json(&j, "decode", &res.decode, output > 1 ? (int)(output - 1) : 0);
 		llmsim_json_obj_begin(&j, "expected_error");
-		cli_step_err_json(&j, "ttft", cfg.gpu, cfg.lower.engine, "prefill");
-		cli_step_err_json(&j, "tpot", cfg.gpu, cfg.lower.engine, "decode");
+		cli_step_err_json(&j, "ttft", cfg.gpu, cfg.lower.engine, cfg.runtime, "prefill");
+		cli_step_err_json(&j, "tpot", cfg.gpu, cfg.lower.engine, cfg.runtime, "decode");
 		llmsim_json_obj_end(&j);
 		if (ops && cli_infer_ops(&cfg, &req, &res, &j, &err)) {
 			fprintf(stderr, "%s: %s\n", cmd, err.msg);
@@ -313,14 +313,14 @@ int cmd_infer(int argc, char **argv, const struct cli_setup *setup)
 		 res.prefill_steps == 1 ? "" : "s");
 	char eb[256];
 	llmsim_table_rowf(&t, "TTFT\t%s\t%s", llmsim_fmt_time(b1, res.ttft_s), note);
-	cli_step_err(cfg.gpu, cfg.lower.engine, "prefill", eb, sizeof eb);
+	cli_step_err(cfg.gpu, cfg.lower.engine, cfg.runtime, "prefill", eb, sizeof eb);
 	llmsim_table_rowf(&t, "  expected error\t\t%s", eb);
 	snprintf(note, sizeof note, output - 1 <= 9 ? "mean of all %lld decode steps"
 						    : "mean of %lld steps, Simpson over 9 contexts",
 		 (long long)(output - 1));
 	llmsim_table_rowf(&t, "TPOT\t%s\t%s", llmsim_fmt_time(b1, res.tpot_s), note);
 	if (output > 1) {
-		cli_step_err(cfg.gpu, cfg.lower.engine, "decode", eb, sizeof eb);
+		cli_step_err(cfg.gpu, cfg.lower.engine, cfg.runtime, "decode", eb, sizeof eb);
 		llmsim_table_rowf(&t, "  expected error\t\t%s", eb);
 	}
 	llmsim_table_rowf(&t, "end-to-end\t%s\t", llmsim_fmt_time(b1, res.e2e_s));

@@ -249,8 +249,10 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 		llmsim_json_str(&j, "scheduler", llmsim_sched_name(cfg.sched));
 		cli_run_json(&j, &cfg.infer);
 		llmsim_json_obj_begin(&j, "expected_error");
-		cli_step_err_json(&j, "ttft", cfg.infer.gpu, cfg.infer.lower.engine, "prefill");
-		cli_step_err_json(&j, "tpot", cfg.infer.gpu, cfg.infer.lower.engine, "decode");
+		cli_step_err_json(&j, "ttft", cfg.infer.gpu, cfg.infer.lower.engine,
+				  cfg.infer.runtime, "prefill");
+		cli_step_err_json(&j, "tpot", cfg.infer.gpu, cfg.infer.lower.engine,
+				  cfg.infer.runtime, "decode");
 		llmsim_json_obj_end(&j);
 		llmsim_json_int(&j, "requests", res.requests_done * replicas);
 		llmsim_json_int(&j, "requests_per_replica", res.requests_done);
@@ -289,9 +291,11 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 		       rate > 0 ? "Poisson arrivals" : "offline");
 		cli_run_print(&cfg.infer, "inside the run's own load: its busy share and FLOP rate");
 		char eb[256];
-		cli_step_err(cfg.infer.gpu, cfg.infer.lower.engine, "prefill", eb, sizeof eb);
+		cli_step_err(cfg.infer.gpu, cfg.infer.lower.engine, cfg.infer.runtime, "prefill", eb,
+			     sizeof eb);
 		printf("expected error of a prefill step: %s\n", eb);
-		cli_step_err(cfg.infer.gpu, cfg.infer.lower.engine, "decode", eb, sizeof eb);
+		cli_step_err(cfg.infer.gpu, cfg.infer.lower.engine, cfg.infer.runtime, "decode", eb,
+			     sizeof eb);
 		printf("expected error of a decode step: %s\n\n", eb);
 		struct llmsim_table t;
 		const char *head[] = {"<|latency", "mean", "p50", "p90", "p99"}; /* |: units by row */

@@ -213,16 +213,31 @@ void cli_run_json(struct llmsim_json *j, const struct llmsim_infer_cfg *cfg)
 
 /* The whole-step expected error of the engine and phase, from the GPU's
  * profile (steps_errors: written by `llmsim calib fit`), into buf. */
+/* The steps class's engine key: the engine's name, with the runtime when
+ * it is not the one the engine's program was measured in. */
+static const char *step_class(enum llmsim_engine engine, enum llmsim_runtime rt, char *buf,
+			      size_t size)
+{
+	if (rt == llmsim_engine_runtime(engine))
+		return llmsim_engine_name(engine);
+	snprintf(buf, size, "%s_%s", llmsim_engine_name(engine), llmsim_runtime_name(rt));
+	return buf;
+}
+
 const struct llmsim_step_err_class *cli_step_err(const struct llmsim_gpu *gpu, enum llmsim_engine engine,
-						 const char *phase, char *buf, size_t size)
+						 enum llmsim_runtime rt, const char *phase,
+						 char *buf, size_t size)
 {
 	struct llmsim_expected_error x;
 	const struct llmsim_step_err_class *e;
-	llmsim_expected_step_error(gpu, llmsim_engine_name(engine), phase, &x, &e);
+	char k[64];
+	const char *key = step_class(engine, rt, k, sizeof k);
+	llmsim_expected_step_error(gpu, key, phase, &x, &e);
 	if (!x.calibrated) {
 		snprintf(buf, size, "+/- %.0f%% (the stated default: no measured %s steps of the %s "
-			 "engine; llmsim calib validate --steps)", 100 * x.abs_frac, phase,
-			 llmsim_engine_name(engine));
+			 "engine%s%s; llmsim calib validate --steps)", 100 * x.abs_frac, phase,
+			 llmsim_engine_name(engine), key == k ? " run " : "",
+			 key == k ? llmsim_runtime_name(rt) : "");
 		return NULL;
 	}
 	snprintf(buf, size, "+/- %.1f%% (whole step: p80 of %d measured %s steps of %s; %s %+.1f%%)",
@@ -235,11 +250,12 @@ const struct llmsim_step_err_class *cli_step_err(const struct llmsim_gpu *gpu, e
 }
 
 void cli_step_err_json(struct llmsim_json *j, const char *key, const struct llmsim_gpu *gpu,
-		       enum llmsim_engine engine, const char *phase)
+		       enum llmsim_engine engine, enum llmsim_runtime rt, const char *phase)
 {
 	struct llmsim_expected_error x;
 	const struct llmsim_step_err_class *e;
-	llmsim_expected_step_error(gpu, llmsim_engine_name(engine), phase, &x, &e);
+	char k[64];
+	llmsim_expected_step_error(gpu, step_class(engine, rt, k, sizeof k), phase, &x, &e);
 	llmsim_json_obj_begin(j, key);
 	llmsim_json_str(j, "class", e ? "whole step" : "default");
 	llmsim_json_bool(j, "calibrated", x.calibrated);

@@ -111,17 +111,19 @@ void cli_run_json(struct llmsim_json *j, const struct llmsim_infer_cfg *cfg);
 /* The whole-step expected error of engine and phase ("prefill",
  * "decode") from the GPU's profile (steps_errors:, written by `llmsim calib
  * fit` / `calib validate --update-profile` from the steps class), as one
- * line into buf ("+/- 7.4% (whole step: p80 of 38 measured prefill steps
+ * line into buf; a step run other than as the engine's measured program
+ * (llmsim_engine_runtime: the lean engine eager, say) is its own class,
+ * "torch_eager" ("+/- 7.4% (whole step: p80 of 38 measured prefill steps
  * of lean_graph; bias -4.8%): predictions run low"), or the reason there is
  * none; NULL then. */
 const struct llmsim_step_err_class *cli_step_err(const struct llmsim_gpu *gpu,
-						 enum llmsim_engine engine, const char *phase,
-						 char *buf, size_t size);
+						 enum llmsim_engine engine, enum llmsim_runtime rt,
+						 const char *phase, char *buf, size_t size);
 /* The same as a JSON object under key: class ("whole step" or
  * "default"), calibrated, abs_pct, bias_pct, source, and the class's
  * name, program, median_abs_pct, median_signed_pct, n. */
 void cli_step_err_json(struct llmsim_json *j, const char *key, const struct llmsim_gpu *gpu,
-		       enum llmsim_engine engine, const char *phase);
+		       enum llmsim_engine engine, enum llmsim_runtime rt, const char *phase);
 
 /* The summary object of a verb on stdout: _begin opens it, the verb adds
  * its fields, _end closes it with a newline. */

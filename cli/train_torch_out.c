@@ -170,8 +170,10 @@ void train_json_torch(struct llmsim_json *j, const struct llmsim_train_result *r
 	llmsim_json_num(j, "kernels", x->kernels);
 	llmsim_json_num(j, "optimizer_launches", x->optimizer_launches);
 	llmsim_json_obj_begin(j, "expected_error");
-	cli_step_err_json(j, "step_time", gpu, LLMSIM_ENGINE_TORCH, "train");
-	cli_step_err_json(j, "peak_allocated", gpu, LLMSIM_ENGINE_TORCH, "train_memory");
+	cli_step_err_json(j, "step_time", gpu, LLMSIM_ENGINE_TORCH,
+			  llmsim_engine_runtime(LLMSIM_ENGINE_TORCH), "train");
+	cli_step_err_json(j, "peak_allocated", gpu, LLMSIM_ENGINE_TORCH,
+			  llmsim_engine_runtime(LLMSIM_ENGINE_TORCH), "train_memory");
 	llmsim_json_obj_end(j);
 	llmsim_json_obj_end(j);
 }

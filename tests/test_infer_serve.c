@@ -272,3 +272,20 @@ Test(infer_serve, prefilled_decode_replica)
 	struct llmsim_err e = {0};
 	cr_expect_eq(llmsim_serve_run(&cfg, &r, &e), LLMSIM_EINVAL);
 }
+
+/* A step's expected error is its program's class: the lean engine run in
+ * CUDA graphs carries the lean_graph steps' p80, the same engine run eager
+ * has no measured class (the eager steps of calib/data/torch_steps.json
+ * miss by 23-27% at decode: a graph program's error bar would hide it) and
+ * says the stated default. */
+Test(infer_serve, eager_steps_do_not_borrow_the_graph_class)
+{
+	static char o[1 << 16], e[4096];
+	const char *base = "infer --model llama-3.1-8b --batch 1 --prompt 2048 --output 16 --json";
+	char args[256];
+	cr_assert_eq(run_llmsim(base, o, sizeof o, e, sizeof e), 0, "%s", e);
+	cr_expect(strstr(o, "lean_graph"), "%s", o);
+	snprintf(args, sizeof args, "%s --runtime eager", base);
+	cr_assert_eq(run_llmsim(args, o, sizeof o, e, sizeof e), 0, "%s", e);
+	cr_expect(!strstr(o, "lean_graph") && strstr(o, "\"calibrated\": false"), "%s", o);
+}

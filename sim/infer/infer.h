@@ -104,6 +104,10 @@ void llmsim_infer_cfg_init(struct llmsim_infer_cfg *cfg,
  * eager, SDPA's own backend (cuDNN prefill on Hopper and later,
  * FlashAttention-2 before). */
 void llmsim_infer_cfg_engine(struct llmsim_infer_cfg *cfg, enum llmsim_engine e);
+/* How an engine's program launches its steps, as measured: HF eager, the
+ * lean PyTorch engine and a serving engine in CUDA graphs (the default
+ * llmsim_infer_cfg_engine sets; a steps class belongs to it). */
+enum llmsim_runtime llmsim_engine_runtime(enum llmsim_engine e);
 
 /* Check the parallel layout and data types against the model and GPU
  * (heads divisible by tp, ep dividing tp and the experts, ...). */

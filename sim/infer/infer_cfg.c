@@ -88,10 +88,15 @@ void llmsim_infer_cfg_init(struct llmsim_infer_cfg *cfg, const struct llmsim_mod
 	cfg->params = llmsim_infer_params_default;
 }
 
+enum llmsim_runtime llmsim_engine_runtime(enum llmsim_engine e)
+{
+	return e == LLMSIM_ENGINE_HF ? LLMSIM_RT_EAGER : LLMSIM_RT_GRAPH;
+}
+
 void llmsim_infer_cfg_engine(struct llmsim_infer_cfg *cfg, enum llmsim_engine e)
 {
 	cfg->lower.engine = e;
-	cfg->runtime = e == LLMSIM_ENGINE_HF ? LLMSIM_RT_EAGER : LLMSIM_RT_GRAPH;
+	cfg->runtime = llmsim_engine_runtime(e);
 	/* SDPA's backend choice (torch.nn.attention): cuDNN's fused attention
 	 * ranks first on Hopper and later GPUs (the kernels of
 	 * calib/data/h200-2026-12-01/steps_hf.tsv), FlashAttention-2 before;
