@@ -71,10 +71,11 @@ void plan_entry_cfg(const struct plan_entry *e, const struct plan_base *b,
 }
 
 /* Fastest first; ties in an order that does not depend on the search's:
- * HBM alone before offload, then the smaller degrees and options. */
-static int cmp_entry(const void *pa, const void *pb)
+ * HBM alone before offload, then the smaller degrees and options. The one
+ * order of the ranking: every "first" below is the least by it (the
+ * configurations differ in some key, so it is a total order). */
+static int cmp_entry(const struct plan_entry *a, const struct plan_entry *b)
 {
-	const struct plan_entry *a = pa, *b = pb;
 	if (a->tokens_per_s != b->tokens_per_s)
 		return a->tokens_per_s > b->tokens_per_s ? -1 : 1;
 	const int ka[] = {a->offload, a->lora, a->zero, a->tp, a->pp, a->cp, a->ep,
@@ -85,6 +86,12 @@ static int cmp_entry(const void *pa, const void *pb)
 		if (ka[i] != kb[i])
 			return ka[i] < kb[i] ? -1 : 1;
 	return 0;
+}
+
+/* a before b (b may be NULL: nothing yet) */
+static int first_of(const struct plan_entry *a, const struct plan_entry *b)
+{
+	return !b || cmp_entry(a, b) < 0;
 }
 
 static int expand(struct llmsim_train_ctx *ctx, const struct plan_base *b,
@@ -109,44 +116,46 @@ static int of_kind(const struct llmsim_train_ctx *ctx, const struct plan_entry *
 }
 
 /* The best of each kind, and whether it differs from what it is held
- * against by more than the error. */
+ * against by more than the error: the first of the kind, or (as the rows
+ * do) the first of it in HBM alone within the error of that (the offload
+ * kind: its first). Two passes over the entries, every kind at once:
+ * first[k], then pick[k]. */
 static int best_kinds(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *req,
 		      const struct plan_base *b, const struct plan_entries *es,
 		      struct llmsim_plan_out *out, struct llmsim_err *err)
 {
-	double e = out->error_frac, first = out->rows[0].r.tokens_per_s;
+	double e = out->error_frac, first_tps = out->rows[0].r.tokens_per_s;
+	const struct plan_entry *first[LLMSIM_PLAN_KIND_COUNT] = {0};
+	const struct plan_entry *pick[LLMSIM_PLAN_KIND_COUNT] = {0};
+	for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT; k++)
+		out->kind[k].searched = k == LLMSIM_PLAN_KIND_OFFLOAD ? out->offload_searched
+					: k >= LLMSIM_PLAN_KIND_FULL  ? req->lora_rank > 0
+								      : 1;
+	for (int64_t i = 0; i < es->n; i++)
+		for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT; k++)
+			if (out->kind[k].searched && of_kind(ctx, &es->v[i], k) &&
+			    first_of(&es->v[i], first[k]))
+				first[k] = &es->v[i];
+	for (int64_t i = 0; i < es->n; i++) {
+		const struct plan_entry *x = &es->v[i];
+		for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT; k++)
+			if (first[k] && of_kind(ctx, x, k) &&
+			    !(x->tokens_per_s * (1 + e) < first[k]->tokens_per_s) &&
+			    (x->offload == LLMSIM_OFFLOAD_NONE || k == LLMSIM_PLAN_KIND_OFFLOAD) &&
+			    first_of(x, pick[k]))
+				pick[k] = x;
+	}
 	for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT; k++) {
 		struct llmsim_plan_best *kb = &out->kind[k];
-		kb->searched = k == LLMSIM_PLAN_KIND_OFFLOAD	? out->offload_searched
-			       : k >= LLMSIM_PLAN_KIND_FULL	? req->lora_rank > 0
-								: 1;
-		if (!kb->searched)
+		const struct plan_entry *p = pick[k] ? pick[k] : first[k];
+		if (!p)
 			continue;
-		/* the fastest of the kind, or (as the rows do) the fastest of it in
-		 * HBM alone within the error of that */
-		int64_t first_i = -1, pick = -1;
-		for (int64_t i = 0; i < es->n && pick < 0; i++) {
-			if (!of_kind(ctx, &es->v[i], k))
-				continue;
-			if (first_i < 0)
-				first_i = i;
-			if (es->v[i].tokens_per_s * (1 + e) < es->v[first_i].tokens_per_s)
-				break;
-			if (es->v[i].offload == LLMSIM_OFFLOAD_NONE || k == LLMSIM_PLAN_KIND_OFFLOAD)
-				pick = i;
-		}
-		if (pick < 0)
-			pick = first_i;
-		if (pick >= 0) {
-			int rc = expand(ctx, b, &es->v[pick], &kb->r, err);
-			if (rc)
-				return rc;
-			kb->found = 1;
-		}
-		if (kb->found) {
-			kb->vs_first = kb->r.tokens_per_s / first - 1;
-			kb->beyond_error = first > kb->r.tokens_per_s * (1 + e);
-		}
+		int rc = expand(ctx, b, p, &kb->r, err);
+		if (rc)
+			return rc;
+		kb->found = 1;
+		kb->vs_first = kb->r.tokens_per_s / first_tps - 1;
+		kb->beyond_error = first_tps > kb->r.tokens_per_s * (1 + e);
 	}
 	/* offload wins only by more than the error over the best in HBM alone */
 	struct llmsim_plan_best *off = &out->kind[LLMSIM_PLAN_KIND_OFFLOAD];
@@ -156,33 +165,71 @@ static int best_kinds(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req
 	return 0;
 }
 
+/* One row's group, found in one pass over the entries: those of tokens/s
+ * in [head / (1 + e), below) where head is the first of those below
+ * `below` (found by the previous pass, as this one finds the next row's
+ * head: the first below this group's floor). */
+struct group {
+	const struct plan_entry *head, *rep; /* rep: the first in HBM alone */
+	int64_t n;
+	double worst_tps;
+	const struct plan_entry *next;       /* the first below the floor */
+};
+
+static void group_scan(const struct plan_entries *es, const struct plan_entry *head, double below,
+		       double e, struct group *g)
+{
+	double floor_tps = head->tokens_per_s / (1 + e);
+	memset(g, 0, sizeof *g);
+	g->head = head;
+	g->worst_tps = head->tokens_per_s;
+	for (int64_t i = 0; i < es->n; i++) {
+		const struct plan_entry *x = &es->v[i];
+		if (!(x->tokens_per_s < below))
+			continue;
+		if (x->tokens_per_s >= floor_tps) {
+			g->n++;
+			if (x->tokens_per_s < g->worst_tps)
+				g->worst_tps = x->tokens_per_s;
+			if (x->offload == LLMSIM_OFFLOAD_NONE && first_of(x, g->rep))
+				g->rep = x;
+		} else if (first_of(x, g->next)) {
+			g->next = x;
+		}
+	}
+}
+
+/* The rows, the fastest and the best of each kind, by selection over the
+ * entries in the order of cmp_entry, as a sort of them all would give
+ * them, without the sort: a pass for the first, then one a row. */
 int plan_rank(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *req,
 	      const struct plan_base *b, struct plan_entries *es, struct llmsim_plan_out *out,
 	      struct llmsim_err *err)
 {
 	if (!es->n)
 		return 0;
-	qsort(es->v, (size_t)es->n, sizeof *es->v, cmp_entry);
 	int top = req->top > 0 ? req->top : 5;
 	out->rows = calloc((size_t)top, sizeof *out->rows);
 	if (!out->rows)
 		return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
-	int rc = expand(ctx, b, &es->v[0], &out->fastest, err);
+	const struct plan_entry *head = NULL;
+	for (int64_t i = 0; i < es->n; i++)
+		if (first_of(&es->v[i], head))
+			head = &es->v[i];
+	int rc = expand(ctx, b, head, &out->fastest, err);
 	/* groups: from the fastest left, everything within (1 + e) of its
 	 * step time; shown by the fastest of them in HBM alone */
-	double e = out->error_frac;
-	for (int64_t i = 0; i < es->n && out->nrows < top && !rc;) {
-		double floor_tps = es->v[i].tokens_per_s / (1 + e);
-		int64_t j = i, rep = -1;
-		for (; j < es->n && es->v[j].tokens_per_s >= floor_tps; j++)
-			if (rep < 0 && es->v[j].offload == LLMSIM_OFFLOAD_NONE)
-				rep = j;
+	double e = out->error_frac, below = INFINITY;
+	while (head && out->nrows < top && !rc) {
+		struct group g;
+		group_scan(es, head, below, e, &g);
 		struct llmsim_plan_row *row = &out->rows[out->nrows++];
-		rc = expand(ctx, b, &es->v[rep >= 0 ? rep : i], &row->r, err);
-		row->equivalent = j - i - 1;
-		row->group_best_tokens_per_s = es->v[i].tokens_per_s;
-		row->group_worst_tokens_per_s = es->v[j - 1].tokens_per_s;
-		i = j;
+		rc = expand(ctx, b, g.rep ? g.rep : head, &row->r, err);
+		row->equivalent = g.n - 1;
+		row->group_best_tokens_per_s = head->tokens_per_s;
+		row->group_worst_tokens_per_s = g.worst_tps;
+		below = head->tokens_per_s / (1 + e);
+		head = g.next;
 	}
 	if (!rc)
 		rc = best_kinds(ctx, req, b, es, out, err);

@@ -478,6 +478,56 @@ void train_dp_exposed(const struct llmsim_train_cfg *c, const struct dp_cost *dc
 	x->total_s = x->grad_s + x->gather_s + x->emb_s;
 }
 
+/* The step time of c into t (and the PCIe bytes of offload into cm), its
+ * micro-batch parts into mb: what a search ranks by. */
+static void combine_time(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+			 const struct shape_cost *sc, const struct dp_cost *dc, int64_t m,
+			 struct train_mb *mb, struct llmsim_train_time *t,
+			 struct llmsim_train_comm *cm)
+{
+	struct train_dp_exp dx;
+	train_mb_parts(ctx, c, sc, dc, mb);
+	train_dp_exposed(c, dc, m, mb, &dx);
+	double ls = mb->ls;
+	t->fwd_mb_s = mb->tf;
+	t->bwd_mb_s = mb->tb;
+	t->compute_s = m * (mb->cf + mb->cb);
+	t->tp_exposed_s = m * (mb->tpf + mb->tpb);
+	t->ep_exposed_s = m * (mb->epf + mb->epb + mb->pair_exposed);
+	t->cp_exposed_s = m * (mb->cpf + mb->cpb);
+	t->pp_exposed_s = m * 2 * mb->p2p;
+	t->zero3_exposed_s = m * (mb->z3f + mb->z3b);
+	t->dp_exposed_s = dx.total_s;
+	t->dp_comm_s = (c->zero == 2 ? m : 1) * dc->grad_sync_s + dc->param_gather_s +
+		       m * ls * (dc->z3_layer_fwd_s + dc->z3_layer_bwd_s);
+	t->comm_exposed_s = t->tp_exposed_s + t->ep_exposed_s + t->cp_exposed_s +
+			    t->pp_exposed_s + t->zero3_exposed_s + t->dp_exposed_s;
+	t->bubble_s = mb->bubble;
+	t->optimizer_s = dc->optimizer_s;
+	t->step_s = t->compute_s + t->comm_exposed_s + t->bubble_s + t->optimizer_s;
+	if (c->offload != LLMSIM_OFFLOAD_NONE && dc->has_host)
+		offload_time(c, dc, m, ls, mb->tb, mb->z3f_off, mb->z3b_off, t, cm);
+}
+
+static double tokens_per_step(const struct llmsim_train_cfg *c)
+{
+	return (double)c->global_batch * c->seq;
+}
+
+void train_step_lean(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+		     const struct shape_cost *sc, const struct dp_cost *dc,
+		     struct train_step *s)
+{
+	int64_t m = c->global_batch / ((int64_t)c->micro_batch * c->dp);
+	struct train_mb mb;
+	struct llmsim_train_comm cm;
+	combine_time(ctx, c, sc, dc, m, &mb, &s->time, &cm);
+	s->tokens_per_s = s->time.step_s > 0 ? tokens_per_step(c) / s->time.step_s : 0;
+	train_memory(&ctx->geom, &ctx->model, &ctx->gpu, c, m, &ctx->pp_memo, &s->mem);
+	s->gpu_fits = s->mem.total_bytes <= s->mem.hbm_bytes;
+	s->fits = s->gpu_fits && s->mem.host_per_node_bytes <= s->mem.host_bytes;
+}
+
 void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 		   const struct shape_cost *sc, const struct dp_cost *dc,
 		   struct llmsim_train_result *r)
@@ -488,33 +538,12 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 	int64_t m = c->global_batch / ((int64_t)c->micro_batch * c->dp);
 	r->microbatches = m;
 	struct train_mb mb;
-	struct train_dp_exp dx;
-	train_mb_parts(ctx, c, sc, dc, &mb);
-	train_dp_exposed(c, dc, m, &mb, &dx);
+	struct llmsim_train_time *t = &r->time;
+	combine_time(ctx, c, sc, dc, m, &mb, t, &r->comm);
 	double ls = mb.ls, ld = mb.ld, lm = mb.lm;
 	const struct layer_cost *D = &sc->dense, *M = &sc->moe;
 	int full = c->recompute == LLMSIM_RECOMP_FULL;
 	int sel = c->recompute == LLMSIM_RECOMP_SELECTIVE;
-
-	struct llmsim_train_time *t = &r->time;
-	t->fwd_mb_s = mb.tf;
-	t->bwd_mb_s = mb.tb;
-	t->compute_s = m * (mb.cf + mb.cb);
-	t->tp_exposed_s = m * (mb.tpf + mb.tpb);
-	t->ep_exposed_s = m * (mb.epf + mb.epb + mb.pair_exposed);
-	t->cp_exposed_s = m * (mb.cpf + mb.cpb);
-	t->pp_exposed_s = m * 2 * mb.p2p;
-	t->zero3_exposed_s = m * (mb.z3f + mb.z3b);
-	t->dp_exposed_s = dx.total_s;
-	t->dp_comm_s = (c->zero == 2 ? m : 1) * dc->grad_sync_s + dc->param_gather_s +
-		       m * ls * (dc->z3_layer_fwd_s + dc->z3_layer_bwd_s);
-	t->comm_exposed_s = t->tp_exposed_s + t->ep_exposed_s + t->cp_exposed_s +
-			    t->pp_exposed_s + t->zero3_exposed_s + t->dp_exposed_s;
-	t->bubble_s = mb.bubble;
-	t->optimizer_s = dc->optimizer_s;
-	t->step_s = t->compute_s + t->comm_exposed_s + t->bubble_s + t->optimizer_s;
-	if (c->offload != LLMSIM_OFFLOAD_NONE && dc->has_host)
-		offload_time(c, dc, m, ls, mb.tb, mb.z3f_off, mb.z3b_off, &r->time, &r->comm);
 
 	/* communication volumes, bytes each GPU sends per step (the end stage
 	 * the slowest stage holds, as train_mb_parts chose it) */
@@ -541,7 +570,7 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 	double seqs_per_mb_shard = (double)c->global_batch / c->micro_batch;
 	r->model_flops = per_mb * c->tp * c->cp * seqs_per_mb_shard;
 	r->hw_flops = (per_mb + recomp) * c->tp * c->cp * seqs_per_mb_shard;
-	r->tokens_per_step = (double)c->global_batch * c->seq;
+	r->tokens_per_step = tokens_per_step(c);
 	r->tokens_per_s = t->step_s > 0 ? r->tokens_per_step / t->step_s : 0;
 	r->peak_flops_per_s = llmsim_gpu_peak_flops(&ctx->gpu, c->dtype);
 	double denom = t->step_s * c->gpus * r->peak_flops_per_s;

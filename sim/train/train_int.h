@@ -400,6 +400,19 @@ struct train_dp_exp {
 void train_dp_exposed(const struct llmsim_train_cfg *c, const struct dp_cost *dc, int64_t m,
 		      const struct train_mb *mb, struct train_dp_exp *x);
 
+/* What a search needs of a configuration: its step time and memory, and
+ * so its tokens/s and whether it fits (train_combine's figures, the same
+ * arithmetic). */
+struct train_step {
+	struct llmsim_train_time time;
+	struct llmsim_train_mem mem;
+	double tokens_per_s;
+	int fits, gpu_fits;
+};
+void train_step_lean(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+		     const struct shape_cost *sc, const struct dp_cost *dc,
+		     struct train_step *s);
+
 /* Combine into a result (pure arithmetic). */
 void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 		   const struct shape_cost *sc, const struct dp_cost *dc,
