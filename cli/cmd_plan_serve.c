@@ -19,6 +19,7 @@
 #include "args.h"
 #include "commands.h"
 #include "common.h"
+#include "json_error.h"
 #include "plan_emit.h"
 
 static const char about[] =
@@ -298,6 +299,13 @@ static void print_json(const struct llmsim_plan_serve_out *o, const struct llmsi
 	llmsim_json_finish(&j);
 }
 
+static void serve_plan_progress(void *ctx, int64_t simulated, int64_t pruned)
+{
+	(void)ctx;
+	cli_progress("llmsim plan: %lld serving configurations simulated, %lld pruned",
+		     (long long)simulated, (long long)pruned);
+}
+
 int cmd_plan_serve(int argc, char **argv, const struct cli_setup *setup)
 {
 	/* --model and --gpu: loaded by main (setup) */
@@ -365,7 +373,10 @@ int cmd_plan_serve(int argc, char **argv, const struct cli_setup *setup)
 
 	struct llmsim_err err = {0};
 	struct llmsim_plan_serve_out o;
-	if (llmsim_plan_serve(&pc, &o, &err)) {
+	pc.progress = serve_plan_progress; /* shown on a terminal only (json_error.h) */
+	int prc = llmsim_plan_serve(&pc, &o, &err);
+	cli_progress_done();
+	if (prc) {
 		fprintf(stderr, "%s: %s\n", cmd, err.msg);
 		return 1;
 	}

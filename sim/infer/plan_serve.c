@@ -94,6 +94,8 @@ void plan_serve_engine(const struct plan_serve_search *s, const struct llmsim_in
 		       int replicas, int64_t max_seqs, struct llmsim_serve_cfg *sc)
 {
 	const struct llmsim_plan_serve_cfg *pc = s->pc;
+	if (pc->progress) /* an engine run follows */
+		pc->progress(pc->progress_ctx, s->out->simulated, s->out->pruned);
 	llmsim_serve_cfg_init(sc, pc->model, pc->gpu);
 	sc->infer = *ic;
 	sc->prompt.kind = sc->output.kind = LLMSIM_DIST_FIXED;

@@ -61,6 +61,10 @@ struct llmsim_plan_serve_cfg {
 	int64_t max_batch;              /* largest max_num_seqs tried (0: 256) */
 	int no_disagg;                  /* aggregated layouts only */
 	int tp, pp;                     /* > 0: aggregated replicas of that degree only */
+	/* called (when set) before each engine run: the configurations
+	 * simulated and pruned so far, for a progress line */
+	void (*progress)(void *ctx, int64_t simulated, int64_t pruned);
+	void *progress_ctx;
 };
 
 /* Why a configuration was dropped. */

@@ -92,6 +92,13 @@ double llmsim_train_stage_layers(const struct llmsim_model *m, const struct llms
 	int64_t pv = (int64_t)(c->pp > 0 ? c->pp : 1) * v;
 	if (llmsim_train_pp_ends_in_slots(c)) /* the fullest rank (pp_layout.c) */
 		return train_pp_max_layers(m, c);
+	if (pv <= INT32_MAX - m->layers) { /* 32-bit divisions, the cheaper (a search's
+					    * every configuration asks) */
+		int32_t p32 = (int32_t)pv;
+		if (!c->uneven_pp || m->layers % p32 == 0)
+			return (double)m->layers / (c->pp > 0 ? c->pp : 1);
+		return (double)((m->layers + p32 - 1) / p32) * v;
+	}
 	if (!c->uneven_pp || m->layers % pv == 0)
 		return (double)m->layers / (c->pp > 0 ? c->pp : 1);
 	return (double)((m->layers + pv - 1) / pv) * v;

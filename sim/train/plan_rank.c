@@ -88,10 +88,15 @@ static int cmp_entry(const struct plan_entry *a, const struct plan_entry *b)
 	return 0;
 }
 
-/* a before b (b may be NULL: nothing yet) */
-static int first_of(const struct plan_entry *a, const struct plan_entry *b)
+/* a before b (b may be NULL: nothing yet); the common case, tokens/s
+ * apart, decided here (cmp_entry's first key, the same answer) */
+static inline int first_of(const struct plan_entry *a, const struct plan_entry *b)
 {
-	return !b || cmp_entry(a, b) < 0;
+	if (!b)
+		return 1;
+	if (a->tokens_per_s != b->tokens_per_s)
+		return a->tokens_per_s > b->tokens_per_s;
+	return cmp_entry(a, b) < 0;
 }
 
 static int expand(struct llmsim_train_ctx *ctx, const struct plan_base *b,
@@ -102,55 +107,60 @@ static int expand(struct llmsim_train_ctx *ctx, const struct plan_base *b,
 	return llmsim_train_simulate(ctx, &c, r, err);
 }
 
-static int of_kind(const struct llmsim_train_ctx *ctx, const struct plan_entry *e,
-		   enum llmsim_plan_kind k)
+/* The kinds an entry is of, a bit each (1u << enum llmsim_plan_kind). */
+static unsigned kinds_of(const struct llmsim_train_ctx *ctx, const struct plan_entry *e)
 {
-	switch (k) {
-	case LLMSIM_PLAN_KIND_HBM: return e->offload == LLMSIM_OFFLOAD_NONE;
-	case LLMSIM_PLAN_KIND_OFFLOAD: return e->offload != LLMSIM_OFFLOAD_NONE;
-	case LLMSIM_PLAN_KIND_TP_NODE: return e->tp <= ctx->gpu.gpus_per_node;
-	case LLMSIM_PLAN_KIND_FULL: return !e->lora;
-	case LLMSIM_PLAN_KIND_LORA: return e->lora;
-	default: return 0;
-	}
+	return 1u << (e->offload == LLMSIM_OFFLOAD_NONE ? LLMSIM_PLAN_KIND_HBM
+							: LLMSIM_PLAN_KIND_OFFLOAD) |
+	       (e->tp <= ctx->gpu.gpus_per_node ? 1u << LLMSIM_PLAN_KIND_TP_NODE : 0) |
+	       1u << (e->lora ? LLMSIM_PLAN_KIND_LORA : LLMSIM_PLAN_KIND_FULL);
 }
 
-/* The best of each kind, and whether it differs from what it is held
- * against by more than the error: the first of the kind, or (as the rows
- * do) the first of it in HBM alone within the error of that (the offload
- * kind: its first). Two passes over the entries, every kind at once:
- * first[k], then pick[k]. */
-static int best_kinds(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *req,
-		      const struct plan_base *b, const struct plan_entries *es,
-		      struct llmsim_plan_out *out, struct llmsim_err *err)
+/* The kinds this search has (out->kind[].searched), a bit each. */
+static unsigned kinds_searched(const struct llmsim_plan_req *req, struct llmsim_plan_out *out)
 {
-	double e = out->error_frac, first_tps = out->rows[0].r.tokens_per_s;
-	const struct plan_entry *first[LLMSIM_PLAN_KIND_COUNT] = {0};
-	const struct plan_entry *pick[LLMSIM_PLAN_KIND_COUNT] = {0};
-	for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT; k++)
+	unsigned searched = 0;
+	for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT; k++) {
 		out->kind[k].searched = k == LLMSIM_PLAN_KIND_OFFLOAD ? out->offload_searched
 					: k >= LLMSIM_PLAN_KIND_FULL  ? req->lora_rank > 0
 								      : 1;
-	for (int64_t i = 0; i < es->n; i++)
+		searched |= out->kind[k].searched ? 1u << k : 0;
+	}
+	return searched;
+}
+
+/* The best of each kind, and whether it differs from what it is held
+ * against by more than the error: the first of the kind (first[k], NULL
+ * when none), or (as the rows do) the first of it in HBM alone within the
+ * error of that (the offload kind: its first). es: every entry, or the
+ * fastest of them, all those of tokens/s at least t_min; the entries
+ * below it are looked at when a kind's error band reaches them. */
+static int best_kinds(struct llmsim_train_ctx *ctx, const struct plan_base *b,
+		      const struct plan_entries *all, int64_t ncand, double t_min,
+		      const struct plan_entry *first, const int *have_first,
+		      struct llmsim_plan_out *out, struct llmsim_err *err)
+{
+	double e = out->error_frac, first_tps = out->rows[0].r.tokens_per_s;
+	const struct plan_entry *pick[LLMSIM_PLAN_KIND_COUNT] = {0};
+	int64_t n = ncand;
+	for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT; k++)
+		if (have_first[k] && !(t_min * (1 + e) < first[k].tokens_per_s))
+			n = all->n; /* its band may reach below t_min */
+	for (int64_t i = 0; i < n; i++) {
+		const struct plan_entry *x = &all->v[i];
+		unsigned of = kinds_of(ctx, x);
 		for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT; k++)
-			if (out->kind[k].searched && of_kind(ctx, &es->v[i], k) &&
-			    first_of(&es->v[i], first[k]))
-				first[k] = &es->v[i];
-	for (int64_t i = 0; i < es->n; i++) {
-		const struct plan_entry *x = &es->v[i];
-		for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT; k++)
-			if (first[k] && of_kind(ctx, x, k) &&
-			    !(x->tokens_per_s * (1 + e) < first[k]->tokens_per_s) &&
+			if (have_first[k] && (of >> k & 1) &&
+			    !(x->tokens_per_s * (1 + e) < first[k].tokens_per_s) &&
 			    (x->offload == LLMSIM_OFFLOAD_NONE || k == LLMSIM_PLAN_KIND_OFFLOAD) &&
 			    first_of(x, pick[k]))
 				pick[k] = x;
 	}
 	for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT; k++) {
 		struct llmsim_plan_best *kb = &out->kind[k];
-		const struct plan_entry *p = pick[k] ? pick[k] : first[k];
-		if (!p)
+		if (!have_first[k])
 			continue;
-		int rc = expand(ctx, b, p, &kb->r, err);
+		int rc = expand(ctx, b, pick[k] ? pick[k] : &first[k], &kb->r, err);
 		if (rc)
 			return rc;
 		kb->found = 1;
@@ -170,19 +180,19 @@ static int best_kinds(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req
  * `below` (found by the previous pass, as this one finds the next row's
  * head: the first below this group's floor). */
 struct group {
-	const struct plan_entry *head, *rep; /* rep: the first in HBM alone */
+	struct plan_entry shown;      /* the first in HBM alone, else the head */
 	int64_t n;
-	double worst_tps;
-	const struct plan_entry *next;       /* the first below the floor */
+	double best_tps, worst_tps;
 };
 
-static void group_scan(const struct plan_entries *es, const struct plan_entry *head, double below,
-		       double e, struct group *g)
+static const struct plan_entry *group_scan(const struct plan_entries *es,
+					   const struct plan_entry *head, double below, double e,
+					   struct group *g)
 {
 	double floor_tps = head->tokens_per_s / (1 + e);
-	memset(g, 0, sizeof *g);
-	g->head = head;
-	g->worst_tps = head->tokens_per_s;
+	const struct plan_entry *rep = NULL, *next = NULL;
+	g->n = 0;
+	g->best_tps = g->worst_tps = head->tokens_per_s;
 	for (int64_t i = 0; i < es->n; i++) {
 		const struct plan_entry *x = &es->v[i];
 		if (!(x->tokens_per_s < below))
@@ -191,17 +201,53 @@ static void group_scan(const struct plan_entries *es, const struct plan_entry *h
 			g->n++;
 			if (x->tokens_per_s < g->worst_tps)
 				g->worst_tps = x->tokens_per_s;
-			if (x->offload == LLMSIM_OFFLOAD_NONE && first_of(x, g->rep))
-				g->rep = x;
-		} else if (first_of(x, g->next)) {
-			g->next = x;
+			if (x->offload == LLMSIM_OFFLOAD_NONE && first_of(x, rep))
+				rep = x;
+		} else if (first_of(x, next)) {
+			next = x;
 		}
 	}
+	g->shown = rep ? *rep : *head;
+	return next;
+}
+
+/* The groups of the rows (at most top), from the fastest: *n of them.
+ * Returns 1 when they are those of every entry: es holds them all, or
+ * every group's floor is at least t_min (es holding every entry of
+ * tokens/s t_min or more) and the rows ran to top. */
+static int find_groups(const struct plan_entries *es, const struct plan_entry *head, double e,
+		       int top, double t_min, int complete, struct group *g, int *n)
+{
+	double below = INFINITY;
+	*n = 0;
+	while (head && *n < top) {
+		head = group_scan(es, head, below, e, &g[*n]);
+		below = g[(*n)++].best_tps / (1 + e);
+		if (!complete && below < t_min)
+			return 0;
+	}
+	return complete || *n == top;
+}
+
+/* Move the entries of tokens/s t_min or more to the front: how many. */
+static int64_t partition(struct plan_entries *es, double t_min)
+{
+	int64_t k = 0;
+	for (int64_t i = 0; i < es->n; i++)
+		if (es->v[i].tokens_per_s >= t_min) {
+			struct plan_entry x = es->v[k];
+			es->v[k++] = es->v[i];
+			es->v[i] = x;
+		}
+	return k;
 }
 
 /* The rows, the fastest and the best of each kind, by selection over the
  * entries in the order of cmp_entry, as a sort of them all would give
- * them, without the sort: a pass for the first, then one a row. */
+ * them, without the sort: a pass for the fastest and the first of each
+ * kind, a pass that moves the fastest to the front (those within the
+ * error of the fastest, top + 1 times over), and the groups of the rows
+ * found among those, a pass each (among all, should they reach beyond). */
 int plan_rank(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *req,
 	      const struct plan_base *b, struct plan_entries *es, struct llmsim_plan_out *out,
 	      struct llmsim_err *err)
@@ -210,29 +256,49 @@ int plan_rank(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *req,
 		return 0;
 	int top = req->top > 0 ? req->top : 5;
 	out->rows = calloc((size_t)top, sizeof *out->rows);
-	if (!out->rows)
+	struct group *g = calloc((size_t)top, sizeof *g);
+	if (!out->rows || !g) {
+		free(g);
 		return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
-	const struct plan_entry *head = NULL;
-	for (int64_t i = 0; i < es->n; i++)
-		if (first_of(&es->v[i], head))
-			head = &es->v[i];
-	int rc = expand(ctx, b, head, &out->fastest, err);
+	}
+	unsigned searched = kinds_searched(req, out);
+	const struct plan_entry *head = NULL, *first[LLMSIM_PLAN_KIND_COUNT] = {0};
+	for (int64_t i = 0; i < es->n; i++) {
+		const struct plan_entry *x = &es->v[i];
+		unsigned of = kinds_of(ctx, x) & searched;
+		if (first_of(x, head))
+			head = x;
+		for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT; k++)
+			if ((of >> k & 1) && first_of(x, first[k]))
+				first[k] = x;
+	}
+	/* copies: the entries move */
+	struct plan_entry h = *head, f[LLMSIM_PLAN_KIND_COUNT];
+	int have_f[LLMSIM_PLAN_KIND_COUNT];
+	for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT; k++)
+		if ((have_f[k] = first[k] != NULL))
+			f[k] = *first[k];
+	double e = out->error_frac, t_min = h.tokens_per_s * pow(1 + e, -(top + 1));
+	int64_t ncand = partition(es, t_min);
+	struct plan_entries cand = {.v = es->v, .n = ncand};
 	/* groups: from the fastest left, everything within (1 + e) of its
 	 * step time; shown by the fastest of them in HBM alone */
-	double e = out->error_frac, below = INFINITY;
-	while (head && out->nrows < top && !rc) {
-		struct group g;
-		group_scan(es, head, below, e, &g);
-		struct llmsim_plan_row *row = &out->rows[out->nrows++];
-		rc = expand(ctx, b, g.rep ? g.rep : head, &row->r, err);
-		row->equivalent = g.n - 1;
-		row->group_best_tokens_per_s = head->tokens_per_s;
-		row->group_worst_tokens_per_s = g.worst_tps;
-		below = head->tokens_per_s / (1 + e);
-		head = g.next;
+	int ng;
+	if (!find_groups(&cand, &h, e, top, t_min, ncand == es->n, g, &ng)) {
+		ncand = es->n;
+		find_groups(es, &h, e, top, t_min, 1, g, &ng);
 	}
+	int rc = expand(ctx, b, &h, &out->fastest, err);
+	for (int i = 0; i < ng && !rc; i++) {
+		struct llmsim_plan_row *row = &out->rows[out->nrows++];
+		rc = expand(ctx, b, &g[i].shown, &row->r, err);
+		row->equivalent = g[i].n - 1;
+		row->group_best_tokens_per_s = g[i].best_tps;
+		row->group_worst_tokens_per_s = g[i].worst_tps;
+	}
+	free(g);
 	if (!rc)
-		rc = best_kinds(ctx, req, b, es, out, err);
+		rc = best_kinds(ctx, b, es, ncand, t_min, f, have_f, out, err);
 	return rc;
 }
 
