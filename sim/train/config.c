@@ -88,20 +88,9 @@ const char *llmsim_train_reject_name(enum llmsim_train_reject r)
 
 double llmsim_train_stage_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c)
 {
-	int v = c->schedule == LLMSIM_SCHED_INTERLEAVED && c->chunks > 1 ? c->chunks : 1;
-	int64_t pv = (int64_t)(c->pp > 0 ? c->pp : 1) * v;
 	if (llmsim_train_pp_ends_in_slots(c)) /* the fullest rank (pp_layout.c) */
 		return train_pp_max_layers(m, c);
-	if (pv <= INT32_MAX - m->layers) { /* 32-bit divisions, the cheaper (a search's
-					    * every configuration asks) */
-		int32_t p32 = (int32_t)pv;
-		if (!c->uneven_pp || m->layers % p32 == 0)
-			return (double)m->layers / (c->pp > 0 ? c->pp : 1);
-		return (double)((m->layers + p32 - 1) / p32) * v;
-	}
-	if (!c->uneven_pp || m->layers % pv == 0)
-		return (double)m->layers / (c->pp > 0 ? c->pp : 1);
-	return (double)((m->layers + pv - 1) / pv) * v;
+	return train_stage_layers(m, c); /* train_int.h */
 }
 
 void llmsim_train_cfg_init(struct llmsim_train_cfg *c)

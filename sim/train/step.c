@@ -175,7 +175,7 @@ int train_dp_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c
 		/* ZeRO-3: one layer's 16-bit weights gathered in forward and
 		 * again in backward, its gradients reduce-scattered */
 		double lw = p.layer * 2;
-		double lg = (c->lora_rank ? p.trained_dense / llmsim_train_stage_layers(&ctx->model, c)
+		double lg = (c->lora_rank ? p.trained_dense / train_stage_layers(&ctx->model, c)
 					  : p.layer) * gb;
 		double ag = coll(ctx, LLMSIM_COLL_ALLGATHER, lw, D, nd, &dc->z3_layer_bytes,
 				 &rc, err);
@@ -242,7 +242,7 @@ static void offload_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train
 		return;
 	int D = c->dp * c->cp, De = D / (c->ep > 0 ? c->ep : 1);
 	int ranks = c->gpus < g->gpus_per_node ? c->gpus : g->gpus_per_node;
-	double ls = llmsim_train_stage_layers(&ctx->model, c);
+	double ls = train_stage_layers(&ctx->model, c);
 	/* the shard this rank updates (ZeRO partitions over DP even at
 	 * stage 0 here: offload needs stage >= 1) */
 	double upd = p->trained_dense / D + p->trained_expert / De;
@@ -279,7 +279,7 @@ static double fsdp_rs_exposed(const struct llmsim_train_cfg *c, int64_t m, doubl
 	int v = train_pp_chunks(c);
 	/* the rank of the most layers with the shortest window: rank 1 when
 	 * the ends take a slot (rank 0 holds a layer fewer), else rank 0 */
-	int rank = llmsim_train_pp_ends_in_slots(c) && c->pp > 2 ? 1 : 0;
+	int rank = train_ends_in_slots(c) && c->pp > 2 ? 1 : 0;
 	double warm = c->pp > 1 ? llmsim_train_pp_peak_inflight(c->pp, v, m, rank, NULL) - 1 : 0;
 	double window = m * (tf + tb) + bubble - warm / v * tf;
 	return exposed(m * rs, window, 1 / (m * (ls >= 1 ? ls : 1)));
@@ -364,8 +364,8 @@ void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_trai
 {
 	const struct train_geom *g = &ctx->geom;
 	memset(mb, 0, sizeof *mb);
-	int in_slots = llmsim_train_pp_ends_in_slots(c); /* llama3: train_pp_slowest below */
-	double ls = in_slots ? 0 : llmsim_train_stage_layers(&ctx->model, c);
+	int in_slots = train_ends_in_slots(c); /* llama3: train_pp_slowest below */
+	double ls = in_slots ? 0 : train_stage_layers(&ctx->model, c);
 	double fm = g->layers ? (double)g->moe_layers / g->layers : 0;
 	double ld = ls * (1 - fm), lm = ls * fm;
 	const struct layer_cost *D = &sc->dense, *M = &sc->moe;

@@ -42,6 +42,31 @@
 #define TRAIN_EAGER_HOST_S 30.6e-6
 #define TRAIN_LAUNCH_QUEUE 1024
 
+/* llmsim_train_pp_ends_in_slots and llmsim_train_stage_layers, inline for
+ * a search's every configuration (the functions return these). */
+static inline int train_ends_in_slots(const struct llmsim_train_cfg *c)
+{
+	return c->recipe == LLMSIM_RECIPE_LLAMA3 && c->pp > 1;
+}
+
+static inline double train_stage_layers(const struct llmsim_model *m,
+					const struct llmsim_train_cfg *c)
+{
+	int v = c->schedule == LLMSIM_SCHED_INTERLEAVED && c->chunks > 1 ? c->chunks : 1;
+	int64_t pv = (int64_t)(c->pp > 0 ? c->pp : 1) * v;
+	if (train_ends_in_slots(c)) /* the fullest rank (pp_layout.c) */
+		return llmsim_train_stage_layers(m, c);
+	if (pv <= INT32_MAX - m->layers) { /* 32-bit divisions, the cheaper */
+		int32_t p32 = (int32_t)pv;
+		if (!c->uneven_pp || m->layers % p32 == 0)
+			return (double)m->layers / (c->pp > 0 ? c->pp : 1);
+		return (double)((m->layers + p32 - 1) / p32) * v;
+	}
+	if (!c->uneven_pp || m->layers % pv == 0)
+		return (double)m->layers / (c->pp > 0 ? c->pp : 1);
+	return (double)((m->layers + pv - 1) / pv) * v;
+}
+
 /* The model's parameters split by how training shards them. */
 struct train_geom {
 	int layers, dense_layers, moe_layers;
@@ -127,8 +152,27 @@ struct train_pp_memo_entry {
 	struct train_pp_rank_terms r[3];
 };
 #define TRAIN_PP_MEMO 64
+/* The closed form's terms that many configurations of a search share
+ * (train_memory): a layer's activations, keyed by every field of the
+ * configuration train_act_per_layer reads (one entry: the search's inner
+ * loops change none of them), and the parameters a GPU holds, keyed by
+ * every field train_params_per_gpu reads (an entry per chunks & 7: the
+ * innermost loops change the chunks). */
+struct train_act_memo {
+	int used, tp, cp, micro_batch, recompute, attn, sp;
+	int64_t seq;
+	double moe_imbalance;
+	double per_layer, ad, transient;
+};
+struct train_params_memo {
+	int used, tp, pp, ep, lora_rank, chunks, schedule, uneven_pp, recipe;
+	struct train_params p;
+};
+#define TRAIN_PARAMS_MEMO 8
 struct train_pp_memo {
 	struct train_pp_memo_entry e[TRAIN_PP_MEMO];
+	struct train_act_memo act;
+	struct train_params_memo params[TRAIN_PARAMS_MEMO];
 };
 
 struct llmsim_train_ctx {
