@@ -377,7 +377,7 @@ void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_trai
 		ls = train_pp_slowest(&ctx->model, c, sc, fm, &ends, &H);
 		ld = ls * (1 - fm), lm = ls * fm;
 	}
-	mb->ls = ls, mb->ld = ld, mb->lm = lm;
+	mb->layers = ls, mb->dense_layers = ld, mb->moe_layers = lm;
 
 	/* one micro-batch through the slowest stage */
 	double cf = ld * D->fwd_s + lm * M->fwd_s + H->fwd_s;
@@ -393,14 +393,14 @@ void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_trai
 	double epf = lm * M->ep_fwd_s, epb = lm * M->ep_bwd_s;
 	double cpf = ld * D->cp_fwd_exposed_s + lm * M->cp_fwd_exposed_s;
 	double cpb = ld * D->cp_bwd_exposed_s + lm * M->cp_bwd_exposed_s;
-	mb->tpb_hidden = ld * D->tp_bwd_hidden_s + lm * M->tp_bwd_hidden_s + H->tp_bwd_hidden_s;
-	mb->cpf_hidden = ld * D->cp_fwd_hidden_s + lm * M->cp_fwd_hidden_s;
-	mb->cpb_hidden = ld * D->cp_bwd_hidden_s + lm * M->cp_bwd_hidden_s;
+	mb->tp_bwd_hidden_s = ld * D->tp_bwd_hidden_s + lm * M->tp_bwd_hidden_s + H->tp_bwd_hidden_s;
+	mb->cp_fwd_hidden_s = ld * D->cp_fwd_hidden_s + lm * M->cp_fwd_hidden_s;
+	mb->cp_bwd_hidden_s = ld * D->cp_bwd_hidden_s + lm * M->cp_bwd_hidden_s;
 	if (full) { /* the recomputed forward communicates again */
 		tpb += ld * D->tp_fwd_s + lm * M->tp_fwd_s;
 		epb += epf;
 		cpb += cpf;
-		mb->cpb_hidden += mb->cpf_hidden;
+		mb->cp_bwd_hidden_s += mb->cp_fwd_hidden_s;
 	}
 	double z3f = 0, z3b = 0, z3f_off = 0, z3b_off = 0;
 	int off = c->offload != LLMSIM_OFFLOAD_NONE && dc->has_host;
@@ -416,17 +416,17 @@ void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_trai
 					     lb, ls) - z3b;
 		}
 	}
-	mb->v = c->schedule == LLMSIM_SCHED_INTERLEAVED ? c->chunks : 1;
-	mb->p2p = c->pp > 1 ? mb->v * sc->p2p_s : 0;
-	mb->cf = cf, mb->cb = cb;
-	mb->tpf = tpf, mb->tpb = tpb, mb->epf = epf, mb->epb = epb, mb->cpf = cpf, mb->cpb = cpb;
-	mb->z3f = z3f, mb->z3b = z3b, mb->z3f_off = z3f_off, mb->z3b_off = z3b_off;
-	mb->end_f = H->fwd_s + H->tp_fwd_s;
-	mb->end_b = H->bwd_s + H->tp_bwd_s;
+	mb->chunks = c->schedule == LLMSIM_SCHED_INTERLEAVED ? c->chunks : 1;
+	mb->p2p_s = c->pp > 1 ? mb->chunks * sc->p2p_s : 0;
+	mb->compute_fwd_s = cf, mb->compute_bwd_s = cb;
+	mb->tp_fwd_s = tpf, mb->tp_bwd_s = tpb, mb->ep_fwd_s = epf, mb->ep_bwd_s = epb, mb->cp_fwd_s = cpf, mb->cp_bwd_s = cpb;
+	mb->z3_fwd_s = z3f, mb->z3_bwd_s = z3b, mb->z3_fwd_off_s = z3f_off, mb->z3_bwd_off_s = z3b_off;
+	mb->end_fwd_s = H->fwd_s + H->tp_fwd_s;
+	mb->end_bwd_s = H->bwd_s + H->tp_bwd_s;
 	mb->end_tp_bytes = H->tp_bytes;
-	mb->tf = cf + tpf + epf + cpf + z3f + mb->p2p;
-	mb->tb = cb + tpb + epb + cpb + z3b + mb->p2p;
-	mb->bubble = (c->pp - 1) / mb->v * (mb->tf + mb->tb);
+	mb->fwd_s = cf + tpf + epf + cpf + z3f + mb->p2p_s;
+	mb->bwd_s = cb + tpb + epb + cpb + z3b + mb->p2p_s;
+	mb->bubble_s = (c->pp - 1) / mb->chunks * (mb->fwd_s + mb->bwd_s);
 	if (c->schedule == LLMSIM_SCHED_DUALPIPE) {
 		/* DualPipe: each chunk's all-to-alls and sends hidden by the paired
 		 * chunk's compute, which runs on the SMs the communication leaves;
@@ -436,13 +436,13 @@ void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_trai
 				      ? (double)sms / (sms - TRAIN_DUALPIPE_COMM_SMS)
 				      : 1;
 		double w = slow * (ld * D->wgrad_s + lm * M->wgrad_s + H->wgrad_s);
-		mb->cf = cf *= slow, mb->cb = cb *= slow;
-		mb->pair_exposed = fmax(0, epf + epb + 2 * mb->p2p - (cf + cb));
-		mb->epf = mb->epb = mb->p2p = 0;
-		mb->tf = cf + tpf + cpf + z3f;
-		mb->tb = cb + tpb + cpb + z3b;
-		mb->bubble = llmsim_train_dualpipe_bubble_s(c->pp, mb->tf + mb->tb + mb->pair_exposed,
-							    mb->tb, w);
+		mb->compute_fwd_s = cf *= slow, mb->compute_bwd_s = cb *= slow;
+		mb->pair_exposed_s = fmax(0, epf + epb + 2 * mb->p2p_s - (cf + cb));
+		mb->ep_fwd_s = mb->ep_bwd_s = mb->p2p_s = 0;
+		mb->fwd_s = cf + tpf + cpf + z3f;
+		mb->bwd_s = cb + tpb + cpb + z3b;
+		mb->bubble_s = llmsim_train_dualpipe_bubble_s(c->pp, mb->fwd_s + mb->bwd_s + mb->pair_exposed_s,
+							    mb->bwd_s, w);
 	}
 }
 
@@ -452,8 +452,8 @@ void train_dp_exposed(const struct llmsim_train_cfg *c, const struct dp_cost *dc
 	memset(x, 0, sizeof *x);
 	if (c->zero == 2 && c->recipe == LLMSIM_RECIPE_LLAMA3) { /* FSDP beside the pipeline */
 		x->flushes = m;
-		x->grad_s = fsdp_rs_exposed(c, m, dc->grad_sync_s, mb->tf, mb->tb, mb->bubble,
-					    mb->ls);
+		x->grad_s = fsdp_rs_exposed(c, m, dc->grad_sync_s, mb->fwd_s, mb->bwd_s, mb->bubble_s,
+					    mb->layers);
 		x->grad_hidden_s = fmax(0, dc->grad_sync_s - x->grad_s / (double)m);
 	} else if (c->zero <= 2) {
 		x->flushes = c->zero == 2 ? m : 1;
@@ -462,16 +462,16 @@ void train_dp_exposed(const struct llmsim_train_cfg *c, const struct dp_cost *dc
 		 * of those stacks shares the SMs with the backward */
 		int overlap = c->ddp == LLMSIM_DDP_STACK ? c->stack == LLMSIM_STACK_CORE
 							  : c->ddp == LLMSIM_DDP_TORCH;
-		double one = exposed(dc->grad_sync_s, mb->tb, dc->bucket_frac);
+		double one = exposed(dc->grad_sync_s, mb->bwd_s, dc->bucket_frac);
 		if (c->zero <= 1 && !overlap)
 			one = dc->grad_sync_s;
 		else if (c->zero <= 1)
-			one += dc->overlap_contention * fmin(dc->grad_sync_s, mb->tb);
+			one += dc->overlap_contention * fmin(dc->grad_sync_s, mb->bwd_s);
 		x->grad_s = (double)x->flushes * one;
 		x->grad_hidden_s = fmax(0, dc->grad_sync_s - one);
 	}
 	if (c->zero == 1 || c->zero == 2) {
-		x->gather_s = exposed(dc->param_gather_s, mb->tf, dc->bucket_frac);
+		x->gather_s = exposed(dc->param_gather_s, mb->fwd_s, dc->bucket_frac);
 		x->gather_hidden_s = dc->param_gather_s - x->gather_s;
 	}
 	x->emb_s = dc->emb_sync_s;
@@ -488,25 +488,25 @@ static void combine_time(struct llmsim_train_ctx *ctx, const struct llmsim_train
 	struct train_dp_exp dx;
 	train_mb_parts(ctx, c, sc, dc, mb);
 	train_dp_exposed(c, dc, m, mb, &dx);
-	double ls = mb->ls;
-	t->fwd_mb_s = mb->tf;
-	t->bwd_mb_s = mb->tb;
-	t->compute_s = m * (mb->cf + mb->cb);
-	t->tp_exposed_s = m * (mb->tpf + mb->tpb);
-	t->ep_exposed_s = m * (mb->epf + mb->epb + mb->pair_exposed);
-	t->cp_exposed_s = m * (mb->cpf + mb->cpb);
-	t->pp_exposed_s = m * 2 * mb->p2p;
-	t->zero3_exposed_s = m * (mb->z3f + mb->z3b);
+	double ls = mb->layers;
+	t->fwd_mb_s = mb->fwd_s;
+	t->bwd_mb_s = mb->bwd_s;
+	t->compute_s = m * (mb->compute_fwd_s + mb->compute_bwd_s);
+	t->tp_exposed_s = m * (mb->tp_fwd_s + mb->tp_bwd_s);
+	t->ep_exposed_s = m * (mb->ep_fwd_s + mb->ep_bwd_s + mb->pair_exposed_s);
+	t->cp_exposed_s = m * (mb->cp_fwd_s + mb->cp_bwd_s);
+	t->pp_exposed_s = m * 2 * mb->p2p_s;
+	t->zero3_exposed_s = m * (mb->z3_fwd_s + mb->z3_bwd_s);
 	t->dp_exposed_s = dx.total_s;
 	t->dp_comm_s = (c->zero == 2 ? m : 1) * dc->grad_sync_s + dc->param_gather_s +
 		       m * ls * (dc->z3_layer_fwd_s + dc->z3_layer_bwd_s);
 	t->comm_exposed_s = t->tp_exposed_s + t->ep_exposed_s + t->cp_exposed_s +
 			    t->pp_exposed_s + t->zero3_exposed_s + t->dp_exposed_s;
-	t->bubble_s = mb->bubble;
+	t->bubble_s = mb->bubble_s;
 	t->optimizer_s = dc->optimizer_s;
 	t->step_s = t->compute_s + t->comm_exposed_s + t->bubble_s + t->optimizer_s;
 	if (c->offload != LLMSIM_OFFLOAD_NONE && dc->has_host)
-		offload_time(c, dc, m, ls, mb->tb, mb->z3f_off, mb->z3b_off, t, cm);
+		offload_time(c, dc, m, ls, mb->bwd_s, mb->z3_fwd_off_s, mb->z3_bwd_off_s, t, cm);
 }
 
 static double tokens_per_step(const struct llmsim_train_cfg *c)
@@ -540,7 +540,7 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 	struct train_mb mb;
 	struct llmsim_train_time *t = &r->time;
 	combine_time(ctx, c, sc, dc, m, &mb, t, &r->comm);
-	double ls = mb.ls, ld = mb.ld, lm = mb.lm;
+	double ls = mb.layers, ld = mb.dense_layers, lm = mb.moe_layers;
 	const struct layer_cost *D = &sc->dense, *M = &sc->moe;
 	int full = c->recompute == LLMSIM_RECOMP_FULL;
 	int sel = c->recompute == LLMSIM_RECOMP_SELECTIVE;
@@ -552,7 +552,7 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 			    (full ? (ld * D->tp_bytes + lm * M->tp_bytes) / 2 : 0));
 	cm->ep_bytes = m * lm * M->ep_bytes * (full ? 1.5 : 1);
 	cm->cp_bytes = m * (ld * D->cp_bytes + lm * M->cp_bytes);
-	cm->pp_bytes = c->pp > 1 ? m * 2 * mb.v * sc->p2p_bytes : 0;
+	cm->pp_bytes = c->pp > 1 ? m * 2 * mb.chunks * sc->p2p_bytes : 0;
 	cm->dp_bytes = (c->zero == 2 ? m : 1) * dc->grad_bytes + dc->gather_bytes;
 	cm->zero3_bytes = m * ls * dc->z3_layer_bytes;
 	cm->tp_msg_bytes = sc->tp_msg_bytes;

@@ -410,22 +410,23 @@ void train_alloc_release(struct train_alloc *a);
 /* One micro-batch through the slowest stage as the step prices it
  * (train_combine), in its parts; the schedule (schedule.c) lays them out. */
 struct train_mb {
-	double ls, ld, lm;          /* layers of the stage: all, dense, MoE */
-	double cf, cb;              /* kernels: forward; backward with its recompute */
-	double recompute_s;         /* the recomputed forward inside cb */
-	double tpf, tpb, epf, epb, cpf, cpb; /* exposed collectives (fwd, bwd) */
-	double tpb_hidden, cpf_hidden, cpb_hidden; /* the parts compute hides */
-	double z3f, z3b;            /* ZeRO-3 gathers and reductions not hidden */
-	double z3f_off, z3b_off;    /* offload: the PCIe part beyond z3f, z3b */
-	double p2p;                 /* pipeline send/recv, per direction (v of them) */
-	double tf, tb;              /* forward and backward of a micro-batch, all in */
-	double v;                   /* model chunks per stage (1: 1F1B) */
-	double end_f, end_b;        /* the slower end stage's own part of tf and tb (its
+	double layers, dense_layers, moe_layers; /* layers of the stage: all, dense, MoE */
+	double compute_fwd_s, compute_bwd_s; /* kernels: forward; backward with its recompute */
+	double recompute_s;         /* the recomputed forward inside compute_bwd_s */
+	double tp_fwd_s, tp_bwd_s, ep_fwd_s, ep_bwd_s, cp_fwd_s, cp_bwd_s; /* exposed
+				     * collectives */
+	double tp_bwd_hidden_s, cp_fwd_hidden_s, cp_bwd_hidden_s; /* the parts compute hides */
+	double z3_fwd_s, z3_bwd_s;  /* ZeRO-3 gathers and reductions not hidden */
+	double z3_fwd_off_s, z3_bwd_off_s; /* offload: the PCIe part beyond z3_fwd_s, z3_bwd_s */
+	double p2p_s;               /* pipeline send/recv, per direction (chunks of them) */
+	double fwd_s, bwd_s;        /* forward and backward of a micro-batch, all in */
+	double chunks;              /* model chunks per stage (1: 1F1B) */
+	double end_fwd_s, end_bwd_s; /* the slower end stage's own part of fwd_s and bwd_s (its
 				     * embedding or LM head with their TP collectives) */
 	double end_tp_bytes;        /* that end stage's TP bytes a micro-batch */
-	double pair_exposed;        /* DualPipe: the pair's communication its compute
-				     * does not cover (its tf/tb carry no EP or PP part) */
-	double bubble;              /* the schedule's bubble: (pp-1)/v (tf + tb), or
+	double pair_exposed_s;      /* DualPipe: the pair's communication its compute
+				     * does not cover (its fwd_s/bwd_s carry no EP or PP part) */
+	double bubble_s;            /* the schedule's bubble: (pp-1)/chunks (fwd_s + bwd_s), or
 				     * DualPipe's (llmsim_train_dualpipe_bubble_s) */
 };
 void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
