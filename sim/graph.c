@@ -118,9 +118,6 @@ static const char *const sec_names[LLMSIM_SEC_COUNT] = {
 	[LLMSIM_SEC_PRE] = "pre", [LLMSIM_SEC_DENSE] = "dense", [LLMSIM_SEC_MOE] = "moe",
 	[LLMSIM_SEC_POST] = "post", [LLMSIM_SEC_P2P] = "p2p",
 };
-static const char *const phase_names[LLMSIM_PH_COUNT] = {
-	[LLMSIM_PH_FWD] = "fwd", [LLMSIM_PH_BWD] = "bwd", [LLMSIM_PH_RECOMPUTE] = "recompute",
-};
 static const char *const cat_names[LLMSIM_BYTES_CAT_COUNT] = {
 	[LLMSIM_BYTES_WEIGHTS] = "weights", [LLMSIM_BYTES_KV] = "kv",
 	[LLMSIM_BYTES_ACT] = "activations",
@@ -129,11 +126,6 @@ static const char *const cat_names[LLMSIM_BYTES_CAT_COUNT] = {
 const char *llmsim_gsec_name(enum llmsim_gsec s)
 {
 	return (unsigned)s < LLMSIM_SEC_COUNT ? sec_names[s] : "?";
-}
-
-const char *llmsim_gphase_name(enum llmsim_gphase p)
-{
-	return (unsigned)p < LLMSIM_PH_COUNT ? phase_names[p] : "?";
 }
 
 const char *llmsim_byte_cat_name(enum llmsim_byte_cat c)
@@ -195,7 +187,7 @@ struct llmsim_gnode *gb_node(struct bld *b, const char *name, enum llmsim_gphase
 	return n;
 }
 
-int gb_idx(const struct bld *b, const struct llmsim_gnode *n)
+static int gb_idx(const struct bld *b, const struct llmsim_gnode *n)
 {
 	return (int)(n - b->g->node);
 }
@@ -231,7 +223,7 @@ struct llmsim_gnode *gb_gemm(struct bld *b, const char *name, enum llmsim_gphase
 
 /* A GEMM of a linear layer and, in training, its data gradient and (when
  * trained) its weight gradient. */
-void gb_gemm_fb(struct bld *b, const char *name, int64_t T, int64_t out, int64_t in,
+static void gb_gemm_fb(struct bld *b, const char *name, int64_t T, int64_t out, int64_t in,
 		    int64_t batch, int quantized, int trained, unsigned role)
 {
 	char nm[48];
@@ -249,7 +241,7 @@ void gb_gemm_fb(struct bld *b, const char *name, int64_t T, int64_t out, int64_t
 
 /* A linear layer of the model (out x in on T tokens), with its LoRA
  * adapter when `lora` and the config trains adapters. */
-void gb_linear(struct bld *b, const char *name, int64_t T, int64_t out, int64_t in,
+static void gb_linear(struct bld *b, const char *name, int64_t T, int64_t out, int64_t in,
 		   int lora)
 {
 	int lr = b->train ? b->c->lora_rank : 0;
@@ -289,7 +281,7 @@ void gb_ew(struct bld *b, const char *name, enum llmsim_ew_kind kind, int64_t to
 		gb_ew1(b, name, LLMSIM_PH_BWD, kind, tokens, hidden, cat, strided, role);
 }
 
-struct llmsim_gnode *gb_coll(struct bld *b, const char *name, enum llmsim_gphase ph,
+static struct llmsim_gnode *gb_coll(struct bld *b, const char *name, enum llmsim_gphase ph,
 				 enum llmsim_coll_kind kind, double bytes, int gpus, int nodes,
 				 unsigned role)
 {

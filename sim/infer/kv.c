@@ -49,7 +49,8 @@ static int64_t round_up(const struct llmsim_kv *kv, int64_t tokens)
 	return (tokens + kv->block_size - 1) / kv->block_size * kv->block_size;
 }
 
-int64_t llmsim_kv_free_tokens(const struct llmsim_kv *kv)
+/* Slots free. */
+static int64_t kv_free_tokens(const struct llmsim_kv *kv)
 {
 	return kv->capacity_tokens - kv->allocated_tokens;
 }
@@ -64,7 +65,7 @@ int llmsim_kv_admit(struct llmsim_kv *kv, struct llmsim_kv_seq *s, int64_t token
 {
 	LLMSIM_ASSERT(s->reserved_tokens == 0 && tokens >= 0 && max_tokens >= tokens);
 	int64_t want = kv->kind == LLMSIM_KV_CONTIGUOUS ? max_tokens : round_up(kv, tokens);
-	if (want > llmsim_kv_free_tokens(kv))
+	if (want > kv_free_tokens(kv))
 		return LLMSIM_ENOFIT;
 	kv->allocated_tokens += want;
 	kv->used_tokens += tokens;
@@ -80,7 +81,7 @@ int llmsim_kv_grow(struct llmsim_kv *kv, struct llmsim_kv_seq *s, int64_t tokens
 		if (kv->kind == LLMSIM_KV_CONTIGUOUS)
 			return LLMSIM_ENOFIT;
 		int64_t more = round_up(kv, tokens) - s->reserved_tokens;
-		if (more > llmsim_kv_free_tokens(kv))
+		if (more > kv_free_tokens(kv))
 			return LLMSIM_ENOFIT;
 		kv->allocated_tokens += more;
 		s->reserved_tokens += more;

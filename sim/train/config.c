@@ -28,34 +28,6 @@ _Static_assert(sizeof llmsim_pp_sched_names / sizeof *llmsim_pp_sched_names ==
 _Static_assert(sizeof llmsim_recipe_names / sizeof *llmsim_recipe_names ==
 	       LLMSIM_RECIPE_COUNT + 1, "recipe names");
 
-static const char *const reject_names[LLMSIM_REJ_COUNT] = {
-	[LLMSIM_REJ_NONE] = "valid",
-	[LLMSIM_REJ_GPUS] = "gpu count",
-	[LLMSIM_REJ_HEADS] = "heads not divisible by tp",
-	[LLMSIM_REJ_LAYERS] = "layers not divisible by pp*chunks",
-	[LLMSIM_REJ_BATCH] = "batch not divisible by micro-batch*dp",
-	[LLMSIM_REJ_SEQ] = "seq not divisible by 2*cp",
-	[LLMSIM_REJ_EXPERTS] = "experts not divisible by ep",
-	[LLMSIM_REJ_SCHEDULE] = "interleaving needs pp > 1 and micro-batches % pp == 0",
-	[LLMSIM_REJ_OPTION] = "unsupported option (ZeRO-3 with pp, kernel the GPU lacks)",
-	[LLMSIM_REJ_OOM] = "out of memory",
-	[LLMSIM_REJ_HOST_OOM] = "offloaded states exceed host memory",
-};
-
-static const char *const reject_keys[LLMSIM_REJ_COUNT] = {
-	[LLMSIM_REJ_NONE] = "valid",       [LLMSIM_REJ_GPUS] = "gpus",
-	[LLMSIM_REJ_HEADS] = "heads",      [LLMSIM_REJ_LAYERS] = "layers",
-	[LLMSIM_REJ_BATCH] = "batch",      [LLMSIM_REJ_SEQ] = "seq",
-	[LLMSIM_REJ_EXPERTS] = "experts",  [LLMSIM_REJ_SCHEDULE] = "schedule",
-	[LLMSIM_REJ_OPTION] = "option",    [LLMSIM_REJ_OOM] = "oom",
-	[LLMSIM_REJ_HOST_OOM] = "host_oom",
-};
-
-const char *llmsim_train_reject_key(enum llmsim_train_reject r)
-{
-	return (unsigned)r < LLMSIM_REJ_COUNT ? reject_keys[r] : "?";
-}
-
 const char *llmsim_recompute_name(enum llmsim_recompute r)
 {
 	return (unsigned)r < LLMSIM_RECOMP_COUNT ? llmsim_recompute_names[r] : "?";
@@ -79,11 +51,6 @@ const char *llmsim_offload_name(enum llmsim_offload o)
 const char *llmsim_stack_name(enum llmsim_stack s)
 {
 	return (unsigned)s < LLMSIM_STACK_COUNT ? llmsim_stack_names[s] : "?";
-}
-
-const char *llmsim_train_reject_name(enum llmsim_train_reject r)
-{
-	return (unsigned)r < LLMSIM_REJ_COUNT ? reject_names[r] : "?";
 }
 
 double llmsim_train_stage_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c)
