@@ -34,6 +34,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/enum.h"
+
 void llmsim_graph_cfg_init(struct llmsim_graph_cfg *c)
 {
 	memset(c, 0, sizeof *c);
@@ -125,12 +127,12 @@ static const char *const cat_names[LLMSIM_BYTES_CAT_COUNT] = {
 
 const char *llmsim_gsec_name(enum llmsim_gsec s)
 {
-	return (unsigned)s < LLMSIM_SEC_COUNT ? sec_names[s] : "?";
+	return llmsim_enum_label(sec_names, LLMSIM_SEC_COUNT, (int)s);
 }
 
 const char *llmsim_byte_cat_name(enum llmsim_byte_cat c)
 {
-	return (unsigned)c < LLMSIM_BYTES_CAT_COUNT ? cat_names[c] : "?";
+	return llmsim_enum_label(cat_names, LLMSIM_BYTES_CAT_COUNT, (int)c);
 }
 
 int llmsim_graph_price(const struct llmsim_gpu *gpu, const struct llmsim_gnode *n,

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/enum.h"
 #include "base/yaml.h"
 #include "suite.h"
 #include "train_runs.h"
@@ -261,7 +262,7 @@ static const char *const run_metric_names[LLMSIM_RUN_METRIC_COUNT] = {
 
 const char *llmsim_run_metric_name(enum llmsim_run_metric m)
 {
-	return (unsigned)m < LLMSIM_RUN_METRIC_COUNT ? run_metric_names[m] : "?";
+	return llmsim_enum_label(run_metric_names, LLMSIM_RUN_METRIC_COUNT, (int)m);
 }
 
 int llmsim_run_predict(const struct llmsim_run_entry *e, struct llmsim_run_outcome *o,

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/enum.h"
+
 static const char *const alloc_names[LLMSIM_KV_ALLOC_COUNT] = {
 	[LLMSIM_KV_PAGED] = "paged",
 	[LLMSIM_KV_CONTIGUOUS] = "contiguous",
@@ -15,15 +17,12 @@ _Static_assert(sizeof alloc_names / sizeof alloc_names[0] == LLMSIM_KV_ALLOC_COU
 
 const char *llmsim_kv_alloc_name(enum llmsim_kv_alloc k)
 {
-	return (unsigned)k < LLMSIM_KV_ALLOC_COUNT ? alloc_names[k] : "?";
+	return llmsim_enum_label(alloc_names, LLMSIM_KV_ALLOC_COUNT, (int)k);
 }
 
 int llmsim_kv_alloc_parse(const char *s)
 {
-	for (int i = 0; i < LLMSIM_KV_ALLOC_COUNT; i++)
-		if (!strcasecmp(s, alloc_names[i]))
-			return i;
-	return -1;
+	return llmsim_enum_parse_nocase(alloc_names, LLMSIM_KV_ALLOC_COUNT, s);
 }
 
 int llmsim_kv_init(struct llmsim_kv *kv, enum llmsim_kv_alloc kind, int64_t capacity_tokens,

@@ -7,14 +7,29 @@
 #include <string.h>
 
 #include "base/bounds.h"
+#include "base/enum.h"
 #include "train_int.h"
 
-const char *const llmsim_recompute_names[] = {"none", "selective", "full", NULL};
-const char *const llmsim_pp_sched_names[] = {"1f1b", "interleaved", "dualpipe", NULL};
-const char *const llmsim_recipe_names[] = {"amp", "megatron", "zero", "llama3", NULL};
-const char *const llmsim_offload_names[] = {"none", "optimizer", "params", NULL};
-const char *const llmsim_stack_names[] = {"core", "megatron-2021", "megatron-2022", NULL};
-const char *const llmsim_ddp_names[] = {"stack", "torch", "local", NULL};
+/* Each NULL-terminated (the YAML loaders' and the CLI's choices). */
+const char *const llmsim_recompute_names[] = {
+	[LLMSIM_RECOMP_NONE] = "none", [LLMSIM_RECOMP_SELECTIVE] = "selective",
+	[LLMSIM_RECOMP_FULL] = "full", [LLMSIM_RECOMP_COUNT] = NULL};
+const char *const llmsim_pp_sched_names[] = {
+	[LLMSIM_SCHED_1F1B] = "1f1b", [LLMSIM_SCHED_INTERLEAVED] = "interleaved",
+	[LLMSIM_SCHED_DUALPIPE] = "dualpipe", [LLMSIM_SCHED_COUNT] = NULL};
+const char *const llmsim_recipe_names[] = {
+	[LLMSIM_RECIPE_AMP] = "amp", [LLMSIM_RECIPE_MEGATRON] = "megatron",
+	[LLMSIM_RECIPE_ZERO] = "zero", [LLMSIM_RECIPE_LLAMA3] = "llama3",
+	[LLMSIM_RECIPE_COUNT] = NULL};
+const char *const llmsim_offload_names[] = {
+	[LLMSIM_OFFLOAD_NONE] = "none", [LLMSIM_OFFLOAD_OPTIMIZER] = "optimizer",
+	[LLMSIM_OFFLOAD_PARAMS] = "params", [LLMSIM_OFFLOAD_COUNT] = NULL};
+const char *const llmsim_stack_names[] = {
+	[LLMSIM_STACK_CORE] = "core", [LLMSIM_STACK_MEGATRON_2021] = "megatron-2021",
+	[LLMSIM_STACK_MEGATRON_2022] = "megatron-2022", [LLMSIM_STACK_COUNT] = NULL};
+const char *const llmsim_ddp_names[] = {
+	[LLMSIM_DDP_STACK] = "stack", [LLMSIM_DDP_TORCH] = "torch", [LLMSIM_DDP_LOCAL] = "local",
+	[LLMSIM_DDP_COUNT] = NULL};
 _Static_assert(sizeof llmsim_ddp_names / sizeof *llmsim_ddp_names == LLMSIM_DDP_COUNT + 1,
 	       "ddp names");
 _Static_assert(sizeof llmsim_stack_names / sizeof *llmsim_stack_names == LLMSIM_STACK_COUNT + 1,
@@ -30,27 +45,27 @@ _Static_assert(sizeof llmsim_recipe_names / sizeof *llmsim_recipe_names ==
 
 const char *llmsim_recompute_name(enum llmsim_recompute r)
 {
-	return (unsigned)r < LLMSIM_RECOMP_COUNT ? llmsim_recompute_names[r] : "?";
+	return llmsim_enum_label(llmsim_recompute_names, LLMSIM_RECOMP_COUNT, (int)r);
 }
 
 const char *llmsim_pp_sched_name(enum llmsim_pp_sched s)
 {
-	return (unsigned)s < LLMSIM_SCHED_COUNT ? llmsim_pp_sched_names[s] : "?";
+	return llmsim_enum_label(llmsim_pp_sched_names, LLMSIM_SCHED_COUNT, (int)s);
 }
 
 const char *llmsim_recipe_name(enum llmsim_recipe r)
 {
-	return (unsigned)r < LLMSIM_RECIPE_COUNT ? llmsim_recipe_names[r] : "?";
+	return llmsim_enum_label(llmsim_recipe_names, LLMSIM_RECIPE_COUNT, (int)r);
 }
 
 const char *llmsim_offload_name(enum llmsim_offload o)
 {
-	return (unsigned)o < LLMSIM_OFFLOAD_COUNT ? llmsim_offload_names[o] : "?";
+	return llmsim_enum_label(llmsim_offload_names, LLMSIM_OFFLOAD_COUNT, (int)o);
 }
 
 const char *llmsim_stack_name(enum llmsim_stack s)
 {
-	return (unsigned)s < LLMSIM_STACK_COUNT ? llmsim_stack_names[s] : "?";
+	return llmsim_enum_label(llmsim_stack_names, LLMSIM_STACK_COUNT, (int)s);
 }
 
 double llmsim_train_stage_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c)

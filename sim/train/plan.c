@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "base/bounds.h"
+#include "base/enum.h"
 #include "plan_int.h"
 #include "train_int.h"
 
@@ -67,12 +68,12 @@ static const char *const why_keys[LLMSIM_PLAN_WHY_COUNT] = {
 
 const char *llmsim_plan_why_name(enum llmsim_plan_why w)
 {
-	return (unsigned)w < LLMSIM_PLAN_WHY_COUNT ? why_names[w] : "?";
+	return llmsim_enum_label(why_names, LLMSIM_PLAN_WHY_COUNT, (int)w);
 }
 
 const char *llmsim_plan_why_key(enum llmsim_plan_why w)
 {
-	return (unsigned)w < LLMSIM_PLAN_WHY_COUNT ? why_keys[w] : "?";
+	return llmsim_enum_label(why_keys, LLMSIM_PLAN_WHY_COUNT, (int)w);
 }
 
 int llmsim_plan_why_priced(enum llmsim_plan_why w)

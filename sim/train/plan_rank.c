@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/bounds.h"
+#include "base/enum.h"
 #include "plan_int.h"
 #include "train_int.h"
 
@@ -30,12 +31,12 @@ static const char *const kind_keys[LLMSIM_PLAN_KIND_COUNT] = {
 
 const char *llmsim_plan_kind_name(enum llmsim_plan_kind k)
 {
-	return (unsigned)k < LLMSIM_PLAN_KIND_COUNT ? kind_names[k] : "?";
+	return llmsim_enum_label(kind_names, LLMSIM_PLAN_KIND_COUNT, (int)k);
 }
 
 const char *llmsim_plan_kind_key(enum llmsim_plan_kind k)
 {
-	return (unsigned)k < LLMSIM_PLAN_KIND_COUNT ? kind_keys[k] : "?";
+	return llmsim_enum_label(kind_keys, LLMSIM_PLAN_KIND_COUNT, (int)k);
 }
 
 int64_t llmsim_plan_batch_rule(int gpus, int64_t seq, double *tokens)
