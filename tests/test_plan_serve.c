@@ -207,3 +207,37 @@ Test(plan_serve, bad_requests)
 	cr_expect_eq(llmsim_plan_serve(&pc, &o, &e), LLMSIM_EINVAL);
 	cr_expect_str_eq(e.msg, "the target quantile is p50, p90 or p99");
 }
+
+struct seen {
+	int calls;
+	int64_t last;
+	int monotone;
+};
+
+static void count_progress(void *ctx, int64_t simulated, int64_t pruned)
+{
+	struct seen *s = ctx;
+	(void)pruned;
+	s->monotone &= simulated >= s->last;
+	s->last = simulated;
+	s->calls++;
+}
+
+/* The progress callback comes before every engine run, with the count of
+ * runs done so far. */
+Test(plan_serve, progress_before_each_run)
+{
+	struct llmsim_plan_serve_cfg pc;
+	struct llmsim_plan_serve_out o;
+	struct seen s = {.monotone = 1};
+	cfg(&pc, 2);
+	pc.no_disagg = 1;
+	pc.progress = count_progress;
+	pc.progress_ctx = &s;
+	run(&pc, &o);
+	cr_expect_gt(s.calls, 0);
+	cr_expect_eq(s.calls, o.simulated, "%d calls, %lld runs", s.calls, (long long)o.simulated);
+	cr_expect(s.monotone);
+	cr_expect_eq(s.last, o.simulated - 1);
+	llmsim_plan_serve_release(&o);
+}

@@ -71,11 +71,9 @@ void plan_entry_cfg(const struct plan_entry *e, const struct plan_base *b,
 	c->lora_rank = e->lora ? b->lora_rank : 0;
 }
 
-/* Fastest first; ties in an order that does not depend on the search's:
- * HBM alone before offload, then the smaller degrees and options. The one
- * order of the ranking: every "first" below is the least by it (the
- * configurations differ in some key, so it is a total order). */
-static int cmp_entry(const struct plan_entry *a, const struct plan_entry *b)
+/* The one order of the ranking (plan_int.h): every "first" below is the
+ * least by it. */
+int plan_entry_cmp(const struct plan_entry *a, const struct plan_entry *b)
 {
 	if (a->tokens_per_s != b->tokens_per_s)
 		return a->tokens_per_s > b->tokens_per_s ? -1 : 1;
@@ -90,14 +88,14 @@ static int cmp_entry(const struct plan_entry *a, const struct plan_entry *b)
 }
 
 /* a before b (b may be NULL: nothing yet); the common case, tokens/s
- * apart, decided here (cmp_entry's first key, the same answer) */
+ * apart, decided here (plan_entry_cmp's first key, the same answer) */
 static inline int first_of(const struct plan_entry *a, const struct plan_entry *b)
 {
 	if (!b)
 		return 1;
 	if (a->tokens_per_s != b->tokens_per_s)
 		return a->tokens_per_s > b->tokens_per_s;
-	return cmp_entry(a, b) < 0;
+	return plan_entry_cmp(a, b) < 0;
 }
 
 static int expand(struct llmsim_train_ctx *ctx, const struct plan_base *b,
@@ -109,11 +107,11 @@ static int expand(struct llmsim_train_ctx *ctx, const struct plan_base *b,
 }
 
 /* The kinds an entry is of, a bit each (1u << enum llmsim_plan_kind). */
-static unsigned kinds_of(const struct llmsim_train_ctx *ctx, const struct plan_entry *e)
+static unsigned kinds_of(int gpus_per_node, const struct plan_entry *e)
 {
 	return 1u << (e->offload == LLMSIM_OFFLOAD_NONE ? LLMSIM_PLAN_KIND_HBM
 							: LLMSIM_PLAN_KIND_OFFLOAD) |
-	       (e->tp <= ctx->gpu.gpus_per_node ? 1u << LLMSIM_PLAN_KIND_TP_NODE : 0) |
+	       (e->tp <= gpus_per_node ? 1u << LLMSIM_PLAN_KIND_TP_NODE : 0) |
 	       1u << (e->lora ? LLMSIM_PLAN_KIND_LORA : LLMSIM_PLAN_KIND_FULL);
 }
 
@@ -130,65 +128,41 @@ static unsigned kinds_searched(const struct llmsim_plan_req *req, struct llmsim_
 	return searched;
 }
 
-/* The best of each kind, and whether it differs from what it is held
- * against by more than the error: the first of the kind (first[k], NULL
- * when none), or (as the rows do) the first of it in HBM alone within the
- * error of that (the offload kind: its first). es: every entry, or the
- * fastest of them, all those of tokens/s at least t_min; the entries
- * below it are looked at when a kind's error band reaches them. */
-static int best_kinds(struct llmsim_train_ctx *ctx, const struct plan_base *b,
-		      const struct plan_entries *all, int64_t ncand, double t_min,
-		      const struct plan_entry *first, const int *have_first,
-		      struct llmsim_plan_out *out, struct llmsim_err *err)
+/* The best of each kind: the first of the kind (first[k]), or (as the
+ * rows do) the first of it in HBM alone within the error of that (the
+ * offload kind: its first). all->v[0..ncand): every entry of tokens/s
+ * t_min or more; those below are looked at when a kind's error band
+ * reaches them. */
+static void pick_kinds(const struct plan_entries *all, int64_t ncand, double t_min, double e,
+		       int gpus_per_node, struct plan_selection *sel)
 {
-	double e = out->error_frac, first_tps = out->rows[0].r.tokens_per_s;
 	const struct plan_entry *pick[LLMSIM_PLAN_KIND_COUNT] = {0};
 	int64_t n = ncand;
 	for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT; k++)
-		if (have_first[k] && !(t_min * (1 + e) < first[k].tokens_per_s))
+		if (sel->have_kind[k] && !(t_min * (1 + e) < sel->kind[k].tokens_per_s))
 			n = all->n; /* its band may reach below t_min */
 	for (int64_t i = 0; i < n; i++) {
 		const struct plan_entry *x = &all->v[i];
-		unsigned of = kinds_of(ctx, x);
+		unsigned of = kinds_of(gpus_per_node, x);
 		for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT; k++)
-			if (have_first[k] && (of >> k & 1) &&
-			    !(x->tokens_per_s * (1 + e) < first[k].tokens_per_s) &&
+			if (sel->have_kind[k] && (of >> k & 1) &&
+			    !(x->tokens_per_s * (1 + e) < sel->kind[k].tokens_per_s) &&
 			    (x->offload == LLMSIM_OFFLOAD_NONE || k == LLMSIM_PLAN_KIND_OFFLOAD) &&
 			    first_of(x, pick[k]))
 				pick[k] = x;
 	}
-	for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT; k++) {
-		struct llmsim_plan_best *kb = &out->kind[k];
-		if (!have_first[k])
-			continue;
-		int rc = expand(ctx, b, pick[k] ? pick[k] : &first[k], &kb->r, err);
-		if (rc)
-			return rc;
-		kb->found = 1;
-		kb->vs_first = kb->r.tokens_per_s / first_tps - 1;
-		kb->beyond_error = first_tps > kb->r.tokens_per_s * (1 + e);
-	}
-	/* offload wins only by more than the error over the best in HBM alone */
-	struct llmsim_plan_best *off = &out->kind[LLMSIM_PLAN_KIND_OFFLOAD];
-	const struct llmsim_plan_best *hbm = &out->kind[LLMSIM_PLAN_KIND_HBM];
-	if (off->found)
-		off->beyond_error = !hbm->found || off->r.tokens_per_s > hbm->r.tokens_per_s * (1 + e);
-	return 0;
+	for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT; k++)
+		if (pick[k])
+			sel->kind[k] = *pick[k];
 }
 
 /* One row's group, found in one pass over the entries: those of tokens/s
  * in [head / (1 + e), below) where head is the first of those below
  * `below` (found by the previous pass, as this one finds the next row's
- * head: the first below this group's floor). */
-struct group {
-	struct plan_entry shown;      /* the first in HBM alone, else the head */
-	int64_t n;
-	double best_tps, worst_tps;
-};
-
+ * head: the first below this group's floor). Returns that next head. */
 static const struct plan_entry *group_scan(const struct plan_entries *es,
 					   const struct plan_entry *head, double below, double e,
-					   struct group *g)
+					   struct plan_group *g)
 {
 	double floor_tps = head->tokens_per_s / (1 + e);
 	const struct plan_entry *rep = NULL, *next = NULL;
@@ -217,7 +191,7 @@ static const struct plan_entry *group_scan(const struct plan_entries *es,
  * every group's floor is at least t_min (es holding every entry of
  * tokens/s t_min or more) and the rows ran to top. */
 static int find_groups(const struct plan_entries *es, const struct plan_entry *head, double e,
-		       int top, double t_min, int complete, struct group *g, int *n)
+		       int top, double t_min, int complete, struct plan_group *g, int *n)
 {
 	double below = INFINITY;
 	*n = 0;
@@ -243,30 +217,18 @@ static int64_t partition(struct plan_entries *es, double t_min)
 	return k;
 }
 
-/* The rows, the fastest and the best of each kind, by selection over the
- * entries in the order of cmp_entry, as a sort of them all would give
- * them, without the sort: a pass for the fastest and the first of each
- * kind, a pass that moves the fastest to the front (those within the
- * error of the fastest, top + 1 times over), and the groups of the rows
- * found among those, a pass each (among all, should they reach beyond). */
-int plan_rank(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *req,
-	      const struct plan_base *b, struct plan_entries *es, struct llmsim_plan_out *out,
-	      struct llmsim_err *err)
+void plan_select(struct plan_entries *es, double e, int top, unsigned searched,
+		 int gpus_per_node, struct plan_selection *sel)
 {
+	sel->nrows = 0;
+	for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT; k++)
+		sel->have_kind[k] = 0;
 	if (!es->n)
-		return 0;
-	int top = req->top > 0 ? req->top : 5;
-	out->rows = calloc((size_t)top, sizeof *out->rows);
-	struct group *g = calloc((size_t)top, sizeof *g);
-	if (!out->rows || !g) {
-		free(g);
-		return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
-	}
-	unsigned searched = kinds_searched(req, out);
+		return;
 	const struct plan_entry *head = NULL, *first[LLMSIM_PLAN_KIND_COUNT] = {0};
 	for (int64_t i = 0; i < es->n; i++) {
 		const struct plan_entry *x = &es->v[i];
-		unsigned of = kinds_of(ctx, x) & searched;
+		unsigned of = kinds_of(gpus_per_node, x) & searched;
 		if (first_of(x, head))
 			head = x;
 		for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT; k++)
@@ -274,32 +236,64 @@ int plan_rank(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *req,
 				first[k] = x;
 	}
 	/* copies: the entries move */
-	struct plan_entry h = *head, f[LLMSIM_PLAN_KIND_COUNT];
-	int have_f[LLMSIM_PLAN_KIND_COUNT];
+	sel->fastest = *head;
 	for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT; k++)
-		if ((have_f[k] = first[k] != NULL))
-			f[k] = *first[k];
-	double e = out->error_frac, t_min = h.tokens_per_s * pow(1 + e, -(top + 1));
+		if ((sel->have_kind[k] = first[k] != NULL))
+			sel->kind[k] = *first[k];
+	double t_min = sel->fastest.tokens_per_s * pow(1 + e, -(top + 1));
 	int64_t ncand = partition(es, t_min);
 	struct plan_entries cand = {.v = es->v, .n = ncand};
 	/* groups: from the fastest left, everything within (1 + e) of its
 	 * step time; shown by the fastest of them in HBM alone */
-	int ng;
-	if (!find_groups(&cand, &h, e, top, t_min, ncand == es->n, g, &ng)) {
+	if (!find_groups(&cand, &sel->fastest, e, top, t_min, ncand == es->n, sel->rows,
+			 &sel->nrows)) {
 		ncand = es->n;
-		find_groups(es, &h, e, top, t_min, 1, g, &ng);
+		find_groups(es, &sel->fastest, e, top, t_min, 1, sel->rows, &sel->nrows);
 	}
-	int rc = expand(ctx, b, &h, &out->fastest, err);
-	for (int i = 0; i < ng && !rc; i++) {
+	pick_kinds(es, ncand, t_min, e, gpus_per_node, sel);
+}
+
+int plan_rank(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *req,
+	      const struct plan_base *b, struct plan_entries *es, struct llmsim_plan_out *out,
+	      struct llmsim_err *err)
+{
+	if (!es->n)
+		return 0;
+	int top = req->top > 0 ? req->top : 5;
+	struct plan_selection sel = {.rows = calloc((size_t)top, sizeof *sel.rows)};
+	out->rows = calloc((size_t)top, sizeof *out->rows);
+	if (!out->rows || !sel.rows) {
+		free(sel.rows);
+		return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
+	}
+	double e = out->error_frac;
+	plan_select(es, e, top, kinds_searched(req, out), ctx->gpu.gpus_per_node, &sel);
+	int rc = expand(ctx, b, &sel.fastest, &out->fastest, err);
+	for (int i = 0; i < sel.nrows && !rc; i++) {
 		struct llmsim_plan_row *row = &out->rows[out->nrows++];
-		rc = expand(ctx, b, &g[i].shown, &row->r, err);
-		row->equivalent = g[i].n - 1;
-		row->group_best_tokens_per_s = g[i].best_tps;
-		row->group_worst_tokens_per_s = g[i].worst_tps;
+		rc = expand(ctx, b, &sel.rows[i].shown, &row->r, err);
+		row->equivalent = sel.rows[i].n - 1;
+		row->group_best_tokens_per_s = sel.rows[i].best_tps;
+		row->group_worst_tokens_per_s = sel.rows[i].worst_tps;
 	}
-	free(g);
-	if (!rc)
-		rc = best_kinds(ctx, b, es, ncand, t_min, f, have_f, out, err);
+	free(sel.rows);
+	/* the best of each kind, and whether it differs from what it is held
+	 * against by more than the error */
+	double first_tps = out->nrows ? out->rows[0].r.tokens_per_s : 0;
+	for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT && !rc; k++) {
+		struct llmsim_plan_best *kb = &out->kind[k];
+		if (!sel.have_kind[k])
+			continue;
+		rc = expand(ctx, b, &sel.kind[k], &kb->r, err);
+		kb->found = !rc;
+		kb->vs_first = kb->r.tokens_per_s / first_tps - 1;
+		kb->beyond_error = first_tps > kb->r.tokens_per_s * (1 + e);
+	}
+	/* offload wins only by more than the error over the best in HBM alone */
+	struct llmsim_plan_best *off = &out->kind[LLMSIM_PLAN_KIND_OFFLOAD];
+	const struct llmsim_plan_best *hbm = &out->kind[LLMSIM_PLAN_KIND_HBM];
+	if (!rc && off->found)
+		off->beyond_error = !hbm->found || off->r.tokens_per_s > hbm->r.tokens_per_s * (1 + e);
 	return rc;
 }
 
