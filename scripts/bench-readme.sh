@@ -8,7 +8,8 @@
 # build, cmake -DCMAKE_BUILD_TYPE=Release) and prints their output under a
 # note of the machine (CPU, cores, load average, date, commit). With
 # --write it replaces the block between the README's "bench:begin" and
-# "bench:end" markers with it. The rates are per core: the benchmarks
+# "bench:end" markers with it (a text block: the README's console blocks
+# are commands the install test runs). The rates are per core: the benchmarks
 # time their thread's CPU time (the wall time stands beside).
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,7 +33,7 @@ block=$(mktemp)
 	echo "Measured $(date -u +%Y-%m-%d) at $(git -C "$root" rev-parse --short HEAD) on $cpu, $(nproc) cores,"
 	echo "load average $(cut -d' ' -f1-3 /proc/loadavg) (other work running), by scripts/bench-readme.sh:"
 	echo
-	echo '```console'
+	echo '```text'
 	echo '$ llmsim-bench-plan'
 	"$build/bench/llmsim-bench-plan"
 	echo '$ llmsim-bench-serve 5000 5'
