@@ -11,7 +11,8 @@
 #        gemm_probe.py (operand data x single/sustained)
 #   calib/torch/device_run_user.sh steps  whole programs: steps_lean.py (CUDA
 #        graphs), steps_hf.py (HF SDPA prefill), steps_train.py (one-GPU
-#        training, recompute none/full), heldout_ops.py (held-out calls)
+#        training, recompute none/full), heldout_ops.py (held-out calls; then
+#        its naive-attention and wide-row sets)
 #
 # Everything lands in $OUT/<part>.tar.gz (logs in $OUT/<part>.log), with
 # nvidia-smi -q before and after and an NVML trace of clock and power.
@@ -87,12 +88,13 @@ user)
 	step probe 80 $PY calib/torch/gemm_probe.py --out "$W/probe"
 	;;
 steps)
-	step lean 250 $PY calib/torch/steps_lean.py --out "$W" --budget-s 230 --max-kv-gb 24 \
+	step lean 220 $PY calib/torch/steps_lean.py --out "$W" --budget-s 200 --max-kv-gb 24 \
 		--models llama-3.2-3b,llama-2-7b,llama-3.1-8b
 	step hf 70 $PY calib/torch/steps_hf.py --out "$W" --budget-s 60 --models llama-3.2-3b,llama-2-7b
 	step train 110 $PY calib/torch/steps_train.py --out "$W" --budget-s 100 \
 		--runs llama-3.2-3b:8:2048:1/4,llama-2-7b:4:4096:1/2,llama-3.1-8b:4:4096:1/2
 	step heldout 95 $PY calib/torch/heldout_ops.py --out "$W"
+	step heldout_naive 50 $PY calib/torch/heldout_ops.py --out "$W/naive" --sets naive,wide
 	;;
 *)
 	echo "device_run_user.sh: unknown part '$PART' (user or steps)" >&2
