@@ -234,6 +234,7 @@ static void print_json(const struct llmsim_plan_serve_out *o, const struct llmsi
 	llmsim_json_int(&j, "gpus", pc->gpus);
 	llmsim_json_int(&j, "prompt", pc->prompt);
 	llmsim_json_int(&j, "output", pc->output);
+	llmsim_json_str(&j, "engine", llmsim_engine_name(LLMSIM_ENGINE_DEFAULT));
 	llmsim_json_str(&j, "load", loads[pc->load]);
 	if (pc->load == LLMSIM_LOAD_RATE)
 		llmsim_json_num(&j, "rate_per_s", pc->rate_per_s);
@@ -410,6 +411,8 @@ int cmd_plan_serve(int argc, char **argv, const struct cli_setup *setup)
 			printf("targets: none: ranked by throughput only (%s)\n",
 			       by_user ? "the rate fixes it: then tokens/s per user" : "tokens/s per GPU");
 		}
+		printf("engine: %s (the default engine of infer, serve and spec), CUDA graphs\n",
+		       llmsim_engine_name(LLMSIM_ENGINE_DEFAULT));
 		printf("types:  weights %s, KV %s%s\n", wdts ? wdts : "bf16", kvdts ? kvdts : "bf16",
 		       wdts || kvdts ? "" : " (--weight-dtype / --kv-dtype allow quantized ones)");
 		printf("search: %lld configurations simulated (%lld disaggregated); "

@@ -109,7 +109,7 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 	const char *cmd = "llmsim serve";
 	const char *pdist = NULL, *odist = NULL, *lengths = NULL, *suite = NULL, *trace_out = NULL;
 	struct cli_place pl = {.gpu = "h200"};
-	struct cli_run run = {.engine = LLMSIM_ENGINE_FUSED};
+	struct cli_run run = {.engine = LLMSIM_ENGINE_DEFAULT};
 	int alloc = 0, chunked = 0;
 	int sched = 0, offline = 0, json = 0, pub = 0, seen_req = 0, seen_prompt = 0, seen_output = 0;
 	int64_t requests = 1000, prompt = 1024, output = 256, block = 16, max_batch = 256;
@@ -126,7 +126,7 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 		{"output-dist", LLMSIM_ARG_STRING, &odist, "SPEC", "as --prompt-dist, for output lengths", 0, NULL, NULL},
 		{"lengths", LLMSIM_ARG_STRING, &lengths, "FILE", "lines of 'prompt output' tokens (cycled)", 0, NULL, NULL},
 		CLI_DTYPE_OPTS(pl),
-		CLI_RUN_OPTS(run, "the engine's kernels: fused (a serving engine: vLLM, TensorRT-LLM; the default), torch (a lean PyTorch engine) or hf (HF transformers)"),
+		CLI_RUN_OPTS(run, "the engine's kernels: torch (a lean PyTorch engine in CUDA graphs: the default, the engine whose steps are measured), fused (a serving engine's fused kernels: vLLM, TensorRT-LLM) or hf (HF transformers)"),
 		{"kv-alloc", LLMSIM_ARG_CHOICE, &alloc, NULL, "KV allocation (default paged)", 0, alloc_names, NULL},
 		{"reserve", LLMSIM_ARG_I64, &reserve, "N", "contiguous: tokens reserved per sequence (default prompt + longest output)", 1, NULL, NULL},
 		{"block-size", LLMSIM_ARG_I64, &block, "N", "paged KV block, tokens (default 16)", 1, NULL, NULL},
@@ -144,8 +144,9 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 	int r = llmsim_args_parse(cmd, "--model M [--gpu G] [--gpus N --tp T --pp P --ep E] --requests N [--rate R | --offline] --prompt P --output O [options]",
 				  "Simulate a vLLM-like engine (continuous batching, paged or contiguous\n"
 				  "KV cache, recompute preemption); each step is priced by the GPU model in\n"
-				  "the kernels of --engine (fused by default, as the engines serving runs\n"
-				  "are published with), inside the run's own load (--load busy) or as lone\n"
+				  "the kernels of --engine (torch by default, as infer, spec and the serving\n"
+				  "plan: the lean engine whose steps are measured), inside the run's own\n"
+				  "load (--load busy) or as lone\n"
 				  "kernels (--load lone). --trace-out FILE.json writes each engine step\n"
 				  "(its prefill and decode tokens) and the first 1000 requests' spans as a\n"
 				  "Chrome/Perfetto trace (ui.perfetto.dev, chrome://tracing).",
