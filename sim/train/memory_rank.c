@@ -67,7 +67,7 @@ static void rank_shared(const struct train_geom *g, const struct llmsim_model *m
 	llmsim_train_state_bytes(c->recipe, c->zero, n_exp, &sh->we, &sh->ge, &sh->oe);
 	sh->per_layer = train_act_per_layer(g, m, c, &sh->ad, &sh->transient);
 	sh->T = (double)c->micro_batch * c->seq / c->cp;
-	sh->other = TRAIN_CONTEXT_BYTES + train_p2p_buffer_bytes(m, c, sh->T) +
+	sh->other = train_allow_bytes(c) + train_p2p_buffer_bytes(m, c, sh->T) +
 		    2 * cp_kv_bytes(m, c);
 }
 
@@ -111,7 +111,8 @@ static void rank_memory(const struct train_geom *g, const struct llmsim_model *m
 	mem->trained_params_per_gpu = p.trained_dense + p.trained_expert;
 
 	double layers = rt->inflight_layers;
-	double act = layers * sh->per_layer + sh->transient;
+	mem->act_offloaded_bytes = train_act_offloaded(c, layers, sh->per_layer);
+	double act = layers * sh->per_layer - mem->act_offloaded_bytes + sh->transient;
 	if (h)
 		act += train_logits_bytes(m, c, sh->T);
 	mem->act_per_layer_bytes = sh->ad;
