@@ -313,11 +313,15 @@ double train_act_per_layer(const struct train_geom *g, const struct llmsim_model
 	return mean / n;
 }
 
-double train_allow_bytes(const struct llmsim_train_cfg *c)
+double llmsim_train_nccl_bytes(const struct llmsim_train_cfg *c)
 {
 	int groups = (c->tp > 1) + (c->cp > 1) + (c->dp * c->cp > 1) + (c->pp > 1) + (c->ep > 1);
-	return c->allow.context_bytes + groups * c->allow.nccl_bytes_per_group +
-	       c->allow.cuda_graph_bytes;
+	return groups * c->allow.nccl_bytes_per_group;
+}
+
+double train_allow_bytes(const struct llmsim_train_cfg *c)
+{
+	return c->allow.context_bytes + llmsim_train_nccl_bytes(c) + c->allow.cuda_graph_bytes;
 }
 
 double train_act_offloaded(const struct llmsim_train_cfg *c, double layers, double per_layer)

@@ -13,8 +13,10 @@
  * search's (struct plan_base). */
 struct plan_entry {
 	double tokens_per_s;
+	double rank_tps;             /* what it is ranked by (plan_rank_tps) */
 	int32_t tp, pp, cp, ep;
-	uint8_t zero, micro_batch, recompute, chunks, attn, offload, lora, pad;
+	uint8_t zero, micro_batch, recompute, chunks, attn, offload, lora;
+	uint8_t tight;               /* within the memory model's error of the HBM */
 };
 
 struct plan_entries {
@@ -34,6 +36,24 @@ struct plan_survivors {
 	int64_t batch;                /* of which the batch divides */
 	int min_dp;                   /* smallest dp among the layouts allowed (0: none) */
 };
+
+/* The stack filter of the search (plan_stack.c): the base configuration
+ * as the stack runs it, and whether it launches a layout (its parallel
+ * degrees alone: a whole subtree) or a whole configuration. */
+void plan_stack_base(const struct llmsim_plan_req *req, struct llmsim_train_cfg *c);
+int plan_stack_layout_ok(const struct llmsim_plan_req *req, const struct llmsim_train_cfg *c);
+int plan_stack_ok(const struct llmsim_plan_req *req, const struct llmsim_model *m,
+		  const struct llmsim_train_cfg *c);
+/* The offload modes the stack can launch (1: none only), and why not when
+ * it launches none (note, n bytes). */
+int plan_stack_offloads(const struct llmsim_plan_req *req, char *note, size_t n);
+
+/* What a configuration is ranked by (plan_rank.c): its tokens/s, counted
+ * the expected step error e slower for offload and again for memory within
+ * the memory model's error of the limit, so that either ranks above a
+ * configuration in HBM with room to spare only when faster by more than
+ * the error. */
+double plan_rank_tps(const struct llmsim_train_result *r, double e);
 
 /* The full configuration of an entry. */
 void plan_entry_cfg(const struct plan_entry *e, const struct plan_base *b,

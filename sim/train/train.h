@@ -328,6 +328,10 @@ void llmsim_train_offload_bytes(enum llmsim_recipe r, int zero, enum llmsim_offl
 				double *gpu_weights, double *gpu_grads, double *gpu_optimizer,
 				double *host);
 
+/* The NCCL buffers c's stack allows for the communicators its layout uses
+ * (TP, CP, DP x CP, PP, EP: cfg.allow.nccl_bytes_per_group each). */
+double llmsim_train_nccl_bytes(const struct llmsim_train_cfg *c);
+
 /* Activation bytes one layer saves for backward, for one micro-batch on
  * one GPU: the Korthikanti et al. 2022 accounting generalized to GQA,
  * gated MLPs, MoE and flash attention. dropout: the model stores dropout

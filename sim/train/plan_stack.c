@@ -1,0 +1,45 @@
+/*
+ * plan_stack.c - the planner's search as the chosen stack launches it
+ * (plan.h, stack.h): the base configuration the stack runs, and the filter
+ * that keeps only layouts it can launch. Kept apart from the search loops
+ * (plan.c) so that the hot path changes in one place.
+ */
+#include <stdio.h>
+
+#include "plan_int.h"
+
+#define HAS(req, f) ((req)->stack->features & (1u << (f)))
+
+void plan_stack_base(const struct llmsim_plan_req *req, struct llmsim_train_cfg *c)
+{
+	if (!req->stack)
+		return;
+	llmsim_stack_apply(req->stack, c);
+	c->recipe = req->recipe; /* the request's: the CLI passes the stack's unless told */
+	/* a stack without Megatron's sequence parallelism runs TP without it
+	 * (DeepSpeed's AutoTP) */
+	c->sequence_parallel = HAS(req, LLMSIM_FEAT_SP) ? 1 : 0;
+}
+
+int plan_stack_layout_ok(const struct llmsim_plan_req *req, const struct llmsim_train_cfg *c)
+{
+	if (!req->stack)
+		return 1;
+	return (c->tp == 1 || HAS(req, LLMSIM_FEAT_TP)) && (c->pp == 1 || HAS(req, LLMSIM_FEAT_PP)) &&
+	       (c->cp == 1 || HAS(req, LLMSIM_FEAT_CP)) && (c->ep == 1 || HAS(req, LLMSIM_FEAT_EP));
+}
+
+int plan_stack_ok(const struct llmsim_plan_req *req, const struct llmsim_model *m,
+		  const struct llmsim_train_cfg *c)
+{
+	return !req->stack || !llmsim_stack_launches(req->stack, m, c, NULL, 0, NULL);
+}
+
+int plan_stack_offloads(const struct llmsim_plan_req *req, char *note, size_t n)
+{
+	if (!req->stack || HAS(req, LLMSIM_FEAT_OFFLOAD_OPTIMIZER) ||
+	    HAS(req, LLMSIM_FEAT_OFFLOAD_PARAMS))
+		return LLMSIM_OFFLOAD_COUNT;
+	snprintf(note, n, "the %s stack offloads no model state", req->stack->name);
+	return 1;
+}
