@@ -195,6 +195,11 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 	c.gpus = gpus ? gpus : (int)(inner * dp);
 
 	struct llmsim_err err = {0};
+	char why[512]; /* what the stack cannot launch, before what llmsim cannot price */
+	if (use_stack && llmsim_stack_check(&sd, &m, &c, why, sizeof why)) {
+		fprintf(stderr, "%s: %s\n", cmd, why);
+		return 1;
+	}
 	if (llmsim_train_check(&m, &c, &err) != LLMSIM_REJ_NONE) {
 		char *s = err.msg, *sep;
 		while ((sep = strstr(s, "; "))) {
@@ -203,11 +208,6 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 			s = sep + 2;
 		}
 		fprintf(stderr, "%s: %s\n", cmd, s);
-		return 1;
-	}
-	char why[512];
-	if (use_stack && llmsim_stack_check(&sd, &m, &c, why, sizeof why)) {
-		fprintf(stderr, "%s: %s\n", cmd, why);
 		return 1;
 	}
 	if (trace_out && c.schedule == LLMSIM_SCHED_DUALPIPE)

@@ -59,7 +59,11 @@ Test(plan_cli, honest_counts)
 	cr_expect(strstr(out, "(the batch rule: max(4 Mi, 1024 x 8 GPUs)") != NULL);
 	cr_expect(strstr(out, "error:  +/-10% per step") != NULL);
 	cr_expect(strstr(out, "best in HBM alone") && strstr(out, "best with offload"));
-	/* under ZeRO-3 a GPU holds its shard: 70.55 G / 8 = 8.82 G */
+	/* under ZeRO-3 (DeepSpeed's, the optimizer offloaded) a GPU holds its
+	 * shard: 70.55 G / 8 = 8.82 G */
+	rc = run_llmsim("train --model 70b --gpus 8 --zero 3 --offload optimizer --stack deepspeed",
+			out, sizeof out, err, sizeof err);
+	cr_assert_eq(rc, 0, "%s", err);
 	cr_expect(strstr(out, "8.82 G params held (ZeRO-3 shard of 70.55 G") != NULL);
 }
 
@@ -134,8 +138,8 @@ Test(plan_cli, emit_megatron_matches)
  * accumulation (1024 / (micro-batch x dp)) and ZeRO stage of #1. */
 Test(plan_cli, emit_deepspeed_matches)
 {
-	int rc = run_llmsim("plan --model 8b --gpus 8 --cp 1 --pp 1 --top 1 --emit deepspeed "
-			    "--json", out, sizeof out, err, sizeof err);
+	int rc = run_llmsim("plan --model 8b --gpus 8 --cp 1 --pp 1 --top 1 --stack deepspeed "
+			    "--emit deepspeed --json", out, sizeof out, err, sizeof err);
 	cr_assert_eq(rc, 0, "%s", err);
 	const char *c = strstr(out, "\"config\"");
 	cr_assert(c != NULL);

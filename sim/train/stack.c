@@ -374,6 +374,12 @@ static int cross_check(const struct llmsim_ynode *root, const struct llmsim_stac
 	    (v = llmsim_ymap_get(ov, "tp")))
 		return at(v, path, err, "TP overlap '%s' without tensor parallelism ('tp' is not in "
 			  "launch.features)", tp_overlap_names[s->tp_overlap]);
+	if (ov && s->tp_overlap && !(s->features & BIT(LLMSIM_FEAT_SP)) &&
+	    (v = llmsim_ymap_get(ov, "tp")))
+		return at(v, path, err, "TP overlap '%s' without sequence parallelism ('sp' is not in "
+			  "launch.features; Megatron: 'Tensor parallel communication/GEMM overlap can "
+			  "happen only when sequence parallelism is enabled')",
+			  tp_overlap_names[s->tp_overlap]);
 	if (ov && s->overlap_moe && !(s->features & BIT(LLMSIM_FEAT_EP)) &&
 	    (v = llmsim_ymap_get(ov, "moe")))
 		return at(v, path, err, "MoE all-to-all overlap without expert parallelism ('ep' "
