@@ -126,6 +126,8 @@ Test(stack, bad_files)
 	broken("stacks/unknown_key.yaml", 10, 3, "unknown key 'fragmentation'");
 	broken("stacks/tp_overlap_no_tp.yaml", 12, 7, "TP overlap 'userbuffers' without tensor "
 	       "parallelism");
+	broken("stacks/tp_overlap_no_sp.yaml", 11, 7, "TP overlap 'bulk' without sequence "
+	       "parallelism");
 	broken("stacks/bad_module.yaml", 10, 34, "unknown recompute module 'attention_softmax'");
 	broken("stacks/bad_feature.yaml", 9, 18, "unknown feature 'zero4'");
 }
@@ -144,7 +146,15 @@ Test(stack, cli_missing_feature)
 	cr_expect(strstr(err, "unknown stack 'nosuch'") && strstr(err, "mcore-te"), "%s", err);
 	rc = run_llmsim("plan --model 8b --gpus 8 --cp 2 --stack deepspeed", out, sizeof out, err,
 			sizeof err);
-	cr_expect_eq(rc, 1, "a pinned cp the stack cannot launch: nothing to plan");
+	cr_expect_eq(rc, 1, "a pinned cp the stack cannot launch");
+	cr_expect(strstr(err, "the deepspeed stack cannot launch context parallelism ('cp'); "
+			 "stacks with it: core, llama3, mcore-te, torchtitan") != NULL, "%s", err);
+	cr_expect_eq(count_lines(err), 1, "%s", err);
+	rc = run_llmsim("plan --model 8b --gpus 8 --dtype fp8 --stack deepspeed", out, sizeof out, err,
+			sizeof err);
+	cr_expect_eq(rc, 1);
+	cr_expect(strstr(err, "FP8 matmuls ('fp8'); stacks with it: core, mcore-te, torchtitan") !=
+		  NULL, "%s", err);
 }
 
 /* A user's copy edited: no CP in it, so the planner never tries cp > 1,

@@ -442,6 +442,8 @@ int llmsim_plan_run(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *
 	double t0 = now_s();
 	memset(out, 0, sizeof *out);
 	int rc = check_req(ctx, req, err);
+	if (!rc)
+		rc = plan_stack_check_req(req, err);
 	if (rc)
 		return rc;
 	const struct llmsim_gpu *gpu = &ctx->gpu;

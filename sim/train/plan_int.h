@@ -44,6 +44,9 @@ void plan_stack_base(const struct llmsim_plan_req *req, struct llmsim_train_cfg 
 int plan_stack_layout_ok(const struct llmsim_plan_req *req, const struct llmsim_train_cfg *c);
 int plan_stack_ok(const struct llmsim_plan_req *req, const struct llmsim_model *m,
 		  const struct llmsim_train_cfg *c);
+/* One line naming the feature and the stacks that have it when the
+ * request pins what the stack cannot launch (tp, pp, cp, ep, fp8, LoRA). */
+int plan_stack_check_req(const struct llmsim_plan_req *req, struct llmsim_err *err);
 /* The offload modes the stack can launch (1: none only), and why not when
  * it launches none (note, n bytes). */
 int plan_stack_offloads(const struct llmsim_plan_req *req, char *note, size_t n);

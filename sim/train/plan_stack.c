@@ -43,3 +43,25 @@ int plan_stack_offloads(const struct llmsim_plan_req *req, char *note, size_t n)
 	snprintf(note, n, "the %s stack offloads no model state", req->stack->name);
 	return 1;
 }
+
+int plan_stack_check_req(const struct llmsim_plan_req *req, struct llmsim_err *err)
+{
+	if (!req->stack)
+		return 0;
+	/* what the request pins, each a feature the stack must have */
+	const struct {
+		int on;
+		enum llmsim_feature f;
+	} pins[] = {
+		{req->tp > 1, LLMSIM_FEAT_TP}, {req->pp > 1, LLMSIM_FEAT_PP},
+		{req->cp > 1, LLMSIM_FEAT_CP}, {req->ep > 1, LLMSIM_FEAT_EP},
+		{req->dtype == LLMSIM_DT_FP8, LLMSIM_FEAT_FP8}, {req->lora_rank > 0, LLMSIM_FEAT_LORA},
+	};
+	for (size_t i = 0; i < sizeof pins / sizeof pins[0]; i++)
+		if (pins[i].on && !HAS(req, pins[i].f)) {
+			char why[LLMSIM_ERR_MSG_MAX];
+			llmsim_stack_lacks(req->stack, pins[i].f, why, sizeof why);
+			return llmsim_err_set(err, LLMSIM_EINVAL, "%s", why);
+		}
+	return 0;
+}

@@ -220,23 +220,27 @@ static void add_having(const char *path, void *ctx)
 	h->count++;
 }
 
+void llmsim_stack_lacks(const struct llmsim_stack_def *s, enum llmsim_feature f, char *why,
+			size_t nwhy)
+{
+	char names[256];
+	struct having h = {.feature = f, .buf = names, .n = sizeof names};
+	names[0] = 0;
+	struct llmsim_err e = {0};
+	llmsim_stack_list(add_having, &h, &e);
+	snprintf(why, nwhy, "the %s stack cannot launch %s ('%s'); %s%s", s->name,
+		 llmsim_feature_phrase(f), llmsim_feature_names[f],
+		 h.count ? "stacks with it: " : "no shipped stack has it", names);
+}
+
 int llmsim_stack_check(const struct llmsim_stack_def *s, const struct llmsim_model *m,
 		       const struct llmsim_train_cfg *c, char *why, size_t nwhy)
 {
 	int missing;
 	if (!llmsim_stack_launches(s, m, c, why, nwhy, &missing))
 		return 0;
-	if (missing < 0 || !why)
-		return -1;
-	char names[256];
-	struct having h = {.feature = missing, .buf = names, .n = sizeof names};
-	names[0] = 0;
-	struct llmsim_err e = {0};
-	llmsim_stack_list(add_having, &h, &e);
-	size_t len = strlen(why);
-	if (len < nwhy)
-		snprintf(why + len, nwhy - len, h.count ? "; stacks with it: %s" : "; no shipped "
-			 "stack has it", names);
+	if (missing >= 0 && why)
+		llmsim_stack_lacks(s, (enum llmsim_feature)missing, why, nwhy);
 	return -1;
 }
 

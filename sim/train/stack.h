@@ -109,8 +109,13 @@ uint32_t llmsim_stack_needs(const struct llmsim_model *m, const struct llmsim_tr
 int llmsim_stack_launches(const struct llmsim_stack_def *s, const struct llmsim_model *m,
 			  const struct llmsim_train_cfg *c, char *why, size_t nwhy, int *missing);
 
+/* "the S stack cannot launch PHRASE ('name'); stacks with it: a, b": the
+ * shipped stacks that have feature f, into why. */
+void llmsim_stack_lacks(const struct llmsim_stack_def *s, enum llmsim_feature f, char *why,
+			size_t nwhy);
+
 /* The same as llmsim_stack_launches, and when s lacks a feature, the
- * shipped stacks that have it appended ("; stacks with it: a, b"). */
+ * shipped stacks that have it (llmsim_stack_lacks's line). */
 int llmsim_stack_check(const struct llmsim_stack_def *s, const struct llmsim_model *m,
 		       const struct llmsim_train_cfg *c, char *why, size_t nwhy);
 
