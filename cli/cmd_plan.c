@@ -74,7 +74,7 @@ static void headroom_cell(char *buf, size_t n, const struct llmsim_train_result 
 static void print_rows(const struct llmsim_plan_out *o, int moe, int lora)
 {
 	static const char *const all[] = {
-		"#", "<stack", "tp", "pp", "dp", "cp", "ep", "zero", "mb", "<recompute", "~<schedule",
+		"#", "<stack", "tp", "pp", "dp", "cp", "ep", "<zero", "mb", "<recompute", "~<schedule",
 		"~<attention", "<offload", "<train", "GPU mem", "<headroom", "~host/node", "step",
 		"tokens/s", "MFU", "error", "equivalent"}; /* ~: a detail column (--wide) */
 	enum { NCOL = sizeof all / sizeof all[0], EP = 6, LORA = 13 };
@@ -102,7 +102,10 @@ static void print_rows(const struct llmsim_plan_out *o, int moe, int lora)
 			 : c->zero >= 2 && c->fsdp == LLMSIM_FSDP_FSDP2  ? " fsdp2"
 									 : "");
 		snprintf(v[8], sizeof v[8], "%d", c->micro_batch);
-		snprintf(v[9], sizeof v[9], "%s", llmsim_recompute_name(c->recompute));
+		if (c->recompute == LLMSIM_RECOMP_MODULES)
+			train_modules_str(v[9], sizeof v[9], c);
+		else
+			snprintf(v[9], sizeof v[9], "%s", llmsim_recompute_name(c->recompute));
 		if (c->schedule == LLMSIM_SCHED_INTERLEAVED)
 			snprintf(v[10], sizeof v[10], "interleaved/%d", c->chunks);
 		else

@@ -12,6 +12,7 @@
 #include "hw/gpu.h"
 #include "models/model.h"
 #include "sim/train/plan.h"
+#include "sim/train/plan_int.h"
 #include "sim/train/stack.h"
 #include "support.h"
 
@@ -228,4 +229,44 @@ Test(plan_stack, llama3_rows_under_the_llama3_stack)
 			    r->mem_tight ? " (tight)" : "");
 		llmsim_plan_out_release(&o);
 	}
+}
+
+/* The recomputations searched: none, selective, full; with an MoE model
+ * under a stack that recomputes by module, moe_act too (with MLA's
+ * up-projections where the model has MLA); not under a stack without
+ * modules, nor for a dense model. */
+Test(plan_stack, recompute_choices)
+{
+	struct fixture f;
+	struct plan_recompute rec[PLAN_MAX_RECOMPUTE];
+	struct llmsim_plan_req q = {0};
+	setup_fx(&f, "mixtral-8x7b", "h200", "mcore-te");
+	q.stack = &f.s;
+	cr_assert_eq(plan_recompute_choices(&q, &f.m, rec), 4);
+	cr_expect_eq(rec[3].kind, LLMSIM_RECOMP_MODULES);
+	cr_expect_eq(rec[3].modules, 1u << LLMSIM_RM_MOE_ACT);
+	struct fixture d;
+	setup_fx(&d, "deepseek-v3", "h800", "mcore-te");
+	q.stack = &d.s;
+	cr_assert_eq(plan_recompute_choices(&q, &d.m, rec), 4);
+	cr_expect_eq(rec[3].modules, 1u << LLMSIM_RM_MOE_ACT | 1u << LLMSIM_RM_MLA_UP_PROJ);
+	struct fixture c;
+	setup_fx(&c, "mixtral-8x7b", "h200", "core");
+	q.stack = &c.s;
+	cr_expect_eq(plan_recompute_choices(&q, &c.m, rec), 3);
+	setup_fx(&c, "8b", "h200", "mcore-te");
+	q.stack = &c.s;
+	cr_expect_eq(plan_recompute_choices(&q, &c.m, rec), 3);
+	/* the search counts them: Mixtral at tp 8 under mcore-te holds 4/3 the
+	 * configurations it holds under core (both offload, the rest alike) */
+	struct fixture k;
+	setup_fx(&k, "mixtral-8x7b", "h200", "core");
+	struct llmsim_plan_req p = {.gpus = 8, .seq = 4096, .tp = 8, .top = 3};
+	struct llmsim_plan_out o, o3;
+	plan(&f, &p, &o);
+	struct llmsim_plan_req p3 = {.gpus = 8, .seq = 4096, .tp = 8, .top = 3};
+	plan(&k, &p3, &o3);
+	cr_expect_eq(3 * (o.priced + o.pruned), 4 * (o3.priced + o3.pruned));
+	llmsim_plan_out_release(&o);
+	llmsim_plan_out_release(&o3);
 }

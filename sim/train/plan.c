@@ -140,14 +140,15 @@ struct search {
 	struct plan_survivors sv;
 	double best_short;
 	int noff;                    /* offload modes searched */
+	struct plan_recompute rec[PLAN_MAX_RECOMPUTE]; /* recomputation tried (plan_stack.c) */
+	int nrec;
 	int nsched;                  /* chunks per stage tried: 1 (1F1B) .. nsched */
 	int dpu, lora;               /* lora: this pass is LoRA */
 	int even_pp;
 	int rc;                      /* LLMSIM_ENOMEM once the entries cannot grow */
 };
 
-#define NREC 3 /* recomputation tried: none, selective, full (every layer) */
-#define PER_Z(s) ((int64_t)NREC * (s)->nsched * (s)->noff)
+#define PER_Z(s) ((int64_t)(s)->nrec * (s)->nsched * (s)->noff)
 #define PER_MB(s) (NATTN * NZERO * PER_Z(s))
 #define PER_FACT(s) (NMB * PER_MB(s))
 
@@ -177,7 +178,8 @@ static void keep(struct search *s, const struct llmsim_train_result *r)
 		.rank_tps = plan_rank_tps(r, s->out->error_frac),
 		.tp = c->tp, .pp = c->pp, .cp = c->cp, .ep = c->ep,
 		.zero = (uint8_t)c->zero, .micro_batch = (uint8_t)c->micro_batch,
-		.recompute = (uint8_t)c->recompute, .chunks = (uint8_t)c->chunks,
+		.recompute = (uint8_t)c->recompute, .modules = (uint8_t)c->recompute_modules,
+		.chunks = (uint8_t)c->chunks,
 		.attn = (uint8_t)c->attn, .offload = (uint8_t)c->offload, .lora = (uint8_t)s->lora,
 		.tight = (uint8_t)r->mem_tight};
 }
@@ -237,8 +239,9 @@ static void search_rec_sched(struct search *s, struct llmsim_train_cfg *c,
 			     const struct shape_cost *sc, const struct dp_cost *dc, int64_t nmb)
 {
 	const struct llmsim_model *m = &s->ctx->model;
-	for (int rc = 0; rc < NREC; rc++) {
-		c->recompute = rc;
+	for (int rc = 0; rc < s->nrec; rc++) {
+		c->recompute = s->rec[rc].kind;
+		c->recompute_modules = s->rec[rc].modules;
 		for (int v = 1; v <= s->nsched; v++) {
 			c->chunks = v;
 			c->schedule = v > 1 ? LLMSIM_SCHED_INTERLEAVED : LLMSIM_SCHED_1F1B;
@@ -262,6 +265,8 @@ static void search_rec_sched(struct search *s, struct llmsim_train_cfg *c,
 			search_offload(s, c, sc, dc);
 		}
 	}
+	c->recompute = LLMSIM_RECOMP_NONE;
+	c->recompute_modules = 0;
 	c->chunks = 1;
 	c->schedule = LLMSIM_SCHED_1F1B;
 }
@@ -477,6 +482,7 @@ int llmsim_plan_run(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *
 	struct search s = {.ctx = ctx, .req = req, .out = out, .noff = noff, .dpu = req->dpu,
 			   .nsched = req->max_chunks > 0 ? req->max_chunks : MAX_CHUNKS_DEFAULT,
 			   .even_pp = req->even_pp};
+	s.nrec = plan_recompute_choices(req, &ctx->model, s.rec);
 	int *div = malloc(4 * MAX_DIV * sizeof *div);
 	if (!div)
 		return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");

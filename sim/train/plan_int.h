@@ -15,7 +15,7 @@ struct plan_entry {
 	double tokens_per_s;
 	double rank_tps;             /* what it is ranked by (plan_rank_tps) */
 	int32_t tp, pp, cp, ep;
-	uint8_t zero, micro_batch, recompute, chunks, attn, offload, lora;
+	uint8_t zero, micro_batch, recompute, modules, chunks, attn, offload, lora;
 	uint8_t tight;               /* within the memory model's error of the HBM */
 };
 
@@ -44,6 +44,20 @@ void plan_stack_base(const struct llmsim_plan_req *req, struct llmsim_train_cfg 
 int plan_stack_layout_ok(const struct llmsim_plan_req *req, const struct llmsim_train_cfg *c);
 int plan_stack_ok(const struct llmsim_plan_req *req, const struct llmsim_model *m,
 		  const struct llmsim_train_cfg *c);
+/* A recomputation the search tries: a kind, and its modules (modules). */
+struct plan_recompute {
+	enum llmsim_recompute kind;
+	unsigned modules;
+};
+#define PLAN_MAX_RECOMPUTE 4
+/* The recomputations the search tries (into rec, returns how many): none,
+ * selective and full of every layer; and, for an MoE model under a stack
+ * that recomputes by module, the experts' activation (moe_act) with MLA's
+ * up-projections where the model has MLA, as Megatron-Bridge's DeepSeek-V3
+ * recipe runs it. Without a stack the first three only. */
+int plan_recompute_choices(const struct llmsim_plan_req *req, const struct llmsim_model *m,
+			   struct plan_recompute *rec);
+
 /* One line naming the feature and the stacks that have it when the
  * request pins what the stack cannot launch (tp, pp, cp, ep, fp8, LoRA). */
 int plan_stack_check_req(const struct llmsim_plan_req *req, struct llmsim_err *err);
