@@ -283,7 +283,8 @@ void plan_hint(const struct llmsim_train_ctx *ctx, const struct llmsim_plan_req 
 	if (!sv->layouts) {
 		static const enum llmsim_plan_why s[] = {
 			LLMSIM_PLAN_HEADS, LLMSIM_PLAN_KV_HEADS, LLMSIM_PLAN_SEQ,
-			LLMSIM_PLAN_STAGES, LLMSIM_PLAN_LAYERS, LLMSIM_PLAN_EXPERTS};
+			LLMSIM_PLAN_STAGES, LLMSIM_PLAN_LAYERS, LLMSIM_PLAN_EXPERTS,
+			LLMSIM_PLAN_STACK};
 		enum llmsim_plan_why w = largest(out, s, (int)(sizeof s / sizeof s[0]));
 		switch (w) {
 		case LLMSIM_PLAN_HEADS:
@@ -306,6 +307,11 @@ void plan_hint(const struct llmsim_train_ctx *ctx, const struct llmsim_plan_req 
 			snprintf(h, n, "layout: %d layers are divisible by no pp x chunks tried "
 				 "(drop --even-pp to allow uneven stages)", m->layers);
 			break;
+		case LLMSIM_PLAN_STACK:
+			snprintf(h, n, "stack: the %s stack launches none of the layouts of %d GPUs "
+				 "tried (a parallelism it lacks; see its hw/stacks file)",
+				 req->stack ? req->stack->name : "?", req->gpus);
+			break;
 		default:
 			snprintf(h, n, "layout: %d experts are divisible by no ep tried, or ep "
 				 "divides no dp x cp", m->moe.experts);
@@ -325,7 +331,7 @@ void plan_hint(const struct llmsim_train_ctx *ctx, const struct llmsim_plan_req 
 	static const enum llmsim_plan_why o[] = {
 		LLMSIM_PLAN_INTERLEAVE_PP, LLMSIM_PLAN_INTERLEAVE_MB, LLMSIM_PLAN_ZERO3_PP,
 		LLMSIM_PLAN_KERNEL, LLMSIM_PLAN_OFFLOAD_ZERO, LLMSIM_PLAN_OFFLOAD_PARAMS,
-		LLMSIM_PLAN_STAGES, LLMSIM_PLAN_LAYERS};
+		LLMSIM_PLAN_STAGES, LLMSIM_PLAN_LAYERS, LLMSIM_PLAN_STACK};
 	enum llmsim_plan_why w = largest(out, o, (int)(sizeof o / sizeof o[0]));
 	snprintf(h, n, "rules: every configuration left breaks a rule, most often: %s (%lld)",
 		 llmsim_plan_why_name(w), (long long)out->why[w]);
