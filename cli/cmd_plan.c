@@ -105,7 +105,8 @@ static void print_rows(const struct llmsim_plan_out *o, int moe, int lora)
 		if (c->recompute == LLMSIM_RECOMP_MODULES)
 			train_modules_str(v[9], sizeof v[9], c);
 		else
-			snprintf(v[9], sizeof v[9], "%s", llmsim_recompute_name(c->recompute));
+			snprintf(v[9], sizeof v[9], "%s%s", llmsim_recompute_name(c->recompute),
+				 c->offload_activations > 0 ? " +act-offload" : "");
 		if (c->schedule == LLMSIM_SCHED_INTERLEAVED)
 			snprintf(v[10], sizeof v[10], "interleaved/%d", c->chunks);
 		else

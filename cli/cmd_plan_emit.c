@@ -197,9 +197,9 @@ static int megatron(const struct llmsim_train_result *r, const struct llmsim_mod
 	put(b, " \\\n");
 	if (c->offload == LLMSIM_OFFLOAD_OPTIMIZER)
 		put(b, "  --optimizer-cpu-offload --use-precision-aware-optimizer \\\n");
-	if (c->offload_activations > 0)
-		put(b, "  --fine-grained-activation-offloading --offload-modules core_attn "
-		    "attn_proj mlp_norm expert_fc1 moe_act \\\n");
+	if (c->offload_activations > 0) /* every module it offloads (its docs' choices) */
+		put(b, "  --fine-grained-activation-offloading --offload-modules attn_norm core_attn "
+		    "attn_proj mlp_norm%s \\\n", m->has_moe ? " expert_fc1 moe_act" : "");
 	if (c->recompute == LLMSIM_RECOMP_SELECTIVE)
 		put(b, "  --recompute-granularity selective \\\n");
 	else if (c->recompute == LLMSIM_RECOMP_MODULES) {

@@ -231,34 +231,42 @@ Test(plan_stack, llama3_rows_under_the_llama3_stack)
 	}
 }
 
-/* The recomputations searched: none, selective, full; with an MoE model
- * under a stack that recomputes by module, moe_act too (with MLA's
- * up-projections where the model has MLA); not under a stack without
- * modules, nor for a dense model. */
+/* The ways of holding activations searched: none, selective, full; with an
+ * MoE model under a stack that recomputes by module, moe_act too (with
+ * MLA's up-projections where the model has MLA); not under a stack without
+ * modules, nor for a dense model; activation offload where the stack has
+ * it and the GPU file a host. */
 Test(plan_stack, recompute_choices)
 {
 	struct fixture f;
 	struct plan_recompute rec[PLAN_MAX_RECOMPUTE];
 	struct llmsim_plan_req q = {0};
 	setup_fx(&f, "mixtral-8x7b", "h200", "mcore-te");
+	struct llmsim_gpu nohost = f.g; /* activation offload needs a host */
+	nohost.has_host = 0;
 	q.stack = &f.s;
-	cr_assert_eq(plan_recompute_choices(&q, &f.m, rec), 4);
+	cr_assert_eq(plan_recompute_choices(&q, &f.m, &f.g, rec), 5);
+	cr_expect_eq(rec[4].kind, LLMSIM_RECOMP_NONE);
+	cr_expect_eq(rec[4].act_offload, 1.0);
+	q.stack = &f.s;
+	cr_assert_eq(plan_recompute_choices(&q, &f.m, &nohost, rec), 4);
 	cr_expect_eq(rec[3].kind, LLMSIM_RECOMP_MODULES);
 	cr_expect_eq(rec[3].modules, 1u << LLMSIM_RM_MOE_ACT);
 	struct fixture d;
 	setup_fx(&d, "deepseek-v3", "h800", "mcore-te");
 	q.stack = &d.s;
-	cr_assert_eq(plan_recompute_choices(&q, &d.m, rec), 4);
+	cr_assert_eq(plan_recompute_choices(&q, &d.m, &nohost, rec), 4);
 	cr_expect_eq(rec[3].modules, 1u << LLMSIM_RM_MOE_ACT | 1u << LLMSIM_RM_MLA_UP_PROJ);
 	struct fixture c;
 	setup_fx(&c, "mixtral-8x7b", "h200", "core");
 	q.stack = &c.s;
-	cr_expect_eq(plan_recompute_choices(&q, &c.m, rec), 3);
+	cr_expect_eq(plan_recompute_choices(&q, &c.m, &nohost, rec), 3);
 	setup_fx(&c, "8b", "h200", "mcore-te");
 	q.stack = &c.s;
-	cr_expect_eq(plan_recompute_choices(&q, &c.m, rec), 3);
-	/* the search counts them: Mixtral at tp 8 under mcore-te holds 4/3 the
-	 * configurations it holds under core (both offload, the rest alike) */
+	cr_expect_eq(plan_recompute_choices(&q, &c.m, &nohost, rec), 3);
+	/* the search counts them: Mixtral at tp 8 under mcore-te (5 ways, with
+	 * activation offload to the H200's host) holds 5/3 the configurations
+	 * it holds under core (both offload model states, the rest alike) */
 	struct fixture k;
 	setup_fx(&k, "mixtral-8x7b", "h200", "core");
 	struct llmsim_plan_req p = {.gpus = 8, .seq = 4096, .tp = 8, .top = 3};
@@ -266,7 +274,7 @@ Test(plan_stack, recompute_choices)
 	plan(&f, &p, &o);
 	struct llmsim_plan_req p3 = {.gpus = 8, .seq = 4096, .tp = 8, .top = 3};
 	plan(&k, &p3, &o3);
-	cr_expect_eq(3 * (o.priced + o.pruned), 4 * (o3.priced + o3.pruned));
+	cr_expect_eq(3 * (o.priced + o.pruned), 5 * (o3.priced + o3.pruned));
 	llmsim_plan_out_release(&o);
 	llmsim_plan_out_release(&o3);
 }

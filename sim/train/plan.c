@@ -181,7 +181,8 @@ static void keep(struct search *s, const struct llmsim_train_result *r)
 		.recompute = (uint8_t)c->recompute, .modules = (uint8_t)c->recompute_modules,
 		.chunks = (uint8_t)c->chunks,
 		.attn = (uint8_t)c->attn, .offload = (uint8_t)c->offload, .lora = (uint8_t)s->lora,
-		.tight = (uint8_t)r->mem_tight};
+		.tight = (uint8_t)r->mem_tight,
+		.act_offload = (uint8_t)lround(100 * c->offload_activations)};
 }
 
 /* The innermost loop: offload none first, then optimizer, then params
@@ -242,6 +243,7 @@ static void search_rec_sched(struct search *s, struct llmsim_train_cfg *c,
 	for (int rc = 0; rc < s->nrec; rc++) {
 		c->recompute = s->rec[rc].kind;
 		c->recompute_modules = s->rec[rc].modules;
+		c->offload_activations = s->rec[rc].act_offload;
 		for (int v = 1; v <= s->nsched; v++) {
 			c->chunks = v;
 			c->schedule = v > 1 ? LLMSIM_SCHED_INTERLEAVED : LLMSIM_SCHED_1F1B;
@@ -267,6 +269,7 @@ static void search_rec_sched(struct search *s, struct llmsim_train_cfg *c,
 	}
 	c->recompute = LLMSIM_RECOMP_NONE;
 	c->recompute_modules = 0;
+	c->offload_activations = 0;
 	c->chunks = 1;
 	c->schedule = LLMSIM_SCHED_1F1B;
 }
@@ -482,7 +485,7 @@ int llmsim_plan_run(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *
 	struct search s = {.ctx = ctx, .req = req, .out = out, .noff = noff, .dpu = req->dpu,
 			   .nsched = req->max_chunks > 0 ? req->max_chunks : MAX_CHUNKS_DEFAULT,
 			   .even_pp = req->even_pp};
-	s.nrec = plan_recompute_choices(req, &ctx->model, s.rec);
+	s.nrec = plan_recompute_choices(req, &ctx->model, gpu, s.rec);
 	int *div = malloc(4 * MAX_DIV * sizeof *div);
 	if (!div)
 		return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");

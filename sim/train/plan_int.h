@@ -16,6 +16,7 @@ struct plan_entry {
 	double rank_tps;             /* what it is ranked by (plan_rank_tps) */
 	int32_t tp, pp, cp, ep;
 	uint8_t zero, micro_batch, recompute, modules, chunks, attn, offload, lora;
+	uint8_t act_offload;         /* percent of the saved activations in host memory */
 	uint8_t tight;               /* within the memory model's error of the HBM */
 };
 
@@ -44,19 +45,23 @@ void plan_stack_base(const struct llmsim_plan_req *req, struct llmsim_train_cfg 
 int plan_stack_layout_ok(const struct llmsim_plan_req *req, const struct llmsim_train_cfg *c);
 int plan_stack_ok(const struct llmsim_plan_req *req, const struct llmsim_model *m,
 		  const struct llmsim_train_cfg *c);
-/* A recomputation the search tries: a kind, and its modules (modules). */
+/* A way to hold activations the search tries: a recomputation kind, its
+ * modules, and the fraction of the saved activations offloaded to the host. */
 struct plan_recompute {
 	enum llmsim_recompute kind;
 	unsigned modules;
+	double act_offload;
 };
-#define PLAN_MAX_RECOMPUTE 4
-/* The recomputations the search tries (into rec, returns how many): none,
- * selective and full of every layer; and, for an MoE model under a stack
- * that recomputes by module, the experts' activation (moe_act) with MLA's
+#define PLAN_MAX_RECOMPUTE 5
+/* The ways the search tries (into rec, returns how many): no recompute,
+ * selective and full of every layer; for an MoE model under a stack that
+ * recomputes by module, the experts' activation (moe_act) with MLA's
  * up-projections where the model has MLA, as Megatron-Bridge's DeepSeek-V3
- * recipe runs it. Without a stack the first three only. */
+ * recipe runs it; under a stack that offloads activations, to a GPU with a
+ * host, no recompute with every offloadable activation in host memory.
+ * Without a stack the first three only. */
 int plan_recompute_choices(const struct llmsim_plan_req *req, const struct llmsim_model *m,
-			   struct plan_recompute *rec);
+			   const struct llmsim_gpu *gpu, struct plan_recompute *rec);
 
 /* One line naming the feature and the stacks that have it when the
  * request pins what the stack cannot launch (tp, pp, cp, ep, fp8, LoRA). */

@@ -63,6 +63,7 @@ void plan_entry_cfg(const struct plan_entry *e, const struct plan_base *b,
 	c->micro_batch = e->micro_batch;
 	c->recompute = e->recompute;
 	c->recompute_modules = e->modules;
+	c->offload_activations = e->act_offload / 100.0;
 	c->chunks = e->chunks;
 	c->schedule = e->chunks > 1 ? LLMSIM_SCHED_INTERLEAVED : LLMSIM_SCHED_1F1B;
 	c->attn = e->attn;
@@ -95,9 +96,9 @@ static int cmp_entry(const void *pa, const void *pb)
 	if (a->tight != b->tight)
 		return a->tight < b->tight ? -1 : 1;
 	const int ka[] = {a->offload, a->lora, a->zero, a->tp, a->pp, a->cp, a->ep,
-			  a->micro_batch, a->recompute, a->modules, a->chunks, a->attn};
+			  a->micro_batch, a->recompute, a->modules, a->act_offload, a->chunks, a->attn};
 	const int kb[] = {b->offload, b->lora, b->zero, b->tp, b->pp, b->cp, b->ep,
-			  b->micro_batch, b->recompute, b->modules, b->chunks, b->attn};
+			  b->micro_batch, b->recompute, b->modules, b->act_offload, b->chunks, b->attn};
 	for (size_t i = 0; i < sizeof ka / sizeof ka[0]; i++)
 		if (ka[i] != kb[i])
 			return ka[i] < kb[i] ? -1 : 1;

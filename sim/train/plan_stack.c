@@ -67,18 +67,20 @@ int plan_stack_check_req(const struct llmsim_plan_req *req, struct llmsim_err *e
 }
 
 int plan_recompute_choices(const struct llmsim_plan_req *req, const struct llmsim_model *m,
-			   struct plan_recompute *rec)
+			   const struct llmsim_gpu *gpu, struct plan_recompute *rec)
 {
 	int n = 0;
-	rec[n++] = (struct plan_recompute){LLMSIM_RECOMP_NONE, 0};
-	rec[n++] = (struct plan_recompute){LLMSIM_RECOMP_SELECTIVE, 0};
-	rec[n++] = (struct plan_recompute){LLMSIM_RECOMP_FULL, 0};
+	rec[n++] = (struct plan_recompute){LLMSIM_RECOMP_NONE, 0, 0};
+	rec[n++] = (struct plan_recompute){LLMSIM_RECOMP_SELECTIVE, 0, 0};
+	rec[n++] = (struct plan_recompute){LLMSIM_RECOMP_FULL, 0, 0};
 	if (req->stack && HAS(req, LLMSIM_FEAT_RECOMPUTE_MODULES) && m->has_moe &&
 	    m->moe.experts > 1 && (req->stack->modules & 1u << LLMSIM_RM_MOE_ACT)) {
 		unsigned mods = 1u << LLMSIM_RM_MOE_ACT;
 		if (m->has_mla && (req->stack->modules & 1u << LLMSIM_RM_MLA_UP_PROJ))
 			mods |= 1u << LLMSIM_RM_MLA_UP_PROJ;
-		rec[n++] = (struct plan_recompute){LLMSIM_RECOMP_MODULES, mods};
+		rec[n++] = (struct plan_recompute){LLMSIM_RECOMP_MODULES, mods, 0};
 	}
+	if (req->stack && HAS(req, LLMSIM_FEAT_OFFLOAD_ACTIVATIONS) && gpu->has_host)
+		rec[n++] = (struct plan_recompute){LLMSIM_RECOMP_NONE, 0, 1.0};
 	return n;
 }
