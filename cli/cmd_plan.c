@@ -322,6 +322,10 @@ static void print_json(const struct llmsim_plan_out *o, const struct llmsim_mode
 	llmsim_json_str(&j, "model", m->name);
 	llmsim_json_str(&j, "gpu", gpu->name);
 	llmsim_json_int(&j, "gpus", req->gpus);
+	if (req->stack) {
+		llmsim_json_str(&j, "stack", req->stack->name);
+		llmsim_json_str(&j, "stack_file", llmsim_data_rel(req->stack->path));
+	}
 	llmsim_json_int(&j, "seq", req->seq);
 	llmsim_json_int(&j, "global_batch", o->global_batch);
 	llmsim_json_bool(&j, "global_batch_from_rule", o->batch_from_rule);

@@ -93,7 +93,7 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 		{"chunks", LLMSIM_ARG_INT, &c.chunks, "V", "model chunks per stage, interleaved (default 2)", 1, NULL, &chunks_seen},
 		{"dtype", LLMSIM_ARG_CHOICE, &dtype, "T", "matmul type (default bf16)", 0, train_dtype_choices, NULL},
 		{"recipe", LLMSIM_ARG_CHOICE, &recipe, "R", "optimizer-state recipe (default megatron; torch: amp)", 0, llmsim_recipe_names, &recipe_seen},
-		{"attention", LLMSIM_ARG_CHOICE, &attn, "A", "attention kernels; sdpa: PyTorch's on this GPU (default flash2; torch: sdpa)", 0, train_attn_choices, &attn_seen},
+		{"attention", LLMSIM_ARG_CHOICE, &attn, "A", "attention kernels; sdpa: PyTorch's on this GPU (default flash2, or what the stack runs: naive for megatron-2021/2022; torch: sdpa)", 0, train_attn_choices, &attn_seen},
 		{"layers", LLMSIM_ARG_INT, &layers, "L", "run the model's first L layers (default all)", 1, NULL, NULL},
 		CLI_RUN_OPTS(run, "the program: fused (Megatron-LM's kernels, default) or torch (plain PyTorch on one GPU)"),
 		{"lora-rank", LLMSIM_ARG_INT, &c.lora_rank, "R", "LoRA on q,k,v,o with frozen bf16 base (default 0: off)", 0, NULL, NULL},
@@ -176,6 +176,18 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 			c.recipe = recipe;
 		if (!(sd.features & 1u << LLMSIM_FEAT_SP))
 			c.sequence_parallel = 0; /* e.g. DeepSpeed's AutoTP */
+		/* attention not chosen: the default if the stack runs it, else the
+		 * kernels of its time (naive for the 2021/2022 releases) */
+		static const enum llmsim_feature kern[] = {LLMSIM_FEAT_ATTN_FLASH2,
+							   LLMSIM_FEAT_ATTN_FLASH3,
+							   LLMSIM_FEAT_ATTN_NAIVE};
+		static const enum llmsim_attn_impl impl[] = {LLMSIM_ATTN_FLASH2, LLMSIM_ATTN_FLASH3,
+							     LLMSIM_ATTN_NAIVE};
+		for (size_t k = 0; !attn_seen && k < sizeof kern / sizeof kern[0]; k++)
+			if (sd.features & 1u << kern[k]) {
+				c.attn = impl[k];
+				break;
+			}
 	}
 	if (fsdp_seen)
 		c.fsdp = fsdp;

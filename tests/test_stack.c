@@ -178,3 +178,29 @@ Test(stack, user_copy)
 	/* 3% of everything but the fragmentation: frag / (total - frag) */
 	expect_close(frag / (total - frag), 0.03, 1e-9);
 }
+
+/* What train leaves unsaid comes from the stack: megatron-2022 runs naive
+ * attention (no FlashAttention in Korthikanti et al.) with sequence
+ * parallelism; megatron-2021 has no sequence parallelism; deepspeed's
+ * AutoTP none either; an attention kernel asked for the stack lacks is
+ * refused with the stacks that have it. */
+Test(stack, train_defaults_from_the_stack)
+{
+	int rc = run_llmsim("train --model gpt-22b --gpu a100 --gpus 8 --tp 8 --global-batch 8 "
+			    "--seq 2048 --stack megatron-2022 --json", out, sizeof out, err, sizeof err);
+	cr_assert_eq(rc, 0, "%s", err);
+	cr_expect(strstr(out, "\"attention\": \"naive\"") && strstr(out, "\"sequence_parallel\": true"),
+		  "%.400s", out);
+	cr_expect(strstr(out, "\"stack\": \"megatron-2022\"") && strstr(out, "\"program\": "
+									  "\"megatron-2022\""));
+	rc = run_llmsim("train --model gpt-22b --gpu a100 --gpus 8 --tp 8 --global-batch 8 "
+			"--seq 2048 --stack megatron-2021 --json", out, sizeof out, err, sizeof err);
+	cr_assert_eq(rc, 0, "%s", err);
+	cr_expect(strstr(out, "\"sequence_parallel\": false") != NULL);
+	rc = run_llmsim("train --model gpt-22b --gpu a100 --gpus 8 --tp 8 --global-batch 8 "
+			"--seq 2048 --stack megatron-2021 --attention flash2", out, sizeof out, err,
+			sizeof err);
+	cr_expect_eq(rc, 1);
+	cr_expect(strstr(err, "cannot launch FlashAttention-2 ('attention_flash2'); stacks with it:") !=
+		  NULL, "%s", err);
+}
