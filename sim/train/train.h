@@ -127,8 +127,9 @@ enum llmsim_recipe { LLMSIM_RECIPE_AMP, LLMSIM_RECIPE_MEGATRON, LLMSIM_RECIPE_ZE
  * with a `host:` section. */
 enum llmsim_offload { LLMSIM_OFFLOAD_NONE, LLMSIM_OFFLOAD_OPTIMIZER, LLMSIM_OFFLOAD_PARAMS,
 		      LLMSIM_OFFLOAD_COUNT };
-/* The Megatron-LM release whose program runs the step (`--stack`), where
- * the releases differ in what the published runs measured:
+/* The Megatron-LM release whose program runs the step (a stack file's
+ * `program:`, sim/train/stack.h), where the releases differ in what the
+ * published runs measured:
  *   core           today's Megatron-Core (the default): gradient reduction
  *                  bucketed and overlapped with backward (--overlap-grad-reduce),
  *                  pipeline sends of the whole activation (1/tp of it under SP),
