@@ -77,6 +77,8 @@ static const struct bound bounds[] = {
 	{NULL, "lora-rank", LLMSIM_MAX_WIDTH, "(a model width)"},
 	{NULL, "chunks", LLMSIM_MAX_LAYERS, "chunks"},
 	{NULL, "layers", LLMSIM_MAX_LAYERS, "layers"},
+	{NULL, "recompute-num-layers", LLMSIM_MAX_LAYERS, "layers"},
+	{NULL, "offload-activations", 1, "(a fraction of the saved activations)"},
 	{NULL, "zero", 3, "(ZeRO stages are 0 to 3)"},
 	{NULL, "top", LLMSIM_MAX_ROWS, "rows"},
 	{NULL, "width", LLMSIM_MAX_PIXELS, "pixels"},

@@ -73,7 +73,7 @@ run "The roofline, with one layer's ops on it" "llmsim roofline --gpu h200 --mod
 echo
 echo "### Training"
 run "The main job: every way to train 70B on 8 H200s" "llmsim plan --model 70b --gpus 8"
-run "Meta's Llama 3 405B layout on 16,384 H100s: a token budget and its launch" "llmsim plan --model 405b --gpu h100 --gpus 16384 --seq 8192 --global-batch 2048 --tp 8 --pp 16 --cp 1 --recipe llama3 --tokens 15.6e12 --top 3 --emit megatron"
+run "Meta's Llama 3 405B layout on 16,384 H100s: a token budget and its launch" "llmsim plan --model 405b --gpu h100 --gpus 16384 --seq 8192 --global-batch 2048 --tp 8 --pp 16 --cp 1 --stack llama3 --tokens 15.6e12 --top 3 --emit stack"
 run "One configuration" "llmsim train --model 8b --gpu h200 --gpus 8 --tp 2 --pp 1 --dp 4 --zero 1 --micro-batch 2 --global-batch 256 --seq 8192 --recompute selective"
 run "A plain PyTorch training step, its memory as the caching allocator sees it" "llmsim train --model 8b --layers 4 --engine torch --micro-batch 2 --recompute full"
 run "Against published training runs" "llmsim validate --no-fail"
