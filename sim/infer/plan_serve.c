@@ -277,10 +277,8 @@ static int search_agg(struct plan_serve_search *s, struct llmsim_err *err)
 	return rc;
 }
 
-/* The ranking key: meets the targets, then tokens/s per GPU (under a rate:
- * per user), then the other. */
-static int cmp_rows(const struct llmsim_plan_serve_row *x, const struct llmsim_plan_serve_row *y,
-		    int by_user)
+int llmsim_plan_serve_cmp(const struct llmsim_plan_serve_row *x,
+			  const struct llmsim_plan_serve_row *y, int by_user)
 {
 	if (x->feasible != y->feasible)
 		return y->feasible - x->feasible;
@@ -312,12 +310,12 @@ static int cmp_rows(const struct llmsim_plan_serve_row *x, const struct llmsim_p
 
 static int cmp_by_gpu(const void *a, const void *b)
 {
-	return cmp_rows(a, b, 0);
+	return llmsim_plan_serve_cmp(a, b, 0);
 }
 
 static int cmp_by_user(const void *a, const void *b)
 {
-	return cmp_rows(a, b, 1);
+	return llmsim_plan_serve_cmp(a, b, 1);
 }
 
 /* The front of tokens/s per GPU against tokens/s per user among the rows

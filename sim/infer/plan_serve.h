@@ -165,6 +165,14 @@ int llmsim_plan_serve(const struct llmsim_plan_serve_cfg *cfg, struct llmsim_pla
 		      struct llmsim_err *err);
 void llmsim_plan_serve_release(struct llmsim_plan_serve_out *out);
 
+/* The ranking (negative: x ranks first): meets the targets; the closest
+ * of those that miss; the fewest GPUs; under a rate (by_user) keeping up;
+ * tokens/s per GPU then per user (by_user: the other way round); then the
+ * tighter TTFT, then TPOT, at the target quantile; aggregated, smaller tp,
+ * smaller cap. */
+int llmsim_plan_serve_cmp(const struct llmsim_plan_serve_row *x,
+			  const struct llmsim_plan_serve_row *y, int by_user);
+
 /* "8 x tp1", "2 x tp2 pp2 ep2", disaggregated "P 2 x tp2 + D 1 x tp4". */
 void llmsim_plan_serve_layout(const struct llmsim_plan_serve_row *r, char *buf, size_t size);
 
