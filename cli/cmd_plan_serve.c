@@ -65,6 +65,14 @@ static const char *meets(const struct llmsim_plan_serve_out *o, const struct llm
 	return !o->targets ? "-" : x->feasible ? "yes" : "no";
 }
 
+static const char *meet_count(const struct llmsim_plan_serve_out *o, char *buf, size_t n)
+{
+	if (!o->targets)
+		return "no targets to meet";
+	snprintf(buf, n, "%lld meet the targets", (long long)o->feasible);
+	return buf;
+}
+
 static void cost(char *buf, size_t n, const struct llmsim_plan_serve_row *x)
 {
 	if (x->usd_per_mtok > 0)
@@ -108,9 +116,8 @@ static void print_front(const struct llmsim_plan_serve_out *o)
 	printf("\nPareto front, tokens/s per GPU against tokens/s per user%s (%lld of %lld "
 	       "configurations):\n", o->capacity ? ", at each GPU count" : "", (long long)n,
 	       (long long)o->nrows);
-	static const char *const head[] = {"GPUs", "tok/s/GPU", "tok/s/user", "TTFT p99",
-					   "TPOT p99", "$/Mtok", "<layout", "<types", "max-seqs",
-					   "<meets"};
+	static const char *const head[] = {"GPUs", "<meets", "tok/s/GPU", "tok/s/user", "TTFT p99",
+					   "TPOT p99", "$/Mtok", "<layout", "<types", "max-seqs"};
 	struct llmsim_table t;
 	llmsim_table_init(&t, 10, head);
 	/* by GPU count, and within one the most per user first */
@@ -122,12 +129,11 @@ static void print_front(const struct llmsim_plan_serve_out *o)
 			char nm[64], a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], usd[32];
 			llmsim_plan_serve_layout(x, nm, sizeof nm);
 			cost(usd, sizeof usd, x);
-			llmsim_table_rowf(&t, "%d\t%.0f\t%.1f\t%s\t%s\t%s\t%s\t%s/%s\t%lld\t%s", x->gpus,
-					  x->tokens_per_s_per_gpu, x->tokens_per_s_per_user,
+			llmsim_table_rowf(&t, "%d\t%s\t%.0f\t%.1f\t%s\t%s\t%s\t%s\t%s/%s\t%lld", x->gpus,
+					  meets(o, x), x->tokens_per_s_per_gpu, x->tokens_per_s_per_user,
 					  llmsim_fmt_time(a, x->ttft_s.p99), llmsim_fmt_time(b, x->tpot_s.p99),
 					  usd, nm, llmsim_dtype_name(x->weight_dtype),
-					  llmsim_dtype_name(x->kv_dtype), (long long)x->max_batch,
-					  meets(o, x));
+					  llmsim_dtype_name(x->kv_dtype), (long long)x->max_batch);
 		}
 	}
 	free(idx);
@@ -548,7 +554,7 @@ int cmd_plan_serve(int argc, char **argv, const struct cli_setup *setup)
 		}
 		printf("types:  weights %s, KV %s%s\n", wdts ? wdts : "bf16", kvdts ? kvdts : "bf16",
 		       wdts || kvdts ? "" : " (--weight-dtype / --kv-dtype allow quantized ones)");
-		char eb[320];
+		char eb[320], nb[64];
 		cli_serve_eng_describe(&pc.engine, eb, sizeof eb);
 		printf("engine: %s\n", eb);
 		if (o.capacity)
@@ -560,10 +566,9 @@ int cmd_plan_serve(int argc, char **argv, const struct cli_setup *setup)
 			       (long long)o.simulated_disagg, (long long)o.feasible);
 		else
 			printf("search: %lld configurations simulated (%lld disaggregated); "
-			       "%lld pruned before simulating; %s%lld%s\n",
+			       "%lld pruned before simulating; %s\n",
 			       (long long)o.simulated, (long long)o.simulated_disagg,
-			       (long long)o.pruned, o.targets ? "" : "no targets to meet (",
-			       (long long)o.feasible, o.targets ? " meet the targets" : ")");
+			       (long long)o.pruned, meet_count(&o, nb, sizeof nb));
 		if (pc.usd_per_gpu_hour > 0)
 			printf("price:  $%.2f per GPU-hour (%s)\n", pc.usd_per_gpu_hour, price_source);
 		else

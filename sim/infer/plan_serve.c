@@ -323,11 +323,16 @@ static int cmp_by_user(const void *a, const void *b)
  * one (O(n^2): a plan has hundreds). */
 static void mark_pareto(struct llmsim_plan_serve_out *o)
 {
+	/* a capacity search: the front of the deployments that meet the
+	 * targets, at each count (when any does) */
+	int only_met = o->capacity && o->feasible > 0;
 	for (int64_t i = 0; i < o->nrows; i++) {
 		struct llmsim_plan_serve_row *a = &o->rows[i];
-		a->pareto = 1;
+		a->pareto = !only_met || a->feasible;
 		for (int64_t j = 0; j < o->nrows && a->pareto; j++) {
 			const struct llmsim_plan_serve_row *b = &o->rows[j];
+			if (only_met && !b->feasible)
+				continue;
 			/* b dominates a, or ranks before a at the same point */
 			if (j != i && b->gpus == a->gpus &&
 			    b->tokens_per_s_per_gpu >= a->tokens_per_s_per_gpu &&
