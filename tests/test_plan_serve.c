@@ -210,6 +210,16 @@ Test(plan_serve, bad_requests)
 
 /* ---- the capacity question (gpus = 0) ---- */
 
+/* 8B, 2048 + 64 tokens at a rate, no GPU count: the capacity question. */
+static void capacity(struct llmsim_plan_serve_cfg *pc, double rate, double ttft, double tpot)
+{
+	cfg(pc, 0);
+	pc->load = LLMSIM_LOAD_RATE;
+	pc->rate_per_s = rate;
+	pc->ttft_slo_s = ttft;
+	pc->tpot_slo_s = tpot;
+}
+
 /* 8B, 2048 + 64 tokens, 40 requests/s, TTFT p99 <= 0.5 s, TPOT p99 <=
  * 20 ms, aggregated only: #1 meets both targets with the fewest GPUs of
  * any row that does; the search tried fewer GPUs (rows below the answer,
@@ -218,11 +228,7 @@ Test(plan_serve, capacity_fewest_gpus)
 {
 	struct llmsim_plan_serve_cfg pc;
 	struct llmsim_plan_serve_out o;
-	cfg(&pc, 0);
-	pc.load = LLMSIM_LOAD_RATE;
-	pc.rate_per_s = 40;
-	pc.ttft_slo_s = 0.5;
-	pc.tpot_slo_s = 0.02;
+	capacity(&pc, 40, 0.5, 0.02);
 	pc.no_disagg = 1;
 	run(&pc, &o);
 	cr_assert(o.capacity);
@@ -253,11 +259,7 @@ Test(plan_serve, capacity_runs_once_each)
 {
 	struct llmsim_plan_serve_cfg pc;
 	struct llmsim_plan_serve_out o;
-	cfg(&pc, 0);
-	pc.load = LLMSIM_LOAD_RATE;
-	pc.rate_per_s = 40;
-	pc.ttft_slo_s = 0.5;
-	pc.tpot_slo_s = 0.02;
+	capacity(&pc, 40, 0.5, 0.02);
 	run(&pc, &o);
 	for (int64_t i = 0; i < o.nrows; i++)
 		for (int64_t j = i + 1; j < o.nrows; j++) {
@@ -282,10 +284,7 @@ Test(plan_serve, capacity_impossible_target)
 {
 	struct llmsim_plan_serve_cfg pc;
 	struct llmsim_plan_serve_out o;
-	cfg(&pc, 0);
-	pc.load = LLMSIM_LOAD_RATE;
-	pc.rate_per_s = 10;
-	pc.tpot_slo_s = 1e-4;
+	capacity(&pc, 10, 0, 1e-4);
 	run(&pc, &o);
 	cr_expect(o.impossible);
 	cr_expect_eq(o.nrows, 0);
@@ -300,11 +299,8 @@ Test(plan_serve, capacity_bound_prunes)
 {
 	struct llmsim_plan_serve_cfg pc;
 	struct llmsim_plan_serve_out o;
-	cfg(&pc, 0);
-	pc.load = LLMSIM_LOAD_RATE;
-	pc.rate_per_s = 10;
+	capacity(&pc, 10, 0, 1); /* first, the batch-1 figures: nothing is pruned */
 	pc.no_disagg = 1;
-	pc.tpot_slo_s = 1; /* first, the batch-1 figures: nothing is pruned */
 	run(&pc, &o);
 	cr_assert(!o.impossible);
 	cr_expect_eq(o.why[LLMSIM_SERVE_BOUND], 0);

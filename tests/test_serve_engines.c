@@ -7,6 +7,7 @@
  * draft's cost). Expected numbers are derived by hand.
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "sim/infer/serve.h"
@@ -222,4 +223,38 @@ Test(serve_engines, speculation_memory)
 	run(&c, &medusa);
 	cr_expect_lt(medusa.kv_capacity_tokens, plain.kv_capacity_tokens);
 	cr_expect_gt(medusa.kv_capacity_tokens, draft.kv_capacity_tokens);
+}
+
+/* The options in `serve` and the serving plan: the engine and its
+ * features named in the JSON; speculation's options checked as `spec`
+ * checks them (one kind, acceptance given once), a share in [0, 1). */
+Test(serve_engines, cli)
+{
+	static char out[1 << 20], err[1 << 12];
+	int rc = run_llmsim("serve --model 8b --requests 50 --rate 5 --server sglang --prefix-share 0.25 "
+			    "--mtp 1 --alpha 0.8 --json",
+			    out, sizeof out, err, sizeof err);
+	cr_assert_eq(rc, 0, "%s", err);
+	cr_assert(json_parses(out));
+	cr_expect(strstr(out, "\"server\": \"sglang\"") && strstr(out, "\"prefix_share\": 0.25") &&
+		  strstr(out, "\"kind\": \"mtp\"") && strstr(out, "\"max_step_tokens\": 8192"),
+		  "%.2000s", out);
+	rc = run_llmsim("plan --workload serve --model 8b --gpus 1 --requests 40 --max-batch 8 "
+			"--server vllm --draft 1b --gamma 3 --alphas 0.9,0.7,0.5 --json",
+			out, sizeof out, err, sizeof err);
+	cr_assert_eq(rc, 0, "%s", err);
+	cr_expect(strstr(out, "\"server\": \"vllm\"") && strstr(out, "\"kind\": \"draft\"") &&
+		  strstr(out, "\"draft\": \"llama-3.2-1b\""), "%.2000s", out);
+	static const char *const bad[] = {
+		"--mtp 1 --medusa-heads 2 --alpha 0.5", "--mtp 1", "--mtp 1 --alpha 0.5 --alphas 0.5",
+		"--gamma 3 --alpha 0.5", "--mtp 1 --alpha 1.5", "--prefix-share 1", "--server tgi",
+		"--medusa-heads 2 --gamma 3 --alpha 0.5",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char cmd[256];
+		snprintf(cmd, sizeof cmd, "serve --model 8b --requests 10 %s", bad[i]);
+		rc = run_llmsim(cmd, out, sizeof out, err, sizeof err);
+		cr_expect_eq(rc, 2, "%s: %s", bad[i], err);
+		cr_expect_eq(count_lines(err), 1, "%s: %s", bad[i], err);
+	}
 }

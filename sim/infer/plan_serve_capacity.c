@@ -207,6 +207,9 @@ static int eval(struct cap_search *c, struct unit *u, int R, struct llmsim_err *
 static int search_r(struct cap_search *c, struct unit *u, int most, struct llmsim_err *err)
 {
 	int R = u->r_lo, miss = 0, rc;
+	const struct llmsim_plan_serve_cfg *pc = c->s->pc;
+	if (pc->load == LLMSIM_LOAD_CONCURRENCY && pc->concurrency < most)
+		most = (int)pc->concurrency; /* a replica more than users stays idle */
 	if (R > most)
 		return 0;
 	for (;;) {

@@ -778,8 +778,7 @@ static int engine_init(struct engine *e, const struct llmsim_serve_cfg *cfg,
 	res->reserve_tokens = cfg->kv_alloc != LLMSIM_KV_CONTIGUOUS ? 0
 			      : cfg->reserve_tokens > 0 ? cfg->reserve_tokens
 							: max_prompt + e->max_output;
-	int64_t need = (cfg->kv_alloc == LLMSIM_KV_CONTIGUOUS ? res->reserve_tokens : longest) +
-		       e->qlen - 1;
+	int64_t need = cfg->kv_alloc == LLMSIM_KV_CONTIGUOUS ? res->reserve_tokens : longest;
 	need = (need + e->kv.block_size - 1) / e->kv.block_size * e->kv.block_size;
 	if (need > e->kv.capacity_tokens)
 		return llmsim_err_set(err, LLMSIM_ENOFIT,
