@@ -13,6 +13,15 @@
  * batch and mean context or by prefill chunk and context; contexts are
  * priced on a grid eight points per octave and interpolated linearly, and
  * every price is cached, so thousands of requests take milliseconds.
+ *
+ * The engines of today (serve.h, serve_server.c) change three things here:
+ * the scheduler (SGLang's prefill-first steps: sched_running skips the
+ * decodes while a prefill step can be formed), the body's price (padded
+ * to the captured CUDA-graph size, or without a graph past the largest),
+ * and what a decoding sequence does: with a prefix cache its first `hit`
+ * prompt tokens are cached before it runs (one shared copy, not in its own
+ * KV slots); with speculation it verifies qlen tokens a step after the
+ * draft proposes them, and keeps 1 + the accepted ones.
  */
 #include "base/bounds.h"
 #include "serve.h"

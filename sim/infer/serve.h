@@ -5,7 +5,9 @@
  * with new prompts' prefill tokens under a per-step token budget, the KV
  * cache is allocated contiguously or in pages, and the newest sequence is
  * preempted (and later recomputed) when the cache runs out. Each step is
- * priced by the GPU model through llmsim_infer_step.
+ * priced by the GPU model through llmsim_infer_step. The engine may be one
+ * of today's (vLLM V1, SGLang, TensorRT-LLM: enum llmsim_server), with a
+ * prefix cache and speculative decoding (struct llmsim_serve_engine).
  */
 #ifndef LLMSIM_SERVE_H
 #define LLMSIM_SERVE_H
