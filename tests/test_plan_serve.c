@@ -250,6 +250,13 @@ Test(plan_serve, capacity_fewest_gpus)
 		}
 	}
 	cr_expect_gt(below, 0, "the answer is not the first count tried");
+	/* against the exhaustive search of one GPU fewer (every layout, every
+	 * cap): none meets */
+	int need = o.gpus_needed;
+	llmsim_plan_serve_release(&o);
+	pc.gpus = need - 1;
+	run(&pc, &o);
+	cr_expect_eq(o.feasible, 0, "%d GPUs meet too", need - 1);
 	llmsim_plan_serve_release(&o);
 }
 
