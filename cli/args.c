@@ -87,6 +87,8 @@ static const struct bound bounds[] = {
 	{NULL, "tpot-slo", LLMSIM_MAX_SLO_S, "seconds"},
 	{NULL, "rate", LLMSIM_MAX_RATE, "requests per second"},
 	{NULL, "mem-util", 1, "(a fraction of HBM)"},
+	{NULL, "prefix-share", 1, "(a fraction of a prompt)"},
+	{NULL, "gpu-hour-price", 1e6, "dollars"},
 	{NULL, "alpha", 1, "(a probability)"},
 	{NULL, "bytes", (double)LLMSIM_MAX_BYTES, "bytes"},
 	{NULL, "run", 4611686018427387904.0, "(a run id)"},

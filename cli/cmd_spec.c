@@ -14,6 +14,7 @@
 #include "args.h"
 #include "commands.h"
 #include "common.h"
+#include "serve_eng.h"
 
 static const char *const wdt_names[] = {"bf16", "fp8", "int4", "fp4", NULL};
 static const enum llmsim_dtype wdt_vals[] = {LLMSIM_DT_BF16, LLMSIM_DT_FP8, LLMSIM_DT_INT4,
@@ -21,25 +22,6 @@ static const enum llmsim_dtype wdt_vals[] = {LLMSIM_DT_BF16, LLMSIM_DT_FP8, LLMS
 static const char *const kvdt_names[] = {"bf16", "fp8", NULL};
 static const enum llmsim_dtype kvdt_vals[] = {LLMSIM_DT_BF16, LLMSIM_DT_FP8};
 static const char *const kind_names[] = {"draft", "medusa", "mtp"};
-
-static int parse_alphas(const char *s, double *a, int *n)
-{
-	*n = 0;
-	const char *p = s;
-	while (*p) {
-		char *e;
-		double v = strtod(p, &e);
-		if (e == p || *n >= LLMSIM_SPEC_MAX)
-			return -1;
-		a[(*n)++] = v;
-		if (*e == ',')
-			e++;
-		else if (*e)
-			return -1;
-		p = e;
-	}
-	return *n ? 0 : -1;
-}
 
 int cmd_spec(int argc, char **argv, const struct cli_setup *setup)
 {
@@ -105,7 +87,7 @@ int cmd_spec(int argc, char **argv, const struct cli_setup *setup)
 	struct llmsim_spec_cfg cfg;
 	memset(&cfg, 0, sizeof cfg);
 	if (alphas) {
-		if (parse_alphas(alphas, cfg.alpha, &cfg.nalpha))
+		if (cli_parse_alphas(alphas, cfg.alpha, &cfg.nalpha))
 			return llmsim_args_error(cmd, "--alphas: expected numbers separated by commas, got '%s'", alphas);
 	} else {
 		cfg.alpha[0] = alpha;

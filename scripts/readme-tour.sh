@@ -84,6 +84,8 @@ run "The same in a serving engine's kernels, and one step's ops" "llmsim infer -
 run "A serving engine under load" "llmsim serve --model 8b --gpu h200 --requests 2000 --rate 30 --prompt-dist lognormal:6.5:0.8 --output-dist lognormal:5.5:0.7 --seed 1"
 run "Speculative decoding" "llmsim spec --model 70b --draft llama-3.2-1b --gamma 4 --alpha 0.8 --gpu h200 --gpus 2"
 run "Capacity planning for serving" "llmsim plan --model 70b --gpus 8 --workload serve --prompt 2048 --output 256 --rate 4 --ttft-slo 2 --tpot-slo 0.05 --top 5"
+run "The fewest GPUs for a load, and what they cost" "llmsim plan --workload serve --model 70b --gpu h200 --rate 200 --ttft-slo 2 --tpot-slo 0.05 --top 5"
+run "Serving engines as they run today: SGLang, a prefix cache, MTP speculation" "llmsim serve --model 8b --gpu h200 --requests 1000 --rate 30 --server sglang --prefix-share 0.5 --mtp 1 --alpha 0.8"
 echo
 echo "### Reports"
 run "An HTML report with its pictures" "llmsim report --model 8b --gpu h200 --out report"

@@ -243,3 +243,66 @@ Test(plan_cli, spec_checks_memory)
 	cr_expect_eq(rc, 0, "%s", err);
 	cr_expect(strstr(out, "memory per GPU") != NULL);
 }
+
+/* Without --gpus: the capacity question's answer line, the price and its
+ * source, the front at each GPU count; JSON names the count needed. */
+Test(plan_cli, serve_capacity)
+{
+	int rc = run_llmsim("plan --workload serve --model 8b --prompt 2048 --output 64 --requests 60 "
+			    "--rate 20 --ttft-slo 0.5 --tpot-slo 0.02 --gpu-hour-price 2",
+			    out, sizeof out, err, sizeof err);
+	cr_assert_eq(rc, 0, "%s", err);
+	cr_expect(strstr(out, "serving on the fewest h200 GPUs") && strstr(out, "\nanswer: ") &&
+		  strstr(out, "price:  $2.00 per GPU-hour (--gpu-hour-price)") &&
+		  strstr(out, "at each GPU count") && strstr(out, "per million output tokens"),
+		  "%.3000s", out);
+	rc = run_llmsim("plan --workload serve --model 8b --prompt 2048 --output 64 --requests 60 "
+			"--rate 20 --ttft-slo 0.5 --tpot-slo 0.02 --json",
+			out, sizeof out, err, sizeof err);
+	cr_assert_eq(rc, 0, "%s", err);
+	cr_assert(json_parses(out));
+	long long need = json_int(out, "gpus_needed");
+	cr_expect_gt(need, 0);
+	cr_expect_eq(json_int(strstr(out, "\"results\""), "gpus"), need);
+	cr_expect(strstr(out, "\"price_source\": \"price_usd_per_gpu_hour of h200-sxm-141gb.yaml") != NULL);
+	cr_expect_gt(json_num(out, "usd_per_million_output_tokens"), 0);
+}
+
+/* A TPOT no count of GPUs meets: one line naming the fastest figure,
+ * exit 1. A rate of 0, a negative one or a NaN price: one line, exit 2;
+ * so is a capacity question without a load or a target. */
+Test(plan_cli, serve_capacity_bad_input)
+{
+	int rc = run_llmsim("plan --workload serve --model 8b --rate 10 --tpot-slo 0.0001", out,
+			    sizeof out, err, sizeof err);
+	cr_expect_eq(rc, 1);
+	cr_expect_eq(count_lines(err), 1, "%s", err);
+	cr_expect(strstr(err, "no number of h200 GPUs meets TPOT p99 <= 0.0001 s") &&
+		  strstr(err, "a token on the fastest layout"), "%s", err);
+	cr_expect_eq(out[0], 0, "%s", out);
+	static const char *const bad[] = {
+		"--rate 0 --ttft-slo 1", "--rate -2 --ttft-slo 1", "--rate 5 --ttft-slo 1 --gpu-hour-price nan",
+		"--rate nan --ttft-slo 1", "--ttft-slo 1", "--rate 5", "--gpus 2 --gpu-hour-price -1",
+		"--rate 5 --ttft-slo 1 --prefix-share 1",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char cmd[256];
+		snprintf(cmd, sizeof cmd, "plan --workload serve --model 8b %s", bad[i]);
+		rc = run_llmsim(cmd, out, sizeof out, err, sizeof err);
+		cr_expect_eq(rc, 2, "%s: %s", bad[i], err);
+		cr_expect_eq(count_lines(err), 1, "%s: %s", bad[i], err);
+	}
+}
+
+/* An offline plan with no target calls nothing met: the meets column says
+ * "-", the plan exits 0 with nothing on stderr. */
+Test(plan_cli, serve_offline_meets_nothing)
+{
+	int rc = run_llmsim("plan --workload serve --model 8b --gpus 2 --prompt 2048 --output 64 "
+			    "--requests 60 --max-batch 16 --wide",
+			    out, sizeof out, err, sizeof err);
+	cr_expect_eq(rc, 0, "%s", err);
+	cr_expect(strstr(out, "best (no targets)") != NULL, "%.1500s", out);
+	cr_expect(strstr(out, " yes ") == NULL, "%.3000s", out);
+	cr_expect_eq(err[0], 0, "%s", err);
+}
