@@ -66,7 +66,9 @@ Test(infer_power, a_long_batch_runs_at_the_power_limit)
 }
 
 /* One serving run (sim/infer/serve.h) of `requests` requests of the given
- * lengths, at `rate` (0: offline), in the load cfg says. */
+ * lengths, at `rate` (0: offline), in the load cfg says, on the fused
+ * engine (its steps back to back: the load these tests set out to reach
+ * or stay under). */
 static void serve(const struct llmsim_gpu *g, const struct llmsim_model *m, int64_t requests,
 		  double rate, int64_t prompt, int64_t output, enum llmsim_load load,
 		  double duty, double rho, struct llmsim_serve_result *r)
@@ -74,6 +76,7 @@ static void serve(const struct llmsim_gpu *g, const struct llmsim_model *m, int6
 	struct llmsim_serve_cfg cfg;
 	struct llmsim_err err = {0};
 	llmsim_serve_cfg_init(&cfg, m, g);
+	llmsim_infer_cfg_engine(&cfg.infer, LLMSIM_ENGINE_FUSED);
 	cfg.infer.load = load;
 	cfg.infer.load_duty = duty;
 	cfg.infer.load_rho = rho;
@@ -130,6 +133,7 @@ Test(infer_power, serving_over_the_limit_is_priced_in_its_load)
 	serve(&g, &m, 64, 0, 4096, 4, LLMSIM_LOAD_LONE, 0, 0, &lone);
 	struct llmsim_infer_cfg ic;
 	llmsim_infer_cfg_init(&ic, &m, &g);
+	llmsim_infer_cfg_engine(&ic, LLMSIM_ENGINE_FUSED);
 	double duty = llmsim_infer_load(&g, lone.busy_s, lone.duration_s);
 	double rho = llmsim_infer_rho(&ic, lone.flops, lone.busy_s);
 	cr_assert_gt(duty, 0);

@@ -1,12 +1,15 @@
 /*
  * test_plan_rank.c - the planner's ranking by selection (plan_select,
  * sim/train/plan_int.h) against the ranking it replaced: sort every
- * configuration that fits, fastest first, then walk the sorted list for
- * the rows' groups and the best of each kind. Random entries with many
- * ties in tokens/s, every error width and row count: the two agree on the
- * fastest, every row (its shown entry, its count, its best and worst) and
- * every kind's best.
+ * configuration that fits by the ranking's order (plan_rank_tps first),
+ * then walk the sorted list for the rows (the first of each layout, its
+ * later configurations within the error folded in) and the best of each
+ * kind. Random entries with many ties, offload and tight memory ranked
+ * the error slower, every error width and row count: the two agree on
+ * the fastest, every row (its shown entry, its count, its best and worst)
+ * and every kind's best.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,57 +33,77 @@ static int ref_of_kind(const struct plan_entry *e, int k, int gpn)
 	}
 }
 
+static int ref_same_layout(const struct plan_entry *a, const struct plan_entry *b)
+{
+	return a->tp == b->tp && a->pp == b->pp && a->cp == b->cp && a->ep == b->ep &&
+	       a->zero == b->zero && a->offload == b->offload && a->lora == b->lora;
+}
+
 /* The sort and the walks of the ranking before plan_select. */
 static void reference(const struct plan_entry *in, int64_t n, double e, int top,
 		      unsigned searched, int gpn, struct plan_selection *sel)
 {
 	struct plan_entry *v = malloc((size_t)n * sizeof *v);
-	cr_assert(v);
+	int64_t *first = malloc((size_t)top * sizeof *first);
+	cr_assert(v && first);
 	memcpy(v, in, (size_t)n * sizeof *v);
 	qsort(v, (size_t)n, sizeof *v, ref_cmp);
-	sel->fastest = v[0];
+	int64_t fastest = 0;
+	for (int64_t i = 1; i < n; i++)
+		if (v[i].tokens_per_s > v[fastest].tokens_per_s)
+			fastest = i;
+	sel->fastest = v[fastest];
 	sel->nrows = 0;
-	for (int64_t i = 0; i < n && sel->nrows < top;) {
-		double floor_tps = v[i].tokens_per_s / (1 + e);
-		int64_t j = i, rep = -1;
-		for (; j < n && v[j].tokens_per_s >= floor_tps; j++)
-			if (rep < 0 && v[j].offload == LLMSIM_OFFLOAD_NONE)
-				rep = j;
-		struct plan_group *g = &sel->rows[sel->nrows++];
-		g->shown = v[rep >= 0 ? rep : i];
-		g->n = j - i;
-		g->best_tps = v[i].tokens_per_s;
-		g->worst_tps = v[j - 1].tokens_per_s;
-		i = j;
+	for (int64_t i = 0; i < n; i++) {
+		int k = 0;
+		while (k < sel->nrows && !ref_same_layout(&v[first[k]], &v[i]))
+			k++;
+		struct plan_group *g = &sel->rows[k];
+		if (k < sel->nrows) {
+			if (v[i].tokens_per_s * (1 + e) >= v[first[k]].tokens_per_s) {
+				g->n++;
+				g->best_tps = fmax(g->best_tps, v[i].tokens_per_s);
+				g->worst_tps = fmin(g->worst_tps, v[i].tokens_per_s);
+			}
+			continue;
+		}
+		if (sel->nrows == top)
+			continue;
+		first[sel->nrows++] = i;
+		g->shown = v[i];
+		g->n = 1;
+		g->best_tps = g->worst_tps = v[i].tokens_per_s;
 	}
 	for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT; k++) {
-		int64_t first = -1, pick = -1;
+		int64_t first_i = -1, pick = -1;
 		sel->have_kind[k] = 0;
 		if (!(searched >> k & 1))
 			continue;
 		for (int64_t i = 0; i < n && pick < 0; i++) {
 			if (!ref_of_kind(&v[i], k, gpn))
 				continue;
-			if (first < 0)
-				first = i;
-			if (v[i].tokens_per_s * (1 + e) < v[first].tokens_per_s)
+			if (first_i < 0)
+				first_i = i;
+			if (v[i].tokens_per_s * (1 + e) < v[first_i].tokens_per_s)
 				break;
 			if (v[i].offload == LLMSIM_OFFLOAD_NONE || k == LLMSIM_PLAN_KIND_OFFLOAD)
 				pick = i;
 		}
 		if (pick < 0)
-			pick = first;
+			pick = first_i;
 		if (pick >= 0) {
 			sel->have_kind[k] = 1;
 			sel->kind[k] = v[pick];
 		}
 	}
+	free(first);
 	free(v);
 }
 
 /* n distinct configurations (their options spell i), tokens/s drawn from
- * `levels` values so that many tie. */
-static struct plan_entry *entries(int64_t n, int levels, unsigned seed)
+ * `levels` values so that many tie; some tight in memory, ranked (as
+ * offload is) the error e slower. */
+static struct plan_entry *entries(int64_t n, int levels, double e, unsigned seed)
 {
 	struct plan_entry *v = calloc((size_t)n, sizeof *v);
 	cr_assert(v);
@@ -95,8 +118,12 @@ static struct plan_entry *entries(int64_t n, int levels, unsigned seed)
 		v[i].tp = 1 << (x % 5), x /= 5;
 		v[i].chunks = (uint8_t)(1 + x % 4), x /= 4;
 		v[i].pp = (int32_t)(1 + x % 8), x /= 8;
+		v[i].modules = (uint8_t)(x % 2), x /= 2;
+		v[i].act_offload = (uint8_t)(100 * (x % 2)), x /= 2;
 		v[i].cp = v[i].ep = 1;
 		v[i].tokens_per_s = 1000.0 + 37.5 * (rand() % levels);
+		v[i].tight = (uint8_t)(rand() % 4 == 0);
+		v[i].rank_tps = plan_rank_tps(v[i].tokens_per_s, v[i].offload, v[i].tight, e);
 	}
 	return v;
 }
@@ -110,13 +137,13 @@ static void same_entry(const struct plan_entry *a, const struct plan_entry *b, c
 
 static void agree(int64_t n, int levels, double e, int top, unsigned searched, unsigned seed)
 {
-	struct plan_entry *v = entries(n, levels, seed);
+	struct plan_entry *v = entries(n, levels, e, seed);
 	struct plan_selection want = {.rows = calloc((size_t)top, sizeof(struct plan_group))};
 	struct plan_selection got = {.rows = calloc((size_t)top, sizeof(struct plan_group))};
 	cr_assert(want.rows && got.rows);
 	reference(v, n, e, top, searched, 8, &want);
 	struct plan_entries es = {.v = v, .n = n};
-	plan_select(&es, e, top, searched, 8, &got);
+	cr_assert_eq(plan_select(&es, e, top, searched, 8, &got), 0);
 	same_entry(&got.fastest, &want.fastest, "fastest");
 	cr_expect_eq(got.nrows, want.nrows, "n %lld e %g top %d: rows", (long long)n, e, top);
 	for (int i = 0; i < want.nrows && i < got.nrows; i++) {

@@ -46,8 +46,7 @@ uint64_t llmsim_rng_u64(struct llmsim_rng *r)
 	return out;
 }
 
-/* [0, 1) */
-static double rng_uniform(struct llmsim_rng *r)
+double llmsim_rng_uniform(struct llmsim_rng *r)
 {
 	return (double)(llmsim_rng_u64(r) >> 11) * 0x1.0p-53;
 }
@@ -56,13 +55,13 @@ static double rng_uniform(struct llmsim_rng *r)
 static double rng_normal(struct llmsim_rng *r)
 {
 	/* Box-Muller; 1 - u keeps the log's argument in (0, 1] */
-	double u = 1.0 - rng_uniform(r), v = rng_uniform(r);
+	double u = 1.0 - llmsim_rng_uniform(r), v = llmsim_rng_uniform(r);
 	return sqrt(-2.0 * log(u)) * cos(2.0 * M_PI * v);
 }
 
 double llmsim_rng_exponential(struct llmsim_rng *r, double rate)
 {
-	return -log(1.0 - rng_uniform(r)) / rate;
+	return -log(1.0 - llmsim_rng_uniform(r)) / rate;
 }
 
 static int parse_num(const char *s, const char *end, double *out)
@@ -127,7 +126,7 @@ int64_t llmsim_dist_sample(const struct llmsim_dist *d, struct llmsim_rng *r)
 		break;
 	case LLMSIM_DIST_UNIFORM:
 		/* integers LO..HI, each equally likely */
-		x = floor(d->a) + floor(rng_uniform(r) * (floor(d->b) - floor(d->a) + 1));
+		x = floor(d->a) + floor(llmsim_rng_uniform(r) * (floor(d->b) - floor(d->a) + 1));
 		break;
 	case LLMSIM_DIST_NORMAL:
 		x = d->a + d->b * rng_normal(r);

@@ -63,6 +63,8 @@ void plan_entry_cfg(const struct plan_entry *e, const struct plan_base *b,
 	c->zero = e->zero;
 	c->micro_batch = e->micro_batch;
 	c->recompute = e->recompute;
+	c->recompute_modules = e->modules;
+	c->offload_activations = e->act_offload / 100.0;
 	c->chunks = e->chunks;
 	c->schedule = e->chunks > 1 ? LLMSIM_SCHED_INTERLEAVED : LLMSIM_SCHED_1F1B;
 	c->attn = e->attn;
@@ -71,31 +73,64 @@ void plan_entry_cfg(const struct plan_entry *e, const struct plan_base *b,
 	c->lora_rank = e->lora ? b->lora_rank : 0;
 }
 
+double plan_rank_tps(double tokens_per_s, enum llmsim_offload offload, int mem_tight, double e)
+{
+	double t = tokens_per_s;
+	if (offload != LLMSIM_OFFLOAD_NONE)
+		t /= 1 + e;
+	if (mem_tight)
+		t /= 1 + e;
+	return t;
+}
+
 /* The one order of the ranking (plan_int.h): every "first" below is the
  * least by it. */
 int plan_entry_cmp(const struct plan_entry *a, const struct plan_entry *b)
 {
+	if (a->rank_tps != b->rank_tps)
+		return a->rank_tps > b->rank_tps ? -1 : 1;
 	if (a->tokens_per_s != b->tokens_per_s)
 		return a->tokens_per_s > b->tokens_per_s ? -1 : 1;
+	if (a->tight != b->tight)
+		return a->tight < b->tight ? -1 : 1;
 	const int ka[] = {a->offload, a->lora, a->zero, a->tp, a->pp, a->cp, a->ep,
-			  a->micro_batch, a->recompute, a->chunks, a->attn};
+			  a->micro_batch, a->recompute, a->modules, a->act_offload, a->chunks, a->attn};
 	const int kb[] = {b->offload, b->lora, b->zero, b->tp, b->pp, b->cp, b->ep,
-			  b->micro_batch, b->recompute, b->chunks, b->attn};
+			  b->micro_batch, b->recompute, b->modules, b->act_offload, b->chunks, b->attn};
 	for (size_t i = 0; i < sizeof ka / sizeof ka[0]; i++)
 		if (ka[i] != kb[i])
 			return ka[i] < kb[i] ? -1 : 1;
 	return 0;
 }
 
-/* a before b (b may be NULL: nothing yet); the common case, tokens/s
- * apart, decided here (plan_entry_cmp's first key, the same answer) */
+/* a before b (b may be NULL: nothing yet); the common case, ranked apart,
+ * decided here (plan_entry_cmp's first key, the same answer) */
 static inline int first_of(const struct plan_entry *a, const struct plan_entry *b)
+{
+	if (!b)
+		return 1;
+	if (a->rank_tps != b->rank_tps)
+		return a->rank_tps > b->rank_tps;
+	return plan_entry_cmp(a, b) < 0;
+}
+
+/* a faster than b (b may be NULL), ties in the ranking's order: the
+ * fastest is the first of the highest tokens/s */
+static inline int faster(const struct plan_entry *a, const struct plan_entry *b)
 {
 	if (!b)
 		return 1;
 	if (a->tokens_per_s != b->tokens_per_s)
 		return a->tokens_per_s > b->tokens_per_s;
 	return plan_entry_cmp(a, b) < 0;
+}
+
+/* One layout: the parallel degrees, ZeRO stage, offload and LoRA; what
+ * varies inside it (micro-batch, recomputation, schedule, attention) folds. */
+static int same_layout(const struct plan_entry *a, const struct plan_entry *b)
+{
+	return a->tp == b->tp && a->pp == b->pp && a->cp == b->cp && a->ep == b->ep &&
+	       a->zero == b->zero && a->offload == b->offload && a->lora == b->lora;
 }
 
 static int expand(struct llmsim_train_ctx *ctx, const struct plan_base *b,
@@ -128,129 +163,113 @@ static unsigned kinds_searched(const struct llmsim_plan_req *req, struct llmsim_
 	return searched;
 }
 
-/* The best of each kind: the first of the kind (first[k]), or (as the
- * rows do) the first of it in HBM alone within the error of that (the
- * offload kind: its first). all->v[0..ncand): every entry of tokens/s
- * t_min or more; those below are looked at when a kind's error band
- * reaches them. */
-static void pick_kinds(const struct plan_entries *all, int64_t ncand, double t_min, double e,
-		       int gpus_per_node, struct plan_selection *sel)
+/* x into the rows' heads (row[0..*n), in the ranking's order, one per
+ * layout, at most top): x heads its layout's row when it is first of it,
+ * a new layout's when it is before the last head (which then drops out
+ * when the rows are full). A head that drops out is no layout's first:
+ * top heads of other layouts come before it, and every later head
+ * before the last one. */
+static void offer_row(const struct plan_entry **row, int *n, int top, const struct plan_entry *x)
 {
-	const struct plan_entry *pick[LLMSIM_PLAN_KIND_COUNT] = {0};
-	int64_t n = ncand;
-	for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT; k++)
-		if (sel->have_kind[k] && !(t_min * (1 + e) < sel->kind[k].tokens_per_s))
-			n = all->n; /* its band may reach below t_min */
-	for (int64_t i = 0; i < n; i++) {
-		const struct plan_entry *x = &all->v[i];
-		unsigned of = kinds_of(gpus_per_node, x);
-		for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT; k++)
-			if (sel->have_kind[k] && (of >> k & 1) &&
-			    !(x->tokens_per_s * (1 + e) < sel->kind[k].tokens_per_s) &&
-			    (x->offload == LLMSIM_OFFLOAD_NONE || k == LLMSIM_PLAN_KIND_OFFLOAD) &&
-			    first_of(x, pick[k]))
-				pick[k] = x;
+	int k = 0;
+	while (k < *n && !same_layout(row[k], x))
+		k++;
+	if (k < *n) {
+		if (!first_of(x, row[k]))
+			return;
+	} else if (*n < top) {
+		k = (*n)++;
+	} else {
+		k = top - 1; /* x is before it (the caller's test): it drops out */
 	}
-	for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT; k++)
-		if (pick[k])
-			sel->kind[k] = *pick[k];
+	for (; k > 0 && first_of(x, row[k - 1]); k--)
+		row[k] = row[k - 1];
+	row[k] = x;
 }
 
-/* One row's group, found in one pass over the entries: those of tokens/s
- * in [head / (1 + e), below) where head is the first of those below
- * `below` (found by the previous pass, as this one finds the next row's
- * head: the first below this group's floor). Returns that next head. */
-static const struct plan_entry *group_scan(const struct plan_entries *es,
-					   const struct plan_entry *head, double below, double e,
-					   struct plan_group *g)
+/* The best of each kind, as the ranking's order walked would pick it:
+ * the first of the kind, or the first of it in HBM alone (cand) where no
+ * entry of the kind comes before that one and is out of the error of the
+ * first (cut: the first such). */
+static void pick_kinds(const struct plan_entry *const *first, const struct plan_entry *const *cand,
+		       const struct plan_entry *const *cut, struct plan_selection *sel)
 {
-	double floor_tps = head->tokens_per_s / (1 + e);
-	const struct plan_entry *rep = NULL, *next = NULL;
-	g->n = 0;
-	g->best_tps = g->worst_tps = head->tokens_per_s;
-	for (int64_t i = 0; i < es->n; i++) {
-		const struct plan_entry *x = &es->v[i];
-		if (!(x->tokens_per_s < below))
+	for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT; k++) {
+		sel->have_kind[k] = first[k] != NULL;
+		if (!first[k])
 			continue;
-		if (x->tokens_per_s >= floor_tps) {
-			g->n++;
-			if (x->tokens_per_s < g->worst_tps)
-				g->worst_tps = x->tokens_per_s;
-			if (x->offload == LLMSIM_OFFLOAD_NONE && first_of(x, rep))
-				rep = x;
-		} else if (first_of(x, next)) {
-			next = x;
-		}
+		int c = cand[k] && (!cut[k] || first_of(cand[k], cut[k]));
+		sel->kind[k] = c ? *cand[k] : *first[k];
 	}
-	g->shown = rep ? *rep : *head;
-	return next;
 }
 
-/* The groups of the rows (at most top), from the fastest: *n of them.
- * Returns 1 when they are those of every entry: es holds them all, or
- * every group's floor is at least t_min (es holding every entry of
- * tokens/s t_min or more) and the rows ran to top. */
-static int find_groups(const struct plan_entries *es, const struct plan_entry *head, double e,
-		       int top, double t_min, int complete, struct plan_group *g, int *n)
+int plan_select(const struct plan_entries *es, double e, int top, unsigned searched,
+		int gpus_per_node, struct plan_selection *sel)
 {
-	double below = INFINITY;
-	*n = 0;
-	while (head && *n < top) {
-		head = group_scan(es, head, below, e, &g[*n]);
-		below = g[(*n)++].best_tps / (1 + e);
-		if (!complete && below < t_min)
-			return 0;
-	}
-	return complete || *n == top;
-}
-
-/* Move the entries of tokens/s t_min or more to the front: how many. */
-static int64_t partition(struct plan_entries *es, double t_min)
-{
-	int64_t k = 0;
-	for (int64_t i = 0; i < es->n; i++)
-		if (es->v[i].tokens_per_s >= t_min) {
-			struct plan_entry x = es->v[k];
-			es->v[k++] = es->v[i];
-			es->v[i] = x;
-		}
-	return k;
-}
-
-void plan_select(struct plan_entries *es, double e, int top, unsigned searched,
-		 int gpus_per_node, struct plan_selection *sel)
-{
+	enum { NK = LLMSIM_PLAN_KIND_COUNT };
 	sel->nrows = 0;
-	for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT; k++)
+	for (int k = 0; k < NK; k++)
 		sel->have_kind[k] = 0;
-	if (!es->n)
-		return;
-	const struct plan_entry *head = NULL, *first[LLMSIM_PLAN_KIND_COUNT] = {0};
+	if (!es->n || top < 1)
+		return 0;
+	const struct plan_entry *fastest = NULL, *first[NK] = {0}, *cand[NK] = {0},
+				*cut[NK] = {0};
+	const struct plan_entry **row = malloc((size_t)top * sizeof *row);
+	if (!row)
+		return LLMSIM_ENOMEM;
+	int n = 0;
+	/* one pass: the fastest, the rows' heads, each kind's first and its
+	 * first in HBM alone */
 	for (int64_t i = 0; i < es->n; i++) {
 		const struct plan_entry *x = &es->v[i];
+		if (faster(x, fastest))
+			fastest = x;
+		if (n < top || first_of(x, row[top - 1]))
+			offer_row(row, &n, top, x);
 		unsigned of = kinds_of(gpus_per_node, x) & searched;
-		if (first_of(x, head))
-			head = x;
-		for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT; k++)
-			if ((of >> k & 1) && first_of(x, first[k]))
+		for (int k = 0; k < NK; k++) {
+			if (!(of >> k & 1))
+				continue;
+			if (first_of(x, first[k]))
 				first[k] = x;
+			if ((x->offload == LLMSIM_OFFLOAD_NONE || k == LLMSIM_PLAN_KIND_OFFLOAD) &&
+			    first_of(x, cand[k]))
+				cand[k] = x;
+		}
 	}
-	/* copies: the entries move */
-	sel->fastest = *head;
-	for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT; k++)
-		if ((sel->have_kind[k] = first[k] != NULL))
-			sel->kind[k] = *first[k];
-	double t_min = sel->fastest.tokens_per_s * pow(1 + e, -(top + 1));
-	int64_t ncand = partition(es, t_min);
-	struct plan_entries cand = {.v = es->v, .n = ncand};
-	/* groups: from the fastest left, everything within (1 + e) of its
-	 * step time; shown by the fastest of them in HBM alone */
-	if (!find_groups(&cand, &sel->fastest, e, top, t_min, ncand == es->n, sel->rows,
-			 &sel->nrows)) {
-		ncand = es->n;
-		find_groups(es, &sel->fastest, e, top, t_min, 1, sel->rows, &sel->nrows);
+	/* another: what folds into each row (its layout's later entries
+	 * within the error of its head), and where each kind's walk would
+	 * stop */
+	double floor_tps = INFINITY;
+	for (int r = 0; r < n; r++) {
+		struct plan_group *g = &sel->rows[r];
+		g->shown = *row[r];
+		g->n = 1;
+		g->best_tps = g->worst_tps = row[r]->tokens_per_s;
+		floor_tps = fmin(floor_tps, row[r]->tokens_per_s);
 	}
-	pick_kinds(es, ncand, t_min, e, gpus_per_node, sel);
+	for (int64_t i = 0; i < es->n; i++) {
+		const struct plan_entry *x = &es->v[i];
+		double up = x->tokens_per_s * (1 + e);
+		if (up >= floor_tps)
+			for (int r = 0; r < n; r++)
+				if (x != row[r] && same_layout(x, row[r]) &&
+				    up >= row[r]->tokens_per_s) {
+					struct plan_group *g = &sel->rows[r];
+					g->n++;
+					g->best_tps = fmax(g->best_tps, x->tokens_per_s);
+					g->worst_tps = fmin(g->worst_tps, x->tokens_per_s);
+				}
+		unsigned of = kinds_of(gpus_per_node, x) & searched;
+		for (int k = 0; k < NK; k++)
+			if ((of >> k & 1) && up < first[k]->tokens_per_s && first_of(x, cut[k]))
+				cut[k] = x;
+	}
+	sel->nrows = n;
+	sel->fastest = *fastest;
+	pick_kinds(first, cand, cut, sel);
+	free(row);
+	return 0;
 }
 
 int plan_rank(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *req,
@@ -267,7 +286,10 @@ int plan_rank(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *req,
 		return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
 	}
 	double e = out->error_frac;
-	plan_select(es, e, top, kinds_searched(req, out), ctx->gpu.gpus_per_node, &sel);
+	if (plan_select(es, e, top, kinds_searched(req, out), ctx->gpu.gpus_per_node, &sel)) {
+		free(sel.rows);
+		return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
+	}
 	int rc = expand(ctx, b, &sel.fastest, &out->fastest, err);
 	for (int i = 0; i < sel.nrows && !rc; i++) {
 		struct llmsim_plan_row *row = &out->rows[out->nrows++];
@@ -338,7 +360,8 @@ void plan_hint(const struct llmsim_train_ctx *ctx, const struct llmsim_plan_req 
 	if (!sv->layouts) {
 		static const enum llmsim_plan_why s[] = {
 			LLMSIM_PLAN_HEADS, LLMSIM_PLAN_KV_HEADS, LLMSIM_PLAN_SEQ,
-			LLMSIM_PLAN_STAGES, LLMSIM_PLAN_LAYERS, LLMSIM_PLAN_EXPERTS};
+			LLMSIM_PLAN_STAGES, LLMSIM_PLAN_LAYERS, LLMSIM_PLAN_EXPERTS,
+			LLMSIM_PLAN_STACK};
 		enum llmsim_plan_why w = largest(out, s, (int)(sizeof s / sizeof s[0]));
 		switch (w) {
 		case LLMSIM_PLAN_HEADS:
@@ -361,6 +384,11 @@ void plan_hint(const struct llmsim_train_ctx *ctx, const struct llmsim_plan_req 
 			snprintf(h, n, "layout: %d layers are divisible by no pp x chunks tried "
 				 "(drop --even-pp to allow uneven stages)", m->layers);
 			break;
+		case LLMSIM_PLAN_STACK:
+			snprintf(h, n, "stack: the %s stack launches none of the layouts of %d GPUs "
+				 "tried (a parallelism it lacks; see its hw/stacks file)",
+				 req->stack ? req->stack->name : "?", req->gpus);
+			break;
 		default:
 			snprintf(h, n, "layout: %d experts are divisible by no ep tried, or ep "
 				 "divides no dp x cp", m->moe.experts);
@@ -380,7 +408,7 @@ void plan_hint(const struct llmsim_train_ctx *ctx, const struct llmsim_plan_req 
 	static const enum llmsim_plan_why o[] = {
 		LLMSIM_PLAN_INTERLEAVE_PP, LLMSIM_PLAN_INTERLEAVE_MB, LLMSIM_PLAN_ZERO3_PP,
 		LLMSIM_PLAN_KERNEL, LLMSIM_PLAN_OFFLOAD_ZERO, LLMSIM_PLAN_OFFLOAD_PARAMS,
-		LLMSIM_PLAN_STAGES, LLMSIM_PLAN_LAYERS};
+		LLMSIM_PLAN_STAGES, LLMSIM_PLAN_LAYERS, LLMSIM_PLAN_STACK};
 	enum llmsim_plan_why w = largest(out, o, (int)(sizeof o / sizeof o[0]));
 	snprintf(h, n, "rules: every configuration left breaks a rule, most often: %s (%lld)",
 		 llmsim_plan_why_name(w), (long long)out->why[w]);

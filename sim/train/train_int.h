@@ -11,8 +11,9 @@
 #include "sim/timeline.h"
 
 /* Fixed allowances, stated once (see memory.c). */
-#define TRAIN_CONTEXT_BYTES 1.0e9      /* CUDA context, cuBLAS/NCCL workspaces */
-#define TRAIN_FRAGMENTATION 0.05       /* allocator fragmentation, of the rest */
+#define TRAIN_CONTEXT_BYTES 1.0e9      /* CUDA context, cuBLAS workspaces: the torch
+					* engine's (the fused one takes its stack's,
+					* cfg.allow) */
 #define TRAIN_GRAD_BUCKET_PARAMS 40e6  /* Megatron DDP bucket (params) */
 #define TRAIN_DUALPIPE_COMM_SMS 20     /* SMs DeepSeek-V3's all-to-all kernels take
 					* (DeepSeek-V3 Technical Report Sec. 3.2.2:
@@ -107,6 +108,21 @@ double train_p2p_buffer_bytes(const struct llmsim_model *m, const struct llmsim_
 double train_act_per_layer(const struct train_geom *g, const struct llmsim_model *m,
 			   const struct llmsim_train_cfg *c, double *dense, double *transient);
 
+/* The stack's allowances beside fragmentation (train.h, struct
+ * llmsim_train_allow): its context, the NCCL buffers of each communicator
+ * the layout uses (TP, CP, DP x CP, PP, EP), CUDA graphs. */
+double train_allow_bytes(const struct llmsim_train_cfg *c);
+/* Of `layers` layer-activations of per_layer bytes waiting for their
+ * backward, the bytes activation offload keeps in host memory. */
+double train_act_offloaded(const struct llmsim_train_cfg *c, double layers, double per_layer);
+/* Bytes per parameter of weights, gradients and optimizer state under
+ * FSDP (c->fsdp, ZeRO 2 or 3) sharded over n ranks; returns 0 (and leaves
+ * them) when c runs no FSDP. */
+int train_fsdp_state_bytes(const struct llmsim_train_cfg *c, int n, double *w, double *g,
+			   double *o);
+/* FSDP's unsharded buffers for layers of layer_params parameters here. */
+double train_fsdp_buffer_bytes(const struct llmsim_train_cfg *c, double layer_params);
+
 struct train_pp_memo;
 /* Memory of one configuration (closed form). memo (may be NULL): the
  * llama3 recipe's per-rank terms kept between calls of one model. */
@@ -159,7 +175,8 @@ struct train_pp_memo_entry {
  * every field train_params_per_gpu reads (an entry per chunks & 7: the
  * innermost loops change the chunks). */
 struct train_act_memo {
-	int used, tp, cp, micro_batch, recompute, attn, sp;
+	int used, tp, cp, micro_batch, recompute, method, attn, sp;
+	unsigned modules;
 	int64_t seq;
 	double moe_imbalance;
 	double per_layer, ad, transient;
@@ -213,6 +230,9 @@ struct layer_cost {
 	double wgrad_s;               /* the weight-gradient GEMMs of bwd_s */
 	double attn_core_fwd_s;       /* selective recompute re-runs this */
 	double fwd_flops, bwd_flops, attn_core_fwd_flops; /* model (balanced) */
+	double mod_fwd_s[LLMSIM_RM_COUNT];     /* forward kernels of each recompute module
+						* (the MoE layer's with its dispatch) */
+	double mod_fwd_flops[LLMSIM_RM_COUNT];
 	double tp_fwd_s, tp_bwd_s;    /* TP collectives (exposed) */
 	double tp_bwd_hidden_s;       /* backward TP collectives behind weight-gradient GEMMs */
 	double ep_fwd_s, ep_bwd_s;    /* all-to-all (exposed) */
@@ -413,6 +433,8 @@ struct train_mb {
 	double layers, dense_layers, moe_layers; /* layers of the stage: all, dense, MoE */
 	double compute_fwd_s, compute_bwd_s; /* kernels: forward; backward with its recompute */
 	double recompute_s;         /* the recomputed forward inside compute_bwd_s */
+	double act_off_fwd_s, act_off_bwd_s; /* activation offload's transfers beyond
+				     * the layers' compute (forward, backward) */
 	double tp_fwd_s, tp_bwd_s, ep_fwd_s, ep_bwd_s, cp_fwd_s, cp_bwd_s; /* exposed
 				     * collectives */
 	double tp_bwd_hidden_s, cp_fwd_hidden_s, cp_bwd_hidden_s; /* the parts compute hides */
@@ -431,6 +453,12 @@ struct train_mb {
 };
 void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 		    const struct shape_cost *sc, const struct dp_cost *dc, struct train_mb *mb);
+/* Of the stage's layers, the share full recomputation re-runs (block: its
+ * first recompute_layers; else all); 0 without full recomputation. */
+double train_recompute_frac(const struct llmsim_model *m, const struct llmsim_train_cfg *c);
+/* The forward time (flops: 0) or FLOPs (1) the recompute modules of c
+ * re-run in one layer of cost L (0 unless LLMSIM_RECOMP_MODULES). */
+double train_modules_fwd(const struct llmsim_train_cfg *c, const struct layer_cost *L, int flops);
 
 /* The data-parallel communication a step exposes, and what it hides. */
 struct train_dp_exp {
@@ -453,6 +481,7 @@ struct train_step {
 	struct llmsim_train_mem mem;
 	double tokens_per_s;
 	int fits, gpu_fits;
+	int mem_tight;              /* llmsim_train_result.mem_tight */
 };
 void train_step_lean(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 		     const struct shape_cost *sc, const struct dp_cost *dc,
