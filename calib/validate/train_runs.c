@@ -14,8 +14,20 @@
  *       tp: 8
  *       pp: 8                        # dp = gpus / (tp*pp*cp) unless given
  *       ...every `llmsim train` option, with '_' for '-'...
- *       stack: megatron-2021         # core (default), megatron-2021, megatron-2022
+ *       stack: megatron-2021         # core (default), megatron-2021, megatron-2022,
+ *                                    # llama3, mcore-te, torchtitan, deepspeed
  *       ddp: torch                   # the stack's (default), torch or local
+ *       precision: mxfp8             # bf16, fp8-delayed, fp8-current, mxfp8, nvfp4
+ *       recompute: modules           # none, selective, full, modules
+ *       recompute_modules: [mla_up_proj, moe_act]   # Megatron's names
+ *       recompute_method: block      # uniform, block (with full)
+ *       recompute_num_layers: 5
+ *       offload_activations: 0.5     # share of the offloadable saved tensors
+ *       fsdp: megatron               # none, megatron, fsdp2 (zero 3 unless zero is given)
+ *       moe_dispatch: deepep         # allgather, alltoall, deepep
+ *       moe_overlap: true
+ *       tp_overlap: userbuffers      # none, bulk, userbuffers (needs tp > 1)
+ *       cp_comm: p2p                 # p2p, a2a, a2a+p2p (needs cp > 1)
  *       suite: k22-table5            # default: the name up to its first '-'
  *       target_pct: 8                # each row's |error| at most (main metric)
  *       suite_mean_target_pct: 3     # the suite's mean |error| at most
@@ -23,8 +35,19 @@
  *       published_mfu: 0.514
  *       published_model_state_bytes: 1.2e11
  *       published_activation_layer_bytes: 2.1e8
+ *       published_tokens_per_s_per_gpu: 4312   # the step time it implies is compared
+ *       published_model_flops_per_s_per_gpu: 1.937e15  # the source's FLOP count
+ *       published_peak_memory_bytes: 7.6e10
+ *   suites:                          # optional: a suite's statistics targets
+ *     modern: {median_abs_target_pct: 8, within_pct: 15, within_share_target: 0.9,
+ *              bias_target_pct: 5, not_fit_max: 0}
+ *
+ * Fields the simulator does not price yet are accepted and passed on in
+ * e->opts; the step is priced with the nearest thing it has, and
+ * e->not_modelled lists each such substitution.
  */
 #include <limits.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +60,25 @@
 static const char *const styles[] = {"gpt", "llama", NULL};
 static const char *const attn_names[] = {"naive", "flash2", "flash3", NULL};
 static const char *const dtype_names[] = {"bf16", "fp8", NULL};
+/* The names issue 21's branches share (notes/NAMES.md): a row may name them
+ * before the simulator prices them. */
+const char *const llmsim_run_stack_names[] = {"core", "megatron-2021", "megatron-2022", "llama3",
+					      "mcore-te", "torchtitan", "deepspeed", NULL};
+const char *const llmsim_run_precision_names[] = {
+	[LLMSIM_RUN_PREC_BF16] = "bf16", [LLMSIM_RUN_PREC_FP8_DELAYED] = "fp8-delayed",
+	[LLMSIM_RUN_PREC_FP8_CURRENT] = "fp8-current", [LLMSIM_RUN_PREC_MXFP8] = "mxfp8",
+	[LLMSIM_RUN_PREC_NVFP4] = "nvfp4", [LLMSIM_RUN_PREC_COUNT] = NULL};
+_Static_assert(LLMSIM_RUN_PREC_COUNT == 5, "precision names");
+const char *const llmsim_run_recompute_module_names[] = {
+	"core_attn", "mlp", "moe_act", "mla_up_proj", "layernorm", "moe", "shared_experts", NULL};
+const char *const llmsim_run_recompute_method_names[] = {"uniform", "block", NULL};
+const char *const llmsim_run_fsdp_names[] = {"none", "megatron", "fsdp2", NULL};
+const char *const llmsim_run_moe_dispatch_names[] = {"allgather", "alltoall", "deepep", NULL};
+const char *const llmsim_run_tp_overlap_names[] = {"none", "bulk", "userbuffers", NULL};
+const char *const llmsim_run_cp_comm_names[] = {"p2p", "a2a", "a2a+p2p", NULL};
+/* recompute: the simulator's three, and modules (recompute_modules) */
+static const char *const recompute_kind_names[] = {"none", "selective", "full", "modules", NULL};
+enum { RECOMP_KIND_MODULES = 3 };
 /* Megatron-LM v2's --DDP-impl: the stack's own, PyTorch DDP (overlapped), LocalDDP */
 
 struct raw_model {
@@ -45,13 +87,17 @@ struct raw_model {
 };
 
 struct raw_run {
-	char name[64], source[256], gpu[32], suite[32];
+	char name[64], source[384], gpu[32], suite[32];
 	int gpus, tp, pp, dp, cp, ep, zero, micro_batch, global_batch, seq;
 	int recompute, schedule, chunks, dtype, recipe, attention, lora_rank;
 	int sequence_parallel, uneven_pp, offload, dpu, stack, ddp;
-	double moe_imbalance;
+	int precision, recompute_method, recompute_num_layers, fsdp, moe_dispatch, moe_overlap;
+	int tp_overlap, cp_comm;
+	double moe_imbalance, offload_activations;
 	double published_step_time_s, published_mfu, published_model_state_bytes;
 	double published_activation_layer_bytes, target_pct, suite_mean_target_pct;
+	double published_tokens_per_s_per_gpu, published_model_flops_per_s_per_gpu;
+	double published_peak_memory_bytes;
 };
 
 #define RF(key, type, range, req) \
@@ -59,7 +105,7 @@ struct raw_run {
 
 static const struct llmsim_yfield run_fields[] = {
 	{"name", LLMSIM_YF_STRING, offsetof(struct raw_run, name), 64, 1, LLMSIM_YR_ANY, NULL},
-	{"source", LLMSIM_YF_STRING, offsetof(struct raw_run, source), 256, 1, LLMSIM_YR_ANY, NULL},
+	{"source", LLMSIM_YF_STRING, offsetof(struct raw_run, source), 384, 1, LLMSIM_YR_ANY, NULL},
 	{"gpu", LLMSIM_YF_STRING, offsetof(struct raw_run, gpu), 32, 1, LLMSIM_YR_ANY, NULL},
 	{"suite", LLMSIM_YF_STRING, offsetof(struct raw_run, suite), 32, 0, LLMSIM_YR_ANY, NULL},
 	RF(gpus, INT, POSITIVE, 1),
@@ -73,7 +119,23 @@ static const struct llmsim_yfield run_fields[] = {
 	RF(global_batch, INT, POSITIVE, 1),
 	RF(seq, INT, POSITIVE, 1),
 	{"recompute", LLMSIM_YF_ENUM, offsetof(struct raw_run, recompute), 0, 0, LLMSIM_YR_ANY,
-	 llmsim_recompute_names},
+	 recompute_kind_names},
+	{"recompute_method", LLMSIM_YF_ENUM, offsetof(struct raw_run, recompute_method), 0, 0,
+	 LLMSIM_YR_ANY, llmsim_run_recompute_method_names},
+	RF(recompute_num_layers, INT, POSITIVE, 0),
+	RF(offload_activations, DOUBLE, NONNEG, 0),
+	{"precision", LLMSIM_YF_ENUM, offsetof(struct raw_run, precision), 0, 0, LLMSIM_YR_ANY,
+	 llmsim_run_precision_names},
+	{"fsdp", LLMSIM_YF_ENUM, offsetof(struct raw_run, fsdp), 0, 0, LLMSIM_YR_ANY,
+	 llmsim_run_fsdp_names},
+	{"moe_dispatch", LLMSIM_YF_ENUM, offsetof(struct raw_run, moe_dispatch), 0, 0, LLMSIM_YR_ANY,
+	 llmsim_run_moe_dispatch_names},
+	{"moe_overlap", LLMSIM_YF_BOOL, offsetof(struct raw_run, moe_overlap), 0, 0, LLMSIM_YR_ANY,
+	 NULL},
+	{"tp_overlap", LLMSIM_YF_ENUM, offsetof(struct raw_run, tp_overlap), 0, 0, LLMSIM_YR_ANY,
+	 llmsim_run_tp_overlap_names},
+	{"cp_comm", LLMSIM_YF_ENUM, offsetof(struct raw_run, cp_comm), 0, 0, LLMSIM_YR_ANY,
+	 llmsim_run_cp_comm_names},
 	{"schedule", LLMSIM_YF_ENUM, offsetof(struct raw_run, schedule), 0, 0, LLMSIM_YR_ANY,
 	 llmsim_pp_sched_names},
 	RF(chunks, INT, POSITIVE, 0),
@@ -90,13 +152,16 @@ static const struct llmsim_yfield run_fields[] = {
 	 LLMSIM_YR_ANY, NULL},
 	{"uneven_pp", LLMSIM_YF_BOOL, offsetof(struct raw_run, uneven_pp), 0, 0, LLMSIM_YR_ANY, NULL},
 	{"stack", LLMSIM_YF_ENUM, offsetof(struct raw_run, stack), 0, 0, LLMSIM_YR_ANY,
-	 llmsim_stack_names},
+	 llmsim_run_stack_names},
 	{"ddp", LLMSIM_YF_ENUM, offsetof(struct raw_run, ddp), 0, 0, LLMSIM_YR_ANY, llmsim_ddp_names},
 	RF(moe_imbalance, DOUBLE, POSITIVE, 0),
 	RF(published_step_time_s, DOUBLE, POSITIVE, 0),
 	RF(published_mfu, DOUBLE, FRACTION, 0),
 	RF(published_model_state_bytes, DOUBLE, POSITIVE, 0),
 	RF(published_activation_layer_bytes, DOUBLE, POSITIVE, 0),
+	RF(published_tokens_per_s_per_gpu, DOUBLE, POSITIVE, 0),
+	RF(published_model_flops_per_s_per_gpu, DOUBLE, POSITIVE, 0),
+	RF(published_peak_memory_bytes, DOUBLE, POSITIVE, 0),
 	RF(target_pct, DOUBLE, POSITIVE, 0),
 	RF(suite_mean_target_pct, DOUBLE, POSITIVE, 0),
 };
@@ -164,6 +229,186 @@ static int inline_model(const struct llmsim_ynode *map, const char *path,
 	return 0;
 }
 
+/* Appends "; what" to e->not_modelled. */
+static void note(struct llmsim_run_entry *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void note(struct llmsim_run_entry *e, const char *fmt, ...)
+{
+	size_t len = strlen(e->not_modelled);
+	if (len && len + 2 < sizeof e->not_modelled) {
+		strcpy(e->not_modelled + len, "; ");
+		len += 2;
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(e->not_modelled + len, sizeof e->not_modelled - len, fmt, ap);
+	va_end(ap);
+}
+
+static int name_index(const char *const *names, const char *s)
+{
+	for (int i = 0; names[i]; i++)
+		if (!strcmp(names[i], s))
+			return i;
+	return -1;
+}
+
+static int at(struct llmsim_err *err, const char *path, const struct llmsim_ynode *map,
+	      const char *key, const char *fmt, const char *a, const char *b)
+{
+	const struct llmsim_ynode *v = llmsim_ymap_get(map, key);
+	return llmsim_err_setloc(err, LLMSIM_EPARSE, path, v ? v->line : map->line,
+				 v ? v->col : map->col, fmt, a, b);
+}
+
+/* recompute_modules: a list of Megatron's names, or one "a,b" string. */
+static int recompute_modules(const struct llmsim_ynode *v, const char *path, int *mask,
+			     struct llmsim_err *err)
+{
+	*mask = 0;
+	size_t n = v->kind == LLMSIM_Y_SEQ ? v->n : 1;
+	for (size_t i = 0; i < n; i++) {
+		const struct llmsim_ynode *x = v->kind == LLMSIM_Y_SEQ ? v->vals[i] : v;
+		if (x->kind != LLMSIM_Y_SCALAR)
+			return llmsim_err_setloc(err, LLMSIM_EPARSE, path, x->line, x->col,
+						 "'recompute_modules' must be a list of names");
+		for (const char *p = x->scalar; *p;) {
+			size_t len = strcspn(p, ",");
+			char name[32];
+			snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : 0), p);
+			int k = name_index(llmsim_run_recompute_module_names, name);
+			if (k < 0)
+				return llmsim_err_setloc(err, LLMSIM_EPARSE, path, x->line, x->col,
+							 "'recompute_modules': unknown module '%.*s' "
+							 "(core_attn, mlp, moe_act, mla_up_proj, layernorm, "
+							 "moe, shared_experts)", (int)len, p);
+			*mask |= 1 << k;
+			p += len + (p[len] == ',');
+		}
+	}
+	return 0;
+}
+
+static void modules_str(char *buf, size_t n, int mask)
+{
+	buf[0] = 0;
+	for (int k = 0; llmsim_run_recompute_module_names[k]; k++)
+		if (mask & 1 << k)
+			snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", buf[0] ? "," : "",
+				 llmsim_run_recompute_module_names[k]);
+}
+
+/* What the row says of its stack, into e->opts, and into e->cfg as far as
+ * the simulator prices it (the rest noted in e->not_modelled). */
+static int stack_opts(const struct llmsim_ynode *map, const char *path, const struct raw_run *r,
+		      struct llmsim_run_entry *e, struct llmsim_err *err)
+{
+	struct llmsim_train_cfg *c = &e->cfg;
+	struct llmsim_run_stack_opts *o = &e->opts;
+	o->stack = r->stack, o->precision = r->precision, o->recompute_method = r->recompute_method;
+	o->recompute_num_layers = r->recompute_num_layers, o->offload_activations = r->offload_activations;
+	o->fsdp = r->fsdp, o->moe_dispatch = r->moe_dispatch, o->moe_overlap = r->moe_overlap;
+	o->tp_overlap = r->tp_overlap, o->cp_comm = r->cp_comm, o->recompute_modules = -1;
+
+	c->recipe = r->recipe >= 0 ? r->recipe : LLMSIM_RECIPE_MEGATRON;
+	if (r->stack >= 0) {
+		const char *name = llmsim_run_stack_names[r->stack];
+		int k = name_index(llmsim_stack_names, name);
+		if (k >= 0) {
+			c->stack = (enum llmsim_stack)k;
+		} else if (!strcmp(name, "llama3")) { /* today the llama3 recipe */
+			if (r->recipe < 0)
+				c->recipe = LLMSIM_RECIPE_LLAMA3;
+		} else {
+			note(e, "stack %s (priced as core)", name);
+		}
+	}
+
+	c->dtype = r->dtype == 1 ? LLMSIM_DT_FP8 : LLMSIM_DT_BF16;
+	if (r->precision >= 0) {
+		int bf16 = r->precision == LLMSIM_RUN_PREC_BF16;
+		if (r->dtype >= 0 && bf16 != (r->dtype == 0))
+			return at(err, path, map, "precision", "'precision' %s disagrees with 'dtype' %s",
+				  llmsim_run_precision_names[r->precision], dtype_names[r->dtype]);
+		c->dtype = bf16 ? LLMSIM_DT_BF16 : LLMSIM_DT_FP8;
+		if (!bf16) /* one fp8 GEMM type: no scaling recipe, casts or fp8 copies */
+			note(e, "precision %s (priced as fp8 GEMMs)",
+			     llmsim_run_precision_names[r->precision]);
+		snprintf(e->precision, sizeof e->precision, "%s",
+			 llmsim_run_precision_names[r->precision]);
+	} else {
+		snprintf(e->precision, sizeof e->precision, "%s", r->dtype == 1 ? "fp8" : "bf16");
+	}
+
+	int kind = r->recompute >= 0 ? r->recompute : 0;
+	const struct llmsim_ynode *mods = llmsim_ymap_get(map, "recompute_modules");
+	if (mods) {
+		int rc = recompute_modules(mods, path, &o->recompute_modules, err);
+		if (rc)
+			return rc;
+		if (r->recompute < 0)
+			kind = RECOMP_KIND_MODULES;
+		else if (kind != RECOMP_KIND_MODULES)
+			return llmsim_err_setloc(err, LLMSIM_EPARSE, path, mods->line, mods->col,
+						 "'recompute_modules' needs 'recompute: modules'");
+	} else if (kind == RECOMP_KIND_MODULES) {
+		return at(err, path, map, "recompute", "'recompute: %s' needs 'recompute_modules'%s",
+			  "modules", "");
+	}
+	if (kind == RECOMP_KIND_MODULES) {
+		/* the simulator's selective is Megatron's core_attn module */
+		int core = o->recompute_modules & 1;
+		c->recompute = core ? LLMSIM_RECOMP_SELECTIVE : LLMSIM_RECOMP_NONE;
+		if (o->recompute_modules != 1) {
+			char m[128];
+			modules_str(m, sizeof m, o->recompute_modules);
+			note(e, "recompute_modules %s (priced as %s)", m, core ? "selective" : "none");
+		}
+	} else {
+		c->recompute = (enum llmsim_recompute)name_index(
+			llmsim_recompute_names, recompute_kind_names[kind]);
+	}
+	if ((r->recompute_method >= 0 || r->recompute_num_layers >= 0) &&
+	    c->recompute != LLMSIM_RECOMP_FULL)
+		return at(err, path, map, r->recompute_method >= 0 ? "recompute_method"
+								  : "recompute_num_layers",
+			  "'%s' needs 'recompute: full'%s",
+			  r->recompute_method >= 0 ? "recompute_method" : "recompute_num_layers", "");
+	/* uniform over groups of N layers still recomputes every layer; block
+	 * recomputes N layers a stage */
+	if (r->recompute_method == 1 && r->recompute_num_layers >= 0)
+		note(e, "recompute_method block, %d layers (priced as every layer)",
+		     r->recompute_num_layers);
+
+	if (r->offload_activations > 1)
+		return at(err, path, map, "offload_activations",
+			  "'offload_activations' must be a share from 0 to 1%s%s", "", "");
+	if (r->offload_activations > 0)
+		note(e, "offload_activations %.3g (not priced)", r->offload_activations);
+
+	c->zero = r->zero >= 0 ? r->zero : 0;
+	if (r->fsdp > 0) {
+		if (r->zero < 0)
+			c->zero = 3; /* parameters, gradients and optimizer sharded */
+		note(e, "fsdp %s (priced as zero %d)", llmsim_run_fsdp_names[r->fsdp], c->zero);
+	}
+	if (r->moe_dispatch >= 0)
+		note(e, "moe_dispatch %s (not priced)", llmsim_run_moe_dispatch_names[r->moe_dispatch]);
+	if (r->moe_overlap > 0)
+		note(e, "moe_overlap on (not priced)");
+	if (r->tp_overlap > 0 && c->tp == 1)
+		return at(err, path, map, "tp_overlap", "'tp_overlap: %s' needs tp > 1%s",
+			  llmsim_run_tp_overlap_names[r->tp_overlap], "");
+	if (r->tp_overlap > 0)
+		note(e, "tp_overlap %s (not priced)", llmsim_run_tp_overlap_names[r->tp_overlap]);
+	if (r->cp_comm >= 0 && c->cp == 1)
+		return at(err, path, map, "cp_comm", "'cp_comm: %s' needs cp > 1%s",
+			  llmsim_run_cp_comm_names[r->cp_comm], "");
+	if (r->cp_comm >= 0)
+		note(e, "cp_comm %s (not priced)", llmsim_run_cp_comm_names[r->cp_comm]);
+	return 0;
+}
+
 static int one_run(const struct llmsim_ynode *map, const char *path, void *entry,
 		   struct llmsim_err *err)
 {
@@ -171,10 +416,14 @@ static int one_run(const struct llmsim_ynode *map, const char *path, void *entry
 	struct raw_run r;
 	memset(&r, 0, sizeof r);
 	r.tp = r.pp = r.cp = r.ep = r.micro_batch = r.chunks = 1;
-	r.recipe = LLMSIM_RECIPE_MEGATRON;
 	r.attention = 1;
 	r.sequence_parallel = 1;
 	r.moe_imbalance = 1;
+	/* -1: not given */
+	r.recipe = r.stack = r.zero = r.recompute = r.dtype = r.precision = -1;
+	r.recompute_method = r.recompute_num_layers = r.fsdp = r.moe_dispatch = -1;
+	r.moe_overlap = r.tp_overlap = r.cp_comm = -1;
+	r.offload_activations = -1;
 	if (map->kind != LLMSIM_Y_MAP)
 		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, map->line, map->col,
 					 "each run must be a mapping");
@@ -183,9 +432,14 @@ static int one_run(const struct llmsim_ynode *map, const char *path, void *entry
 				     path, "run", err);
 	if (rc)
 		return rc;
+	memset(e, 0, sizeof *e);
+	struct llmsim_train_cfg *c = &e->cfg;
+	llmsim_train_cfg_init(c);
+	c->tp = r.tp, c->pp = r.pp, c->cp = r.cp, c->ep = r.ep;
+	if ((rc = stack_opts(map, path, &r, e, err)))
+		return rc;
 	if ((rc = llmsim_ymap_check_unused(map, path, "run", err)))
 		return rc;
-	memset(e, 0, sizeof *e);
 	if (!mn)
 		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, map->line, map->col,
 					 "run '%s' has no model", r.name);
@@ -210,22 +464,15 @@ static int one_run(const struct llmsim_ynode *map, const char *path, void *entry
 	e->target_pct = r.target_pct;
 	e->mean_target_pct = r.suite_mean_target_pct;
 	e->published_act_layer_bytes = r.published_activation_layer_bytes;
-	struct llmsim_train_cfg *c = &e->cfg;
-	llmsim_train_cfg_init(c);
 	c->gpus = r.gpus;
-	c->tp = r.tp, c->pp = r.pp, c->cp = r.cp, c->ep = r.ep;
 	/* tp * pp * cp may not fit an int: past gpus, dp is 0 anyway */
 	long long tpp = (long long)r.tp * r.pp;
 	c->dp = r.dp ? r.dp : tpp > r.gpus ? 0 : (int)(r.gpus / (tpp * r.cp));
-	c->zero = r.zero;
 	c->micro_batch = r.micro_batch;
 	c->global_batch = r.global_batch;
 	c->seq = r.seq;
-	c->recompute = r.recompute;
 	c->schedule = r.schedule;
 	c->chunks = r.chunks;
-	c->dtype = r.dtype == 1 ? LLMSIM_DT_FP8 : LLMSIM_DT_BF16;
-	c->recipe = r.recipe;
 	c->offload = r.offload;
 	c->dpu = r.dpu;
 	c->attn = r.attention == 0 ? LLMSIM_ATTN_NAIVE
@@ -235,20 +482,136 @@ static int one_run(const struct llmsim_ynode *map, const char *path, void *entry
 	c->sequence_parallel = r.sequence_parallel;
 	c->uneven_pp = r.uneven_pp;
 	c->moe_imbalance = r.moe_imbalance;
-	c->stack = r.stack;
 	c->ddp = (enum llmsim_ddp)r.ddp;
+	if (r.published_tokens_per_s_per_gpu > 0 && r.published_step_time_s > 0)
+		return at(err, path, map, "published_tokens_per_s_per_gpu",
+			  "give one of '%s' and '%s'", "published_tokens_per_s_per_gpu",
+			  "published_step_time_s");
 	e->published_step_s = r.published_step_time_s;
+	e->published_tokens_per_gpu_s = r.published_tokens_per_s_per_gpu;
+	if (r.published_tokens_per_s_per_gpu > 0) /* the step those tokens take */
+		e->published_step_s = (double)r.global_batch * r.seq /
+				      (r.published_tokens_per_s_per_gpu * r.gpus);
 	e->published_mfu = r.published_mfu;
 	e->published_mem_bytes = r.published_model_state_bytes;
+	e->published_peak_mem_bytes = r.published_peak_memory_bytes;
+	e->published_model_flops_per_gpu_s = r.published_model_flops_per_s_per_gpu;
 	return 0;
+}
+
+/* ---- the `suites:` section ---- */
+
+struct suites_ctx {
+	struct llmsim_run_suite *s;
+	int n;
+	int *line, *col;
+};
+
+struct raw_suite {
+	int held_back, not_fit_max;
+	double median_abs_target_pct, within_pct, within_share_target, bias_target_pct;
+};
+
+#define SF(key, type, range) \
+	{#key, LLMSIM_YF_##type, offsetof(struct raw_suite, key), 0, 0, LLMSIM_YR_##range, NULL}
+static const struct llmsim_yfield suite_fields[] = {
+	{"held_back", LLMSIM_YF_BOOL, offsetof(struct raw_suite, held_back), 0, 0, LLMSIM_YR_ANY,
+	 NULL},
+	SF(not_fit_max, INT, NONNEG),
+	SF(median_abs_target_pct, DOUBLE, POSITIVE),
+	SF(within_pct, DOUBLE, POSITIVE),
+	SF(within_share_target, DOUBLE, FRACTION),
+	SF(bias_target_pct, DOUBLE, POSITIVE),
+};
+
+static int suites_head(const struct llmsim_ynode *root, const char *path, void *ctx,
+		       struct llmsim_err *err)
+{
+	struct suites_ctx *x = ctx;
+	const struct llmsim_ynode *s = llmsim_ymap_get(root, "suites");
+	if (!s)
+		return 0;
+	if (s->kind != LLMSIM_Y_MAP || !s->n)
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, s->line, s->col,
+					 "'suites' must map suite names to their targets");
+	x->s = calloc(s->n, sizeof *x->s);
+	x->line = calloc(s->n, sizeof *x->line);
+	x->col = calloc(s->n, sizeof *x->col);
+	if (!x->s || !x->line || !x->col)
+		return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
+	for (size_t i = 0; i < s->n; i++) {
+		const struct llmsim_ynode *v = s->vals[i];
+		struct raw_suite r = {.not_fit_max = -1, .within_pct = 15};
+		if (v->kind != LLMSIM_Y_MAP)
+			return llmsim_err_setloc(err, LLMSIM_EPARSE, path, v->line, v->col,
+						 "suite '%s' must be a mapping of targets", s->keys[i]);
+		int rc = llmsim_yaml_extract(v, suite_fields, sizeof suite_fields / sizeof *suite_fields,
+					     &r, path, "suite", err);
+		if (!rc)
+			rc = llmsim_ymap_check_unused(v, path, "suite", err);
+		if (rc)
+			return rc;
+		if (strlen(s->keys[i]) >= sizeof x->s[i].name)
+			return llmsim_err_setloc(err, LLMSIM_EPARSE, path, s->key_line[i],
+						 s->key_col[i], "suite name '%s' is too long",
+						 s->keys[i]);
+		struct llmsim_run_suite *t = &x->s[x->n];
+		snprintf(t->name, sizeof t->name, "%s", s->keys[i]);
+		t->held_back = r.held_back;
+		t->not_fit_max = r.not_fit_max;
+		t->median_abs_target_pct = r.median_abs_target_pct;
+		t->within_pct = r.within_pct;
+		t->within_share_target = r.within_share_target;
+		t->bias_target_pct = r.bias_target_pct;
+		x->line[x->n] = s->key_line[i];
+		x->col[x->n++] = s->key_col[i];
+	}
+	return 0;
+}
+
+int llmsim_run_file_load(const char *path, struct llmsim_run_file *f, struct llmsim_err *err)
+{
+	struct suites_ctx x = {0};
+	void *v = NULL;
+	memset(f, 0, sizeof *f);
+	int rc = llmsim_suite_load_head(path, sizeof *f->runs, one_run, suites_head, &x, &v, &f->n,
+					err);
+	f->runs = v;
+	for (int i = 0; !rc && i < x.n; i++) {
+		int rows = 0;
+		for (int k = 0; k < f->n; k++)
+			if (!strcmp(f->runs[k].suite, x.s[i].name)) {
+				f->runs[k].held_back = x.s[i].held_back;
+				rows++;
+			}
+		if (!rows)
+			rc = llmsim_err_setloc(err, LLMSIM_EPARSE, path, x.line[i], x.col[i],
+					       "suite '%s' has no runs", x.s[i].name);
+	}
+	free(x.line);
+	free(x.col);
+	f->suites = x.s;
+	f->nsuites = x.n;
+	if (rc)
+		llmsim_run_file_release(f);
+	return rc;
+}
+
+void llmsim_run_file_release(struct llmsim_run_file *f)
+{
+	free(f->runs);
+	free(f->suites);
+	memset(f, 0, sizeof *f);
 }
 
 int llmsim_runs_load(const char *path, struct llmsim_run_entry **out, int *n,
 		     struct llmsim_err *err)
 {
-	void *v;
-	int rc = llmsim_suite_load(path, sizeof **out, one_run, &v, n, err);
-	*out = v;
+	struct llmsim_run_file f;
+	int rc = llmsim_run_file_load(path, &f, err);
+	*out = f.runs;
+	*n = f.n;
+	free(f.suites);
 	return rc;
 }
 
@@ -257,6 +620,8 @@ static const char *const run_metric_names[LLMSIM_RUN_METRIC_COUNT] = {
 	[LLMSIM_RUN_MFU] = "mfu",
 	[LLMSIM_RUN_STATE_MEMORY] = "model_state_memory",
 	[LLMSIM_RUN_ACT_LAYER] = "activations_per_layer",
+	[LLMSIM_RUN_PEAK_MEMORY] = "peak_memory",
+	[LLMSIM_RUN_MODEL_FLOPS] = "model_flops_per_gpu",
 };
 
 const char *llmsim_run_metric_name(enum llmsim_run_metric m)
@@ -295,5 +660,26 @@ int llmsim_run_predict(const struct llmsim_run_entry *e, struct llmsim_run_outco
 	o->published[LLMSIM_RUN_STATE_MEMORY] = e->published_mem_bytes;
 	o->predicted[LLMSIM_RUN_ACT_LAYER] = o->r.mem.act_per_layer_bytes;
 	o->published[LLMSIM_RUN_ACT_LAYER] = e->published_act_layer_bytes;
+	o->predicted[LLMSIM_RUN_PEAK_MEMORY] = o->r.mem.total_bytes;
+	o->published[LLMSIM_RUN_PEAK_MEMORY] = e->published_peak_mem_bytes;
+	o->predicted[LLMSIM_RUN_MODEL_FLOPS] =
+		o->r.time.step_s > 0 ? o->r.model_flops / (o->r.time.step_s * e->cfg.gpus) : 0;
+	o->published[LLMSIM_RUN_MODEL_FLOPS] = e->published_model_flops_per_gpu_s;
 	return 0;
+}
+
+int llmsim_run_time_error(const struct llmsim_run_outcome *o, double *pct)
+{
+	int k = 0;
+	while (k < LLMSIM_RUN_METRIC_COUNT && !(o->published[k] > 0))
+		k++;
+	if (k == LLMSIM_RUN_STEP_TIME && o->predicted[k] > 0) {
+		*pct = 100.0 * (o->predicted[k] - o->published[k]) / o->published[k];
+		return 0;
+	}
+	if (k == LLMSIM_RUN_MFU && o->predicted[k] > 0) {
+		*pct = 100.0 * (o->published[k] / o->predicted[k] - 1);
+		return 0;
+	}
+	return -1;
 }
