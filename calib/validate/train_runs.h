@@ -64,7 +64,7 @@ struct llmsim_run_entry {
 	struct llmsim_train_cfg cfg;
 	struct llmsim_run_stack_opts opts; /* as given (cfg holds what is priced) */
 	char precision[16];           /* the recipe's name, else the dtype's ("bf16", "fp8") */
-	char not_modelled[320];       /* "; "-separated fields priced as something nearer
+	char not_modelled[512];       /* "; "-separated fields priced as something nearer
 				       * the simulator ("" when none) */
 	double published_step_s;      /* 0: not published (also from tokens/s/GPU) */
 	double published_tokens_per_gpu_s; /* tokens/s per GPU as published (0: none) */
