@@ -5,7 +5,6 @@
 #include "validate_dist.h"
 
 #include <math.h>
-#include <string.h>
 
 #include "base/fmt.h"
 
@@ -14,60 +13,59 @@ static const char *verdict(int pass)
 	return pass ? "met" : "MISSED";
 }
 
-static void group_rows(struct llmsim_table *t, const char *suite, const char *kind,
-		       const struct llmsim_run_group *g, int n, double bias)
+static void group_rows(struct llmsim_table *t, const char *suite, const struct llmsim_run_group *g,
+		       int n, double bias)
 {
 	for (int k = 0; k < n; k++) {
-		char tgt[48] = "", med[24] = "";
+		char tgt[24] = "", med[24] = "";
 		if (bias > 0)
-			snprintf(tgt, sizeof tgt, "|median| <= %.0f%%", bias);
+			snprintf(tgt, sizeof tgt, "+/- %.0f%%", bias);
 		if (g[k].n)
 			snprintf(med, sizeof med, "%+.1f%%", g[k].median_signed_pct);
-		llmsim_table_rowf(t, "%s\t%s %s\t%d\t\t%s\t\t%s\t%s", suite, kind, g[k].name, g[k].n,
+		llmsim_table_rowf(t, "%s\tmedian error, %s\t%d\t%s\t%s\t%s", suite, g[k].name, g[k].n,
 				  med, tgt, tgt[0] && g[k].n ? verdict(g[k].pass) : "");
 	}
 }
 
+/* One row a check: the statistic, the rows it is of, its target. */
 void validate_dist_print(const struct validate_dist *v, int n, FILE *f)
 {
 	if (!n)
 		return;
-	static const char *const head[] = {"<suite", "<rows", "n", "median |err|", "median err",
-					   "within", "<target", "<verdict"};
+	static const char *const head[] = {"<suite", "<check", "rows", "value", "<target",
+					   "<verdict"};
 	struct llmsim_table t;
-	llmsim_table_init(&t, 8, head);
+	llmsim_table_init(&t, 6, head);
 	for (int i = 0; i < n; i++) {
 		const struct llmsim_run_suite *s = v[i].t;
 		const struct llmsim_run_dist *d = &v[i].d;
-		char tgt[64] = "", mabs[24] = "", msig[24] = "", within[24] = "";
-		if (s->median_abs_target_pct > 0 && s->within_share_target > 0)
-			snprintf(tgt, sizeof tgt, "|err| <= %.0f%%, >= %.0f%% within %.0f%%",
-				 s->median_abs_target_pct, 100 * s->within_share_target,
-				 s->within_pct);
-		else if (s->median_abs_target_pct > 0)
-			snprintf(tgt, sizeof tgt, "|err| <= %.0f%%", s->median_abs_target_pct);
-		else if (s->within_share_target > 0)
-			snprintf(tgt, sizeof tgt, ">= %.0f%% within %.0f%%",
-				 100 * s->within_share_target, s->within_pct);
-		if (d->priced) {
-			snprintf(mabs, sizeof mabs, "%.1f%%", d->median_abs_pct);
-			snprintf(msig, sizeof msig, "%+.1f%%", d->median_signed_pct);
-			snprintf(within, sizeof within, "%.0f%% in %.0f%%", 100 * d->within_share,
-				 s->within_pct);
-		}
-		llmsim_table_rowf(&t, "%s\tpriced\t%d\t%s\t%s\t%s\t%s\t%s", s->name, d->priced, mabs,
-				  msig, within, tgt,
-				  tgt[0] ? verdict(d->pass_median && d->pass_within) : "");
-		group_rows(&t, s->name, "gpu", d->gpu, d->ngpu, s->bias_target_pct);
-		group_rows(&t, s->name, "precision", d->precision, d->nprecision, s->bias_target_pct);
-		char fit[32] = "";
+		char val[24] = "", tgt[24] = "";
+		if (d->priced)
+			snprintf(val, sizeof val, "%.1f%%", d->median_abs_pct);
+		if (s->median_abs_target_pct > 0)
+			snprintf(tgt, sizeof tgt, "<= %.0f%%", s->median_abs_target_pct);
+		llmsim_table_rowf(&t, "%s\tmedian |error|\t%d\t%s\t%s\t%s", s->name, d->priced, val,
+				  tgt, tgt[0] ? verdict(d->pass_median) : "");
+		val[0] = tgt[0] = 0;
+		if (d->priced)
+			snprintf(val, sizeof val, "%.0f%%", 100 * d->within_share);
+		if (s->within_share_target > 0)
+			snprintf(tgt, sizeof tgt, ">= %.0f%%", 100 * s->within_share_target);
+		llmsim_table_rowf(&t, "%s\twithin %.0f%%\t%d\t%s\t%s\t%s", s->name, s->within_pct,
+				  d->priced, val, tgt, tgt[0] ? verdict(d->pass_within) : "");
+		val[0] = 0;
+		if (d->priced)
+			snprintf(val, sizeof val, "%+.1f%%", d->median_signed_pct);
+		llmsim_table_rowf(&t, "%s\tmedian error\t%d\t%s\t\t", s->name, d->priced, val);
+		group_rows(&t, s->name, d->gpu, d->ngpu, s->bias_target_pct);
+		group_rows(&t, s->name, d->precision, d->nprecision, s->bias_target_pct);
+		tgt[0] = 0;
 		if (s->not_fit_max >= 0)
-			snprintf(fit, sizeof fit, "<= %d rows", s->not_fit_max);
-		llmsim_table_rowf(&t, "%s\tjudged not to fit\t%d\t\t\t\t%s\t%s", s->name, d->not_fit,
-				  fit, fit[0] ? verdict(d->pass_fit) : "");
+			snprintf(tgt, sizeof tgt, "<= %d", s->not_fit_max);
+		llmsim_table_rowf(&t, "%s\tjudged not to fit\t%d\t\t%s\t%s", s->name, d->not_fit, tgt,
+				  tgt[0] ? verdict(d->pass_fit) : "");
 		if (d->failed)
-			llmsim_table_rowf(&t, "%s\tnot simulated\t%d\t\t\t\t0 rows\tMISSED", s->name,
-					  d->failed);
+			llmsim_table_rowf(&t, "%s\tnot simulated\t%d\t\t0\tMISSED", s->name, d->failed);
 	}
 	fprintf(f, "\nsuites judged as a whole (error: predicted step time against the published "
 		   "one, + when llmsim is slower; rows judged not to fit are counted apart)\n");
