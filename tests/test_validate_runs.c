@@ -87,15 +87,16 @@ Test(validate_runs, stack_fields_pass_on)
 	cr_expect_str_eq(llmsim_run_tp_overlap_names[e->opts.tp_overlap], "userbuffers");
 	cr_expect_str_eq(llmsim_run_cp_comm_names[e->opts.cp_comm], "a2a+p2p");
 	cr_expect_str_eq(e->precision, "mxfp8");
-	/* what is priced: fp8 GEMMs, Megatron's selective (core_attn), zero 3 */
+	/* what is priced: fp8 GEMMs, Megatron's selective (core_attn), FSDP
+	 * under a pipeline as zero 2 (parameters kept from forward to backward) */
 	cr_expect_eq(e->cfg.dtype, LLMSIM_DT_FP8);
 	cr_expect_eq(e->cfg.recompute, LLMSIM_RECOMP_SELECTIVE);
-	cr_expect_eq(e->cfg.zero, 3);
+	cr_expect_eq(e->cfg.zero, 2);
 	cr_expect_eq(e->cfg.dp, 64 / (2 * 4 * 2));
 	/* and every substitution said */
 	static const char *const said[] = {"stack mcore-te", "precision mxfp8",
 					   "recompute_modules core_attn,mla_up_proj (priced as selective)",
-					   "offload_activations 0.25", "fsdp megatron (priced as zero 3)",
+					   "offload_activations 0.25", "fsdp megatron (priced as zero 2)",
 					   "moe_dispatch deepep", "moe_overlap on",
 					   "tp_overlap userbuffers", "cp_comm a2a+p2p"};
 	for (size_t i = 0; i < sizeof said / sizeof *said; i++)
@@ -118,7 +119,8 @@ Test(validate_runs, stack_fields_pass_on)
 	llmsim_run_file_release(&f);
 }
 
-/* Names the simulator has are priced as they are, with nothing noted. */
+/* Names the simulator has are priced as they are, with nothing noted; FSDP
+ * without a pipeline is priced as zero 3. */
 Test(validate_runs, known_names_priced_exactly)
 {
 	const char *text = ROW_HEAD "    tp: 8\n"
@@ -137,12 +139,20 @@ Test(validate_runs, known_names_priced_exactly)
 				    "    recompute: full\n"
 				    "    recompute_method: uniform\n"
 				    "    recompute_num_layers: 1\n"
-				    "    fsdp: none\n";
+				    "    fsdp: none\n"
+				    "  - name: z-70b\n"
+				    "    source: \"test\"\n"
+				    "    model: llama-3.1-70b\n"
+				    "    gpu: h100\n"
+				    "    gpus: 64\n"
+				    "    global_batch: 256\n"
+				    "    seq: 8192\n"
+				    "    fsdp: fsdp2\n";
 	struct llmsim_run_file f;
 	struct llmsim_err err = {0};
 	char path[64];
 	cr_assert_eq(load_text(text, &f, &err, path), 0, "%s", err.msg);
-	cr_assert_eq(f.n, 2);
+	cr_assert_eq(f.n, 3);
 	cr_expect_eq(f.runs[0].cfg.stack, LLMSIM_STACK_MEGATRON_2022);
 	cr_expect_eq(f.runs[0].cfg.recompute, LLMSIM_RECOMP_SELECTIVE);
 	cr_expect_eq(f.runs[0].cfg.dtype, LLMSIM_DT_BF16);
@@ -153,6 +163,9 @@ Test(validate_runs, known_names_priced_exactly)
 	cr_expect_eq(f.runs[1].cfg.zero, 0);
 	cr_expect_str_eq(f.runs[1].not_modelled, "");
 	cr_expect_str_eq(f.runs[1].precision, "bf16");
+	/* FSDP without a pipeline: parameters sharded too */
+	cr_expect_eq(f.runs[2].cfg.zero, 3);
+	cr_expect(strstr(f.runs[2].not_modelled, "fsdp fsdp2 (priced as zero 3)"));
 	llmsim_run_file_release(&f);
 }
 
@@ -294,7 +307,7 @@ Test(validate_runs, modern_rows_price_or_do_not_fit)
 		llmsim_run_file_release(&f);
 	}
 	cr_expect_geq(rows, 30);
-	cr_expect_eq(held, 13);
+	cr_expect_eq(held, 15);
 }
 
 /* The CLI: --only runs each modern suite, the held-back one only when

@@ -33,7 +33,7 @@ enum { LLMSIM_RUN_RECOMP_MODULES = 3 };
 
 /* The stack fields of r (and recompute_modules, read from map) into e->opts,
  * and into e->cfg as far as the simulator prices them, each substitution
- * noted in e->not_modelled. e->cfg's tp and cp must be set. Returns 0, or
+ * noted in e->not_modelled. e->cfg's tp, pp and cp must be set. Returns 0, or
  * LLMSIM_EPARSE naming path:line:col. */
 int llmsim_run_stack_opts(const struct llmsim_ynode *map, const char *path,
 			  const struct raw_run *r, struct llmsim_run_entry *e,

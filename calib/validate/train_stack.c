@@ -196,8 +196,12 @@ int llmsim_run_stack_opts(const struct llmsim_ynode *map, const char *path,
 
 	c->zero = r->zero >= 0 ? r->zero : 0;
 	if (r->fsdp > 0) {
+		/* parameters, gradients and optimizer sharded; under a pipeline the
+		 * parameters stay gathered from forward to backward (torchtitan does
+		 * not reshard after forward with PP, as Meta's FSDP of suite l24),
+		 * which is zero 2 here (the simulator has no ZeRO-3 with PP) */
 		if (r->zero < 0)
-			c->zero = 3; /* parameters, gradients and optimizer sharded */
+			c->zero = c->pp > 1 ? 2 : 3;
 		note(e, "fsdp %s (priced as zero %d)", llmsim_run_fsdp_names[r->fsdp], c->zero);
 	}
 	if (r->moe_dispatch >= 0)
