@@ -39,15 +39,16 @@ static int load_text(const char *text, struct llmsim_run_file *f, struct llmsim_
 	return rc;
 }
 
-#define ROW_HEAD                                                              \
-	"runs:\n"                                                             \
-	"  - name: x-70b\n"                                                   \
+/* A row of Llama 3.1 70B on 64 GPUs at 256 x 8192 (7 lines). */
+#define ROW(name, gpu)                                                        \
+	"  - name: " name "\n"                                                  \
 	"    source: \"test\"\n"                                              \
 	"    model: llama-3.1-70b\n"                                          \
-	"    gpu: gb200\n"                                                    \
+	"    gpu: " gpu "\n"                                                  \
 	"    gpus: 64\n"                                                      \
 	"    global_batch: 256\n"                                             \
 	"    seq: 8192\n"
+#define ROW_HEAD "runs:\n" ROW("x-70b", "gb200")
 
 Test(validate_runs, stack_fields_pass_on)
 {
@@ -126,27 +127,13 @@ Test(validate_runs, known_names_priced_exactly)
 	const char *text = ROW_HEAD "    tp: 8\n"
 				    "    stack: megatron-2022\n"
 				    "    precision: bf16\n"
-				    "    recompute_modules: core_attn\n"
-				    "  - name: y-70b\n"
-				    "    source: \"test\"\n"
-				    "    model: llama-3.1-70b\n"
-				    "    gpu: h100\n"
-				    "    gpus: 64\n"
-				    "    global_batch: 256\n"
-				    "    seq: 8192\n"
+				    "    recompute_modules: core_attn\n" ROW("y-70b", "h100")
 				    "    tp: 8\n"
 				    "    stack: llama3\n"
 				    "    recompute: full\n"
 				    "    recompute_method: uniform\n"
 				    "    recompute_num_layers: 1\n"
-				    "    fsdp: none\n"
-				    "  - name: z-70b\n"
-				    "    source: \"test\"\n"
-				    "    model: llama-3.1-70b\n"
-				    "    gpu: h100\n"
-				    "    gpus: 64\n"
-				    "    global_batch: 256\n"
-				    "    seq: 8192\n"
+				    "    fsdp: none\n" ROW("z-70b", "h100")
 				    "    fsdp: fsdp2\n";
 	struct llmsim_run_file f;
 	struct llmsim_err err = {0};
