@@ -326,9 +326,7 @@ static void print_json(const struct llmsim_plan_serve_out *o, const struct llmsi
 		llmsim_serve_server(&sc, pc->engine.server);
 	sc.eng = pc->engine;
 	sc.max_batch = pc->max_batch > 0 ? pc->max_batch : 256;
-	llmsim_json_obj_begin(&j, "engine");
-	cli_serve_eng_json(&j, &sc);
-	llmsim_json_obj_end(&j);
+	cli_serve_eng_json(&j, &sc); /* flat, as serve prints it: "engine" is the kernel set */
 	llmsim_json_int(&j, "prompt", pc->prompt);
 	llmsim_json_int(&j, "output", pc->output);
 	llmsim_json_str(&j, "engine", llmsim_engine_name(LLMSIM_ENGINE_DEFAULT));
