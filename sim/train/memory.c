@@ -326,6 +326,8 @@ double train_allow_bytes(const struct llmsim_train_cfg *c)
 
 double train_act_offloaded(const struct llmsim_train_cfg *c, double layers, double per_layer)
 {
+	if (!(c->offload_activations > 0))
+		return 0;
 	/* the layer computing and the one in flight to or from the host stay */
 	return c->offload_activations * fmax(0, layers - 2) * per_layer;
 }

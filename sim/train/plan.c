@@ -183,7 +183,9 @@ static void keep(struct search *s, const struct llmsim_train_cfg *c, const struc
 		.chunks = (uint8_t)c->chunks,
 		.attn = (uint8_t)c->attn, .offload = (uint8_t)c->offload, .lora = (uint8_t)s->lora,
 		.tight = (uint8_t)st->mem_tight,
-		.act_offload = (uint8_t)lround(100 * c->offload_activations)};
+		.act_offload = c->offload_activations > 0
+				       ? (uint8_t)lround(100 * c->offload_activations)
+				       : 0};
 }
 
 /* A configuration that does not fit: the closest so far (smallest

@@ -125,6 +125,13 @@ static inline int faster(const struct plan_entry *a, const struct plan_entry *b)
 	return plan_entry_cmp(a, b) < 0;
 }
 
+/* The lesser of low and e's rank (e NULL: nothing yet, -inf). */
+static inline double below(double low, const struct plan_entry *e)
+{
+	double r = e ? e->rank_tps : -INFINITY;
+	return r < low ? r : low;
+}
+
 /* One layout: the parallel degrees, ZeRO stage, offload and LoRA; what
  * varies inside it (micro-batch, recomputation, schedule, attention) folds. */
 static int same_layout(const struct plan_entry *a, const struct plan_entry *b)
@@ -187,21 +194,11 @@ static void offer_row(const struct plan_entry **row, int *n, int top, const stru
 	row[k] = x;
 }
 
-/* The best of each kind, as the ranking's order walked would pick it:
- * the first of the kind, or the first of it in HBM alone (cand) where no
- * entry of the kind comes before that one and is out of the error of the
- * first (cut: the first such). */
-static void pick_kinds(const struct plan_entry *const *first, const struct plan_entry *const *cand,
-		       const struct plan_entry *const *cut, struct plan_selection *sel)
-{
-	for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT; k++) {
-		sel->have_kind[k] = first[k] != NULL;
-		if (!first[k])
-			continue;
-		int c = cand[k] && (!cut[k] || first_of(cand[k], cut[k]));
-		sel->kind[k] = c ? *cand[k] : *first[k];
-	}
-}
+/* The kinds whose best may be an entry other than their first: those an
+ * entry in HBM alone can be of, apart from HBM (whose first is one). */
+#define PLAN_KINDS_HBM_PICK                                                             \
+	(1u << LLMSIM_PLAN_KIND_TP_NODE | 1u << LLMSIM_PLAN_KIND_FULL |                 \
+	 1u << LLMSIM_PLAN_KIND_LORA)
 
 int plan_select(const struct plan_entries *es, double e, int top, unsigned searched,
 		int gpus_per_node, struct plan_selection *sel)
@@ -212,34 +209,54 @@ int plan_select(const struct plan_entries *es, double e, int top, unsigned searc
 		sel->have_kind[k] = 0;
 	if (!es->n || top < 1)
 		return 0;
-	const struct plan_entry *fastest = NULL, *first[NK] = {0}, *cand[NK] = {0},
-				*cut[NK] = {0};
+	const struct plan_entry *fastest = NULL, *first[NK] = {0}, *cand[NK] = {0};
 	const struct plan_entry **row = malloc((size_t)top * sizeof *row);
 	if (!row)
 		return LLMSIM_ENOMEM;
 	int n = 0;
-	/* one pass: the fastest, the rows' heads, each kind's first and its
-	 * first in HBM alone */
+	/* one pass: the fastest, the rows' heads, each kind's first and (the
+	 * kinds of PLAN_KINDS_HBM_PICK) its first in HBM alone; an entry
+	 * ranked below `low` (the least of those it could displace, once
+	 * each is there) is first of none of them */
+	unsigned pick = searched & PLAN_KINDS_HBM_PICK;
+	double low = -INFINITY;
 	for (int64_t i = 0; i < es->n; i++) {
 		const struct plan_entry *x = &es->v[i];
 		if (faster(x, fastest))
 			fastest = x;
+		if (x->rank_tps < low)
+			continue;
 		if (n < top || first_of(x, row[top - 1]))
 			offer_row(row, &n, top, x);
 		unsigned of = kinds_of(gpus_per_node, x) & searched;
-		for (int k = 0; k < NK; k++) {
-			if (!(of >> k & 1))
-				continue;
+		unsigned hbm = x->offload == LLMSIM_OFFLOAD_NONE ? of & PLAN_KINDS_HBM_PICK : 0;
+		for (; of; of &= of - 1) {
+			int k = __builtin_ctz(of);
 			if (first_of(x, first[k]))
 				first[k] = x;
-			if ((x->offload == LLMSIM_OFFLOAD_NONE || k == LLMSIM_PLAN_KIND_OFFLOAD) &&
-			    first_of(x, cand[k]))
+		}
+		for (; hbm; hbm &= hbm - 1) {
+			int k = __builtin_ctz(hbm);
+			if (first_of(x, cand[k]))
 				cand[k] = x;
 		}
+		low = n == top ? row[top - 1]->rank_tps : -INFINITY;
+		for (int k = 0; k < NK; k++) {
+			if (searched >> k & 1)
+				low = below(low, first[k]);
+			if (pick >> k & 1)
+				low = below(low, cand[k]);
+		}
 	}
-	/* another: what folds into each row (its layout's later entries
-	 * within the error of its head), and where each kind's walk would
-	 * stop */
+	/* the kinds whose walk would reach their first in HBM alone only past
+	 * their first: it stops at an entry of the kind out of the error of
+	 * the first (tokens/s (1 + e) below it), that one or one before it */
+	unsigned walk = 0;
+	for (int k = 0; k < NK; k++)
+		if (cand[k] && cand[k] != first[k])
+			walk |= 1u << k;
+	/* another pass: what folds into each row (its layout's later entries
+	 * within the error of its head), and whether a kind's walk stops */
 	double floor_tps = INFINITY;
 	for (int r = 0; r < n; r++) {
 		struct plan_group *g = &sel->rows[r];
@@ -248,6 +265,7 @@ int plan_select(const struct plan_entries *es, double e, int top, unsigned searc
 		g->best_tps = g->worst_tps = row[r]->tokens_per_s;
 		floor_tps = fmin(floor_tps, row[r]->tokens_per_s);
 	}
+	unsigned stopped = 0;
 	for (int64_t i = 0; i < es->n; i++) {
 		const struct plan_entry *x = &es->v[i];
 		double up = x->tokens_per_s * (1 + e);
@@ -260,14 +278,21 @@ int plan_select(const struct plan_entries *es, double e, int top, unsigned searc
 					g->best_tps = fmax(g->best_tps, x->tokens_per_s);
 					g->worst_tps = fmin(g->worst_tps, x->tokens_per_s);
 				}
-		unsigned of = kinds_of(gpus_per_node, x) & searched;
-		for (int k = 0; k < NK; k++)
-			if ((of >> k & 1) && up < first[k]->tokens_per_s && first_of(x, cut[k]))
-				cut[k] = x;
+		if (!(walk & ~stopped))
+			continue;
+		for (unsigned w = walk & ~stopped & kinds_of(gpus_per_node, x); w; w &= w - 1) {
+			int k = __builtin_ctz(w);
+			if (up < first[k]->tokens_per_s && (x == cand[k] || first_of(x, cand[k])))
+				stopped |= 1u << k;
+		}
 	}
 	sel->nrows = n;
 	sel->fastest = *fastest;
-	pick_kinds(first, cand, cut, sel);
+	for (int k = 0; k < NK; k++) {
+		sel->have_kind[k] = first[k] != NULL;
+		if (first[k])
+			sel->kind[k] = cand[k] && !(stopped >> k & 1) ? *cand[k] : *first[k];
+	}
 	free(row);
 	return 0;
 }
