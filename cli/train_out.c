@@ -9,7 +9,33 @@
 #include "sim/expected_error.h"
 #include "train_out.h"
 
-const char *const train_dtype_choices[] = {"bf16", "fp8", NULL};
+const char *const train_dtype_choices[] = {"bf16", "fp8", "mxfp8", "nvfp4", NULL};
+const char *const train_on_off[] = {"off", "on", NULL};
+
+int train_precision_args(const char *cmd, int dtype, int precision, const struct llmsim_gpu *gpu,
+			 enum llmsim_precision_recipe *out)
+{
+	static const enum llmsim_dtype dts[] = {LLMSIM_DT_BF16, LLMSIM_DT_FP8, LLMSIM_DT_MXFP8,
+						LLMSIM_DT_NVFP4};
+	int p = llmsim_precision_of_dtype(dts[dtype >= 0 && dtype < 4 ? dtype : 0]);
+	if (precision >= 0) {
+		if (dtype > 0 && llmsim_precision_desc(precision)->gemm != dts[dtype]) {
+			fprintf(stderr, "%s: --precision %s runs its GEMMs in %s, not --dtype %s\n",
+				cmd, llmsim_precision_name(precision),
+				llmsim_dtype_name(llmsim_precision_desc(precision)->gemm),
+				train_dtype_choices[dtype]);
+			return 2;
+		}
+		p = precision;
+	}
+	struct llmsim_err err = {0};
+	if (llmsim_precision_check(gpu, p, &err)) {
+		fprintf(stderr, "%s: %s\n", cmd, err.msg);
+		return 1;
+	}
+	*out = p;
+	return 0;
+}
 const char *const train_attn_choices[] = {"naive", "flash2", "flash3", "sdpa", NULL};
 
 enum llmsim_attn_impl train_attn_from_choice(int i, const struct llmsim_gpu *gpu)
@@ -129,6 +155,13 @@ void train_print_result(FILE *f, const struct llmsim_train_result *r,
 		fprintf(f, ", MoE imbalance %.2f", c->moe_imbalance);
 	if (c->stack != LLMSIM_STACK_CORE)
 		fprintf(f, ", stack %s", llmsim_stack_name(c->stack));
+	if ((int)c->precision != llmsim_precision_of_dtype(c->dtype))
+		fprintf(f, ", precision %s", llmsim_precision_name(c->precision));
+	if (c->tp_overlap != LLMSIM_TP_OVERLAP_NONE)
+		fprintf(f, ", TP overlap %s", llmsim_tp_overlap_name(c->tp_overlap));
+	if (m->has_moe && (c->moe_dispatch != LLMSIM_MOE_ALLTOALL || c->moe_overlap))
+		fprintf(f, ", MoE dispatch %s%s", llmsim_moe_dispatch_name(c->moe_dispatch),
+			c->moe_overlap ? " overlapped" : "");
 	fputc('\n', f);
 	train_load_line(note, sizeof note, r, gpu);
 	fprintf(f, "  load         %s\n", note);
@@ -262,6 +295,10 @@ void train_json_cfg(struct llmsim_json *j, const struct llmsim_train_cfg *c)
 	llmsim_json_str(j, "schedule", llmsim_pp_sched_name(c->schedule));
 	llmsim_json_int(j, "chunks", c->chunks);
 	llmsim_json_str(j, "dtype", llmsim_dtype_name(c->dtype));
+	llmsim_json_str(j, "precision", llmsim_precision_name(c->precision));
+	llmsim_json_str(j, "tp_overlap", llmsim_tp_overlap_name(c->tp_overlap));
+	llmsim_json_str(j, "moe_dispatch", llmsim_moe_dispatch_name(c->moe_dispatch));
+	llmsim_json_bool(j, "moe_overlap", c->moe_overlap);
 	llmsim_json_str(j, "recipe", llmsim_recipe_name(c->recipe));
 	llmsim_json_str(j, "attention", llmsim_attn_impl_name(c->attn));
 	llmsim_json_int(j, "lora_rank", c->lora_rank);

@@ -224,7 +224,7 @@ static int one_run(const struct llmsim_ynode *map, const char *path, void *entry
 	c->recompute = r.recompute;
 	c->schedule = r.schedule;
 	c->chunks = r.chunks;
-	c->dtype = r.dtype == 1 ? LLMSIM_DT_FP8 : LLMSIM_DT_BF16;
+	llmsim_train_cfg_precision(c, r.dtype == 1 ? LLMSIM_PREC_FP8_DELAYED : LLMSIM_PREC_BF16);
 	c->recipe = r.recipe;
 	c->offload = r.offload;
 	c->dpu = r.dpu;

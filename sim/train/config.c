@@ -120,6 +120,22 @@ enum llmsim_attn_impl llmsim_train_sdpa(const struct llmsim_gpu *gpu)
 									       : LLMSIM_ATTN_FLASH2;
 }
 
+void llmsim_train_cfg_precision(struct llmsim_train_cfg *c, enum llmsim_precision_recipe p)
+{
+	c->precision = p;
+	c->dtype = llmsim_precision_desc(p)->gemm;
+}
+
+const char *const llmsim_tp_overlap_names[] = {
+	[LLMSIM_TP_OVERLAP_NONE] = "none", [LLMSIM_TP_OVERLAP_BULK] = "bulk",
+	[LLMSIM_TP_OVERLAP_UB] = "userbuffers", [LLMSIM_TP_OVERLAP_COUNT] = NULL,
+};
+
+const char *llmsim_tp_overlap_name(enum llmsim_tp_overlap o)
+{
+	return (unsigned)o < LLMSIM_TP_OVERLAP_COUNT ? llmsim_tp_overlap_names[o] : "?";
+}
+
 void llmsim_train_cfg_torch(struct llmsim_train_cfg *c, const struct llmsim_gpu *gpu)
 {
 	c->engine = LLMSIM_ENGINE_TORCH;
@@ -273,8 +289,27 @@ enum llmsim_train_reject llmsim_train_check(const struct llmsim_model *m,
 	if (c->zero == 3 && c->pp > 1)
 		VIOLATE(LLMSIM_REJ_OPTION, "ZeRO-3 with pipeline parallelism is not supported "
 			"(parameters would be re-gathered every micro-batch of every stage)");
-	if (c->dtype != LLMSIM_DT_BF16 && c->dtype != LLMSIM_DT_FP8)
-		VIOLATE(LLMSIM_REJ_OPTION, "--dtype must be bf16 or fp8");
+	if ((unsigned)c->precision >= LLMSIM_PREC_COUNT)
+		VIOLATE(LLMSIM_REJ_OPTION, "unknown precision recipe (%d)", (int)c->precision);
+	else if (c->dtype != llmsim_precision_desc(c->precision)->gemm)
+		VIOLATE(LLMSIM_REJ_OPTION, "--precision %s runs its GEMMs in %s, not %s",
+			llmsim_precision_name(c->precision),
+			llmsim_dtype_name(llmsim_precision_desc(c->precision)->gemm),
+			llmsim_dtype_name(c->dtype) ? llmsim_dtype_name(c->dtype) : "?");
+	if ((unsigned)c->tp_overlap >= LLMSIM_TP_OVERLAP_COUNT)
+		VIOLATE(LLMSIM_REJ_OPTION, "unknown TP overlap (%d)", (int)c->tp_overlap);
+	else if (c->tp_overlap != LLMSIM_TP_OVERLAP_NONE && c->tp == 1)
+		VIOLATE(LLMSIM_REJ_OPTION, "--tp-overlap %s overlaps tensor-parallel "
+			"communication: it needs tp > 1", llmsim_tp_overlap_name(c->tp_overlap));
+	else if (c->tp_overlap != LLMSIM_TP_OVERLAP_NONE && !c->sequence_parallel)
+		VIOLATE(LLMSIM_REJ_OPTION, "--tp-overlap %s splits all-gathers and "
+			"reduce-scatters: it needs sequence parallelism (drop --no-sp)",
+			llmsim_tp_overlap_name(c->tp_overlap));
+	if ((unsigned)c->moe_dispatch >= LLMSIM_MOE_DISPATCH_COUNT)
+		VIOLATE(LLMSIM_REJ_OPTION, "unknown MoE dispatch (%d)", (int)c->moe_dispatch);
+	if ((c->moe_overlap || c->moe_dispatch != LLMSIM_MOE_ALLTOALL) && !m->has_moe)
+		VIOLATE(LLMSIM_REJ_OPTION, "--moe-dispatch and --moe-overlap are for MoE "
+			"models: %s has no experts", m->name);
 	if (c->attn != LLMSIM_ATTN_NAIVE && c->attn != LLMSIM_ATTN_FLASH2 &&
 	    c->attn != LLMSIM_ATTN_FLASH3)
 		VIOLATE(LLMSIM_REJ_OPTION, "--attention must be naive, flash2 or flash3");

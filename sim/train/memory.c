@@ -176,6 +176,10 @@ double llmsim_train_act_layer_bytes(const struct llmsim_model *m,
 				    int dropout)
 {
 	const double e = 2; /* 16-bit activations */
+	/* a GEMM input saved for the weight gradient: its quantized copy
+	 * under a quantized precision recipe (the norm's and activation's own
+	 * inputs stay 16-bit) */
+	const double q = c->lora_rank > 0 ? e : llmsim_precision_saved_bytes(c->precision);
 	double t = c->tp;
 	double spd = (c->tp > 1 && c->sequence_parallel) ? t : 1; /* SP divisor */
 	double T = (double)c->micro_batch * (double)c->seq / c->cp; /* tokens here */
@@ -193,17 +197,17 @@ double llmsim_train_act_layer_bytes(const struct llmsim_model *m,
 		double dq = m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim;
 		qk = e * T * a_loc * dq * 2;
 		v = e * T * a_loc * m->mla.v_head_dim;
-		out_in = v;
+		out_in = q * T * a_loc * m->mla.v_head_dim;
 		/* latents the up-projections read */
-		qk += e * T * (m->mla.kv_lora_rank + m->mla.qk_rope_head_dim + m->mla.q_lora_rank);
+		qk += q * T * (m->mla.kv_lora_rank + m->mla.qk_rope_head_dim + m->mla.q_lora_rank);
 	} else {
 		double kv_loc = m->kv_heads >= c->tp ? m->kv_heads / t : 1;
 		qk = e * T * (a_loc + kv_loc) * m->head_dim;
 		v = e * T * kv_loc * m->head_dim;
-		out_in = e * T * a_loc * m->head_dim;
+		out_in = q * T * a_loc * m->head_dim;
 	}
 	double attn = e * T * h / spd     /* norm input */
-		      + e * T * h / spd   /* QKV input (norm output) */
+		      + q * T * h / spd   /* QKV input (norm output) */
 		      + qk + v + out_in
 		      + mask * T * h / spd; /* attention dropout mask */
 	if (c->recompute != LLMSIM_RECOMP_SELECTIVE) {
@@ -216,17 +220,17 @@ double llmsim_train_act_layer_bytes(const struct llmsim_model *m,
 	/* MLP block */
 	double mlp = e * T * h / spd + mask * T * h / spd; /* norm input, dropout mask */
 	int gated = m->mlp == LLMSIM_MLP_GATED;
-	double per_ffn = gated ? 3 * e : 2 * e; /* act inputs + fc2 input, per ffn column */
+	double per_ffn = (gated ? 2 * e : e) + q; /* act inputs + fc2 input, per ffn column */
 	if (moe_layer) {
 		double fe = m->moe.expert_intermediate;
 		double Tr = T * m->moe.top_k * c->moe_imbalance; /* busiest rank */
 		mlp += e * T * h / spd;                 /* router input */
 		mlp += 4 * T * m->moe.experts;          /* router probabilities (fp32) */
-		mlp += e * Tr * h + per_ffn * Tr * fe / t; /* routed experts */
+		mlp += q * Tr * h + per_ffn * Tr * fe / t; /* routed experts */
 		if (m->moe.shared_experts > 0)
 			mlp += per_ffn * T * (double)m->moe.shared_experts * fe / t;
 	} else {
-		mlp += e * T * h / spd + per_ffn * T * m->intermediate / t;
+		mlp += q * T * h / spd + per_ffn * T * m->intermediate / t;
 	}
 	return attn + mlp;
 }
@@ -268,6 +272,23 @@ double train_act_per_layer(const struct train_geom *g, const struct llmsim_model
 	return (1 - frac_moe) * ad + frac_moe * am;
 }
 
+/* quantized tensors of one layer's linears with scaling state: input,
+ * weight and output gradient of QKV, O, the MLP's two (MLA and MoE have
+ * more; the state is a few KB a tensor either way) */
+#define QUANT_TENSORS_PER_LAYER 12
+
+double train_quant_weight_bytes(const struct llmsim_gpu *gpu, const struct llmsim_train_cfg *c,
+				const struct train_params *p, double layers)
+{
+	const struct llmsim_precision_desc *d = llmsim_precision_desc(c->precision);
+	if (!d->quantized || c->lora_rank > 0)
+		return 0;
+	double held = c->zero >= 3 ? fmin(2, layers) : layers;
+	return held * p->layer * llmsim_precision_weight_bytes(c->precision,
+							       llmsim_precision_tn_only(gpu)) +
+	       layers * QUANT_TENSORS_PER_LAYER * d->state_bytes;
+}
+
 void train_memory(const struct train_geom *g, const struct llmsim_model *m,
 		  const struct llmsim_gpu *gpu, const struct llmsim_train_cfg *c,
 		  int64_t microbatches, struct train_pp_memo *memo,
@@ -306,6 +327,7 @@ void train_memory(const struct train_geom *g, const struct llmsim_model *m,
 		if (c->recipe == LLMSIM_RECIPE_AMP) /* bf16 autocast copies of the weights */
 			other += 2 * (c->zero >= 3 ? 2 * p.layer : p.dense + p.expert);
 	}
+	other += train_quant_weight_bytes(gpu, c, &p, llmsim_train_stage_layers(m, c));
 	if (c->zero >= 3) /* gathered 16-bit layer + the prefetched next one */
 		other += 2 * 2 * p.layer +
 			 (c->lora_rank ? 0 : (c->offload ? 2 : 4) * p.layer);

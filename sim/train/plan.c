@@ -340,6 +340,8 @@ static void search_layouts(struct search *s, const struct llmsim_plan_req *req,
 	int ntp = degrees(N, req->tp, dt);
 	for (int i = 0; i < ntp && !s->rc; i++) {
 		c->tp = dt[i];
+		/* the stack overlaps TP where there is TP */
+		c->tp_overlap = c->tp > 1 ? req->tp_overlap : LLMSIM_TP_OVERLAP_NONE;
 		int ncp = degrees(N / c->tp, req->cp, dc);
 		for (int j = 0; j < ncp && !s->rc; j++) {
 			c->cp = dc[j];
@@ -382,6 +384,16 @@ static int check_req(const struct llmsim_train_ctx *ctx, const struct llmsim_pla
 	if (req->seq > LLMSIM_MAX_TOKENS)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "at most %d tokens per sequence, not %lld",
 				      LLMSIM_MAX_TOKENS, (long long)req->seq);
+	if ((unsigned)req->precision >= LLMSIM_PREC_COUNT ||
+	    req->dtype != llmsim_precision_desc(req->precision)->gemm)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "precision %s runs its GEMMs in %s, not %s",
+				      llmsim_precision_name(req->precision),
+				      llmsim_dtype_name(llmsim_precision_desc(req->precision)->gemm),
+				      llmsim_dtype_name(req->dtype) ? llmsim_dtype_name(req->dtype)
+								    : "?");
+	int prc = llmsim_precision_check(&ctx->gpu, req->precision, err);
+	if (prc)
+		return prc;
 	if (req->global_batch > LLMSIM_MAX_BATCH)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "at most %d sequences per step, not %lld",
 				      LLMSIM_MAX_BATCH, (long long)req->global_batch);
@@ -469,7 +481,12 @@ int llmsim_plan_run(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *
 	c->gpus = req->gpus;
 	c->seq = req->seq;
 	c->global_batch = out->global_batch;
-	c->dtype = req->dtype;
+	llmsim_train_cfg_precision(c, req->precision);
+	c->tp_overlap = req->tp_overlap;
+	if (ctx->model.has_moe) {
+		c->moe_dispatch = req->moe_dispatch;
+		c->moe_overlap = req->moe_overlap;
+	}
 	c->recipe = req->recipe;
 	c->moe_imbalance = req->moe_imbalance >= 1 ? req->moe_imbalance : 1;
 	c->uneven_pp = !req->even_pp;
