@@ -394,7 +394,7 @@ int cmd_plan(int argc, char **argv, const struct cli_setup *setup)
 	int gpus = 0, json = 0, workload = 0, dtype = 0, recipe = LLMSIM_RECIPE_MEGATRON;
 	int top = 5, lora = 0, uneven = 0, even = 0, dpu = 0, no_offload = 0, chunks = 0;
 	int tp = 0, pp = 0, cp = 0, ep = 0, emit = -1, verbose = 0;
-	int precision = -1, tp_overlap = 0, moe_dispatch = 0, moe_overlap = 0;
+	int precision = -1, tp_overlap = 0, moe_dispatch = 0, moe_overlap = 0, cp_comm = 0;
 	int64_t seq = 4096, gb = 0;
 	double imb = 1.0, tokens = 0;
 	const struct llmsim_opt opts[] = {
@@ -408,6 +408,7 @@ int cmd_plan(int argc, char **argv, const struct cli_setup *setup)
 		{"dtype", LLMSIM_ARG_CHOICE, &dtype, "T", "matmul type (default bf16)", 0, train_dtype_choices, NULL},
 		{"precision", LLMSIM_ARG_CHOICE, &precision, "P", "precision recipe of the linear layers (default: --dtype's; fp8: fp8-delayed)", 0, llmsim_precision_names, NULL},
 		{"tp-overlap", LLMSIM_ARG_CHOICE, &tp_overlap, "O", "TP communication overlap with GEMMs where tp > 1 (default none)", 0, llmsim_tp_overlap_names, NULL},
+		{"cp-comm", LLMSIM_ARG_CHOICE, &cp_comm, "C", "context parallelism's communication where cp > 1 (default p2p)", 0, llmsim_cp_comm_names, NULL},
 		{"moe-dispatch", LLMSIM_ARG_CHOICE, &moe_dispatch, "D", "MoE token dispatch (default alltoall)", 0, llmsim_moe_dispatch_names, NULL},
 		{"moe-overlap", LLMSIM_ARG_CHOICE, &moe_overlap, "X", "EP exchanges overlapped with another micro-batch's compute (default off)", 0, train_on_off, NULL},
 		{"recipe", LLMSIM_ARG_CHOICE, &recipe, "R", "optimizer-state recipe (default megatron)", 0, llmsim_recipe_names, NULL},
@@ -458,6 +459,7 @@ int cmd_plan(int argc, char **argv, const struct cli_setup *setup)
 		.gpus = gpus, .seq = seq, .global_batch = gb,
 		.dtype = llmsim_precision_desc(prec)->gemm, .precision = prec,
 		.tp_overlap = tp_overlap, .moe_dispatch = moe_dispatch, .moe_overlap = moe_overlap,
+		.cp_comm = cp_comm,
 		.recipe = recipe, .lora_rank = lora, .moe_imbalance = imb, .top = top,
 		.even_pp = even, .max_chunks = chunks, .dpu = dpu, .no_offload = no_offload,
 		.tp = tp, .pp = pp, .cp = cp, .ep = ep,

@@ -67,7 +67,7 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 	int gpus = 0, dp = 0, json = 0, no_sp = 0, uneven = 0, offload = 0, dpu = 0;
 	int recompute = LLMSIM_RECOMP_NONE, sched = LLMSIM_SCHED_1F1B, dtype = 0,
 	    recipe = LLMSIM_RECIPE_MEGATRON, attn = 1, chunks_seen = 0;
-	int precision = -1, tp_overlap = 0, moe_dispatch = 0, moe_overlap = 0;
+	int precision = -1, tp_overlap = 0, moe_dispatch = 0, moe_overlap = 0, cp_comm = 0;
 	int layers = 0, recipe_seen = 0, attn_seen = 0, gb_seen = 0, stack = LLMSIM_STACK_CORE, ddp = LLMSIM_DDP_STACK;
 	struct cli_run run = {.engine = LLMSIM_ENGINE_FUSED};
 	int64_t gb = c.global_batch, seq = c.seq;
@@ -90,6 +90,7 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 		{"dtype", LLMSIM_ARG_CHOICE, &dtype, "T", "matmul type (default bf16)", 0, train_dtype_choices, NULL},
 		{"precision", LLMSIM_ARG_CHOICE, &precision, "P", "precision recipe of the linear layers (default: --dtype's; fp8: fp8-delayed)", 0, llmsim_precision_names, NULL},
 		{"tp-overlap", LLMSIM_ARG_CHOICE, &tp_overlap, "O", "TP communication overlap with GEMMs (default none)", 0, llmsim_tp_overlap_names, NULL},
+		{"cp-comm", LLMSIM_ARG_CHOICE, &cp_comm, "C", "context parallelism's communication: p2p ring, a2a (Ulysses) or a2a+p2p (default p2p)", 0, llmsim_cp_comm_names, NULL},
 		{"moe-dispatch", LLMSIM_ARG_CHOICE, &moe_dispatch, "D", "MoE token dispatch (default alltoall)", 0, llmsim_moe_dispatch_names, NULL},
 		{"moe-overlap", LLMSIM_ARG_CHOICE, &moe_overlap, "X", "EP exchanges overlapped with another micro-batch's compute (default off)", 0, train_on_off, NULL},
 		{"recipe", LLMSIM_ARG_CHOICE, &recipe, "R", "optimizer-state recipe (default megatron; torch: amp)", 0, llmsim_recipe_names, &recipe_seen},
@@ -140,6 +141,7 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 	c.tp_overlap = tp_overlap;
 	c.moe_dispatch = moe_dispatch;
 	c.moe_overlap = moe_overlap;
+	c.cp_comm = cp_comm;
 	c.recipe = recipe;
 	c.attn = train_attn_from_choice(attn, &gpu);
 	c.global_batch = gb;

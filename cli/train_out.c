@@ -159,6 +159,8 @@ void train_print_result(FILE *f, const struct llmsim_train_result *r,
 		fprintf(f, ", precision %s", llmsim_precision_name(c->precision));
 	if (c->tp_overlap != LLMSIM_TP_OVERLAP_NONE)
 		fprintf(f, ", TP overlap %s", llmsim_tp_overlap_name(c->tp_overlap));
+	if (c->cp_comm != LLMSIM_CP_P2P)
+		fprintf(f, ", CP %s", llmsim_cp_comm_name(c->cp_comm));
 	if (m->has_moe && (c->moe_dispatch != LLMSIM_MOE_ALLTOALL || c->moe_overlap))
 		fprintf(f, ", MoE dispatch %s%s", llmsim_moe_dispatch_name(c->moe_dispatch),
 			c->moe_overlap ? " overlapped" : "");
@@ -299,6 +301,7 @@ void train_json_cfg(struct llmsim_json *j, const struct llmsim_train_cfg *c)
 	llmsim_json_str(j, "tp_overlap", llmsim_tp_overlap_name(c->tp_overlap));
 	llmsim_json_str(j, "moe_dispatch", llmsim_moe_dispatch_name(c->moe_dispatch));
 	llmsim_json_bool(j, "moe_overlap", c->moe_overlap);
+	llmsim_json_str(j, "cp_comm", llmsim_cp_comm_name(c->cp_comm));
 	llmsim_json_str(j, "recipe", llmsim_recipe_name(c->recipe));
 	llmsim_json_str(j, "attention", llmsim_attn_impl_name(c->attn));
 	llmsim_json_int(j, "lora_rank", c->lora_rank);

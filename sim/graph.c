@@ -120,6 +120,16 @@ int64_t llmsim_graph_tokens(const struct llmsim_graph_cfg *c)
 	return n;
 }
 
+const char *const llmsim_cp_comm_names[] = {
+	[LLMSIM_CP_P2P] = "p2p", [LLMSIM_CP_A2A] = "a2a", [LLMSIM_CP_A2A_P2P] = "a2a+p2p",
+	[LLMSIM_CP_COMM_COUNT] = NULL,
+};
+
+const char *llmsim_cp_comm_name(enum llmsim_cp_comm c)
+{
+	return (unsigned)c < LLMSIM_CP_COMM_COUNT ? llmsim_cp_comm_names[c] : "?";
+}
+
 const char *const llmsim_moe_dispatch_names[] = {
 	[LLMSIM_MOE_ALLTOALL] = "alltoall", [LLMSIM_MOE_ALLGATHER] = "allgather",
 	[LLMSIM_MOE_DEEPEP] = "deepep", [LLMSIM_MOE_DISPATCH_COUNT] = NULL,
@@ -457,6 +467,27 @@ static void cp_allgather(struct bld *b, int64_t a, int64_t kvh, int64_t qk, int6
 		c->cp_nodes, LLMSIM_GN_CP);
 }
 
+/* All-to-all CP over n ranks (Jacobs et al. 2023, "DeepSpeed Ulysses",
+ * Sec. 3; Megatron-Core's a2a CP): before the attention each rank sends
+ * its tokens' Q, K and V of the heads the others take, (n-1)/n of them,
+ * and gets its heads' Q, K and V of their tokens; after it, the output
+ * back the same way. Backward the output's gradient forward and the Q, K
+ * and V gradients back. Exposed: the attention needs all of it. The
+ * attention itself is the same 1/cp of the whole (its FLOPs over all
+ * heads' pairs of tokens, split either way). */
+static void cp_a2a(struct bld *b, int64_t a, int64_t kvh, int64_t qk, int64_t v, int n)
+{
+	const struct llmsim_graph_cfg *c = b->c;
+	double T = (double)c->micro_batch * c->seq / c->cp, ab = llmsim_dtype_bytes(c->act);
+	double qkv = T * ((double)a * qk + (double)kvh * (qk + (v > 0 ? v : qk))) * ab;
+	double out = T * (double)a * (v > 0 ? v : qk) * ab;
+	int nodes = c->cp_a2a_nodes > 0 ? c->cp_a2a_nodes : 1;
+	gb_coll(b, "cp_a2a_qkv", LLMSIM_PH_FWD, LLMSIM_COLL_ALLTOALL, qkv, n, nodes, LLMSIM_GN_CP);
+	gb_coll(b, "cp_a2a_out", LLMSIM_PH_FWD, LLMSIM_COLL_ALLTOALL, out, n, nodes, LLMSIM_GN_CP);
+	gb_coll(b, "cp_a2a_out", LLMSIM_PH_BWD, LLMSIM_COLL_ALLTOALL, out, n, nodes, LLMSIM_GN_CP);
+	gb_coll(b, "cp_a2a_qkv", LLMSIM_PH_BWD, LLMSIM_COLL_ALLTOALL, qkv, n, nodes, LLMSIM_GN_CP);
+}
+
 /* The attention core: training's over whole sequences (fwd and bwd, 1/cp
  * of it here, the CP ring beside it), or inference's per prefill chunk
  * and over the decoding sequences. qk/v: head dims; kvh: KV heads here. */
@@ -494,23 +525,35 @@ static void attention(struct bld *b, int64_t a, int64_t kvh, int64_t qk, int64_t
 		if (impl == LLMSIM_ATTN_NAIVE && llmsim_graph_dropout(m))
 			gb_ew(b, "attn_dropout", LLMSIM_EW_MUL, c->micro_batch * a * c->seq / c->cp,
 			   c->seq, LLMSIM_BYTES_ACT, 0, LLMSIM_GN_ATTN);
+		int a2a = c->cp_comm == LLMSIM_CP_A2A ? c->cp
+			  : c->cp_comm == LLMSIM_CP_A2A_P2P && c->cp_a2a > 1 ? c->cp_a2a
+									 : 1;
+		if (a2a > c->cp || c->cp % a2a)
+			a2a = 1;
 		if (c->cp > 1 && c->cp_allgather)
 			cp_allgather(b, a, kvh, qk, v);
 		else if (c->cp > 1) {
-			/* ring: cp - 1 KV blocks each way, beside the attention:
-			 * K and V forward, with their gradients backward */
+			if (a2a > 1)
+				cp_a2a(b, a, kvh, qk, v, a2a);
+			/* ring: cp/a2a - 1 KV blocks each way, beside the
+			 * attention: K and V forward, with their gradients
+			 * backward (a block: the tokens of cp/a2a ranks' share
+			 * of a2a ranks' heads, as many bytes as one rank's) */
 			double kv_dim = m->has_mla ? (double)a * (qk + v) : 2.0 * kvh * qk;
 			double blk = (double)c->micro_batch * (c->seq / c->cp) * kv_dim *
 				     llmsim_dtype_bytes(c->act);
+			int steps = c->cp / a2a - 1;
 			struct llmsim_gnode *x;
-			if ((x = gb_coll(b, "cp_ring", LLMSIM_PH_FWD, LLMSIM_COLL_SENDRECV, blk, 2,
-				      c->cp_nodes, LLMSIM_GN_CP))) {
-				x->count = c->cp - 1;
+			if (steps > 0 &&
+			    (x = gb_coll(b, "cp_ring", LLMSIM_PH_FWD, LLMSIM_COLL_SENDRECV, blk, 2,
+					 c->cp_nodes, LLMSIM_GN_CP))) {
+				x->count = steps;
 				x->hides = f ? gb_idx(b, f) : -1;
 			}
-			if ((x = gb_coll(b, "cp_ring", LLMSIM_PH_BWD, LLMSIM_COLL_SENDRECV, 2 * blk, 2,
-				      c->cp_nodes, LLMSIM_GN_CP))) {
-				x->count = c->cp - 1;
+			if (steps > 0 &&
+			    (x = gb_coll(b, "cp_ring", LLMSIM_PH_BWD, LLMSIM_COLL_SENDRECV, 2 * blk, 2,
+					 c->cp_nodes, LLMSIM_GN_CP))) {
+				x->count = steps;
 				x->hides = k ? gb_idx(b, k) : -1;
 			}
 		}

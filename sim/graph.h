@@ -117,6 +117,20 @@ enum {
  *              fp32 scale per 128 elements; DeepEP README: "dispatch
  *              supports FP8, combine BF16"), node-limited tokens sent once
  *              a node over the network and forwarded over NVLink. */
+/* How context-parallel ranks share the sequence's attention in training
+ * (`--cp-comm`; Megatron-Core's --cp-comm-type):
+ *   p2p      a ring: cp - 1 K and V blocks passed beside the attention of
+ *            the block before (the load-balanced ring attention);
+ *   a2a      all-to-all (DeepSpeed-Ulysses): Q, K and V exchanged so that
+ *            each rank attends over the whole sequence with 1/cp of the
+ *            heads, the output exchanged back; exposed;
+ *   a2a+p2p  both in a hierarchy: all-to-all among the CP ranks of one
+ *            NVLink domain (a2a_size of them), a ring of KV blocks across
+ *            the domains. */
+enum llmsim_cp_comm { LLMSIM_CP_P2P, LLMSIM_CP_A2A, LLMSIM_CP_A2A_P2P, LLMSIM_CP_COMM_COUNT };
+extern const char *const llmsim_cp_comm_names[]; /* p2p, a2a, a2a+p2p; NULL */
+const char *llmsim_cp_comm_name(enum llmsim_cp_comm c);
+
 enum llmsim_moe_dispatch { LLMSIM_MOE_ALLTOALL, LLMSIM_MOE_ALLGATHER, LLMSIM_MOE_DEEPEP,
 			   LLMSIM_MOE_DISPATCH_COUNT };
 extern const char *const llmsim_moe_dispatch_names[]; /* alltoall, allgather, deepep; NULL */
@@ -237,6 +251,10 @@ struct llmsim_graph_cfg {
 				    * attention and reduce-scatter their gradients
 				    * after it, exposed, instead of the ring (Llama 3:
 				    * Dubey et al. 2024 Sec. 3.3.2) */
+	enum llmsim_cp_comm cp_comm; /* the ring, all-to-all or both (cp_allgather aside) */
+	int cp_a2a;                /* a2a+p2p: CP ranks of one all-to-all group (divides
+				    * cp); a2a: cp */
+	int cp_a2a_nodes;          /* nodes that group spans */
 	int ep;                    /* expert parallel: E/ep experts per rank */
 	int ep_in_tp;              /* 1: the EP ranks are TP ranks holding the same tokens
 				    * (inference; each expert's FFN split tp/ep ways);

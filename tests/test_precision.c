@@ -345,3 +345,49 @@ Test(precision, mxfp8_on_hopper_is_one_line)
 			sizeof out, err, sizeof err);
 	cr_expect_eq(rc, 2, "%s", err);
 }
+
+Test(precision, context_parallel_comm)
+{
+	struct llmsim_model m = model("8b");
+	struct llmsim_graph g;
+	struct llmsim_graph_cfg c;
+	train_cfg(&c, LLMSIM_PREC_BF16, 0);
+	c.cp = 4;
+	/* all-to-all: each rank's 2048/4 = 512 tokens of Q (32 heads) and K,
+	 * V (8 heads each) of 128: 512 x (4096 + 2048) x 2 B = 6,291,456 B,
+	 * the output 512 x 4096 x 2 = 4,194,304 B; no ring */
+	c.cp_comm = LLMSIM_CP_A2A, c.cp_a2a = 4;
+	cr_assert_eq(llmsim_graph_build(&m, &c, &g, NULL), 0);
+	const struct llmsim_gnode *q = find(&g, LLMSIM_PH_FWD, "cp_a2a_qkv");
+	const struct llmsim_gnode *o = find(&g, LLMSIM_PH_BWD, "cp_a2a_out");
+	cr_assert(q && o);
+	cr_expect_eq(q->op.u.coll.kind, LLMSIM_COLL_ALLTOALL);
+	cr_expect_eq(q->op.u.coll.gpus, 4);
+	expect_close(q->op.u.coll.bytes, 6291456.0, 0);
+	expect_close(o->op.u.coll.bytes, 4194304.0, 0);
+	cr_expect_null(find(&g, LLMSIM_PH_FWD, "cp_ring"));
+	/* a2a+p2p, 2 ranks in each all-to-all: a ring of 4/2 - 1 = 1 step of
+	 * one rank's K and V block, 512 x 2048 x 2 = 2,097,152 B */
+	c.cp_comm = LLMSIM_CP_A2A_P2P, c.cp_a2a = 2;
+	cr_assert_eq(llmsim_graph_build(&m, &c, &g, NULL), 0);
+	const struct llmsim_gnode *r = find(&g, LLMSIM_PH_FWD, "cp_ring");
+	q = find(&g, LLMSIM_PH_FWD, "cp_a2a_qkv");
+	cr_assert(r && q);
+	cr_expect_eq(q->op.u.coll.gpus, 2);
+	expect_close(r->count, 1, 0);
+	expect_close(r->op.u.coll.bytes, 2097152.0, 0);
+	/* p2p: the ring of 3 steps */
+	c.cp_comm = LLMSIM_CP_P2P;
+	cr_assert_eq(llmsim_graph_build(&m, &c, &g, NULL), 0);
+	r = find(&g, LLMSIM_PH_FWD, "cp_ring");
+	cr_assert_not_null(r);
+	expect_close(r->count, 3, 0);
+	/* the group of a2a+p2p: the most CP ranks, tp apart, in one NVLink
+	 * domain: tp 2, cp 8 on 8-GPU nodes: 4 */
+	struct llmsim_train_cfg t;
+	llmsim_train_cfg_init(&t);
+	t.tp = 2, t.cp = 8, t.cp_comm = LLMSIM_CP_A2A_P2P;
+	cr_expect_eq(train_cp_a2a_size(8, &t), 4);
+	t.cp_comm = LLMSIM_CP_A2A;
+	cr_expect_eq(train_cp_a2a_size(8, &t), 8);
+}

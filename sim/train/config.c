@@ -136,6 +136,19 @@ const char *llmsim_tp_overlap_name(enum llmsim_tp_overlap o)
 	return (unsigned)o < LLMSIM_TP_OVERLAP_COUNT ? llmsim_tp_overlap_names[o] : "?";
 }
 
+int train_cp_a2a_size(int gpn, const struct llmsim_train_cfg *c)
+{
+	if (c->cp <= 1 || c->cp_comm == LLMSIM_CP_P2P)
+		return 1;
+	if (c->cp_comm == LLMSIM_CP_A2A)
+		return c->cp;
+	int best = 1;
+	for (int d = 1; d <= c->cp; d++)
+		if (c->cp % d == 0 && (int64_t)d * c->tp <= gpn)
+			best = d;
+	return best;
+}
+
 void llmsim_train_cfg_torch(struct llmsim_train_cfg *c, const struct llmsim_gpu *gpu)
 {
 	c->engine = LLMSIM_ENGINE_TORCH;
@@ -305,6 +318,18 @@ enum llmsim_train_reject llmsim_train_check(const struct llmsim_model *m,
 		VIOLATE(LLMSIM_REJ_OPTION, "--tp-overlap %s splits all-gathers and "
 			"reduce-scatters: it needs sequence parallelism (drop --no-sp)",
 			llmsim_tp_overlap_name(c->tp_overlap));
+	if ((unsigned)c->cp_comm >= LLMSIM_CP_COMM_COUNT)
+		VIOLATE(LLMSIM_REJ_OPTION, "unknown CP communication (%d)", (int)c->cp_comm);
+	else if (c->cp_comm != LLMSIM_CP_P2P && c->cp == 1)
+		VIOLATE(LLMSIM_REJ_OPTION, "--cp-comm %s is context parallelism's: it needs cp > 1",
+			llmsim_cp_comm_name(c->cp_comm));
+	else if (c->cp_comm == LLMSIM_CP_A2A && c->tp >= 1 && m->heads % c->tp == 0 &&
+		 (m->heads / c->tp) % c->cp)
+		VIOLATE(LLMSIM_REJ_HEADS, "--cp-comm a2a splits heads over CP: %d heads per TP "
+			"rank are not divisible by cp %d", m->heads / c->tp, c->cp);
+	else if (c->cp_comm != LLMSIM_CP_P2P && c->recipe == LLMSIM_RECIPE_LLAMA3)
+		VIOLATE(LLMSIM_REJ_OPTION, "the llama3 recipe all-gathers K and V for CP; "
+			"--cp-comm %s is Megatron-Core's", llmsim_cp_comm_name(c->cp_comm));
 	if ((unsigned)c->moe_dispatch >= LLMSIM_MOE_DISPATCH_COUNT)
 		VIOLATE(LLMSIM_REJ_OPTION, "unknown MoE dispatch (%d)", (int)c->moe_dispatch);
 	if ((c->moe_overlap || c->moe_dispatch != LLMSIM_MOE_ALLTOALL) && !m->has_moe)

@@ -172,7 +172,8 @@ static void keep(struct search *s, const struct llmsim_train_result *r)
 		.tokens_per_s = r->tokens_per_s, .tp = c->tp, .pp = c->pp, .cp = c->cp, .ep = c->ep,
 		.zero = (uint8_t)c->zero, .micro_batch = (uint8_t)c->micro_batch,
 		.recompute = (uint8_t)c->recompute, .chunks = (uint8_t)c->chunks,
-		.attn = (uint8_t)c->attn, .offload = (uint8_t)c->offload, .lora = (uint8_t)s->lora};
+		.attn = (uint8_t)c->attn, .offload = (uint8_t)c->offload, .lora = (uint8_t)s->lora,
+		.cp_comm = (uint8_t)c->cp_comm};
 }
 
 /* The innermost loop: offload none first, then optimizer, then params
@@ -345,6 +346,11 @@ static void search_layouts(struct search *s, const struct llmsim_plan_req *req,
 		int ncp = degrees(N / c->tp, req->cp, dc);
 		for (int j = 0; j < ncp && !s->rc; j++) {
 			c->cp = dc[j];
+			/* the stack's CP communication where there is CP (a2a:
+			 * where the heads split over it, else the ring) */
+			c->cp_comm = c->cp > 1 ? req->cp_comm : LLMSIM_CP_P2P;
+			if (c->cp_comm == LLMSIM_CP_A2A && (m->heads / c->tp) % c->cp)
+				c->cp_comm = LLMSIM_CP_P2P;
 			s->sh.n = 0; /* new (tp, cp): new layer shapes */
 			int npp = degrees(N / (c->tp * c->cp), req->pp, dpp);
 			for (int k = 0; k < npp && !s->rc; k++) {

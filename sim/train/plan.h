@@ -73,6 +73,7 @@ struct llmsim_plan_req {
 	enum llmsim_tp_overlap tp_overlap;
 	enum llmsim_moe_dispatch moe_dispatch;
 	int moe_overlap;
+	enum llmsim_cp_comm cp_comm; /* where cp > 1 and the heads allow it (a2a) */
 	enum llmsim_recipe recipe;
 	int lora_rank;               /* > 0: LoRA at this rank is searched beside full training */
 	double moe_imbalance;

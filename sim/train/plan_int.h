@@ -14,7 +14,7 @@
 struct plan_entry {
 	double tokens_per_s;
 	int32_t tp, pp, cp, ep;
-	uint8_t zero, micro_batch, recompute, chunks, attn, offload, lora, pad;
+	uint8_t zero, micro_batch, recompute, chunks, attn, offload, lora, cp_comm;
 };
 
 struct plan_entries {

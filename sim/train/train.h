@@ -167,6 +167,7 @@ struct llmsim_train_cfg {
 	enum llmsim_precision_recipe precision; /* sim/precision.h (default bf16) */
 	enum llmsim_tp_overlap tp_overlap; /* userbuffers overlap of TP (default none) */
 	enum llmsim_moe_dispatch moe_dispatch; /* MoE token dispatch (default alltoall) */
+	enum llmsim_cp_comm cp_comm;    /* CP as a ring, all-to-all or both (default p2p) */
 	int moe_overlap;                /* 1: the EP exchanges of one micro-batch overlap
 					 * another's compute (Megatron-Core's
 					 * --overlap-moe-expert-parallel-comm, the 1F1B

@@ -213,6 +213,11 @@ struct shape_cost {
  * channels take from the GEMM). */
 double train_tp_overlap_s(double t, double gemm, int hide, double contention);
 
+/* The CP ranks of one all-to-all group: cp for a2a; for a2a+p2p the
+ * most that, tp ranks apart, fit one NVLink domain of gpn GPUs (a
+ * divisor of cp); 1 for p2p. */
+int train_cp_a2a_size(int gpn, const struct llmsim_train_cfg *c);
+
 /* The exposed part of a TP collective of time t that userbuffers split
  * inside a GEMM of time gemm in `steps` chunks: a ring exchange (ring:
  * the first chunk local, steps - 1 transfers each beside one chunk's

@@ -42,8 +42,12 @@ void train_graph_cfg(const struct llmsim_train_ctx *ctx, const struct llmsim_tra
 	g->ep_in_tp = 0; /* EP over the data-parallel ranks */
 	g->tp_nodes = llmsim_group_nodes(gpn, c->tp, 1);
 	g->ep_nodes = llmsim_group_nodes(gpn, c->ep, c->tp);
-	/* ring neighbours sit tp ranks apart */
-	g->cp_nodes = llmsim_group_nodes(gpn, 2, c->tp) > 1 ? 2 : 1;
+	/* all-to-all CP over the CP ranks of an NVLink domain (a2a+p2p) or all
+	 * of them (a2a); ring neighbours sit tp x that many ranks apart */
+	g->cp_comm = c->cp_comm;
+	g->cp_a2a = train_cp_a2a_size(gpn, c);
+	g->cp_a2a_nodes = llmsim_group_nodes(gpn, g->cp_a2a, c->tp);
+	g->cp_nodes = llmsim_group_nodes(gpn, 2, c->tp * g->cp_a2a) > 1 ? 2 : 1;
 	if (c->recipe == LLMSIM_RECIPE_LLAMA3) { /* all-gather CP: the whole group */
 		g->cp_allgather = 1;
 		g->cp_nodes = llmsim_group_nodes(gpn, c->cp, c->tp);
