@@ -215,6 +215,12 @@ void train_print_result(FILE *f, const struct llmsim_train_result *r,
 	else
 		snprintf(note, sizeof note, "context/NCCL 1 GB, buffers, %s fragmentation (5%%)",
 			 llmsim_fmt_bytes(a, mm->fragmentation_bytes));
+	if (mm->quant_weights_bytes > 0) {
+		size_t n = strlen(note);
+		snprintf(note + n, sizeof note - n, ", %s %s weights",
+			 llmsim_fmt_bytes(a, mm->quant_weights_bytes),
+			 llmsim_precision_name(c->precision));
+	}
 	mem_row(&mt, "other", mm->other_bytes, mm->total_bytes, note);
 	mem_row(&mt, "total", mm->total_bytes, mm->total_bytes, "");
 	mem_row(&mt, "HBM", mm->hbm_bytes, 0, "");
@@ -233,6 +239,11 @@ void train_print_result(FILE *f, const struct llmsim_train_result *r,
 	llmsim_table_init(&tt, 4, th);
 	snprintf(note, sizeof note, "fwd %s + bwd %s per micro-batch (slowest stage)",
 		 llmsim_fmt_time(a, t->fwd_mb_s), llmsim_fmt_time(b, t->bwd_mb_s));
+	if (t->quantize_s > 0) {
+		size_t qn = strlen(note);
+		snprintf(note + qn, sizeof note - qn, "; %s quantizing",
+			 llmsim_fmt_time(a, t->quantize_s));
+	}
 	time_row(&tt, "compute", t->compute_s, t->step_s, note);
 	note[0] = 0;
 	size_t n = 0;
@@ -334,6 +345,7 @@ void train_json_result(struct llmsim_json *j, const struct llmsim_train_result *
 	llmsim_json_num(j, "hbm", m->hbm_bytes);
 	llmsim_json_num(j, "fragmentation", m->fragmentation_bytes);
 	llmsim_json_num(j, "grad_transient", m->grad_transient_bytes);
+	llmsim_json_num(j, "quant_weights", m->quant_weights_bytes);
 	llmsim_json_obj_end(j);
 	llmsim_json_num(j, "params_per_gpu", m->params_per_gpu);
 	llmsim_json_num(j, "activation_bytes_per_layer", m->act_per_layer_bytes);
@@ -361,6 +373,7 @@ void train_json_result(struct llmsim_json *j, const struct llmsim_train_result *
 	llmsim_json_num(j, "comm_exposed", t->comm_exposed_s);
 	llmsim_json_num(j, "bubble", t->bubble_s);
 	llmsim_json_num(j, "optimizer", t->optimizer_s);
+	llmsim_json_num(j, "quantize", t->quantize_s);
 	llmsim_json_num(j, "offload", t->offload_s);
 	llmsim_json_num(j, "tp_exposed", t->tp_exposed_s);
 	llmsim_json_num(j, "cp_exposed", t->cp_exposed_s);

@@ -327,7 +327,9 @@ void train_memory(const struct train_geom *g, const struct llmsim_model *m,
 		if (c->recipe == LLMSIM_RECIPE_AMP) /* bf16 autocast copies of the weights */
 			other += 2 * (c->zero >= 3 ? 2 * p.layer : p.dense + p.expert);
 	}
-	other += train_quant_weight_bytes(gpu, c, &p, llmsim_train_stage_layers(m, c));
+	mem->quant_weights_bytes = train_quant_weight_bytes(gpu, c, &p,
+							   llmsim_train_stage_layers(m, c));
+	other += mem->quant_weights_bytes;
 	if (c->zero >= 3) /* gathered 16-bit layer + the prefetched next one */
 		other += 2 * 2 * p.layer +
 			 (c->lora_rank ? 0 : (c->offload ? 2 : 4) * p.layer);

@@ -118,7 +118,8 @@ static void rank_memory(const struct train_geom *g, const struct llmsim_model *m
 	mem->act_per_layer_bytes = sh->ad;
 	mem->act_in_flight_layers = layers;
 	mem->activations_bytes = act;
-	mem->other_bytes = sh->other + train_quant_weight_bytes(sh->gpu, c, &p, rt->layers);
+	mem->quant_weights_bytes = train_quant_weight_bytes(sh->gpu, c, &p, rt->layers);
+	mem->other_bytes = sh->other + mem->quant_weights_bytes;
 	mem->total_bytes = mem->weights_bytes + mem->grads_bytes + mem->optimizer_bytes +
 			   mem->activations_bytes + mem->other_bytes;
 }

@@ -519,6 +519,8 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 	t->bwd_mb_s = mb.tb;
 	/* the weights' quantize, once a step for every layer of the stage */
 	t->compute_s = m * (mb.cf + mb.cb) + ld * D->per_step_s + lm * M->per_step_s;
+	t->quantize_s = m * (ld * D->quant_s + lm * M->quant_s) + ld * D->per_step_s +
+			lm * M->per_step_s;
 	t->tp_exposed_s = m * (mb.tpf + mb.tpb);
 	t->ep_exposed_s = m * (mb.epf + mb.epb + mb.pair_exposed);
 	t->cp_exposed_s = m * (mb.cpf + mb.cpb);

@@ -277,6 +277,8 @@ struct llmsim_train_mem {
 	double act_per_layer_bytes;     /* one micro-batch, one layer (dense) */
 	double act_in_flight_layers;    /* layer-activations held (pipeline) */
 	double fragmentation_bytes;     /* part of other_bytes */
+	double quant_weights_bytes;     /* part of other_bytes: the precision recipe's
+					 * quantized weight copies and scaling state */
 	int pp_rank;                    /* the pipeline rank it is of: -1 the closed
 					 * form's (first stage's activations, the larger
 					 * stage's weights); >= 0 that rank (llama3) */
@@ -377,6 +379,8 @@ struct llmsim_train_time {
 	double comm_exposed_s;  /* communication not hidden behind compute */
 	double bubble_s;        /* pipeline fill and drain */
 	double optimizer_s;     /* optimizer step (after the last backward) */
+	double quantize_s;      /* part of compute_s: the precision recipe's quantize and
+				 * amax kernels (their weights' once a step) */
 	double step_s;
 	/* details */
 	double fwd_mb_s, bwd_mb_s;  /* one micro-batch through the slowest stage */

@@ -186,6 +186,8 @@ struct layer_cost {
 	double wgrad_s;               /* the weight-gradient GEMMs of bwd_s */
 	double per_step_s;            /* kernels once a step, not a micro-batch (the
 				       * weights' quantize: LLMSIM_GN_PER_STEP) */
+	double quant_s;               /* a micro-batch's quantize and amax kernels (in
+				       * fwd_s and bwd_s) */
 	double attn_core_fwd_s;       /* selective recompute re-runs this */
 	double fwd_flops, bwd_flops, attn_core_fwd_flops; /* model (balanced) */
 	double tp_fwd_s, tp_bwd_s;    /* TP collectives (exposed) */

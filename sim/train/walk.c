@@ -212,6 +212,8 @@ static void accumulate(const struct llmsim_graph *g, const struct train_priced *
 		} else if (n->role & LLMSIM_GN_PER_STEP) {
 			lc->per_step_s += t;
 		} else if (fwd) {
+			if (n->role & LLMSIM_GN_QUANT)
+				lc->quant_s += t;
 			lc->fwd_s += t;
 			lc->fwd_flops += pr[i].flops;
 			if (n->role & LLMSIM_GN_ATTN) {
@@ -219,6 +221,8 @@ static void accumulate(const struct llmsim_graph *g, const struct train_priced *
 				lc->attn_core_fwd_flops += pr[i].flops;
 			}
 		} else {
+			if (n->role & LLMSIM_GN_QUANT)
+				lc->quant_s += t;
 			lc->bwd_s += t;
 			lc->bwd_flops += pr[i].flops;
 			if (n->role & LLMSIM_GN_WGRAD)
