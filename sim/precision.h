@@ -10,6 +10,11 @@
  * the scaling state. The op graph (sim/graph.c) adds the kernels as ops;
  * training's memory (sim/train/memory.c) reads the bytes from here.
  *
+ * TorchTitan runs FP8 through torchao's float8 training: its "tensorwise"
+ * recipe is fp8-current here (with FSDP2's FP8 all-gather of weights, an
+ * FSDP matter); torchao's "rowwise" recipe is not modelled; its MX
+ * training is mxfp8.
+ *
  * Every recipe keeps the LM head, the router, attention and the
  * element-wise ops in BF16 (Megatron-Core keeps its output layer out of
  * the FP8 autocast; TE's DotProductAttention is BF16 unless fp8_dpa).

@@ -391,3 +391,17 @@ Test(precision, context_parallel_comm)
 	t.cp_comm = LLMSIM_CP_A2A;
 	cr_expect_eq(train_cp_a2a_size(8, &t), 8);
 }
+
+Test(precision, blackwell_power_limit)
+{
+	struct llmsim_gpu b = gpu("b200"), g = gpu("gb200");
+	double fb = llmsim_gpu_power_cap_hz(&b), fg = llmsim_gpu_power_cap_hz(&g);
+	/* the quoted tensor clocks x the calibration H200's 1.41/1.83: B200
+	 * 1.856 GHz x 0.7705 = 1.430 GHz */
+	expect_close(fb, 1.856e9 * 1.41 / 1.83, 2e-3);
+	/* the same GPU at 1200 W instead of 1000 W: the f^3 law's cube root
+	 * of the power, 1.2^(1/3) = 1.0627 more clock, not the quoted clocks'
+	 * 2.062 / 1.856 = 1.111 */
+	expect_close(fg / fb, cbrt(g.tdp_w / b.tdp_w), 2e-3);
+	cr_expect(fg < b.burst_clock_hz && b.burst_clock_hz < b.tensor_clock_hz);
+}
