@@ -418,6 +418,17 @@ void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_trai
 	}
 	mb->v = c->schedule == LLMSIM_SCHED_INTERLEAVED ? c->chunks : 1;
 	mb->p2p = c->pp > 1 ? mb->v * sc->p2p_s : 0;
+	if (mb->p2p > 0 && c->stack == LLMSIM_STACK_CORE &&
+	    c->schedule == LLMSIM_SCHED_INTERLEAVED) {
+		/* Megatron-Core overlaps the interleaved schedule's sends with
+		 * the next model chunk's compute (overlap_p2p_comm, on with
+		 * virtual stages: --no-overlap-p2p-communication turns it off),
+		 * as Meta's stack does (Dubey et al. 2024 Sec. 3.3.2:
+		 * "asynchronous point-to-point communication in PP"): a send is
+		 * exposed only beyond the chunk beside it */
+		double v = mb->v;
+		mb->p2p = 0.5 * v * (fmax(0, sc->p2p_s - cf / v) + fmax(0, sc->p2p_s - cb / v));
+	}
 	mb->cf = cf, mb->cb = cb;
 	mb->tpf = tpf, mb->tpb = tpb, mb->epf = epf, mb->epb = epb, mb->cpf = cpf, mb->cpb = cpb;
 	mb->z3f = z3f, mb->z3b = z3b, mb->z3f_off = z3f_off, mb->z3b_off = z3b_off;
