@@ -300,8 +300,16 @@ void gb_gemm_fb(struct bld *b, const char *name, int64_t T, int64_t out, int64_t
 	int q = b->train && quantized && trained && d->quantized && !(role & LLMSIM_GN_LORA);
 	if (q) {
 		int64_t rows = (b->sp_input ? b->Tsp : T) * batch;
+		struct llmsim_gnode *x;
+		gb_cat3(nm, sizeof nm, name, ".transpose", NULL);
 		if (!(b->normed && d->norm_fused))
 			gb_quant(b, name, ".quantize", LLMSIM_PH_FWD, rows, in, 0);
+		else if (b->c->quant_copies > 1 && !d->block_scaled &&
+			 (x = gb_ew1(b, nm, LLMSIM_PH_FWD, LLMSIM_EW_COPY, rows, in,
+				     LLMSIM_BYTES_ACT, 0, LLMSIM_GN_QUANT)))
+			/* the norm wrote the FP8 input rowwise; a TN-only GPU's
+			 * weight gradient reads it transposed (TE's fp8 transpose) */
+			x->op.dtype = d->gemm;
 		gb_quant(b, name, ".wquantize", LLMSIM_PH_FWD, out * batch, in, LLMSIM_GN_PER_STEP);
 	}
 	if (quantized)

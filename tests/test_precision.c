@@ -139,12 +139,22 @@ Test(precision, quantize_nodes_per_recipe)
 	cr_assert_eq(llmsim_graph_build(&m, &c, &g, NULL), 0);
 	cr_expect_eq(count_role(&g, LLMSIM_SEC_DENSE, LLMSIM_GN_QUANT), 0);
 	/* delayed scaling: QKV and gate-up read a norm's output (quantized in
-	 * the norm): their weight and output gradient, 2 each; O and down
-	 * also their input: 3 each. 2 + 3 + 2 + 3 = 10, of which the 4
-	 * weights' once a step */
+	 * the norm, then transposed for the weight gradient on a TN-only
+	 * GPU): the transpose, their weight and output gradient, 3 each; O and
+	 * down their input, weight and output gradient: 3 each. 4 x 3 = 12, of
+	 * which the 4 weights' once a step */
 	train_cfg(&c, LLMSIM_PREC_FP8_DELAYED, 2);
 	cr_assert_eq(llmsim_graph_build(&m, &c, &g, NULL), 0);
+	cr_expect_eq(count_role(&g, LLMSIM_SEC_DENSE, LLMSIM_GN_QUANT), 12);
+	const struct llmsim_gnode *t = find(&g, LLMSIM_PH_FWD, "qkv_proj.transpose");
+	cr_assert_not_null(t);
+	cr_expect_eq(t->op.dtype, LLMSIM_DT_FP8);
+	/* one copy (Blackwell): no transpose, 10 */
+	train_cfg(&c, LLMSIM_PREC_FP8_DELAYED, 1);
+	cr_assert_eq(llmsim_graph_build(&m, &c, &g, NULL), 0);
 	cr_expect_eq(count_role(&g, LLMSIM_SEC_DENSE, LLMSIM_GN_QUANT), 10);
+	train_cfg(&c, LLMSIM_PREC_FP8_DELAYED, 2);
+	cr_assert_eq(llmsim_graph_build(&m, &c, &g, NULL), 0);
 	cr_expect_eq(count_role(&g, LLMSIM_SEC_DENSE, LLMSIM_GN_QUANT | LLMSIM_GN_PER_STEP), 4);
 	cr_expect_null(find(&g, LLMSIM_PH_FWD, "qkv_proj.quantize"));
 	const struct llmsim_gnode *q = find(&g, LLMSIM_PH_FWD, "o_proj.quantize");
