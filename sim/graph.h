@@ -315,7 +315,8 @@ struct llmsim_graph_cfg {
  * micro-batch 1 of 4096 tokens, imbalance 1. */
 void llmsim_graph_cfg_init(struct llmsim_graph_cfg *c);
 
-#define LLMSIM_GRAPH_MAX 256
+#define LLMSIM_GRAPH_MAX 512 /* the largest step: MLA + MoE layers of a quantized recipe with its
+			      * amax, quantize and transpose kernels, every parallelism */
 
 struct llmsim_graph {
 	int n;

@@ -415,3 +415,25 @@ Test(precision, blackwell_power_limit)
 	expect_close(fg / fb, cbrt(g.tdp_w / b.tdp_w), 2e-3);
 	cr_expect(fg < b.burst_clock_hz && b.burst_clock_hz < b.tensor_clock_hz);
 }
+
+/* The largest training steps fit the graph: every shipped MoE and MLA
+ * model under NVFP4 (amax, quantize and transposed copies everywhere), SP,
+ * hierarchical CP, EP with an imbalance (the busiest expert apart) and
+ * the SP re-all-gather. */
+Test(precision, largest_graphs_fit)
+{
+	static const char *const names[] = {"deepseek-v3", "mixtral-8x7b", "qwen3-30b-a3b"};
+	static struct llmsim_graph g;
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		struct llmsim_model m = model(names[i]);
+		struct llmsim_graph_cfg c;
+		for (int p = LLMSIM_PREC_FP8_CURRENT; p <= LLMSIM_PREC_NVFP4; p++) {
+			train_cfg(&c, p, 2);
+			c.sections = 0;
+			c.tp = 2, c.sp = 1, c.sp_regather = 1, c.cp = 2, c.ep = 2;
+			c.cp_comm = LLMSIM_CP_A2A_P2P, c.cp_a2a = 2, c.moe_imbalance = 1.5;
+			cr_expect_eq(llmsim_graph_build(&m, &c, &g, NULL), 0, "%s", names[i]);
+			cr_log_info("%s %s: %d nodes", names[i], llmsim_precision_name(p), g.n);
+		}
+	}
+}
