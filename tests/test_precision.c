@@ -437,3 +437,30 @@ Test(precision, largest_graphs_fit)
 		}
 	}
 }
+
+Test(precision, interleaved_sends_beside_the_next_chunk)
+{
+	struct llmsim_model m = model("8b");
+	struct llmsim_gpu g = gpu("h100");
+	struct llmsim_train_ctx *ctx;
+	cr_assert_eq(llmsim_train_ctx_new(&m, &g, &ctx, NULL), 0);
+	struct llmsim_train_cfg c;
+	llmsim_train_cfg_init(&c);
+	c.pp = 4, c.gpus = 4, c.schedule = LLMSIM_SCHED_INTERLEAVED, c.chunks = 2;
+	struct shape_cost sc;
+	struct dp_cost dc;
+	memset(&sc, 0, sizeof sc);
+	memset(&dc, 0, sizeof dc);
+	sc.dense.fwd_s = 1e-3, sc.dense.bwd_s = 2e-3, sc.p2p_s = 5e-3;
+	struct train_mb mb;
+	train_mb_parts(ctx, &c, &sc, &dc, &mb);
+	/* 32 layers over 4 stages: 8 a stage, 4 a chunk: a chunk's forward
+	 * 4 ms, its backward 8 ms. A 5 ms send beside the next forward chunk
+	 * shows 1 ms, beside a backward one nothing: per direction and
+	 * micro-batch (2 chunks) 0.5 x 2 x (1 + 0) = 1 ms, not 2 x 5 = 10 */
+	expect_close(mb.p2p, 1e-3, 1e-9);
+	c.stack = LLMSIM_STACK_MEGATRON_2022; /* Megatron-LM v3: no asynchronous sends */
+	train_mb_parts(ctx, &c, &sc, &dc, &mb);
+	expect_close(mb.p2p, 10e-3, 1e-9);
+	llmsim_train_ctx_free(ctx);
+}
