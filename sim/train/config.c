@@ -348,9 +348,7 @@ enum llmsim_train_reject llmsim_train_check(const struct llmsim_model *m,
 			"--cp-comm %s is Megatron-Core's", llmsim_cp_comm_name(c->cp_comm));
 	if ((unsigned)c->moe_dispatch >= LLMSIM_MOE_DISPATCH_COUNT)
 		VIOLATE(LLMSIM_REJ_OPTION, "unknown MoE dispatch (%d)", (int)c->moe_dispatch);
-	if ((c->moe_overlap || c->moe_dispatch != LLMSIM_MOE_ALLTOALL) && !m->has_moe)
-		VIOLATE(LLMSIM_REJ_OPTION, "--moe-dispatch and --moe-overlap are for MoE "
-			"models: %s has no experts", m->name);
+	/* a dense model has no tokens to dispatch: the MoE options do nothing */
 	if (c->attn != LLMSIM_ATTN_NAIVE && c->attn != LLMSIM_ATTN_FLASH2 &&
 	    c->attn != LLMSIM_ATTN_FLASH3)
 		VIOLATE(LLMSIM_REJ_OPTION, "--attention must be naive, flash2 or flash3");

@@ -362,7 +362,8 @@ static void search_layouts(struct search *s, const struct llmsim_plan_req *req,
 	for (int i = 0; i < ntp && !s->rc; i++) {
 		c->tp = dt[i];
 		/* the stack overlaps TP where there is TP */
-		c->tp_overlap = c->tp > 1 ? req->tp_overlap : LLMSIM_TP_OVERLAP_NONE;
+		c->tp_overlap = c->tp > 1 && c->sequence_parallel ? req->tp_overlap
+								  : LLMSIM_TP_OVERLAP_NONE;
 		int ncp = degrees(N / c->tp, req->cp, dc);
 		for (int j = 0; j < ncp && !s->rc; j++) {
 			c->cp = dc[j];
@@ -515,15 +516,14 @@ int llmsim_plan_run(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *
 	c->seq = req->seq;
 	c->global_batch = out->global_batch;
 	llmsim_train_cfg_precision(c, req->precision);
-	c->tp_overlap = req->tp_overlap;
-	if (ctx->model.has_moe) {
-		c->moe_dispatch = req->moe_dispatch;
-		c->moe_overlap = req->moe_overlap;
-	}
 	c->recipe = req->recipe;
 	c->moe_imbalance = req->moe_imbalance >= 1 ? req->moe_imbalance : 1;
 	c->uneven_pp = !req->even_pp;
 	plan_stack_base(req, c);
+	/* the request's communication (the CLI passes the stack's unless told) */
+	c->tp_overlap = req->tp_overlap;
+	c->moe_dispatch = ctx->model.has_moe ? req->moe_dispatch : LLMSIM_MOE_ALLTOALL;
+	c->moe_overlap = ctx->model.has_moe ? req->moe_overlap : 0;
 
 	/* full training, then (with a rank) LoRA */
 	struct llmsim_train_cfg work = *c;
