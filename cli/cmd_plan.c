@@ -460,7 +460,7 @@ int cmd_plan(int argc, char **argv, const struct cli_setup *setup)
 		{"global-batch", LLMSIM_ARG_I64, &gb, "B", "sequences per step (default: the batch rule, max(4 Mi, 1024 x GPUs) tokens)", 1, NULL, NULL},
 		{"top", LLMSIM_ARG_INT, &top, "K", "distinct rows shown (default 5)", 1, NULL, NULL},
 		{"dtype", LLMSIM_ARG_CHOICE, &dtype, "T", "matmul type (default bf16)", 0, train_dtype_choices, NULL},
-		{"precision", LLMSIM_ARG_CHOICE, &precision, "P", "precision recipe of the linear layers (default: --dtype's; fp8: fp8-delayed)", 0, llmsim_precision_names, NULL},
+		{"precision", LLMSIM_ARG_CHOICE, &precision, "P", "precision recipe of the linear layers (default: --dtype's; fp8: fp8-delayed, or fp8-current under a stack without delayed scaling)", 0, llmsim_precision_names, NULL},
 		{"tp-overlap", LLMSIM_ARG_CHOICE, &tp_overlap, "O", "TP communication overlap with GEMMs where tp > 1 (default: the stack's; mcore-te userbuffers)", 0, llmsim_tp_overlap_names, &tpo_seen},
 		{"cp-comm", LLMSIM_ARG_CHOICE, &cp_comm, "C", "context parallelism's communication where cp > 1 (default: the stack's; mcore-te p2p)", 0, llmsim_cp_comm_names, &cpc_seen},
 		{"moe-dispatch", LLMSIM_ARG_CHOICE, &moe_dispatch, "D", "MoE token dispatch (default: the stack's; mcore-te alltoall)", 0, llmsim_moe_dispatch_names, &md_seen},
@@ -523,6 +523,7 @@ int cmd_plan(int argc, char **argv, const struct cli_setup *setup)
 		moe_dispatch = (int)sd.moe_dispatch;
 	if (!mo_seen)
 		moe_overlap = sd.overlap_moe;
+	prec = train_stack_fp8(&sd, precision, prec);
 	/* a stack without FP8 at all is named by the planner's feature check */
 	if (!(sd.precisions & 1u << prec) &&
 	    (prec == LLMSIM_PREC_BF16 || sd.features & 1u << LLMSIM_FEAT_FP8)) {

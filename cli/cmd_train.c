@@ -94,7 +94,7 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 		{"schedule", LLMSIM_ARG_CHOICE, &sched, "S", "pipeline schedule (default 1f1b)", 0, llmsim_pp_sched_names, NULL},
 		{"chunks", LLMSIM_ARG_INT, &c.chunks, "V", "model chunks per stage, interleaved (default 2)", 1, NULL, &chunks_seen},
 		{"dtype", LLMSIM_ARG_CHOICE, &dtype, "T", "matmul type (default bf16)", 0, train_dtype_choices, NULL},
-		{"precision", LLMSIM_ARG_CHOICE, &precision, "P", "precision recipe of the linear layers (default: --dtype's; fp8: fp8-delayed)", 0, llmsim_precision_names, NULL},
+		{"precision", LLMSIM_ARG_CHOICE, &precision, "P", "precision recipe of the linear layers (default: --dtype's; fp8: fp8-delayed, or fp8-current under a stack without delayed scaling)", 0, llmsim_precision_names, NULL},
 		{"tp-overlap", LLMSIM_ARG_CHOICE, &tp_overlap, "O", "TP communication overlap with GEMMs (default: the stack's where tp > 1 with SP; mcore-te userbuffers)", 0, llmsim_tp_overlap_names, &tpo_seen},
 		{"cp-comm", LLMSIM_ARG_CHOICE, &cp_comm, "C", "context parallelism's communication: p2p ring, a2a (Ulysses) or a2a+p2p (default: the stack's; mcore-te p2p)", 0, llmsim_cp_comm_names, &cpc_seen},
 		{"moe-dispatch", LLMSIM_ARG_CHOICE, &moe_dispatch, "D", "MoE token dispatch (default: the stack's; mcore-te alltoall)", 0, llmsim_moe_dispatch_names, &md_seen},
@@ -182,6 +182,7 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 		if (train_stack_load(cmd, stack_name, &sd))
 			return 1;
 		llmsim_stack_apply(&sd, &c);
+		llmsim_train_cfg_precision(&c, train_stack_fp8(&sd, precision, c.precision));
 		if (recipe_seen)
 			c.recipe = recipe;
 		if (!(sd.features & 1u << LLMSIM_FEAT_SP))

@@ -37,6 +37,15 @@ int train_precision_args(const char *cmd, int dtype, int precision, const struct
 	*out = p;
 	return 0;
 }
+enum llmsim_precision_recipe train_stack_fp8(const struct llmsim_stack_def *sd, int precision,
+					     enum llmsim_precision_recipe p)
+{
+	if (precision < 0 && p == LLMSIM_PREC_FP8_DELAYED && !(sd->precisions & 1u << p) &&
+	    (sd->precisions & 1u << LLMSIM_PREC_FP8_CURRENT))
+		return LLMSIM_PREC_FP8_CURRENT;
+	return p;
+}
+
 const char *const train_attn_choices[] = {"naive", "flash2", "flash3", "sdpa", NULL};
 
 enum llmsim_attn_impl train_attn_from_choice(int i, const struct llmsim_gpu *gpu)

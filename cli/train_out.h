@@ -43,6 +43,11 @@ char *train_modules_str(char *buf, size_t size, const struct llmsim_train_cfg *c
 /* Load --stack NAME|FILE; on failure one line on stderr (file:line:col
  * where there is one) and 1. */
 int train_stack_load(const char *cmd, const char *name, struct llmsim_stack_def *s);
+/* --dtype fp8 without --precision (precision < 0) under stack sd: delayed
+ * scaling where the stack runs it (TE's default), else current scaling
+ * (TorchTitan's tensorwise float8); p otherwise. */
+enum llmsim_precision_recipe train_stack_fp8(const struct llmsim_stack_def *sd, int precision,
+					     enum llmsim_precision_recipe p);
 /* --recompute-modules a,b,... into a mask; 2 (usage, said) on an unknown
  * name. */
 int train_modules_parse(const char *cmd, const char *list, unsigned *mask);

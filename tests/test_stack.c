@@ -268,9 +268,14 @@ Test(stack, precision_recipes)
 			    out, sizeof out, err, sizeof err);
 	cr_expect_eq(rc, 1);
 	cr_expect(strstr(err, "does not run the fp8-delayed precision recipe"), "%s", err);
-	rc = run_llmsim("plan --model 8b --gpus 8 --stack torchtitan --dtype fp8", out, sizeof out,
-			err, sizeof err);
+	rc = run_llmsim("plan --model 8b --gpus 8 --stack torchtitan --precision fp8-delayed", out,
+			sizeof out, err, sizeof err);
 	cr_expect_eq(rc, 1);
 	cr_expect(strstr(err, "the torchtitan stack does not run the fp8-delayed"), "%s", err);
+	/* --dtype fp8 alone: the stack's FP8 recipe (TorchTitan's tensorwise) */
+	rc = run_llmsim("train --model 8b --gpus 8 --zero 3 --stack torchtitan --dtype fp8", out, sizeof out,
+			err, sizeof err);
+	cr_expect_eq(rc, 0, "%s", err);
+	cr_expect(strstr(out, "precision fp8-current"), "%s", out);
 	broken("stacks/bad_precision.yaml", 10, 34, "unknown precision recipe 'fp6'");
 }
