@@ -472,6 +472,17 @@ void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_trai
 	}
 	mb->v = c->schedule == LLMSIM_SCHED_INTERLEAVED ? c->chunks : 1;
 	mb->p2p = c->pp > 1 ? mb->v * sc->p2p_s : 0;
+	if (mb->p2p > 0 && c->stack == LLMSIM_STACK_CORE &&
+	    c->schedule == LLMSIM_SCHED_INTERLEAVED) {
+		/* Megatron-Core overlaps the interleaved schedule's sends with
+		 * the next model chunk's compute (overlap_p2p_comm, on with
+		 * virtual stages: --no-overlap-p2p-communication turns it off),
+		 * as Meta's stack does (Dubey et al. 2024 Sec. 3.3.2:
+		 * "asynchronous point-to-point communication in PP"): a send is
+		 * exposed only beyond the chunk beside it */
+		double v = mb->v;
+		mb->p2p = 0.5 * v * (fmax(0, sc->p2p_s - cf / v) + fmax(0, sc->p2p_s - cb / v));
+	}
 	mb->cf = cf, mb->cb = cb;
 	mb->tpf = tpf, mb->tpb = tpb, mb->epf = epf, mb->epb = epb, mb->cpf = cpf, mb->cpb = cpb;
 	mb->z3f = z3f, mb->z3b = z3b, mb->z3f_off = z3f_off, mb->z3b_off = z3b_off;
@@ -497,6 +508,24 @@ void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_trai
 		mb->tb = cb + tpb + cpb + z3b;
 		mb->bubble = llmsim_train_dualpipe_bubble_s(c->pp, mb->tf + mb->tb + mb->pair_exposed,
 							    mb->tb, w);
+	} else if (c->moe_overlap && epf + epb > 0) {
+		/* the 1F1B overlap of MoE (Megatron-Core's
+		 * --overlap-moe-expert-parallel-comm): one micro-batch's forward
+		 * runs beside another's backward, layer by layer, so each one's
+		 * exchanges hide behind the other's compute, which meanwhile
+		 * runs on the SMs the exchange leaves (DeepEP's num_sms, or
+		 * NCCL's channels); what the pair's compute cannot cover stays
+		 * exposed, split between the two as their exchanges are */
+		double comm_sms = c->moe_dispatch == LLMSIM_MOE_DEEPEP
+					  ? TRAIN_DEEPEP_SMS
+					  : ctx->gpu.param[LLMSIM_PARAM_COLLECTIVE_MAX_CHANNELS];
+		double frac = ctx->gpu.sms > 0 ? fmin(1, comm_sms / ctx->gpu.sms) : 0;
+		double ep = epf + epb, comp = cf + cb;
+		double x = fmax(0, ep - comp) + frac * fmin(ep, comp);
+		mb->epf = epf * x / ep, mb->epb = epb * x / ep;
+		mb->tf = cf + tpf + mb->epf + cpf + z3f + mb->p2p;
+		mb->tb = cb + tpb + mb->epb + cpb + z3b + mb->p2p;
+		mb->bubble = (c->pp - 1) / mb->v * (mb->tf + mb->tb);
 	}
 }
 
@@ -553,7 +582,10 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 	struct llmsim_train_time *t = &r->time;
 	t->fwd_mb_s = mb.tf;
 	t->bwd_mb_s = mb.tb;
-	t->compute_s = m * (mb.cf + mb.cb);
+	/* the weights' quantize, once a step for every layer of the stage */
+	t->compute_s = m * (mb.cf + mb.cb) + ld * D->per_step_s + lm * M->per_step_s;
+	t->quantize_s = m * (ld * D->quant_s + lm * M->quant_s) + ld * D->per_step_s +
+			lm * M->per_step_s;
 	t->tp_exposed_s = m * (mb.tpf + mb.tpb);
 	t->ep_exposed_s = m * (mb.epf + mb.epb + mb.pair_exposed);
 	t->cp_exposed_s = m * (mb.cpf + mb.cpb);
@@ -622,6 +654,9 @@ int llmsim_train_simulate(struct llmsim_train_ctx *ctx, const struct llmsim_trai
 {
 	if (llmsim_train_check(&ctx->model, c, err) != LLMSIM_REJ_NONE)
 		return LLMSIM_EINVAL;
+	int rc = llmsim_precision_check(&ctx->gpu, c->precision, err);
+	if (rc)
+		return rc;
 	if (c->offload != LLMSIM_OFFLOAD_NONE && !ctx->gpu.has_host)
 		return llmsim_err_set(err, LLMSIM_EINVAL,
 				      "--offload needs the host of a node: %s has no 'host:' section",
@@ -634,7 +669,7 @@ int llmsim_train_simulate(struct llmsim_train_ctx *ctx, const struct llmsim_trai
 		return train_torch_simulate(ctx, c, r, err);
 	struct shape_cost sc;
 	struct dp_cost dc;
-	int rc = train_shape_cost(ctx, c, &sc, err);
+	rc = train_shape_cost(ctx, c, &sc, err);
 	if (!rc)
 		rc = train_dp_cost(ctx, c, &dc, err);
 	if (rc)
