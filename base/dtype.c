@@ -18,6 +18,13 @@ static const struct {
 	[LLMSIM_DT_INT8] = {"int8", 1},
 	[LLMSIM_DT_INT4] = {"int4", 0.5},
 	[LLMSIM_DT_INT64] = {"int64", 8},
+	/* OCP Microscaling Formats (MX) v1.0 spec: 32-element blocks, an
+	 * 8-bit E8M0 scale each */
+	[LLMSIM_DT_MXFP8] = {"mxfp8", 1 + 1.0 / 32},
+	/* NVIDIA, "Pretraining Large Language Models with NVFP4" (2025) and
+	 * Transformer Engine's NVFP4BlockScaling: 16-element blocks with an
+	 * E4M3 scale each (the per-tensor FP32 scale is negligible) */
+	[LLMSIM_DT_NVFP4] = {"nvfp4", 0.5 + 1.0 / 16},
 };
 _Static_assert(sizeof dtypes / sizeof dtypes[0] == LLMSIM_DT_COUNT, "dtype table");
 
@@ -47,4 +54,19 @@ int llmsim_dtype_parse(const char *s)
 double llmsim_dtype_bytes(enum llmsim_dtype dt)
 {
 	return (unsigned)dt < LLMSIM_DT_COUNT ? dtypes[dt].bytes : 0;
+}
+
+int llmsim_dtype_narrow(enum llmsim_dtype dt)
+{
+	switch (dt) {
+	case LLMSIM_DT_FP8:
+	case LLMSIM_DT_FP4:
+	case LLMSIM_DT_INT8:
+	case LLMSIM_DT_INT4:
+	case LLMSIM_DT_MXFP8:
+	case LLMSIM_DT_NVFP4:
+		return 1;
+	default:
+		return 0;
+	}
 }

@@ -15,6 +15,10 @@ enum llmsim_dtype {
 	LLMSIM_DT_INT8,
 	LLMSIM_DT_INT4,  /* weight-only quantization */
 	LLMSIM_DT_INT64, /* indices and sort keys (no math rate) */
+	LLMSIM_DT_MXFP8, /* OCP MX FP8: E4M3 elements, one E8M0 scale per 32 (Blackwell
+			  * block-scaled tensor cores) */
+	LLMSIM_DT_NVFP4, /* NVIDIA FP4: E2M1 elements, one E4M3 scale per 16 and an FP32
+			  * scale per tensor (Blackwell block-scaled tensor cores) */
 	LLMSIM_DT_COUNT
 };
 
@@ -22,7 +26,12 @@ enum llmsim_dtype {
 const char *llmsim_dtype_name(enum llmsim_dtype dt);
 /* Parse a name (case-insensitive, "fp16"/"half" etc.); -1 if unknown. */
 int llmsim_dtype_parse(const char *s);
-/* Storage bytes per element (0.5 for 4-bit types; 4 for tf32). */
+/* Storage bytes per element (0.5 for 4-bit types; 4 for tf32; a
+ * block-scaled type's element with its share of the block's scale:
+ * mxfp8 1 + 1/32, nvfp4 0.5 + 1/16). */
 double llmsim_dtype_bytes(enum llmsim_dtype dt);
+/* 1 for the 8- and 4-bit types tensor cores multiply with 16-bit outputs
+ * (fp8, fp4, int8, int4, mxfp8, nvfp4), else 0. */
+int llmsim_dtype_narrow(enum llmsim_dtype dt);
 
 #endif

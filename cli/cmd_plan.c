@@ -446,6 +446,8 @@ int cmd_plan(int argc, char **argv, const struct cli_setup *setup)
 	int gpus = 0, json = 0, workload = 0, dtype = 0, recipe = LLMSIM_RECIPE_MEGATRON;
 	int top = 5, lora = 0, uneven = 0, even = 0, dpu = 0, no_offload = 0, chunks = 0;
 	int tp = 0, pp = 0, cp = 0, ep = 0, emit = -1, verbose = 0, recipe_seen = 0;
+	int precision = -1, tp_overlap = 0, moe_dispatch = 0, moe_overlap = 0, cp_comm = 0;
+	int tpo_seen = 0, cpc_seen = 0, md_seen = 0, mo_seen = 0;
 	const char *stack_name = "mcore-te";
 	int64_t seq = 4096, gb = 0;
 	double imb = 1.0, tokens = 0;
@@ -458,6 +460,11 @@ int cmd_plan(int argc, char **argv, const struct cli_setup *setup)
 		{"global-batch", LLMSIM_ARG_I64, &gb, "B", "sequences per step (default: the batch rule, max(4 Mi, 1024 x GPUs) tokens)", 1, NULL, NULL},
 		{"top", LLMSIM_ARG_INT, &top, "K", "distinct rows shown (default 5)", 1, NULL, NULL},
 		{"dtype", LLMSIM_ARG_CHOICE, &dtype, "T", "matmul type (default bf16)", 0, train_dtype_choices, NULL},
+		{"precision", LLMSIM_ARG_CHOICE, &precision, "P", "precision recipe of the linear layers (default: --dtype's; fp8: fp8-delayed, or fp8-current under a stack without delayed scaling)", 0, llmsim_precision_names, NULL},
+		{"tp-overlap", LLMSIM_ARG_CHOICE, &tp_overlap, "O", "TP communication overlap with GEMMs where tp > 1 (default: the stack's; mcore-te userbuffers)", 0, llmsim_tp_overlap_names, &tpo_seen},
+		{"cp-comm", LLMSIM_ARG_CHOICE, &cp_comm, "C", "context parallelism's communication where cp > 1 (default: the stack's; mcore-te p2p)", 0, llmsim_cp_comm_names, &cpc_seen},
+		{"moe-dispatch", LLMSIM_ARG_CHOICE, &moe_dispatch, "D", "MoE token dispatch (default: the stack's; mcore-te alltoall)", 0, llmsim_moe_dispatch_names, &md_seen},
+		{"moe-overlap", LLMSIM_ARG_CHOICE, &moe_overlap, "X", "EP exchanges overlapped with another micro-batch's compute (default: the stack's; mcore-te on)", 0, train_on_off, &mo_seen},
 		{"stack", LLMSIM_ARG_STRING, &stack_name, "S", "the software stack whose launchable layouts are searched: a name in hw/stacks or a file (default mcore-te; torchtitan, deepspeed, llama3, core, megatron-2021, megatron-2022)", 0, NULL, NULL},
 		{"recipe", LLMSIM_ARG_CHOICE, &recipe, "R", "optimizer-state recipe (default: the stack's)", 0, llmsim_recipe_names, &recipe_seen},
 		{"lora-rank", LLMSIM_ARG_INT, &lora, "R", "also search LoRA fine-tuning at this rank (default 0: full training only)", 0, NULL, NULL},
@@ -500,16 +507,37 @@ int cmd_plan(int argc, char **argv, const struct cli_setup *setup)
 	const struct llmsim_gpu gpu = *setup->gpu;
 	if (cli_check_context(cmd, &m, seq))
 		return 1;
+	enum llmsim_precision_recipe prec;
+	if ((rc = train_precision_args(cmd, dtype, precision, &gpu, &prec)))
+		return rc;
 	static struct llmsim_stack_def sd;
 	if (train_stack_load(cmd, stack_name, &sd))
 		return 1;
 	if (!recipe_seen)
 		recipe = sd.recipe;
+	if (!tpo_seen)
+		tp_overlap = sd.tp_overlap;
+	if (!cpc_seen)
+		cp_comm = (int)sd.cp_comm;
+	if (!md_seen)
+		moe_dispatch = (int)sd.moe_dispatch;
+	if (!mo_seen)
+		moe_overlap = sd.overlap_moe;
+	prec = train_stack_fp8(&sd, precision, prec);
+	/* a stack without FP8 at all is named by the planner's feature check */
+	if (!(sd.precisions & 1u << prec) &&
+	    (prec == LLMSIM_PREC_BF16 || sd.features & 1u << LLMSIM_FEAT_FP8)) {
+		fprintf(stderr, "%s: the %s stack does not run the %s precision recipe (its file's "
+			"launch.precision)\n", cmd, sd.name, llmsim_precision_name(prec));
+		return 1;
+	}
 	if (emit == PLAN_FW_STACK)
 		emit = plan_fw_of_stack(&sd);
 	struct llmsim_plan_req req = {
 		.gpus = gpus, .seq = seq, .global_batch = gb,
-		.dtype = dtype == 1 ? LLMSIM_DT_FP8 : LLMSIM_DT_BF16,
+		.dtype = llmsim_precision_desc(prec)->gemm, .precision = prec,
+		.tp_overlap = tp_overlap, .moe_dispatch = moe_dispatch, .moe_overlap = moe_overlap,
+		.cp_comm = cp_comm,
 		.recipe = recipe, .lora_rank = lora, .moe_imbalance = imb, .top = top,
 		.even_pp = even, .max_chunks = chunks, .dpu = dpu, .no_offload = no_offload,
 		.tp = tp, .pp = pp, .cp = cp, .ep = ep, .stack = &sd,

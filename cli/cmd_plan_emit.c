@@ -179,9 +179,31 @@ static int megatron(const struct llmsim_train_result *r, const struct llmsim_mod
 		put(b, "  --num-experts %d --moe-router-topk %d --expert-model-parallel-size %d "
 		    "--expert-tensor-parallel-size %d --moe-grouped-gemm \\\n",
 		    m->moe.experts, m->moe.top_k, c->ep, c->tp);
+	if (m->has_moe && m->moe.experts > 1 && c->moe_dispatch == LLMSIM_MOE_DEEPEP)
+		put(b, "  --moe-token-dispatcher-type flex --moe-enable-deepep \\\n");
+	else if (m->has_moe && m->moe.experts > 1)
+		put(b, "  --moe-token-dispatcher-type %s \\\n",
+		    llmsim_moe_dispatch_name(c->moe_dispatch));
+	if (m->has_moe && c->moe_overlap)
+		put(b, "  --overlap-moe-expert-parallel-comm \\\n");
+	if (c->tp_overlap != LLMSIM_TP_OVERLAP_NONE)
+		put(b, "  --tp-comm-overlap%s \\\n", c->tp_overlap == LLMSIM_TP_OVERLAP_BULK
+							    ? " --disable-tp-comm-split-ag "
+							      "--disable-tp-comm-split-rs"
+							    : "");
+	if (c->cp > 1 && c->cp_comm != LLMSIM_CP_P2P)
+		put(b, "  --cp-comm-type %s \\\n", llmsim_cp_comm_name(c->cp_comm));
 	put(b, "  --micro-batch-size %d --global-batch-size %lld \\\n", c->micro_batch,
 	    (long long)c->global_batch);
-	put(b, "  --bf16%s", c->dtype == LLMSIM_DT_FP8 ? " --fp8-format hybrid" : "");
+	/* Megatron-Core's --fp8-recipe / --fp4-recipe names of the recipes */
+	static const char *const prec_args[LLMSIM_PREC_COUNT] = {
+		[LLMSIM_PREC_BF16] = "",
+		[LLMSIM_PREC_FP8_DELAYED] = " --fp8-format hybrid --fp8-recipe delayed",
+		[LLMSIM_PREC_FP8_CURRENT] = " --fp8-format hybrid --fp8-recipe tensorwise",
+		[LLMSIM_PREC_MXFP8] = " --fp8-format e4m3 --fp8-recipe mxfp8",
+		[LLMSIM_PREC_NVFP4] = " --fp4-format e2m1 --fp4-recipe nvfp4",
+	};
+	put(b, "  --bf16%s", (unsigned)c->precision < LLMSIM_PREC_COUNT ? prec_args[c->precision] : "");
 	if (c->zero == 1)
 		put(b, " --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather");
 	else if (c->zero >= 2 && c->fsdp == LLMSIM_FSDP_FSDP2)
@@ -218,6 +240,9 @@ static int megatron(const struct llmsim_train_result *r, const struct llmsim_mod
 	put(b, "  --attention-backend %s\n", c->attn == LLMSIM_ATTN_NAIVE ? "unfused" : "flash");
 	if (c->zero >= 2)
 		put(b, "# Megatron FSDP needs CUDA_DEVICE_MAX_CONNECTIONS > 1\n");
+	if (c->cp > 1 && c->cp_comm == LLMSIM_CP_A2A_P2P)
+		put(b, "# a2a+p2p: add --hierarchical-context-parallel-sizes A %d/A, A the CP "
+		    "ranks of one NVLink domain\n", c->cp);
 	if (c->recipe != LLMSIM_RECIPE_MEGATRON)
 		put(b, "# note: Megatron-LM runs the megatron recipe (bf16 weights, fp32 main "
 		    "grads), not %s\n", llmsim_recipe_name(c->recipe));
@@ -282,8 +307,9 @@ static int deepspeed(const struct llmsim_train_result *r, double tokens, struct 
 	if (c->lora_rank)
 		put(b, "# LoRA rank %d: adapters on q, k, v, o from the model code (e.g. PEFT)\n",
 		    c->lora_rank);
-	if (c->dtype == LLMSIM_DT_FP8)
-		put(b, "# FP8 matmuls: Transformer Engine layers in the model code\n");
+	if (c->precision != LLMSIM_PREC_BF16)
+		put(b, "# %s matmuls: Transformer Engine layers in the model code\n",
+		    llmsim_precision_name(c->precision));
 	return 0;
 }
 

@@ -70,6 +70,8 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 	int gpus = 0, dp = 0, json = 0, no_sp = 0, uneven = 0, offload = 0, dpu = 0;
 	int recompute = LLMSIM_RECOMP_NONE, sched = LLMSIM_SCHED_1F1B, dtype = 0,
 	    recipe = LLMSIM_RECIPE_MEGATRON, attn = 1, chunks_seen = 0;
+	int precision = -1, tp_overlap = 0, moe_dispatch = 0, moe_overlap = 0, cp_comm = 0;
+	int tpo_seen = 0, cpc_seen = 0, md_seen = 0, mo_seen = 0;
 	int layers = 0, recipe_seen = 0, attn_seen = 0, gb_seen = 0, ddp = LLMSIM_DDP_STACK;
 	int stack_seen = 0, fsdp = 0, fsdp_seen = 0, rmethod = LLMSIM_RECOMP_UNIFORM;
 	const char *stack_name = "mcore-te", *modules = NULL;
@@ -92,6 +94,11 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 		{"schedule", LLMSIM_ARG_CHOICE, &sched, "S", "pipeline schedule (default 1f1b)", 0, llmsim_pp_sched_names, NULL},
 		{"chunks", LLMSIM_ARG_INT, &c.chunks, "V", "model chunks per stage, interleaved (default 2)", 1, NULL, &chunks_seen},
 		{"dtype", LLMSIM_ARG_CHOICE, &dtype, "T", "matmul type (default bf16)", 0, train_dtype_choices, NULL},
+		{"precision", LLMSIM_ARG_CHOICE, &precision, "P", "precision recipe of the linear layers (default: --dtype's; fp8: fp8-delayed, or fp8-current under a stack without delayed scaling)", 0, llmsim_precision_names, NULL},
+		{"tp-overlap", LLMSIM_ARG_CHOICE, &tp_overlap, "O", "TP communication overlap with GEMMs (default: the stack's where tp > 1 with SP; mcore-te userbuffers)", 0, llmsim_tp_overlap_names, &tpo_seen},
+		{"cp-comm", LLMSIM_ARG_CHOICE, &cp_comm, "C", "context parallelism's communication: p2p ring, a2a (Ulysses) or a2a+p2p (default: the stack's; mcore-te p2p)", 0, llmsim_cp_comm_names, &cpc_seen},
+		{"moe-dispatch", LLMSIM_ARG_CHOICE, &moe_dispatch, "D", "MoE token dispatch (default: the stack's; mcore-te alltoall)", 0, llmsim_moe_dispatch_names, &md_seen},
+		{"moe-overlap", LLMSIM_ARG_CHOICE, &moe_overlap, "X", "EP exchanges overlapped with another micro-batch's compute (default: the stack's; mcore-te on)", 0, train_on_off, &mo_seen},
 		{"recipe", LLMSIM_ARG_CHOICE, &recipe, "R", "optimizer-state recipe (default megatron; torch: amp)", 0, llmsim_recipe_names, &recipe_seen},
 		{"attention", LLMSIM_ARG_CHOICE, &attn, "A", "attention kernels; sdpa: PyTorch's on this GPU (default flash2, or what the stack runs: naive for megatron-2021/2022; torch: sdpa)", 0, train_attn_choices, &attn_seen},
 		{"layers", LLMSIM_ARG_INT, &layers, "L", "run the model's first L layers (default all)", 1, NULL, NULL},
@@ -138,7 +145,10 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 	c.schedule = sched;
 	if (c.schedule == LLMSIM_SCHED_INTERLEAVED && !chunks_seen)
 		c.chunks = 2;
-	c.dtype = dtype == 1 ? LLMSIM_DT_FP8 : LLMSIM_DT_BF16;
+	enum llmsim_precision_recipe prec;
+	if ((rc = train_precision_args(cmd, dtype, precision, &gpu, &prec)))
+		return rc;
+	llmsim_train_cfg_precision(&c, prec);
 	c.recipe = recipe;
 	c.attn = train_attn_from_choice(attn, &gpu);
 	c.global_batch = gb;
@@ -172,6 +182,7 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 		if (train_stack_load(cmd, stack_name, &sd))
 			return 1;
 		llmsim_stack_apply(&sd, &c);
+		llmsim_train_cfg_precision(&c, train_stack_fp8(&sd, precision, c.precision));
 		if (recipe_seen)
 			c.recipe = recipe;
 		if (!(sd.features & 1u << LLMSIM_FEAT_SP))
@@ -188,7 +199,24 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 				c.attn = impl[k];
 				break;
 			}
+		/* the stack's communication where it applies; the options' where given */
+		c.cp_comm = llmsim_stack_cp_comm(c.cp_comm, &m, &c);
+		if (!m.has_moe)
+			c.moe_dispatch = LLMSIM_MOE_ALLTOALL, c.moe_overlap = 0;
 	}
+	if ((md_seen || mo_seen) && !m.has_moe) {
+		fprintf(stderr, "%s: --moe-dispatch and --moe-overlap are for MoE models: %s has no "
+			"experts\n", cmd, m.name);
+		return 1;
+	}
+	if (tpo_seen || !use_stack)
+		c.tp_overlap = tp_overlap;
+	if (cpc_seen || !use_stack)
+		c.cp_comm = cp_comm;
+	if (md_seen || !use_stack)
+		c.moe_dispatch = moe_dispatch;
+	if (mo_seen || !use_stack)
+		c.moe_overlap = moe_overlap;
 	if (fsdp_seen)
 		c.fsdp = fsdp;
 	c.ddp = (enum llmsim_ddp)ddp;

@@ -10,7 +10,42 @@
 #include "sim/expected_error.h"
 #include "train_out.h"
 
-const char *const train_dtype_choices[] = {"bf16", "fp8", NULL};
+const char *const train_dtype_choices[] = {"bf16", "fp8", "mxfp8", "nvfp4", NULL};
+const char *const train_on_off[] = {"off", "on", NULL};
+
+int train_precision_args(const char *cmd, int dtype, int precision, const struct llmsim_gpu *gpu,
+			 enum llmsim_precision_recipe *out)
+{
+	static const enum llmsim_dtype dts[] = {LLMSIM_DT_BF16, LLMSIM_DT_FP8, LLMSIM_DT_MXFP8,
+						LLMSIM_DT_NVFP4};
+	int p = llmsim_precision_of_dtype(dts[dtype >= 0 && dtype < 4 ? dtype : 0]);
+	if (precision >= 0) {
+		if (dtype > 0 && llmsim_precision_desc(precision)->gemm != dts[dtype]) {
+			fprintf(stderr, "%s: --precision %s runs its GEMMs in %s, not --dtype %s\n",
+				cmd, llmsim_precision_name(precision),
+				llmsim_dtype_name(llmsim_precision_desc(precision)->gemm),
+				train_dtype_choices[dtype]);
+			return 2;
+		}
+		p = precision;
+	}
+	struct llmsim_err err = {0};
+	if (llmsim_precision_check(gpu, p, &err)) {
+		fprintf(stderr, "%s: %s\n", cmd, err.msg);
+		return 1;
+	}
+	*out = p;
+	return 0;
+}
+enum llmsim_precision_recipe train_stack_fp8(const struct llmsim_stack_def *sd, int precision,
+					     enum llmsim_precision_recipe p)
+{
+	if (precision < 0 && p == LLMSIM_PREC_FP8_DELAYED && !(sd->precisions & 1u << p) &&
+	    (sd->precisions & 1u << LLMSIM_PREC_FP8_CURRENT))
+		return LLMSIM_PREC_FP8_CURRENT;
+	return p;
+}
+
 const char *const train_attn_choices[] = {"naive", "flash2", "flash3", "sdpa", NULL};
 
 enum llmsim_attn_impl train_attn_from_choice(int i, const struct llmsim_gpu *gpu)
@@ -166,6 +201,15 @@ void train_print_result(FILE *f, const struct llmsim_train_result *r,
 		fprintf(f, ", FSDP %s", llmsim_fsdp_names[c->fsdp]);
 	if (c->stack_name[0] || c->stack != LLMSIM_STACK_CORE)
 		fprintf(f, ", stack %s", train_stack_str(c));
+	if ((int)c->precision != llmsim_precision_of_dtype(c->dtype))
+		fprintf(f, ", precision %s", llmsim_precision_name(c->precision));
+	if (c->tp_overlap != LLMSIM_TP_OVERLAP_NONE)
+		fprintf(f, ", TP overlap %s", llmsim_tp_overlap_name(c->tp_overlap));
+	if (c->cp_comm != LLMSIM_CP_P2P)
+		fprintf(f, ", CP %s", llmsim_cp_comm_name(c->cp_comm));
+	if (m->has_moe && (c->moe_dispatch != LLMSIM_MOE_ALLTOALL || c->moe_overlap))
+		fprintf(f, ", MoE dispatch %s%s", llmsim_moe_dispatch_name(c->moe_dispatch),
+			c->moe_overlap ? " overlapped" : "");
 	fputc('\n', f);
 	train_load_line(note, sizeof note, r, gpu);
 	fprintf(f, "  load         %s\n", note);
@@ -224,6 +268,12 @@ void train_print_result(FILE *f, const struct llmsim_train_result *r,
 				 llmsim_fmt_bytes(b, mm->fragmentation_bytes),
 				 100 * c->allow.fragmentation_frac);
 	}
+	if (mm->quant_weights_bytes > 0) {
+		size_t n = strlen(note);
+		snprintf(note + n, sizeof note - n, ", %s %s weights",
+			 llmsim_fmt_bytes(a, mm->quant_weights_bytes),
+			 llmsim_precision_name(c->precision));
+	}
 	mem_row(&mt, "other", mm->other_bytes, mm->total_bytes, note);
 	if (mm->act_offloaded_bytes > 0)
 		mem_row(&mt, "offloaded", mm->act_offloaded_bytes, 0,
@@ -254,6 +304,11 @@ void train_print_result(FILE *f, const struct llmsim_train_result *r,
 	llmsim_table_init(&tt, 4, th);
 	snprintf(note, sizeof note, "fwd %s + bwd %s per micro-batch (slowest stage)",
 		 llmsim_fmt_time(a, t->fwd_mb_s), llmsim_fmt_time(b, t->bwd_mb_s));
+	if (t->quantize_s > 0) {
+		size_t qn = strlen(note);
+		snprintf(note + qn, sizeof note - qn, "; %s quantizing",
+			 llmsim_fmt_time(a, t->quantize_s));
+	}
 	time_row(&tt, "compute", t->compute_s, t->step_s, note);
 	note[0] = 0;
 	size_t n = 0;
@@ -319,6 +374,11 @@ static void train_json_cfg(struct llmsim_json *j, const struct llmsim_train_cfg 
 	llmsim_json_str(j, "schedule", llmsim_pp_sched_name(c->schedule));
 	llmsim_json_int(j, "chunks", c->chunks);
 	llmsim_json_str(j, "dtype", llmsim_dtype_name(c->dtype));
+	llmsim_json_str(j, "precision", llmsim_precision_name(c->precision));
+	llmsim_json_str(j, "tp_overlap", llmsim_tp_overlap_name(c->tp_overlap));
+	llmsim_json_str(j, "moe_dispatch", llmsim_moe_dispatch_name(c->moe_dispatch));
+	llmsim_json_bool(j, "moe_overlap", c->moe_overlap);
+	llmsim_json_str(j, "cp_comm", llmsim_cp_comm_name(c->cp_comm));
 	llmsim_json_str(j, "recipe", llmsim_recipe_name(c->recipe));
 	llmsim_json_str(j, "attention", llmsim_attn_impl_name(c->attn));
 	llmsim_json_int(j, "lora_rank", c->lora_rank);
@@ -360,6 +420,7 @@ void train_json_result(struct llmsim_json *j, const struct llmsim_train_result *
 	llmsim_json_num(j, "hbm", m->hbm_bytes);
 	llmsim_json_num(j, "fragmentation", m->fragmentation_bytes);
 	llmsim_json_num(j, "grad_transient", m->grad_transient_bytes);
+	llmsim_json_num(j, "quant_weights", m->quant_weights_bytes);
 	llmsim_json_num(j, "activations_offloaded", m->act_offloaded_bytes);
 	llmsim_json_obj_end(j);
 	llmsim_json_num(j, "memory_error_bytes", r->mem_error_bytes);
@@ -390,6 +451,7 @@ void train_json_result(struct llmsim_json *j, const struct llmsim_train_result *
 	llmsim_json_num(j, "comm_exposed", t->comm_exposed_s);
 	llmsim_json_num(j, "bubble", t->bubble_s);
 	llmsim_json_num(j, "optimizer", t->optimizer_s);
+	llmsim_json_num(j, "quantize", t->quantize_s);
 	llmsim_json_num(j, "offload", t->offload_s);
 	llmsim_json_num(j, "tp_exposed", t->tp_exposed_s);
 	llmsim_json_num(j, "cp_exposed", t->cp_exposed_s);

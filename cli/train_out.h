@@ -41,12 +41,25 @@ char *train_modules_str(char *buf, size_t size, const struct llmsim_train_cfg *c
 /* Load --stack NAME|FILE; on failure one line on stderr (file:line:col
  * where there is one) and 1. */
 int train_stack_load(const char *cmd, const char *name, struct llmsim_stack_def *s);
+/* --dtype fp8 without --precision (precision < 0) under stack sd: delayed
+ * scaling where the stack runs it (TE's default), else current scaling
+ * (TorchTitan's tensorwise float8); p otherwise. */
+enum llmsim_precision_recipe train_stack_fp8(const struct llmsim_stack_def *sd, int precision,
+					     enum llmsim_precision_recipe p);
 /* --recompute-modules a,b,... into a mask; 2 (usage, said) on an unknown
  * name. */
 int train_modules_parse(const char *cmd, const char *list, unsigned *mask);
 
 /* Shared option values of train and plan. */
-extern const char *const train_dtype_choices[];   /* bf16, fp8 */
+extern const char *const train_dtype_choices[];   /* bf16, fp8, mxfp8, nvfp4 */
+extern const char *const train_on_off[];          /* off, on */
+/* The precision recipe of --dtype (a train_dtype_choices index) and
+ * --precision (an llmsim_precision_names index, -1 not given): the given
+ * recipe, else the one the type implies (fp8: fp8-delayed). Prints one
+ * line and returns 2 when the two disagree, 1 when gpu has no tensor
+ * cores for the recipe's format (naming the formats it has); else 0. */
+int train_precision_args(const char *cmd, int dtype, int precision, const struct llmsim_gpu *gpu,
+			 enum llmsim_precision_recipe *out);
 extern const char *const train_attn_choices[];    /* naive, flash2, flash3, sdpa */
 /* sdpa: PyTorch's, as it dispatches on gpu (llmsim_train_sdpa) */
 enum llmsim_attn_impl train_attn_from_choice(int i, const struct llmsim_gpu *gpu);

@@ -9,7 +9,7 @@
 # suites (validate, serve --published), a few planner searches of
 # bench/bench_plan.c's cases and a few under each software stack (MoE
 # recomputation by module, activation offload, DeepSpeed's offload,
-# LoRA; every one also with --json), each through
+# LoRA) and precision recipes (every one also with --json), each through
 # both binaries with the data of this checkout (LLMSIM_DATA_DIR, unless
 # set), stdout and stderr kept apart, the exit status kept. The lines that
 # state a wall time (plan's "searched in", serve's "simulated in", the
@@ -40,6 +40,9 @@ plan --model deepseek-v3 --gpu h800 --gpus 256 --stack mcore-te --top 8
 plan --model 70b --gpu h100 --gpus 64 --stack deepspeed --top 8
 plan --model 8b --gpu h200 --gpus 64 --stack torchtitan --top 8
 plan --model 8b --gpu a100 --gpus 16 --stack deepspeed --lora-rank 16 --top 8
+plan --model 70b --gpu h100 --gpus 64 --precision fp8-current --top 8
+plan --model mixtral-8x7b --gpu b200 --gpus 64 --precision mxfp8 --top 8
+train --model 8b --gpu h100 --gpus 8 --tp 2 --zero 1 --precision fp8-delayed --global-batch 64
 train --model 8b --gpu h200 --gpus 8 --tp 2 --pp 1 --dp 4 --zero 1 --micro-batch 2 --global-batch 256 --seq 8192 --recompute selective
 train --model 8b --layers 4 --engine torch --micro-batch 2 --recompute full
 train --model 70b --gpus 64 --tp 8 --pp 4 --schedule interleaved --chunks 4 --global-batch 128

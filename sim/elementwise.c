@@ -189,6 +189,13 @@ static void cost(enum llmsim_ew_kind kind, int bwd, double T, double H, double e
 		c->rowwise = 1;
 		c->read = N * e, c->write = T * e, c->vec = N;
 		break;
+	case LLMSIM_EW_QUANTIZE:
+		/* the tensor in once; each copy out with its scales (in e_out);
+		 * per element and copy a scale multiply, a block max and the
+		 * conversion. The columnwise copy goes through shared memory
+		 * (a tile transpose), as the rowwise one does not. */
+		c->read = N * e, c->write = N * sh->e_out * sh->k, c->vec = 3 * N * sh->k;
+		break;
 	case LLMSIM_EW_ADAMW:
 		/* per parameter: read fp32 master (4), m (4), v (4) and the
 		 * gradient (e); write master, m, v (12) and the e-byte working
@@ -418,7 +425,7 @@ int sim_elementwise(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
 	enum llmsim_dtype out = w->out_dtype;
 	if ((unsigned)out >= LLMSIM_DT_COUNT || out == LLMSIM_DT_FP64)
 		out = op->dtype;
-	if (out != op->dtype && w->kind != LLMSIM_EW_COPY)
+	if (out != op->dtype && w->kind != LLMSIM_EW_COPY && w->kind != LLMSIM_EW_QUANTIZE)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "ew %s: out_dtype applies to copy (a cast) only",
 				      llmsim_ew_kind_name(w->kind));
 	struct ew_shape sh = {.e_out = llmsim_dtype_bytes(out), .bcast = w->bcast,

@@ -80,8 +80,7 @@ struct cand {
 static double out_bytes(enum llmsim_dtype dt)
 {
 	/* low-precision GEMMs write bf16 outputs */
-	if (dt == LLMSIM_DT_FP8 || dt == LLMSIM_DT_FP4 || dt == LLMSIM_DT_INT8 ||
-	    dt == LLMSIM_DT_INT4)
+	if (llmsim_dtype_narrow(dt))
 		return 2;
 	return llmsim_dtype_bytes(dt);
 }

@@ -54,15 +54,7 @@ void llmsim_graph_cfg_init(struct llmsim_graph_cfg *c)
 
 enum llmsim_dtype llmsim_graph_act_dtype(enum llmsim_dtype dt)
 {
-	switch (dt) {
-	case LLMSIM_DT_FP8:
-	case LLMSIM_DT_INT8:
-	case LLMSIM_DT_FP4:
-	case LLMSIM_DT_INT4:
-		return LLMSIM_DT_BF16;
-	default:
-		return dt;
-	}
+	return llmsim_dtype_narrow(dt) ? LLMSIM_DT_BF16 : dt;
 }
 
 void llmsim_graph_coll_op(struct llmsim_op *op, enum llmsim_coll_kind kind, double bytes,
@@ -97,6 +89,20 @@ int llmsim_graph_dropout(const struct llmsim_model *m)
 	return m->linear_bias || m->norm == LLMSIM_NORM_LAYER;
 }
 
+double llmsim_graph_nodes_touched(int top_k, int experts, int nodes, int max_nodes)
+{
+	if (nodes <= 1 || top_k <= 0 || experts < nodes)
+		return nodes >= 1 ? 1 : 0;
+	int M = max_nodes > 0 && max_nodes < nodes ? max_nodes : nodes;
+	double e = (double)experts / nodes; /* experts a node holds */
+	/* a chosen node none of the k experts (drawn without replacement
+	 * from the M e of the chosen nodes) falls on */
+	double miss = 1;
+	for (int i = 0; i < top_k && miss > 0; i++)
+		miss *= fmax(0.0, ((M - 1) * e - i) / (M * e - i));
+	return M * (1 - miss);
+}
+
 double llmsim_graph_experts_touched(int64_t n, int top_k, int experts, int local)
 {
 	if (n <= 0 || experts <= 0)
@@ -114,6 +120,26 @@ int64_t llmsim_graph_tokens(const struct llmsim_graph_cfg *c)
 	for (int i = 0; i < c->nprefill; i++)
 		n += c->prefill[i].tokens * c->prefill[i].count;
 	return n;
+}
+
+const char *const llmsim_cp_comm_names[] = {
+	[LLMSIM_CP_P2P] = "p2p", [LLMSIM_CP_A2A] = "a2a", [LLMSIM_CP_A2A_P2P] = "a2a+p2p",
+	[LLMSIM_CP_COMM_COUNT] = NULL,
+};
+
+const char *llmsim_cp_comm_name(enum llmsim_cp_comm c)
+{
+	return (unsigned)c < LLMSIM_CP_COMM_COUNT ? llmsim_cp_comm_names[c] : "?";
+}
+
+const char *const llmsim_moe_dispatch_names[] = {
+	[LLMSIM_MOE_ALLTOALL] = "alltoall", [LLMSIM_MOE_ALLGATHER] = "allgather",
+	[LLMSIM_MOE_DEEPEP] = "deepep", [LLMSIM_MOE_DISPATCH_COUNT] = NULL,
+};
+
+const char *llmsim_moe_dispatch_name(enum llmsim_moe_dispatch d)
+{
+	return (unsigned)d < LLMSIM_MOE_DISPATCH_COUNT ? llmsim_moe_dispatch_names[d] : "?";
 }
 
 static const char *const sec_names[LLMSIM_SEC_COUNT] = {
@@ -180,6 +206,7 @@ struct llmsim_gnode *gb_node(struct bld *b, const char *name, enum llmsim_gphase
 	n->role = role;
 	n->tp = LLMSIM_TP_NONE;
 	n->hides = -1;
+	n->ub = -1;
 	n->count = 1;
 	n->flops_scale = b->flops_scale;
 	memset(&n->op, 0, sizeof n->op);
@@ -209,6 +236,10 @@ struct llmsim_gnode *gb_gemm(struct bld *b, const char *name, enum llmsim_gphase
 	x->op.u.gemm.b_dtype = quantized ? b->c->weights : b->c->act;
 	x->op.u.gemm.m = m, x->op.u.gemm.n = n, x->op.u.gemm.k = k;
 	x->op.u.gemm.batch = batch;
+	if (ph == LLMSIM_PH_FWD && (role & LLMSIM_GN_LINEAR) && b->ub_pending >= 0) {
+		b->g->node[b->ub_pending].ub = gb_idx(b, x);
+		b->ub_pending = -1;
+	}
 	if (ph == LLMSIM_PH_BWD && (role & LLMSIM_GN_LINEAR) && b->regather >= 0) {
 		b->g->node[b->regather].hides = gb_idx(b, x);
 		b->regather = -1;
@@ -223,15 +254,65 @@ struct llmsim_gnode *gb_gemm(struct bld *b, const char *name, enum llmsim_gphase
 	return x;
 }
 
+/* One quantize of a precision recipe (rows x cols of bf16 into the
+ * quantized copies the GEMMs read), with its amax pass first where the
+ * recipe's scale needs the tensor's amax; role: more flags. */
+static void gb_quant(struct bld *b, const char *name, const char *what, enum llmsim_gphase ph,
+		     int64_t rows, int64_t cols, unsigned role)
+{
+	const struct llmsim_precision_desc *d = llmsim_precision_desc(b->c->precision);
+	char nm[48];
+	struct llmsim_gnode *x;
+	if (d->amax_pass) {
+		gb_cat3(nm, sizeof nm, name, what, ".amax");
+		gb_ew1(b, nm, ph, LLMSIM_EW_REDUCE, rows, cols, LLMSIM_BYTES_ACT, 0,
+		       LLMSIM_GN_QUANT | role);
+	}
+	gb_cat3(nm, sizeof nm, name, what, NULL);
+	if ((x = gb_ew1(b, nm, ph, LLMSIM_EW_QUANTIZE, rows, cols, LLMSIM_BYTES_ACT, 0,
+			LLMSIM_GN_QUANT | role))) {
+		x->op.u.ew.out_dtype = d->gemm;
+		x->op.u.ew.k = b->c->quant_copies > 1 ? 2 : 1;
+	}
+}
+
 /* A GEMM of a linear layer and, in training, its data gradient and (when
- * trained) its weight gradient. */
+ * trained) its weight gradient. Under a quantized precision recipe
+ * (training, trained weights) the three GEMMs take quantized operands
+ * (sim/precision.h): the input is quantized before the forward (inside
+ * the norm that produced it where the recipe fuses it; on the tokens
+ * before the all-gather under sequence parallelism), the weight once a
+ * step (LLMSIM_GN_PER_STEP), the output gradient before the data
+ * gradient; each quantize writes the copies the GEMMs read (quant_copies).
+ * NVFP4's Hadamard transform of the weight-gradient inputs runs inside
+ * their quantize (its 16-point transform is not priced apart). */
 static void gb_gemm_fb(struct bld *b, const char *name, int64_t T, int64_t out, int64_t in,
 		    int64_t batch, int quantized, int trained, unsigned role)
 {
 	char nm[48];
+	const struct llmsim_precision_desc *d = llmsim_precision_desc(b->c->precision);
+	int q = b->train && quantized && trained && d->quantized && !(role & LLMSIM_GN_LORA);
+	if (q) {
+		int64_t rows = (b->sp_input ? b->Tsp : T) * batch;
+		struct llmsim_gnode *x;
+		gb_cat3(nm, sizeof nm, name, ".transpose", NULL);
+		if (!(b->normed && d->norm_fused))
+			gb_quant(b, name, ".quantize", LLMSIM_PH_FWD, rows, in, 0);
+		else if (b->c->quant_copies > 1 && !d->block_scaled &&
+			 (x = gb_ew1(b, nm, LLMSIM_PH_FWD, LLMSIM_EW_COPY, rows, in,
+				     LLMSIM_BYTES_ACT, 0, LLMSIM_GN_QUANT)))
+			/* the norm wrote the FP8 input rowwise; a TN-only GPU's
+			 * weight gradient reads it transposed (TE's fp8 transpose) */
+			x->op.dtype = d->gemm;
+		gb_quant(b, name, ".wquantize", LLMSIM_PH_FWD, out * batch, in, LLMSIM_GN_PER_STEP);
+	}
+	if (quantized)
+		b->normed = b->sp_input = 0;
 	gb_gemm(b, name, LLMSIM_PH_FWD, T, out, in, batch, quantized, role);
 	if (!b->train)
 		return;
+	if (q)
+		gb_quant(b, name, ".gquantize", LLMSIM_PH_BWD, T * batch, out, 0);
 	gb_cat3(nm, sizeof nm, name, ".dgrad", NULL);
 	gb_gemm(b, nm, LLMSIM_PH_BWD, T, in, out, batch, quantized, role);
 	if (trained) {
@@ -316,19 +397,47 @@ static void tp_point(struct bld *b, double bytes, enum llmsim_tp_point pt)
 		fwd = sp ? LLMSIM_COLL_REDUCESCATTER : LLMSIM_COLL_ALLREDUCE;
 		bwd = sp ? LLMSIM_COLL_ALLGATHER : LLMSIM_COLL_COUNT;
 	}
+	/* a quantized recipe all-gathers a column point's sequence-parallel
+	 * input quantized (Transformer Engine quantizes before the gather) */
+	const struct llmsim_precision_desc *d = llmsim_precision_desc(c->precision);
+	double ag = sp && b->train && d->quantized && c->lora_rank == 0
+			    ? bytes * llmsim_dtype_bytes(d->gemm) / llmsim_dtype_bytes(c->act)
+			    : bytes;
+	/* the forward GEMM a row point's collective follows, and the data
+	 * gradient its backward one precedes: userbuffers run them inside */
+	int row_f = -1, row_b = -1;
+	for (int i = b->g->n - 1; pt == LLMSIM_TP_ROW && i >= 0 && (row_f < 0 || row_b < 0); i--) {
+		const struct llmsim_gnode *n = &b->g->node[i];
+		if (n->sec != b->sec || n->op.kind != LLMSIM_OP_GEMM || !(n->role & LLMSIM_GN_LINEAR))
+			continue;
+		if (n->phase == LLMSIM_PH_FWD && row_f < 0)
+			row_f = i;
+		else if (n->phase == LLMSIM_PH_BWD && row_b < 0)
+			row_b = i;
+	}
 	struct llmsim_gnode *x;
+	b->ub_pending = -1;
 	if (fwd != LLMSIM_COLL_COUNT &&
-	    (x = gb_coll(b, names[fwd], LLMSIM_PH_FWD, fwd, bytes, c->tp, c->tp_nodes, LLMSIM_GN_TP)))
+	    (x = gb_coll(b, names[fwd], LLMSIM_PH_FWD, fwd, fwd == LLMSIM_COLL_ALLGATHER ? ag : bytes,
+			 c->tp, c->tp_nodes, LLMSIM_GN_TP))) {
 		x->tp = pt;
+		if (pt == LLMSIM_TP_COL)
+			b->ub_pending = gb_idx(b, x);
+		else
+			x->ub = row_f;
+	}
 	if (b->train && bwd != LLMSIM_COLL_COUNT &&
 	    (x = gb_coll(b, names[bwd], LLMSIM_PH_BWD, bwd, bytes, c->tp, c->tp_nodes, LLMSIM_GN_TP))) {
 		x->tp = pt;
 		if (pt == LLMSIM_TP_COL)
 			b->pending[b->npending++] = gb_idx(b, x);
+		else
+			x->ub = row_b;
 	}
+	b->sp_input = sp && pt == LLMSIM_TP_COL;
 	b->regather = -1;
 	if (b->train && sp && pt == LLMSIM_TP_COL && c->sp_regather &&
-	    (x = gb_coll(b, "tp_regather", LLMSIM_PH_BWD, LLMSIM_COLL_ALLGATHER, bytes, c->tp,
+	    (x = gb_coll(b, "tp_regather", LLMSIM_PH_BWD, LLMSIM_COLL_ALLGATHER, ag, c->tp,
 			 c->tp_nodes, LLMSIM_GN_TP))) {
 		x->tp = pt;
 		b->regather = gb_idx(b, x);
@@ -358,6 +467,27 @@ static void cp_allgather(struct bld *b, int64_t a, int64_t kvh, int64_t qk, int6
 		LLMSIM_GN_CP);
 	gb_coll(b, "cp_reducescatter", LLMSIM_PH_BWD, LLMSIM_COLL_REDUCESCATTER, all, c->cp,
 		c->cp_nodes, LLMSIM_GN_CP);
+}
+
+/* All-to-all CP over n ranks (Jacobs et al. 2023, "DeepSpeed Ulysses",
+ * Sec. 3; Megatron-Core's a2a CP): before the attention each rank sends
+ * its tokens' Q, K and V of the heads the others take, (n-1)/n of them,
+ * and gets its heads' Q, K and V of their tokens; after it, the output
+ * back the same way. Backward the output's gradient forward and the Q, K
+ * and V gradients back. Exposed: the attention needs all of it. The
+ * attention itself is the same 1/cp of the whole (its FLOPs over all
+ * heads' pairs of tokens, split either way). */
+static void cp_a2a(struct bld *b, int64_t a, int64_t kvh, int64_t qk, int64_t v, int n)
+{
+	const struct llmsim_graph_cfg *c = b->c;
+	double T = (double)c->micro_batch * c->seq / c->cp, ab = llmsim_dtype_bytes(c->act);
+	double qkv = T * ((double)a * qk + (double)kvh * (qk + (v > 0 ? v : qk))) * ab;
+	double out = T * (double)a * (v > 0 ? v : qk) * ab;
+	int nodes = c->cp_a2a_nodes > 0 ? c->cp_a2a_nodes : 1;
+	gb_coll(b, "cp_a2a_qkv", LLMSIM_PH_FWD, LLMSIM_COLL_ALLTOALL, qkv, n, nodes, LLMSIM_GN_CP);
+	gb_coll(b, "cp_a2a_out", LLMSIM_PH_FWD, LLMSIM_COLL_ALLTOALL, out, n, nodes, LLMSIM_GN_CP);
+	gb_coll(b, "cp_a2a_out", LLMSIM_PH_BWD, LLMSIM_COLL_ALLTOALL, out, n, nodes, LLMSIM_GN_CP);
+	gb_coll(b, "cp_a2a_qkv", LLMSIM_PH_BWD, LLMSIM_COLL_ALLTOALL, qkv, n, nodes, LLMSIM_GN_CP);
 }
 
 /* The attention core: training's over whole sequences (fwd and bwd, 1/cp
@@ -397,23 +527,35 @@ static void attention(struct bld *b, int64_t a, int64_t kvh, int64_t qk, int64_t
 		if (impl == LLMSIM_ATTN_NAIVE && llmsim_graph_dropout(m))
 			gb_ew(b, "attn_dropout", LLMSIM_EW_MUL, c->micro_batch * a * c->seq / c->cp,
 			   c->seq, LLMSIM_BYTES_ACT, 0, LLMSIM_GN_ATTN);
+		int a2a = c->cp_comm == LLMSIM_CP_A2A ? c->cp
+			  : c->cp_comm == LLMSIM_CP_A2A_P2P && c->cp_a2a > 1 ? c->cp_a2a
+									 : 1;
+		if (a2a > c->cp || c->cp % a2a)
+			a2a = 1;
 		if (c->cp > 1 && c->cp_allgather)
 			cp_allgather(b, a, kvh, qk, v);
 		else if (c->cp > 1) {
-			/* ring: cp - 1 KV blocks each way, beside the attention:
-			 * K and V forward, with their gradients backward */
+			if (a2a > 1)
+				cp_a2a(b, a, kvh, qk, v, a2a);
+			/* ring: cp/a2a - 1 KV blocks each way, beside the
+			 * attention: K and V forward, with their gradients
+			 * backward (a block: the tokens of cp/a2a ranks' share
+			 * of a2a ranks' heads, as many bytes as one rank's) */
 			double kv_dim = m->has_mla ? (double)a * (qk + v) : 2.0 * kvh * qk;
 			double blk = (double)c->micro_batch * (c->seq / c->cp) * kv_dim *
 				     llmsim_dtype_bytes(c->act);
+			int steps = c->cp / a2a - 1;
 			struct llmsim_gnode *x;
-			if ((x = gb_coll(b, "cp_ring", LLMSIM_PH_FWD, LLMSIM_COLL_SENDRECV, blk, 2,
-				      c->cp_nodes, LLMSIM_GN_CP))) {
-				x->count = c->cp - 1;
+			if (steps > 0 &&
+			    (x = gb_coll(b, "cp_ring", LLMSIM_PH_FWD, LLMSIM_COLL_SENDRECV, blk, 2,
+					 c->cp_nodes, LLMSIM_GN_CP))) {
+				x->count = steps;
 				x->hides = f ? gb_idx(b, f) : -1;
 			}
-			if ((x = gb_coll(b, "cp_ring", LLMSIM_PH_BWD, LLMSIM_COLL_SENDRECV, 2 * blk, 2,
-				      c->cp_nodes, LLMSIM_GN_CP))) {
-				x->count = c->cp - 1;
+			if (steps > 0 &&
+			    (x = gb_coll(b, "cp_ring", LLMSIM_PH_BWD, LLMSIM_COLL_SENDRECV, 2 * blk, 2,
+					 c->cp_nodes, LLMSIM_GN_CP))) {
+				x->count = steps;
 				x->hides = k ? gb_idx(b, k) : -1;
 			}
 		}
@@ -522,12 +664,14 @@ static void attn_mla(struct bld *b)
 		if (qr > 0) {
 			gb_linear(b, "q_a_proj", T, qr, h, 1);
 			gb_ew(b, "q_norm", b->norm, T, qr, LLMSIM_BYTES_ACT, 0, 0);
+			b->normed = 1;
 			gb_linear(b, "q_b_proj", T, a * dq, qr, 0);
 		} else {
 			gb_linear(b, "q_proj", T, a * dq, h, 1);
 		}
 		gb_linear(b, "kv_a_proj", T, r + dr, h, 1);
 		gb_ew(b, "kv_norm", b->norm, T, r, LLMSIM_BYTES_ACT, 0, 0);
+		b->normed = 1;
 		gb_linear(b, "kv_b_proj", T, a * (dn + dv), r, 0);
 		b->npending = 0;
 		gb_rope(b, a * dr, dr);
@@ -707,25 +851,39 @@ static void moe_torch(struct bld *b, int64_t slots, int64_t w, int64_t local)
 	route(b, "moe_combine", LLMSIM_EW_SCATTER_ADD, slots, h, a, a, 0, 0);
 }
 
-/* One all-to-all of the routed slots of `tokens` tokens (dispatch or
- * combine, ab bytes an element): each rank sends top_k slots a token
- * over the EP group. With node-limited routing in training (DeepSeek-V3
- * Technical Report Sec. 2.1.2 and 3.2.2: a token's experts on at most M
- * nodes; it "is first transmitted via IB to the GPUs with the same in-node
- * index on their target nodes" and then "forwarded via NVLink to specific
- * GPUs that host their target experts") and an EP group of whole nodes:
- * min(M, nodes, top_k) copies a token among the nodes' peers of this
- * in-node index (the share on remote nodes crosses), then the top_k slots
- * among the GPUs of a node. */
+/* One exchange of the routed slots of `tokens` tokens (dispatch or
+ * combine, ab bytes an element): an all-to-all in which each rank sends
+ * top_k slots a token over the EP group; or (allgather dispatcher) an
+ * all-gather of the group's tokens, a reduce-scatter to combine (fwd:
+ * whether it runs the way the forward does). With node-limited routing
+ * in training (DeepSeek-V3 Technical Report Sec. 2.1.2 and 3.2.2: a
+ * token's experts on at most M nodes; it "is first transmitted via IB to
+ * the GPUs with the same in-node index on their target nodes" and then
+ * "forwarded via NVLink to specific GPUs that host their target experts"),
+ * or DeepEP (which sends so always), and an EP group of whole nodes: a
+ * token goes once to each distinct node its experts are on (their
+ * expected number, llmsim_graph_nodes_touched: 3.6 of M = 4 for
+ * DeepSeek-V3's top 8 of 256 over 8 nodes, not the bound 4) among the
+ * nodes' peers of this in-node index (the share on remote nodes crosses),
+ * then the top_k slots among the GPUs of a node. */
 static void ep_exchange(struct bld *b, const char *name, enum llmsim_gphase ph, double tokens,
-			double ab)
+			double ab, int fwd)
 {
 	const struct llmsim_graph_cfg *c = b->c;
 	const struct llmsim_moe *x = &b->m->moe;
 	double h = b->m->hidden, slots = tokens * x->top_k * h * ab;
 	int n = c->ep_nodes;
-	if (b->train && !c->ep_in_tp && x->max_nodes > 0 && n > 1 && c->ep % n == 0) {
-		double copies = fmin(fmin(x->max_nodes, n), x->top_k);
+	int dispatcher = b->train && !c->ep_in_tp ? (int)c->moe_dispatch : LLMSIM_MOE_ALLTOALL;
+	if (dispatcher == LLMSIM_MOE_ALLGATHER) {
+		/* the whole group's tokens, gathered (the buffer every rank ends
+		 * with: tokens x ep rows) */
+		enum llmsim_coll_kind k = fwd ? LLMSIM_COLL_ALLGATHER : LLMSIM_COLL_REDUCESCATTER;
+		gb_coll(b, name, ph, k, tokens * c->ep * h * ab, c->ep, n, LLMSIM_GN_EP);
+		return;
+	}
+	int limited = x->max_nodes > 0 || dispatcher == LLMSIM_MOE_DEEPEP;
+	if (b->train && !c->ep_in_tp && limited && n > 1 && c->ep % n == 0) {
+		double copies = llmsim_graph_nodes_touched(x->top_k, x->experts, n, x->max_nodes);
 		char nm[48];
 		gb_coll(b, name, ph, LLMSIM_COLL_ALLTOALL, tokens * copies * h * ab, n, n,
 			LLMSIM_GN_EP);
@@ -744,6 +902,11 @@ static void moe(struct bld *b)
 	int64_t T = b->T, h = m->hidden;
 	int trained = b->train && c->lora_rank == 0;
 	double ab = llmsim_dtype_bytes(c->act);
+	/* DeepEP dispatches FP8 (an fp32 scale per 128 elements) and combines
+	 * in BF16 */
+	double dab = b->train && c->moe_dispatch == LLMSIM_MOE_DEEPEP ? 1 + 4.0 / 128 : ab;
+	b->normed = b->sp_input = 0;
+	b->ub_pending = -1;
 	gb_gemm_fb(b, "router", T, x->experts, h, 1, 0, trained, 0);
 	int pytorch = gb_pytorch(b) && !b->train;
 	if (!pytorch)
@@ -754,15 +917,26 @@ static void moe(struct bld *b)
 	double tokens = c->ep_in_tp ? (double)T / c->ep
 				    : (double)T / (c->sp && c->tp > 1 ? c->tp : 1);
 	double disp = tokens * x->top_k;
-	ep_exchange(b, "ep_dispatch", LLMSIM_PH_FWD, tokens, ab);
+	/* training's fused dispatcher: the slots of this rank's tokens into
+	 * expert order before the exchange, and back (weighted by their
+	 * routing probabilities) after it (Megatron-Core's permute and
+	 * unpermute, TE's fused moe_permute kernels) */
+	int64_t nd = (int64_t)llround(disp);
+	if (b->train && !pytorch)
+		gb_ew(b, "moe_permute", LLMSIM_EW_GATHER, nd, h, LLMSIM_BYTES_ACT, 0, 0);
+	ep_exchange(b, "ep_dispatch", LLMSIM_PH_FWD, tokens, dab, 1);
 	if (pytorch)
-		moe_torch(b, (int64_t)llround(disp), expert_width(c, x), x->experts / c->ep);
+		moe_torch(b, nd, expert_width(c, x), x->experts / c->ep);
 	else
 		experts(b);
-	ep_exchange(b, "ep_combine", LLMSIM_PH_FWD, tokens, ab);
+	ep_exchange(b, "ep_combine", LLMSIM_PH_FWD, tokens, ab, 0);
+	if (b->train && !pytorch)
+		gb_ew(b, "moe_unpermute", LLMSIM_EW_GATHER, nd, h, LLMSIM_BYTES_ACT, 0, 0);
 	if (b->train) {
-		ep_exchange(b, "ep_combine", LLMSIM_PH_BWD, tokens, ab);
-		ep_exchange(b, "ep_dispatch", LLMSIM_PH_BWD, tokens, ab);
+		/* the combine's gradient goes the way the dispatch went, the
+		 * dispatch's the way the combine did (both BF16 gradients) */
+		ep_exchange(b, "ep_combine", LLMSIM_PH_BWD, tokens, ab, 1);
+		ep_exchange(b, "ep_dispatch", LLMSIM_PH_BWD, tokens, ab, 0);
 	}
 	if (x->shared_experts > 0) {
 		gb_cat3(b->prefix, sizeof b->prefix, "shared.", NULL, NULL);
@@ -780,6 +954,7 @@ static void layer(struct bld *b, enum llmsim_gsec sec)
 	b->sec = sec;
 	b->part = LLMSIM_PART_BODY;
 	gb_norm(b, "attn_norm", b->Tsp, m->hidden);
+	b->normed = 1;
 	tp_point(b, act_bytes, LLMSIM_TP_COL);
 	if (m->has_mla)
 		attn_mla(b);
@@ -789,6 +964,7 @@ static void layer(struct bld *b, enum llmsim_gsec sec)
 	gb_ew(b, "residual", LLMSIM_EW_ADD, b->Tsp, m->hidden, LLMSIM_BYTES_ACT, 0, 0);
 
 	gb_norm(b, "mlp_norm", b->Tsp, m->hidden);
+	b->normed = 1;
 	tp_point(b, act_bytes, LLMSIM_TP_COL);
 	if (sec == LLMSIM_SEC_MOE)
 		moe(b);
@@ -932,7 +1108,7 @@ static int build(const struct llmsim_model *m, const struct llmsim_graph_cfg *c,
 	if (rc)
 		return rc;
 	struct bld b = {.m = m, .c = c, .g = g, .train = c->work == LLMSIM_WORK_TRAIN,
-			.flops_scale = 1, .mem = mem, .regather = -1};
+			.flops_scale = 1, .mem = mem, .regather = -1, .ub_pending = -1};
 	b.T = llmsim_graph_tokens(c);
 	b.Tsp = b.train && c->sp && c->tp > 1 ? b.T / c->tp : b.T;
 	b.norm = m->norm == LLMSIM_NORM_RMS ? LLMSIM_EW_RMSNORM : LLMSIM_EW_LAYERNORM;

@@ -35,6 +35,7 @@
 #include <stdint.h>
 #include "base/err.h"
 #include "models/model.h"
+#include "precision.h"
 #include "sim.h"
 
 enum llmsim_gsec {
@@ -98,7 +99,42 @@ enum {
 	LLMSIM_GN_CP = 1u << 8,      /* a context-parallel ring step (KV blocks) */
 	LLMSIM_GN_PP = 1u << 9,      /* a pipeline send */
 	LLMSIM_GN_COMM = LLMSIM_GN_TP | LLMSIM_GN_EP | LLMSIM_GN_CP | LLMSIM_GN_PP,
+	LLMSIM_GN_QUANT = 1u << 10,  /* a precision recipe's quantize or amax kernel */
+	LLMSIM_GN_PER_STEP = 1u << 11, /* runs once a step, not once a micro-batch (a
+					* weight's quantize: Transformer Engine quantizes
+					* each weight at the first micro-batch and reuses it) */
 };
+
+/* How MoE tokens reach their experts in training (`--moe-dispatch`;
+ * Megatron-Core's --moe-token-dispatcher-type):
+ *   alltoall   each rank sends top_k slots a token to the experts' ranks
+ *              (NCCL all-to-all), and back;
+ *   allgather  every EP rank gathers the whole group's tokens (all-gather)
+ *              and keeps the ones its experts take; the combine is a
+ *              reduce-scatter of the same volume;
+ *   deepep     DeepSeek's DeepEP kernels (Megatron's "flex" dispatcher):
+ *              an all-to-all over NVLink and RDMA, the dispatch in FP8 (one
+ *              fp32 scale per 128 elements; DeepEP README: "dispatch
+ *              supports FP8, combine BF16"), node-limited tokens sent once
+ *              a node over the network and forwarded over NVLink. */
+/* How context-parallel ranks share the sequence's attention in training
+ * (`--cp-comm`; Megatron-Core's --cp-comm-type):
+ *   p2p      a ring: cp - 1 K and V blocks passed beside the attention of
+ *            the block before (the load-balanced ring attention);
+ *   a2a      all-to-all (DeepSpeed-Ulysses): Q, K and V exchanged so that
+ *            each rank attends over the whole sequence with 1/cp of the
+ *            heads, the output exchanged back; exposed;
+ *   a2a+p2p  both in a hierarchy: all-to-all among the CP ranks of one
+ *            NVLink domain (a2a_size of them), a ring of KV blocks across
+ *            the domains. */
+enum llmsim_cp_comm { LLMSIM_CP_P2P, LLMSIM_CP_A2A, LLMSIM_CP_A2A_P2P, LLMSIM_CP_COMM_COUNT };
+extern const char *const llmsim_cp_comm_names[]; /* p2p, a2a, a2a+p2p; NULL */
+const char *llmsim_cp_comm_name(enum llmsim_cp_comm c);
+
+enum llmsim_moe_dispatch { LLMSIM_MOE_ALLTOALL, LLMSIM_MOE_ALLGATHER, LLMSIM_MOE_DEEPEP,
+			   LLMSIM_MOE_DISPATCH_COUNT };
+extern const char *const llmsim_moe_dispatch_names[]; /* alltoall, allgather, deepep; NULL */
+const char *llmsim_moe_dispatch_name(enum llmsim_moe_dispatch d);
 
 struct llmsim_gnode {
 	char name[48];             /* "qkv_proj", "attention", "qkv_proj.wgrad", "tp_allgather";
@@ -119,6 +155,13 @@ struct llmsim_gnode {
 	double count;              /* runs per instance of its section: 1; a CP rank's share of
 				    * the attention over the whole sequence: 1/cp; ring steps:
 				    * cp - 1 */
+	int ub;                    /* a TP collective: the GEMM Transformer Engine's
+				    * userbuffers overlap runs it inside (a column
+				    * point's forward all-gather: the linear's forward
+				    * GEMM, ring exchange; a row point's forward
+				    * reduce-scatter: the linear's forward GEMM,
+				    * pipelined; its backward all-gather: the linear's
+				    * data gradient, ring exchange); -1 none */
 	double flops_scale;        /* model FLOPs per priced FLOP: 1; routed experts with a
 				    * busiest one: the balanced load over the one priced */
 	struct llmsim_op op;
@@ -219,6 +262,10 @@ struct llmsim_graph_cfg {
 				    * attention and reduce-scatter their gradients
 				    * after it, exposed, instead of the ring (Llama 3:
 				    * Dubey et al. 2024 Sec. 3.3.2) */
+	enum llmsim_cp_comm cp_comm; /* the ring, all-to-all or both (cp_allgather aside) */
+	int cp_a2a;                /* a2a+p2p: CP ranks of one all-to-all group (divides
+				    * cp); a2a: cp */
+	int cp_a2a_nodes;          /* nodes that group spans */
 	int ep;                    /* expert parallel: E/ep experts per rank */
 	int ep_in_tp;              /* 1: the EP ranks are TP ranks holding the same tokens
 				    * (inference; each expert's FFN split tp/ep ways);
@@ -243,6 +290,13 @@ struct llmsim_graph_cfg {
 	enum llmsim_dtype weights; /* linear layers' weights (GEMM B operand) */
 	enum llmsim_dtype act;     /* activations, attention, element-wise, router, LM head */
 	enum llmsim_dtype kv;      /* KV cache (decode) */
+	/* training: the precision recipe of the linear layers (sim/precision.h):
+	 * their GEMMs in its format (math), its quantize and amax kernels as
+	 * nodes (LLMSIM_GN_QUANT), an FP8 all-gather of a column point's
+	 * sequence-parallel input (quantized before the gather) */
+	enum llmsim_precision_recipe precision;
+	int quant_copies;          /* copies each quantize writes (llmsim_precision_copies) */
+	enum llmsim_moe_dispatch moe_dispatch; /* training's MoE token dispatch */
 
 	enum llmsim_attn_impl attn;     /* prefill and training attention */
 	enum llmsim_decode_impl decode; /* decode attention */
@@ -272,7 +326,8 @@ struct llmsim_graph_cfg {
  * micro-batch 1 of 4096 tokens, imbalance 1. */
 void llmsim_graph_cfg_init(struct llmsim_graph_cfg *c);
 
-#define LLMSIM_GRAPH_MAX 256
+#define LLMSIM_GRAPH_MAX 512 /* the largest step: MLA + MoE layers of a quantized recipe with its
+			      * amax, quantize and transpose kernels, every parallelism */
 
 struct llmsim_graph {
 	int n;
@@ -311,6 +366,14 @@ int llmsim_group_nodes(int gpus_per_node, int size, int stride);
  * Llama-style models train without): the dropout kernel of unfused
  * attention, and the masks training saves. */
 int llmsim_graph_dropout(const struct llmsim_model *m);
+
+/* Expected distinct nodes a token's top_k experts are on, the experts
+ * spread evenly over `nodes` nodes, each token limited to max_nodes of
+ * them (0: no limit): the chosen M = min(max_nodes, nodes) nodes, each
+ * missed by all k experts (drawn without replacement from the M x
+ * experts/nodes of the chosen nodes) with probability
+ * C((M-1)e, k) / C(Me, k). 1 for one node. */
+double llmsim_graph_nodes_touched(int top_k, int experts, int nodes, int max_nodes);
 
 /* Expected distinct experts, of `local` held by one rank, that n tokens
  * touch when each routes to top_k of `experts` uniformly at random. */

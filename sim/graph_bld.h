@@ -33,6 +33,12 @@ struct bld {
 	int regather;               /* an SP re-all-gather waiting for the data gradient
 				     * after the point (-1: none) */
 	char prefix[24];            /* of the names of the FFN being added */
+	int normed;                 /* the next linear's input is a norm's output (its
+				     * quantize may fuse into the norm) */
+	int sp_input;               /* the next linear's input is all-gathered over TP
+				     * (sequence parallelism): quantized on Tsp tokens */
+	int ub_pending;             /* a column point's forward all-gather waiting for its
+				     * linear's forward GEMM (-1: none) */
 	struct llmsim_graph_mem *mem; /* the tensors of the nodes (graph_mem.h), or NULL */
 };
 

@@ -37,6 +37,7 @@ static const char *const ew_names[] = {
 	[LLMSIM_EW_TOPK] = "topk",
 	[LLMSIM_EW_SORT] = "sort",
 	[LLMSIM_EW_REDUCE] = "reduce",
+	[LLMSIM_EW_QUANTIZE] = "quantize",
 };
 _Static_assert(sizeof ew_names / sizeof ew_names[0] == LLMSIM_EW_COUNT, "ew kinds");
 

@@ -36,7 +36,7 @@ double llmsim_tensor_rho(const struct llmsim_gpu *gpu, enum llmsim_dtype dt, dou
 	if ((unsigned)dt >= LLMSIM_DT_COUNT)
 		return 0;
 	double peak = gpu->tensor_flops_per_s[LLMSIM_DT_BF16], w = 1;
-	if (dt == LLMSIM_DT_FP8 || dt == LLMSIM_DT_FP4 || dt == LLMSIM_DT_INT8)
+	if (llmsim_dtype_narrow(dt) && dt != LLMSIM_DT_INT4)
 		w = gpu->param[LLMSIM_PARAM_NARROW_TENSOR_ENERGY_RELATIVE];
 	if (dt == LLMSIM_DT_TF32 || !(peak > 0))
 		peak = gpu->tensor_flops_per_s[dt];

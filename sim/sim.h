@@ -47,6 +47,10 @@ enum llmsim_ew_kind {
 	LLMSIM_EW_SORT,          /* a stable sort of `tokens` int64 keys with their indices
 				  * (hidden 1): the permute of MoE routing */
 	LLMSIM_EW_REDUCE,        /* a mean (or sum) over each row: [tokens, hidden] -> [tokens] */
+	LLMSIM_EW_QUANTIZE,      /* a cast to a low-precision GEMM format (out_dtype, with
+				  * its block scales), writing k copies: 1 rowwise, 2 also
+				  * the columnwise (transposed, or scaled along the other
+				  * dimension) one (Transformer Engine's cast-transpose) */
 	LLMSIM_EW_COUNT
 };
 

@@ -322,7 +322,8 @@ static int format_kind(const struct llmsim_op *op, char *buf, size_t size)
 		if (w->out_dtype != op->dtype && w->out_dtype != LLMSIM_DT_FP64)
 			n += (size_t)snprintf(extra + n, sizeof extra - n, " out_dtype=%s",
 					      DT(w->out_dtype));
-		if (w->kind == LLMSIM_EW_TOPK && n < sizeof extra)
+		if ((w->kind == LLMSIM_EW_TOPK || (w->kind == LLMSIM_EW_QUANTIZE && w->k > 1)) &&
+		    n < sizeof extra)
 			n += (size_t)snprintf(extra + n, sizeof extra - n, " k=%lld", (long long)w->k);
 		if (w->bcast && n < sizeof extra)
 			snprintf(extra + n, sizeof extra - n, " bcast=1");

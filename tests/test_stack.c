@@ -204,3 +204,78 @@ Test(stack, train_defaults_from_the_stack)
 	cr_expect(strstr(err, "cannot launch FlashAttention-2 ('attention_flash2'); stacks with it:") !=
 		  NULL, "%s", err);
 }
+
+/* What a stack runs drives the step (llmsim_stack_apply): mcore-te's
+ * userbuffers TP overlap where tp > 1 with SP and none without TP, its CP
+ * ring, alltoall dispatch and EP overlap; TorchTitan overlaps no TP. */
+Test(stack, apply_sets_the_communication)
+{
+	struct llmsim_stack_def s = load_ok("mcore-te");
+	struct llmsim_train_cfg c;
+	llmsim_train_cfg_init(&c);
+	c.tp = 8, c.cp = 2;
+	llmsim_stack_apply(&s, &c);
+	cr_expect_eq(c.tp_overlap, LLMSIM_TP_OVERLAP_UB);
+	cr_expect_eq(c.cp_comm, LLMSIM_CP_P2P);
+	cr_expect_eq(c.moe_dispatch, LLMSIM_MOE_ALLTOALL);
+	cr_expect_eq(c.moe_overlap, 1);
+	llmsim_train_cfg_init(&c);
+	llmsim_stack_apply(&s, &c); /* tp 1 */
+	cr_expect_eq(c.tp_overlap, LLMSIM_TP_OVERLAP_NONE);
+	c.tp = 8, c.sequence_parallel = 0;
+	llmsim_stack_apply(&s, &c); /* Megatron asserts SP for --tp-comm-overlap */
+	cr_expect_eq(c.tp_overlap, LLMSIM_TP_OVERLAP_NONE);
+	s = load_ok("torchtitan");
+	c.sequence_parallel = 1;
+	llmsim_stack_apply(&s, &c);
+	cr_expect_eq(c.tp_overlap, LLMSIM_TP_OVERLAP_NONE);
+	cr_expect_eq(c.moe_overlap, 0);
+	/* a2a CP only where the heads split over CP: 64 heads / tp 8 = 8 */
+	struct llmsim_model m;
+	struct llmsim_err e = {0};
+	cr_assert_eq(llmsim_model_load("70b", &m, &e), 0, "%s", e.msg);
+	c.cp = 16;
+	cr_expect_eq(llmsim_stack_cp_comm(LLMSIM_CP_A2A, &m, &c), LLMSIM_CP_P2P);
+	c.cp = 4;
+	cr_expect_eq(llmsim_stack_cp_comm(LLMSIM_CP_A2A, &m, &c), LLMSIM_CP_A2A);
+}
+
+/* The precision recipes a stack runs (launch.precision): TorchTitan's
+ * float8 is tensorwise (fp8-current), not delayed scaling; a recipe the
+ * stack lacks names the stacks that run it, from train and plan (exit 1);
+ * an unknown recipe in a file is located. */
+Test(stack, precision_recipes)
+{
+	struct llmsim_stack_def tt = load_ok("torchtitan"), mc = load_ok("mcore-te");
+	cr_expect(tt.precisions & 1u << LLMSIM_PREC_FP8_CURRENT);
+	cr_expect(!(tt.precisions & 1u << LLMSIM_PREC_FP8_DELAYED));
+	cr_expect_eq(mc.precisions, (1u << LLMSIM_PREC_COUNT) - 1);
+	cr_expect_eq(load_ok("megatron-2022").precisions, 1u << LLMSIM_PREC_BF16);
+	struct llmsim_model m;
+	struct llmsim_err e = {0};
+	cr_assert_eq(llmsim_model_load("8b", &m, &e), 0, "%s", e.msg);
+	struct llmsim_train_cfg c;
+	llmsim_train_cfg_init(&c);
+	c.gpus = c.dp = 8;
+	llmsim_train_cfg_precision(&c, LLMSIM_PREC_FP8_DELAYED);
+	char why[512];
+	cr_expect_eq(llmsim_stack_launches(&tt, &m, &c, why, sizeof why, NULL), -1);
+	cr_expect(strstr(why, "does not run the fp8-delayed precision recipe") &&
+		  strstr(why, "mcore-te"), "%s", why);
+	llmsim_train_cfg_precision(&c, LLMSIM_PREC_FP8_CURRENT);
+	cr_expect_eq(llmsim_stack_launches(&tt, &m, &c, why, sizeof why, NULL), 0, "%s", why);
+	int rc = run_llmsim("train --model 8b --gpus 8 --stack torchtitan --precision fp8-delayed",
+			    out, sizeof out, err, sizeof err);
+	cr_expect_eq(rc, 1);
+	cr_expect(strstr(err, "does not run the fp8-delayed precision recipe"), "%s", err);
+	rc = run_llmsim("plan --model 8b --gpus 8 --stack torchtitan --precision fp8-delayed", out,
+			sizeof out, err, sizeof err);
+	cr_expect_eq(rc, 1);
+	cr_expect(strstr(err, "the torchtitan stack does not run the fp8-delayed"), "%s", err);
+	/* --dtype fp8 alone: the stack's FP8 recipe (TorchTitan's tensorwise) */
+	rc = run_llmsim("train --model 8b --gpus 8 --zero 3 --stack torchtitan --dtype fp8", out, sizeof out,
+			err, sizeof err);
+	cr_expect_eq(rc, 0, "%s", err);
+	cr_expect(strstr(out, "precision fp8-current"), "%s", out);
+	broken("stacks/bad_precision.yaml", 10, 34, "unknown precision recipe 'fp6'");
+}

@@ -87,11 +87,15 @@ Test(train_mechanisms, pp_scatter_gather_bytes_of_530b)
 	struct llmsim_run_outcome sg = predict(&e);
 	expect_close(core.r.comm.pp_bytes / 1680, 83886080.0, 1e-12);
 	expect_close(sg.r.comm.pp_bytes / 1680, 10485760.0, 1e-12);
-	/* the sends get 8x smaller but the gather over NVLink is paid: still
-	 * far less exposed pipeline time (the issue's 9.0 s against ~1.4 s) */
-	cr_expect_lt(sg.r.time.pp_exposed_s, 0.35 * core.r.time.pp_exposed_s, "%g vs %g",
-		     sg.r.time.pp_exposed_s, core.r.time.pp_exposed_s);
+	/* the sends get 8x smaller but the gather over NVLink is paid and,
+	 * Megatron-LM v3 having no asynchronous sends, exposed; today's core
+	 * overlaps each send (84 MB over 200 Gb/s HDR: 3.4 ms) with the next
+	 * model chunk's compute (105 layers over 35 stages x 3 chunks: one
+	 * layer of 530B a chunk, 24 s h^2 (1 + s/6h) / t = 2.6 TFLOP forward
+	 * per GPU, ~10 ms on an A100, more with the backward and the full
+	 * recompute): none of it exposed */
 	cr_expect_gt(sg.r.time.pp_exposed_s, 0);
+	expect_close(core.r.time.pp_exposed_s, 0, 0);
 }
 
 /* The graph of the send: with the scatter/gather, one send of 1/t of the

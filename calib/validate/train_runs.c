@@ -42,9 +42,9 @@
  *     modern: {median_abs_target_pct: 8, within_pct: 15, within_share_target: 0.9,
  *              bias_target_pct: 5, not_fit_max: 0}
  *
- * Fields the simulator does not price yet are accepted and passed on in
- * e->opts; the step is priced with the nearest thing it has, and
- * e->not_modelled lists each such substitution.
+ * The stack's fields are kept in e->opts and priced with the simulator's
+ * features over the stack file's defaults (train_stack.c); e->not_modelled
+ * would list a field priced as something nearer it (none today).
  */
 #include <limits.h>
 #include <stddef.h>
@@ -54,6 +54,7 @@
 
 #include "base/enum.h"
 #include "base/yaml.h"
+#include "sim/train/stack.h"
 #include "suite.h"
 #include "train_runs.h"
 #include "train_runs_int.h"
@@ -433,8 +434,16 @@ int llmsim_run_predict(const struct llmsim_run_entry *e, struct llmsim_run_outco
 		rc = llmsim_gpu_load(e->gpu, &gpu, err);
 	if (!rc)
 		rc = llmsim_train_ctx_new(&m, &gpu, &ctx, err);
+	/* the stack's communication where the model has it: MoE dispatch and
+	 * overlap for MoE models, a2a CP where the heads split over CP; a
+	 * row's own fields as given */
+	struct llmsim_train_cfg c = e->cfg;
+	if (!m.has_moe && e->opts.moe_dispatch < 0 && e->opts.moe_overlap < 0)
+		c.moe_dispatch = LLMSIM_MOE_ALLTOALL, c.moe_overlap = 0;
+	if (e->opts.cp_comm < 0)
+		c.cp_comm = llmsim_stack_cp_comm(c.cp_comm, &m, &c);
 	if (!rc)
-		rc = llmsim_train_simulate(ctx, &e->cfg, &o->r, err);
+		rc = llmsim_train_simulate(ctx, &c, &o->r, err);
 	llmsim_train_ctx_free(ctx);
 	if (rc)
 		return rc;

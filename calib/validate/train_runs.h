@@ -8,9 +8,10 @@
  * A run may name how the software stack ran it (stack, precision recipe,
  * recompute modules, activation offload, FSDP, MoE dispatch, TP and CP
  * communication: the names of issue 21). The loader accepts every such
- * field and passes it on (struct llmsim_run_stack_opts); what the simulator
- * does not price yet is priced as the nearest thing it does, and the entry
- * says so (not_modelled).
+ * field, keeps it as given (struct llmsim_run_stack_opts) and prices it
+ * with the simulator's own feature, over the defaults of the stack's file
+ * (train_stack.c); a field priced as something nearer it would be said in
+ * not_modelled (none is today).
  */
 #ifndef LLMSIM_VALIDATE_TRAIN_RUNS_H
 #define LLMSIM_VALIDATE_TRAIN_RUNS_H

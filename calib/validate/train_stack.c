@@ -2,16 +2,17 @@
  * train_stack.c - the fields of a run that say how its software stack ran
  * it (issue 21's shared names: stack, precision recipe, recompute modules,
  * method and layers, activation offload, FSDP, MoE dispatch and overlap,
- * TP and CP communication). Each is kept as given (e->opts) and priced as
- * the nearest thing the simulator has; what it does not price yet is said
- * in e->not_modelled, so that a validation row shows what it stands on.
- * As the simulator learns a field, its line here turns from a note into a
- * setting of e->cfg.
+ * TP and CP communication). Each is kept as given (e->opts) and priced
+ * with the simulator's own feature: the stack's file (hw/stacks) sets what
+ * the stack runs by default (llmsim_stack_apply), and the row's fields
+ * override it as the run's command line did.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/precision.h"
+#include "sim/train/stack.h"
 #include "train_runs_int.h"
 
 /* The names issue 21's branches share (notes/NAMES.md): a row may name them
@@ -33,22 +34,6 @@ const char *const llmsim_run_cp_comm_names[] = {"p2p", "a2a", "a2a+p2p", NULL};
 /* recompute: the simulator's three, and modules (recompute_modules) */
 const char *const llmsim_run_recompute_kind_names[] = {"none", "selective", "full", "modules",
 						     NULL};
-/* Appends "; what" to e->not_modelled. */
-static void note(struct llmsim_run_entry *e, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void note(struct llmsim_run_entry *e, const char *fmt, ...)
-{
-	size_t len = strlen(e->not_modelled);
-	if (len && len + 2 < sizeof e->not_modelled) {
-		strcpy(e->not_modelled + len, "; ");
-		len += 2;
-	}
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(e->not_modelled + len, sizeof e->not_modelled - len, fmt, ap);
-	va_end(ap);
-}
-
 static int name_index(const char *const *names, const char *s)
 {
 	for (int i = 0; names[i]; i++)
@@ -98,15 +83,6 @@ static int recompute_modules(const struct llmsim_ynode *v, const char *path, int
 	return 0;
 }
 
-static void modules_str(char *buf, size_t n, int mask)
-{
-	buf[0] = 0;
-	for (int k = 0; llmsim_run_recompute_module_names[k]; k++)
-		if (mask & 1 << k)
-			snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", buf[0] ? "," : "",
-				 llmsim_run_recompute_module_names[k]);
-}
-
 int llmsim_run_stack_opts(const struct llmsim_ynode *map, const char *path,
 			  const struct raw_run *r, struct llmsim_run_entry *e,
 			  struct llmsim_err *err)
@@ -118,30 +94,30 @@ int llmsim_run_stack_opts(const struct llmsim_ynode *map, const char *path,
 	o->fsdp = r->fsdp, o->moe_dispatch = r->moe_dispatch, o->moe_overlap = r->moe_overlap;
 	o->tp_overlap = r->tp_overlap, o->cp_comm = r->cp_comm, o->recompute_modules = -1;
 
-	c->recipe = r->recipe >= 0 ? r->recipe : LLMSIM_RECIPE_MEGATRON;
+	/* the stack's file (hw/stacks): its program, recipe, FSDP kind,
+	 * allowances and communication (llmsim_stack_apply); the row's own
+	 * fields below override it as the run's command line did */
+	c->sequence_parallel = r->sequence_parallel;
 	if (r->stack >= 0) {
-		const char *name = llmsim_run_stack_names[r->stack];
-		int k = name_index(llmsim_stack_names, name);
-		if (k >= 0) {
-			c->stack = (enum llmsim_stack)k;
-		} else if (!strcmp(name, "llama3")) { /* today the llama3 recipe */
-			if (r->recipe < 0)
-				c->recipe = LLMSIM_RECIPE_LLAMA3;
-		} else {
-			note(e, "stack %s (priced as core)", name);
-		}
+		struct llmsim_stack_def sd;
+		struct llmsim_err se = {0};
+		if (llmsim_stack_load(llmsim_run_stack_names[r->stack], &sd, &se))
+			return llmsim_run_err_at(err, path, map, "stack", "stack %s: %s",
+						 llmsim_run_stack_names[r->stack], se.msg);
+		llmsim_stack_apply(&sd, c);
 	}
+	if (r->recipe >= 0)
+		c->recipe = r->recipe;
 
-	c->dtype = r->dtype == 1 ? LLMSIM_DT_FP8 : LLMSIM_DT_BF16;
+	/* fp8 is Megatron's and TE's default recipe, delayed scaling */
+	llmsim_train_cfg_precision(c, r->dtype == 1 ? LLMSIM_PREC_FP8_DELAYED : LLMSIM_PREC_BF16);
 	if (r->precision >= 0) {
 		int bf16 = r->precision == LLMSIM_RUN_PREC_BF16;
 		if (r->dtype >= 0 && bf16 != (r->dtype == 0))
 			return llmsim_run_err_at(err, path, map, "precision", "'precision' %s disagrees with 'dtype' %s",
 				  llmsim_run_precision_names[r->precision], llmsim_run_dtype_names[r->dtype]);
-		c->dtype = bf16 ? LLMSIM_DT_BF16 : LLMSIM_DT_FP8;
-		if (!bf16) /* one fp8 GEMM type: no scaling recipe, casts or fp8 copies */
-			note(e, "precision %s (priced as fp8 GEMMs)",
-			     llmsim_run_precision_names[r->precision]);
+		llmsim_train_cfg_precision(c, (enum llmsim_precision_recipe)llmsim_precision_parse(
+						      llmsim_run_precision_names[r->precision]));
 		snprintf(e->precision, sizeof e->precision, "%s",
 			 llmsim_run_precision_names[r->precision]);
 	} else {
@@ -162,62 +138,54 @@ int llmsim_run_stack_opts(const struct llmsim_ynode *map, const char *path,
 	} else if (kind == LLMSIM_RUN_RECOMP_MODULES) {
 		return llmsim_run_err_at(err, path, map, "recompute", "'recompute: modules' needs 'recompute_modules'");
 	}
-	if (kind == LLMSIM_RUN_RECOMP_MODULES) {
-		/* the simulator's selective is Megatron's core_attn module */
-		int core = o->recompute_modules & 1;
-		c->recompute = core ? LLMSIM_RECOMP_SELECTIVE : LLMSIM_RECOMP_NONE;
-		if (o->recompute_modules != 1) {
-			char m[128];
-			modules_str(m, sizeof m, o->recompute_modules);
-			note(e, "recompute_modules %s (priced as %s)", m, core ? "selective" : "none");
-		}
-	} else {
-		c->recompute = (enum llmsim_recompute)name_index(
-			llmsim_recompute_names, llmsim_run_recompute_kind_names[kind]);
-	}
+	c->recompute = (enum llmsim_recompute)name_index(llmsim_recompute_names,
+							 llmsim_run_recompute_kind_names[kind]);
+	if (kind == LLMSIM_RUN_RECOMP_MODULES) /* the names are Megatron's, in its order */
+		c->recompute_modules = (unsigned)o->recompute_modules;
+	if (kind == LLMSIM_RUN_RECOMP_MODULES && o->recompute_modules == 1 << LLMSIM_RM_CORE_ATTN)
+		c->recompute = LLMSIM_RECOMP_SELECTIVE; /* the same thing, as the 2022 stack names it */
 	if ((r->recompute_method >= 0 || r->recompute_num_layers >= 0) &&
 	    c->recompute != LLMSIM_RECOMP_FULL)
 		return llmsim_run_err_at(err, path, map, r->recompute_method >= 0 ? "recompute_method"
 								  : "recompute_num_layers",
 			  "'%s' needs 'recompute: full'",
 			  r->recompute_method >= 0 ? "recompute_method" : "recompute_num_layers");
-	/* uniform over groups of N layers still recomputes every layer; block
-	 * recomputes N layers a stage */
-	if (r->recompute_method == 1 && r->recompute_num_layers >= 0)
-		note(e, "recompute_method block, %d layers (priced as every layer)",
-		     r->recompute_num_layers);
+	if (r->recompute_method >= 0)
+		c->recompute_method = (enum llmsim_recompute_method)name_index(
+			llmsim_recompute_method_names, llmsim_run_recompute_method_names[r->recompute_method]);
+	if (r->recompute_num_layers >= 0)
+		c->recompute_layers = r->recompute_num_layers;
 
 	if (r->offload_activations > 1)
 		return llmsim_run_err_at(err, path, map, "offload_activations",
 			  "'offload_activations' must be a share from 0 to 1, got %g",
 			  r->offload_activations);
 	if (r->offload_activations > 0)
-		note(e, "offload_activations %.3g (not priced)", r->offload_activations);
+		c->offload_activations = r->offload_activations;
 
 	c->zero = r->zero >= 0 ? r->zero : 0;
-	if (r->fsdp > 0) {
+	if (r->fsdp >= 0)
+		c->fsdp = (enum llmsim_fsdp)name_index(llmsim_fsdp_names, llmsim_run_fsdp_names[r->fsdp]);
+	if (r->fsdp > 0 && r->zero < 0)
 		/* parameters, gradients and optimizer sharded; under a pipeline the
 		 * parameters stay gathered from forward to backward (torchtitan does
-		 * not reshard after forward with PP, as Meta's FSDP of suite l24),
-		 * which is zero 2 here (the simulator has no ZeRO-3 with PP) */
-		if (r->zero < 0)
-			c->zero = c->pp > 1 ? 2 : 3;
-		note(e, "fsdp %s (priced as zero %d)", llmsim_run_fsdp_names[r->fsdp], c->zero);
-	}
+		 * not reshard after forward with PP, as Meta's FSDP of suite l24):
+		 * zero 2 */
+		c->zero = c->pp > 1 ? 2 : 3;
 	if (r->moe_dispatch >= 0)
-		note(e, "moe_dispatch %s (not priced)", llmsim_run_moe_dispatch_names[r->moe_dispatch]);
-	if (r->moe_overlap > 0)
-		note(e, "moe_overlap on (not priced)");
+		c->moe_dispatch = (enum llmsim_moe_dispatch)name_index(
+			llmsim_moe_dispatch_names, llmsim_run_moe_dispatch_names[r->moe_dispatch]);
+	if (r->moe_overlap >= 0)
+		c->moe_overlap = r->moe_overlap;
 	if (r->tp_overlap > 0 && c->tp == 1)
 		return llmsim_run_err_at(err, path, map, "tp_overlap", "'tp_overlap: %s' needs tp > 1",
 			  llmsim_run_tp_overlap_names[r->tp_overlap]);
-	if (r->tp_overlap > 0)
-		note(e, "tp_overlap %s (not priced)", llmsim_run_tp_overlap_names[r->tp_overlap]);
+	if (r->tp_overlap >= 0)
+		c->tp_overlap = (enum llmsim_tp_overlap)r->tp_overlap; /* the same order */
 	if (r->cp_comm >= 0 && c->cp == 1)
 		return llmsim_run_err_at(err, path, map, "cp_comm", "'cp_comm: %s' needs cp > 1",
 			  llmsim_run_cp_comm_names[r->cp_comm]);
 	if (r->cp_comm >= 0)
-		note(e, "cp_comm %s (not priced)", llmsim_run_cp_comm_names[r->cp_comm]);
+		c->cp_comm = (enum llmsim_cp_comm)r->cp_comm; /* the same order */
 	return 0;
 }
-

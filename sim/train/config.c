@@ -121,6 +121,35 @@ enum llmsim_attn_impl llmsim_train_sdpa(const struct llmsim_gpu *gpu)
 									       : LLMSIM_ATTN_FLASH2;
 }
 
+void llmsim_train_cfg_precision(struct llmsim_train_cfg *c, enum llmsim_precision_recipe p)
+{
+	c->precision = p;
+	c->dtype = llmsim_precision_desc(p)->gemm;
+}
+
+const char *const llmsim_tp_overlap_names[] = {
+	[LLMSIM_TP_OVERLAP_NONE] = "none", [LLMSIM_TP_OVERLAP_BULK] = "bulk",
+	[LLMSIM_TP_OVERLAP_UB] = "userbuffers", [LLMSIM_TP_OVERLAP_COUNT] = NULL,
+};
+
+const char *llmsim_tp_overlap_name(enum llmsim_tp_overlap o)
+{
+	return (unsigned)o < LLMSIM_TP_OVERLAP_COUNT ? llmsim_tp_overlap_names[o] : "?";
+}
+
+int train_cp_a2a_size(int gpn, const struct llmsim_train_cfg *c)
+{
+	if (c->cp <= 1 || c->cp_comm == LLMSIM_CP_P2P)
+		return 1;
+	if (c->cp_comm == LLMSIM_CP_A2A)
+		return c->cp;
+	int best = 1;
+	for (int d = 1; d <= c->cp; d++)
+		if (c->cp % d == 0 && (int64_t)d * c->tp <= gpn)
+			best = d;
+	return best;
+}
+
 void llmsim_train_cfg_torch(struct llmsim_train_cfg *c, const struct llmsim_gpu *gpu)
 {
 	c->engine = LLMSIM_ENGINE_TORCH;
@@ -274,8 +303,37 @@ enum llmsim_train_reject llmsim_train_check(const struct llmsim_model *m,
 	if (c->zero == 3 && c->pp > 1)
 		VIOLATE(LLMSIM_REJ_OPTION, "ZeRO-3 with pipeline parallelism is not supported "
 			"(parameters would be re-gathered every micro-batch of every stage)");
-	if (c->dtype != LLMSIM_DT_BF16 && c->dtype != LLMSIM_DT_FP8)
-		VIOLATE(LLMSIM_REJ_OPTION, "--dtype must be bf16 or fp8");
+	if ((unsigned)c->precision >= LLMSIM_PREC_COUNT)
+		VIOLATE(LLMSIM_REJ_OPTION, "unknown precision recipe (%d)", (int)c->precision);
+	else if (c->dtype != llmsim_precision_desc(c->precision)->gemm)
+		VIOLATE(LLMSIM_REJ_OPTION, "--precision %s runs its GEMMs in %s, not %s",
+			llmsim_precision_name(c->precision),
+			llmsim_dtype_name(llmsim_precision_desc(c->precision)->gemm),
+			llmsim_dtype_name(c->dtype) ? llmsim_dtype_name(c->dtype) : "?");
+	if ((unsigned)c->tp_overlap >= LLMSIM_TP_OVERLAP_COUNT)
+		VIOLATE(LLMSIM_REJ_OPTION, "unknown TP overlap (%d)", (int)c->tp_overlap);
+	else if (c->tp_overlap != LLMSIM_TP_OVERLAP_NONE && c->tp == 1)
+		VIOLATE(LLMSIM_REJ_OPTION, "--tp-overlap %s overlaps tensor-parallel "
+			"communication: it needs tp > 1", llmsim_tp_overlap_name(c->tp_overlap));
+	else if (c->tp_overlap != LLMSIM_TP_OVERLAP_NONE && !c->sequence_parallel)
+		VIOLATE(LLMSIM_REJ_OPTION, "--tp-overlap %s splits all-gathers and "
+			"reduce-scatters: it needs sequence parallelism (drop --no-sp)",
+			llmsim_tp_overlap_name(c->tp_overlap));
+	if ((unsigned)c->cp_comm >= LLMSIM_CP_COMM_COUNT)
+		VIOLATE(LLMSIM_REJ_OPTION, "unknown CP communication (%d)", (int)c->cp_comm);
+	else if (c->cp_comm != LLMSIM_CP_P2P && c->cp == 1)
+		VIOLATE(LLMSIM_REJ_OPTION, "--cp-comm %s is context parallelism's: it needs cp > 1",
+			llmsim_cp_comm_name(c->cp_comm));
+	else if (c->cp_comm == LLMSIM_CP_A2A && c->tp >= 1 && m->heads % c->tp == 0 &&
+		 (m->heads / c->tp) % c->cp)
+		VIOLATE(LLMSIM_REJ_HEADS, "--cp-comm a2a splits heads over CP: %d heads per TP "
+			"rank are not divisible by cp %d", m->heads / c->tp, c->cp);
+	else if (c->cp_comm != LLMSIM_CP_P2P && c->recipe == LLMSIM_RECIPE_LLAMA3)
+		VIOLATE(LLMSIM_REJ_OPTION, "the llama3 recipe all-gathers K and V for CP; "
+			"--cp-comm %s is Megatron-Core's", llmsim_cp_comm_name(c->cp_comm));
+	if ((unsigned)c->moe_dispatch >= LLMSIM_MOE_DISPATCH_COUNT)
+		VIOLATE(LLMSIM_REJ_OPTION, "unknown MoE dispatch (%d)", (int)c->moe_dispatch);
+	/* a dense model has no tokens to dispatch: the MoE options do nothing */
 	if (c->attn != LLMSIM_ATTN_NAIVE && c->attn != LLMSIM_ATTN_FLASH2 &&
 	    c->attn != LLMSIM_ATTN_FLASH3)
 		VIOLATE(LLMSIM_REJ_OPTION, "--attention must be naive, flash2 or flash3");

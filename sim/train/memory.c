@@ -190,6 +190,10 @@ double llmsim_train_act_layer_bytes(const struct llmsim_model *m,
 				    int dropout)
 {
 	const double e = 2; /* 16-bit activations */
+	/* a GEMM input saved for the weight gradient: its quantized copy
+	 * under a quantized precision recipe (the norm's and activation's own
+	 * inputs stay 16-bit) */
+	const double q = c->lora_rank > 0 ? e : llmsim_precision_saved_bytes(c->precision);
 	double t = c->tp;
 	double spd = (c->tp > 1 && c->sequence_parallel) ? t : 1; /* SP divisor */
 	double T = (double)c->micro_batch * (double)c->seq / c->cp; /* tokens here */
@@ -214,20 +218,23 @@ double llmsim_train_act_layer_bytes(const struct llmsim_model *m,
 		double dq = m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim;
 		qk = e * T * a_loc * dq * 2;
 		v = e * T * a_loc * m->mla.v_head_dim;
-		out_in = v;
+		out_in = q * T * a_loc * m->mla.v_head_dim;
 		/* latents the up-projections read */
-		latents = e * T * (m->mla.kv_lora_rank + m->mla.qk_rope_head_dim + m->mla.q_lora_rank);
+		latents = q * T * (m->mla.kv_lora_rank + m->mla.qk_rope_head_dim + m->mla.q_lora_rank);
 		if (RM(MLA_UP_PROJ)) /* q, k, v again from the latents */
 			qk = v = 0;
 	} else {
 		double kv_loc = m->kv_heads >= c->tp ? m->kv_heads / t : 1;
 		qk = e * T * (a_loc + kv_loc) * m->head_dim;
 		v = e * T * kv_loc * m->head_dim;
-		out_in = e * T * a_loc * m->head_dim;
+		out_in = q * T * a_loc * m->head_dim;
 	}
+	/* a norm's output: kept 16-bit where a module reads it (the router, a
+	 * recomputed module's input), its quantized copy where a GEMM does */
 	double norm_out = RM(LAYERNORM) ? 0 : e * T * h / spd;
+	double norm_q = RM(LAYERNORM) ? 0 : q * T * h / spd;
 	double attn = e * T * h / spd     /* norm input */
-		      + norm_out          /* QKV input (norm output) */
+		      + norm_q            /* QKV input (norm output) */
 		      + qk + v + out_in + latents
 		      + mask * T * h / spd; /* attention dropout mask */
 	if (!RM(CORE_ATTN)) {
@@ -240,20 +247,20 @@ double llmsim_train_act_layer_bytes(const struct llmsim_model *m,
 	/* MLP block */
 	double mlp = e * T * h / spd + mask * T * h / spd; /* norm input, dropout mask */
 	int gated = m->mlp == LLMSIM_MLP_GATED;
-	double per_ffn = gated ? 3 * e : 2 * e; /* act inputs + fc2 input, per ffn column */
+	double per_ffn = (gated ? 2 * e : e) + q; /* act inputs + fc2 input, per ffn column */
 	if (moe_layer) {
 		double fe = m->moe.expert_intermediate;
 		double Tr = T * m->moe.top_k * c->moe_imbalance; /* busiest rank */
 		/* moe_act: the activation's output (fc2's input) recomputed */
-		double per_exp = RM(MOE_ACT) ? per_ffn - e : per_ffn;
-		double moe = norm_out;                    /* router input */
+		double per_exp = RM(MOE_ACT) ? per_ffn - q : per_ffn;
+		double moe = norm_out;                    /* router input (bf16) */
 		moe += 4 * T * m->moe.experts;           /* router probabilities (fp32) */
-		moe += e * Tr * h + per_exp * Tr * fe / t; /* routed experts */
+		moe += q * Tr * h + per_exp * Tr * fe / t; /* routed experts */
 		if (m->moe.shared_experts > 0 && !RM(SHARED_EXPERTS))
 			moe += per_ffn * T * (double)m->moe.shared_experts * fe / t;
 		mlp += RM(MOE) ? norm_out : moe;
 	} else {
-		mlp += RM(MLP) ? norm_out : norm_out + per_ffn * T * m->intermediate / t;
+		mlp += RM(MLP) ? norm_out : norm_q + per_ffn * T * m->intermediate / t;
 	}
 #undef RM
 	return attn + mlp;
@@ -369,6 +376,23 @@ double train_fsdp_buffer_bytes(const struct llmsim_train_cfg *c, double layer_pa
 	return gather + grad;
 }
 
+/* quantized tensors of one layer's linears with scaling state: input,
+ * weight and output gradient of QKV, O, the MLP's two (MLA and MoE have
+ * more; the state is a few KB a tensor either way) */
+#define QUANT_TENSORS_PER_LAYER 12
+
+double train_quant_weight_bytes(const struct llmsim_gpu *gpu, const struct llmsim_train_cfg *c,
+				const struct train_params *p, double layers)
+{
+	const struct llmsim_precision_desc *d = llmsim_precision_desc(c->precision);
+	if (!d->quantized || c->lora_rank > 0)
+		return 0;
+	double held = c->zero >= 3 ? fmin(2, layers) : layers;
+	return held * p->layer * llmsim_precision_weight_bytes(c->precision,
+							       llmsim_precision_tn_only(gpu)) +
+	       layers * QUANT_TENSORS_PER_LAYER * d->state_bytes;
+}
+
 /* train_params_per_gpu and train_act_per_layer through the memo (NULL:
  * none); a hit is the very value a call gives. */
 static void params_memo(const struct train_geom *g, const struct llmsim_model *m,
@@ -405,12 +429,14 @@ static double act_memo(const struct train_geom *g, const struct llmsim_model *m,
 	if (!e->used || e->tp != c->tp || e->cp != c->cp || e->micro_batch != c->micro_batch ||
 	    e->recompute != (int)c->recompute || e->modules != c->recompute_modules ||
 	    e->method != (int)c->recompute_method || e->attn != (int)c->attn ||
+	    e->precision != (int)c->precision || e->lora != (c->lora_rank > 0) ||
 	    e->sp != c->sequence_parallel || e->seq != c->seq ||
 	    e->moe_imbalance != c->moe_imbalance) {
 		*e = (struct train_act_memo){
 			.used = 1, .tp = c->tp, .cp = c->cp, .micro_batch = c->micro_batch,
 			.recompute = c->recompute, .modules = c->recompute_modules,
-			.method = c->recompute_method, .attn = c->attn, .sp = c->sequence_parallel,
+			.method = c->recompute_method, .attn = c->attn,
+			.precision = c->precision, .lora = c->lora_rank > 0, .sp = c->sequence_parallel,
 			.seq = c->seq, .moe_imbalance = c->moe_imbalance};
 		e->per_layer = train_act_per_layer(g, m, c, &e->ad, &e->transient);
 	}
@@ -459,6 +485,8 @@ void train_memory(const struct train_geom *g, const struct llmsim_model *m,
 		if (c->recipe == LLMSIM_RECIPE_AMP && !fsdp) /* bf16 autocast copies of the weights */
 			other += 2 * (c->zero >= 3 ? 2 * p.layer : p.dense + p.expert);
 	}
+	mem->quant_weights_bytes = train_quant_weight_bytes(gpu, c, &p, train_stage_layers(m, c));
+	other += mem->quant_weights_bytes;
 	if (fsdp)
 		other += train_fsdp_buffer_bytes(c, p.layer);
 	else if (c->zero >= 3) /* gathered 16-bit layer + the prefetched next one */

@@ -57,6 +57,7 @@ struct rank_shared {
 	double per_layer, ad, transient; /* train_act_per_layer */
 	double T;                        /* tokens of a micro-batch on a GPU */
 	double other;                    /* buffers */
+	const struct llmsim_gpu *gpu;
 };
 
 static void rank_shared(const struct train_geom *g, const struct llmsim_model *m,
@@ -121,7 +122,8 @@ static void rank_memory(const struct train_geom *g, const struct llmsim_model *m
 	mem->act_per_layer_bytes = sh->ad;
 	mem->act_in_flight_layers = layers;
 	mem->activations_bytes = act;
-	mem->other_bytes = sh->other + train_fsdp_buffer_bytes(c, p.layer);
+	mem->quant_weights_bytes = train_quant_weight_bytes(sh->gpu, c, &p, rt->layers);
+	mem->other_bytes = sh->other + mem->quant_weights_bytes + train_fsdp_buffer_bytes(c, p.layer);
 	mem->total_bytes = mem->weights_bytes + mem->grads_bytes + mem->optimizer_bytes +
 			   mem->activations_bytes + mem->other_bytes;
 }
@@ -163,6 +165,7 @@ void train_memory_ranks(const struct train_geom *g, const struct llmsim_model *m
 	const struct train_pp_memo_entry *e = shape_terms(m, c, microbatches, memo, &local);
 	struct rank_shared sh;
 	rank_shared(g, m, c, &sh);
+	sh.gpu = gpu;
 	for (int i = 0; i < e->nranks; i++) {
 		struct llmsim_train_mem x;
 		rank_memory(g, m, c, &sh, &e->r[i], &x);

@@ -182,6 +182,7 @@ static void keep(struct search *s, const struct llmsim_train_cfg *c, const struc
 		.recompute = (uint8_t)c->recompute, .modules = (uint8_t)c->recompute_modules,
 		.chunks = (uint8_t)c->chunks,
 		.attn = (uint8_t)c->attn, .offload = (uint8_t)c->offload, .lora = (uint8_t)s->lora,
+		.cp_comm = (uint8_t)c->cp_comm,
 		.tight = (uint8_t)st->mem_tight,
 		.act_offload = c->offload_activations > 0
 				       ? (uint8_t)lround(100 * c->offload_activations)
@@ -373,9 +374,17 @@ static void search_layouts(struct search *s, const struct llmsim_plan_req *req,
 	int ntp = degrees(N, req->tp, dt);
 	for (int i = 0; i < ntp && !s->rc; i++) {
 		c->tp = dt[i];
+		/* the stack overlaps TP where there is TP */
+		c->tp_overlap = c->tp > 1 && c->sequence_parallel ? req->tp_overlap
+								  : LLMSIM_TP_OVERLAP_NONE;
 		int ncp = degrees(N / c->tp, req->cp, dc);
 		for (int j = 0; j < ncp && !s->rc; j++) {
 			c->cp = dc[j];
+			/* the stack's CP communication where there is CP (a2a:
+			 * where the heads split over it, else the ring) */
+			c->cp_comm = c->cp > 1 ? req->cp_comm : LLMSIM_CP_P2P;
+			if (c->cp_comm == LLMSIM_CP_A2A && (m->heads / c->tp) % c->cp)
+				c->cp_comm = LLMSIM_CP_P2P;
 			s->sh.n = 0; /* new (tp, cp): new layer shapes */
 			int npp = degrees(N / (c->tp * c->cp), req->pp, dpp);
 			for (int k = 0; k < npp && !s->rc; k++) {
@@ -417,6 +426,16 @@ static int check_req(const struct llmsim_train_ctx *ctx, const struct llmsim_pla
 	if (req->seq > LLMSIM_MAX_TOKENS)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "at most %d tokens per sequence, not %lld",
 				      LLMSIM_MAX_TOKENS, (long long)req->seq);
+	if ((unsigned)req->precision >= LLMSIM_PREC_COUNT ||
+	    req->dtype != llmsim_precision_desc(req->precision)->gemm)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "precision %s runs its GEMMs in %s, not %s",
+				      llmsim_precision_name(req->precision),
+				      llmsim_dtype_name(llmsim_precision_desc(req->precision)->gemm),
+				      llmsim_dtype_name(req->dtype) ? llmsim_dtype_name(req->dtype)
+								    : "?");
+	int prc = llmsim_precision_check(&ctx->gpu, req->precision, err);
+	if (prc)
+		return prc;
 	if (req->global_batch > LLMSIM_MAX_BATCH)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "at most %d sequences per step, not %lld",
 				      LLMSIM_MAX_BATCH, (long long)req->global_batch);
@@ -509,11 +528,15 @@ int llmsim_plan_run(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *
 	c->gpus = req->gpus;
 	c->seq = req->seq;
 	c->global_batch = out->global_batch;
-	c->dtype = req->dtype;
+	llmsim_train_cfg_precision(c, req->precision);
 	c->recipe = req->recipe;
 	c->moe_imbalance = req->moe_imbalance >= 1 ? req->moe_imbalance : 1;
 	c->uneven_pp = !req->even_pp;
 	plan_stack_base(req, c);
+	/* the request's communication (the CLI passes the stack's unless told) */
+	c->tp_overlap = req->tp_overlap;
+	c->moe_dispatch = ctx->model.has_moe ? req->moe_dispatch : LLMSIM_MOE_ALLTOALL;
+	c->moe_overlap = ctx->model.has_moe ? req->moe_overlap : 0;
 
 	/* full training, then (with a rank) LoRA */
 	struct llmsim_train_cfg work = *c;

@@ -71,7 +71,12 @@ struct llmsim_plan_req {
 	int gpus;
 	int64_t seq;
 	int64_t global_batch;        /* sequences per step; 0: llmsim_plan_batch_rule */
-	enum llmsim_dtype dtype;
+	enum llmsim_dtype dtype;     /* the GEMM type: precision's format */
+	enum llmsim_precision_recipe precision;
+	enum llmsim_tp_overlap tp_overlap;
+	enum llmsim_moe_dispatch moe_dispatch;
+	int moe_overlap;
+	enum llmsim_cp_comm cp_comm; /* where cp > 1 and the heads allow it (a2a) */
 	enum llmsim_recipe recipe;
 	int lora_rank;               /* > 0: LoRA at this rank is searched beside full training */
 	double moe_imbalance;

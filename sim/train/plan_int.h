@@ -16,6 +16,7 @@ struct plan_entry {
 	double rank_tps;             /* what it is ranked by (plan_rank_tps) */
 	int32_t tp, pp, cp, ep;
 	uint8_t zero, micro_batch, recompute, modules, chunks, attn, offload, lora;
+	uint8_t cp_comm;
 	uint8_t act_offload;         /* percent of the saved activations in host memory */
 	uint8_t tight;               /* within the memory model's error of the HBM */
 };

@@ -159,6 +159,8 @@ static void mask_phrase(uint32_t mask, char *buf, size_t n)
 	}
 }
 
+static int stacks_having(int f, int p, char *buf, size_t n);
+
 int llmsim_stack_launches(const struct llmsim_stack_def *s, const struct llmsim_model *m,
 			  const struct llmsim_train_cfg *c, char *why, size_t nwhy, int *missing)
 {
@@ -173,6 +175,17 @@ int llmsim_stack_launches(const struct llmsim_stack_def *s, const struct llmsim_
 		if (why)
 			snprintf(why, nwhy, "the %s stack cannot launch %s ('%s')", s->name,
 				 phrases[f], llmsim_feature_names[f]);
+		return -1;
+	}
+	if (!(s->precisions & BIT(c->precision))) {
+		if (why) {
+			char names[256];
+			stacks_having(-1, (int)c->precision, names, sizeof names);
+			snprintf(why, nwhy, "the %s stack does not run the %s precision recipe "
+				 "(launch.precision); %s%s", s->name,
+				 llmsim_precision_name(c->precision),
+				 names[0] ? "stacks that do: " : "no shipped stack does", names);
+		}
 		return -1;
 	}
 	if (c->recompute == LLMSIM_RECOMP_MODULES && (c->recompute_modules & ~s->modules)) {
@@ -198,7 +211,7 @@ int llmsim_stack_launches(const struct llmsim_stack_def *s, const struct llmsim_
 /* ---- the shipped stacks that have a feature ---- */
 
 struct having {
-	int feature;
+	int feature, precision; /* the one asked about; the other -1 */
 	char *buf;
 	size_t n, len;
 	int count;
@@ -209,7 +222,8 @@ static void add_having(const char *path, void *ctx)
 	struct having *h = ctx;
 	struct llmsim_stack_def s;
 	struct llmsim_err e = {0};
-	if (llmsim_stack_load(path, &s, &e) || !(s.features & BIT(h->feature)))
+	if (llmsim_stack_load(path, &s, &e) ||
+	    !(h->feature >= 0 ? s.features & BIT(h->feature) : s.precisions & BIT(h->precision)))
 		return;
 	if (h->len < h->n) {
 		int w = snprintf(h->buf + h->len, h->n - h->len, "%s%s", h->count ? ", " : "",
@@ -220,14 +234,22 @@ static void add_having(const char *path, void *ctx)
 	h->count++;
 }
 
+/* The shipped stacks with feature f (or, f < 0, precision recipe p), as
+ * "a, b" into buf. */
+static int stacks_having(int f, int p, char *buf, size_t n)
+{
+	struct having h = {.feature = f, .precision = p, .buf = buf, .n = n};
+	buf[0] = 0;
+	struct llmsim_err e = {0};
+	llmsim_stack_list(add_having, &h, &e);
+	return h.count;
+}
+
 void llmsim_stack_lacks(const struct llmsim_stack_def *s, enum llmsim_feature f, char *why,
 			size_t nwhy)
 {
 	char names[256];
-	struct having h = {.feature = f, .buf = names, .n = sizeof names};
-	names[0] = 0;
-	struct llmsim_err e = {0};
-	llmsim_stack_list(add_having, &h, &e);
+	struct having h = {.count = stacks_having((int)f, -1, names, sizeof names)};
 	snprintf(why, nwhy, "the %s stack cannot launch %s ('%s'); %s%s", s->name,
 		 llmsim_feature_phrase(f), llmsim_feature_names[f],
 		 h.count ? "stacks with it: " : "no shipped stack has it", names);
@@ -277,6 +299,10 @@ static const struct llmsim_yfield overlap_fields[] = {
 	{.key = "moe", .type = LLMSIM_YF_BOOL, .offset = offsetof(struct llmsim_stack_def, overlap_moe)},
 	{.key = "tp", .type = LLMSIM_YF_ENUM, .offset = offsetof(struct llmsim_stack_def, tp_overlap),
 	 .names = tp_overlap_names},
+	{.key = "cp_comm", .type = LLMSIM_YF_ENUM, .offset = offsetof(struct llmsim_stack_def, cp_comm),
+	 .names = llmsim_cp_comm_names},
+	{.key = "moe_dispatch", .type = LLMSIM_YF_ENUM,
+	 .offset = offsetof(struct llmsim_stack_def, moe_dispatch), .names = llmsim_moe_dispatch_names},
 };
 
 #define ALLOW(k, r, req)                                                                   \
@@ -443,6 +469,13 @@ static int load_tree(const struct llmsim_ynode *root, void *obj, const char *pat
 	    (rc = name_seq(v, llmsim_recompute_module_names, LLMSIM_RM_COUNT, "recompute module",
 			   path, &s->modules, err)))
 		return rc;
+	/* recipes: bf16, and fp8-delayed where it launches fp8, unless listed */
+	s->precisions = BIT(LLMSIM_PREC_BF16) |
+			(s->features & BIT(LLMSIM_FEAT_FP8) ? BIT(LLMSIM_PREC_FP8_DELAYED) : 0);
+	if ((v = llmsim_ymap_get(launch, "precision")) &&
+	    (rc = name_seq(v, llmsim_precision_names, LLMSIM_PREC_COUNT, "precision recipe", path,
+			   &s->precisions, err)))
+		return rc;
 	if ((v = llmsim_ymap_get(launch, "refuse")) && (rc = load_refusals(v, s, path, err)))
 		return rc;
 	if ((rc = llmsim_ymap_check_unused(launch, path, "launch", err)))
@@ -498,4 +531,19 @@ void llmsim_stack_apply(const struct llmsim_stack_def *s, struct llmsim_train_cf
 	c->fsdp = s->fsdp;
 	c->allow = s->allow;
 	snprintf(c->stack_name, sizeof c->stack_name, "%s", s->name);
+	c->tp_overlap = c->tp > 1 && c->sequence_parallel ? (enum llmsim_tp_overlap)s->tp_overlap
+							   : LLMSIM_TP_OVERLAP_NONE;
+	c->cp_comm = s->cp_comm; /* llmsim_stack_cp_comm narrows it to a layout */
+	if (c->cp <= 1)
+		c->cp_comm = LLMSIM_CP_P2P;
+	c->moe_dispatch = s->moe_dispatch;
+	c->moe_overlap = s->overlap_moe;
+}
+
+enum llmsim_cp_comm llmsim_stack_cp_comm(enum llmsim_cp_comm want, const struct llmsim_model *m,
+					 const struct llmsim_train_cfg *c)
+{
+	if (c->cp <= 1 || (want == LLMSIM_CP_A2A && (m->heads / c->tp) % c->cp))
+		return LLMSIM_CP_P2P;
+	return want;
 }

@@ -78,6 +78,10 @@ struct llmsim_stack_def {
 	 * communication work's; these say what the stack does) */
 	int overlap_grad_reduce, overlap_param_gather, overlap_moe;
 	int tp_overlap;               /* 0 none, 1 bulk, 2 userbuffers (NAMES.md) */
+	enum llmsim_cp_comm cp_comm;  /* CP's exchange where cp > 1 (overlaps.cp_comm) */
+	enum llmsim_moe_dispatch moe_dispatch; /* MoE token dispatch (overlaps.moe_dispatch) */
+	uint32_t precisions;          /* the precision recipes it runs (launch.precision),
+				       * bit (1u << enum llmsim_precision_recipe) */
 	struct llmsim_train_allow allow;
 };
 
@@ -96,8 +100,19 @@ int llmsim_stack_list(void (*fn)(const char *path, void *ctx), void *ctx, struct
 
 /* The stack's program, recipe, sharding kind (what ZeRO-2/3 runs as),
  * allowances and name into c (what a stack decides; the layout is left
- * alone). */
+ * alone), and its communication as c's layout has it: the TP overlap where
+ * tp > 1 with sequence parallelism (Megatron asserts SP for
+ * --tp-comm-overlap), the CP exchange where cp > 1 (a2a only where the
+ * heads split over CP, else the ring), the MoE dispatch and its overlap.
+ * Call it after c's tp, cp and sequence_parallel are set (the planner
+ * sets them again for each layout it searches). The precision recipe is
+ * the caller's (llmsim_train_cfg_precision); llmsim_stack_launches checks
+ * that the stack runs it. */
 void llmsim_stack_apply(const struct llmsim_stack_def *s, struct llmsim_train_cfg *c);
+/* The stack's CP exchange for c's layout (the ring where cp is 1, or where
+ * a2a does not divide the heads). */
+enum llmsim_cp_comm llmsim_stack_cp_comm(enum llmsim_cp_comm want, const struct llmsim_model *m,
+					 const struct llmsim_train_cfg *c);
 
 /* The features configuration c of model m needs, as a mask (the fsdp kind
  * counts only at ZeRO 2 and 3). */

@@ -474,6 +474,17 @@ void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_trai
 	}
 	mb->chunks = c->schedule == LLMSIM_SCHED_INTERLEAVED ? c->chunks : 1;
 	mb->p2p_s = c->pp > 1 ? mb->chunks * sc->p2p_s : 0;
+	if (mb->p2p_s > 0 && c->stack == LLMSIM_STACK_CORE &&
+	    c->schedule == LLMSIM_SCHED_INTERLEAVED) {
+		/* Megatron-Core overlaps the interleaved schedule's sends with
+		 * the next model chunk's compute (overlap_p2p_comm, on with
+		 * virtual stages: --no-overlap-p2p-communication turns it off),
+		 * as Meta's stack does (Dubey et al. 2024 Sec. 3.3.2:
+		 * "asynchronous point-to-point communication in PP"): a send is
+		 * exposed only beyond the chunk beside it */
+		double v = mb->chunks;
+		mb->p2p_s = 0.5 * v * (fmax(0, sc->p2p_s - cf / v) + fmax(0, sc->p2p_s - cb / v));
+	}
 	mb->compute_fwd_s = cf, mb->compute_bwd_s = cb;
 	mb->tp_fwd_s = tpf, mb->tp_bwd_s = tpb, mb->ep_fwd_s = epf, mb->ep_bwd_s = epb, mb->cp_fwd_s = cpf, mb->cp_bwd_s = cpb;
 	mb->z3_fwd_s = z3f, mb->z3_bwd_s = z3b, mb->z3_fwd_off_s = z3f_off, mb->z3_bwd_off_s = z3b_off;
@@ -499,6 +510,24 @@ void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_trai
 		mb->bwd_s = cb + tpb + cpb + z3b;
 		mb->bubble_s = llmsim_train_dualpipe_bubble_s(c->pp, mb->fwd_s + mb->bwd_s + mb->pair_exposed_s,
 							    mb->bwd_s, w);
+	} else if (c->moe_overlap && epf + epb > 0) {
+		/* the 1F1B overlap of MoE (Megatron-Core's
+		 * --overlap-moe-expert-parallel-comm): one micro-batch's forward
+		 * runs beside another's backward, layer by layer, so each one's
+		 * exchanges hide behind the other's compute, which meanwhile
+		 * runs on the SMs the exchange leaves (DeepEP's num_sms, or
+		 * NCCL's channels); what the pair's compute cannot cover stays
+		 * exposed, split between the two as their exchanges are */
+		double comm_sms = c->moe_dispatch == LLMSIM_MOE_DEEPEP
+					  ? TRAIN_DEEPEP_SMS
+					  : ctx->gpu.param[LLMSIM_PARAM_COLLECTIVE_MAX_CHANNELS];
+		double frac = ctx->gpu.sms > 0 ? fmin(1, comm_sms / ctx->gpu.sms) : 0;
+		double ep = epf + epb, comp = cf + cb;
+		double x = fmax(0, ep - comp) + frac * fmin(ep, comp);
+		mb->ep_fwd_s = epf * x / ep, mb->ep_bwd_s = epb * x / ep;
+		mb->fwd_s = cf + tpf + mb->ep_fwd_s + cpf + z3f + mb->p2p_s;
+		mb->bwd_s = cb + tpb + mb->ep_bwd_s + cpb + z3b + mb->p2p_s;
+		mb->bubble_s = (c->pp - 1) / mb->chunks * (mb->fwd_s + mb->bwd_s);
 	}
 }
 
@@ -547,7 +576,13 @@ static void combine_time(struct llmsim_train_ctx *ctx, const struct llmsim_train
 	double ls = mb->layers;
 	t->fwd_mb_s = mb->fwd_s;
 	t->bwd_mb_s = mb->bwd_s;
-	t->compute_s = m * (mb->compute_fwd_s + mb->compute_bwd_s);
+	/* the weights' quantize, once a step for every layer of the stage */
+	const struct layer_cost *D = &sc->dense, *M = &sc->moe;
+	double ld = mb->dense_layers, lm = mb->moe_layers;
+	t->compute_s = m * (mb->compute_fwd_s + mb->compute_bwd_s) + ld * D->per_step_s +
+		       lm * M->per_step_s;
+	t->quantize_s = m * (ld * D->quant_s + lm * M->quant_s) + ld * D->per_step_s +
+			lm * M->per_step_s;
 	t->tp_exposed_s = m * (mb->tp_fwd_s + mb->tp_bwd_s);
 	t->ep_exposed_s = m * (mb->ep_fwd_s + mb->ep_bwd_s + mb->pair_exposed_s);
 	t->cp_exposed_s = m * (mb->cp_fwd_s + mb->cp_bwd_s);
@@ -659,6 +694,9 @@ int llmsim_train_simulate(struct llmsim_train_ctx *ctx, const struct llmsim_trai
 {
 	if (llmsim_train_check(&ctx->model, c, err) != LLMSIM_REJ_NONE)
 		return LLMSIM_EINVAL;
+	int rc = llmsim_precision_check(&ctx->gpu, c->precision, err);
+	if (rc)
+		return rc;
 	if (c->offload != LLMSIM_OFFLOAD_NONE && !ctx->gpu.has_host)
 		return llmsim_err_set(err, LLMSIM_EINVAL,
 				      "--offload needs the host of a node: %s has no 'host:' section",
@@ -671,7 +709,7 @@ int llmsim_train_simulate(struct llmsim_train_ctx *ctx, const struct llmsim_trai
 		return train_torch_simulate(ctx, c, r, err);
 	struct shape_cost sc;
 	struct dp_cost dc;
-	int rc = train_shape_cost(ctx, c, &sc, err);
+	rc = train_shape_cost(ctx, c, &sc, err);
 	if (!rc)
 		rc = train_dp_cost(ctx, c, &dc, err);
 	if (rc)

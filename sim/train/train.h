@@ -154,6 +154,30 @@ enum llmsim_offload { LLMSIM_OFFLOAD_NONE, LLMSIM_OFFLOAD_OPTIMIZER, LLMSIM_OFFL
  * An overlapped collective shares the SMs: its NCCL channels (one block
  * each) leave the GEMM it hides behind (sms - channels) of the SMs, for
  * the old stacks, whose GEMMs take every SM. */
+/* How tensor-parallel collectives overlap the GEMMs beside them
+ * (`--tp-overlap`; Megatron-Core's --tp-comm-overlap with Transformer
+ * Engine's userbuffers, transformer_engine/pytorch/module/base.py
+ * initialize_ub and its default configs):
+ *   none         no userbuffers: the stack's own policy (core: a column
+ *                point's backward collective behind the weight-gradient
+ *                GEMM, Megatron's asynchronous TP communication; the rest
+ *                exposed);
+ *   bulk         TE's bulk overlaps: the column point's backward
+ *                reduce-scatter behind the weight gradient and its
+ *                sequence-parallel re-all-gather behind the data gradient,
+ *                each on its own SMs (num_sm 16 by default);
+ *   userbuffers  bulk, and the forward all-gather split into a ring
+ *                exchange inside the column linear's forward GEMM
+ *                (qkv_fprop, fc1_fprop: tp steps, one SM, copy engines),
+ *                the forward reduce-scatter pipelined with the row linear's
+ *                forward GEMM (proj_fprop, fc2_fprop: 4 chunks, 16 SMs),
+ *                the backward all-gather as a ring exchange inside the row
+ *                linear's data gradient (proj_dgrad, fc2_dgrad). */
+enum llmsim_tp_overlap { LLMSIM_TP_OVERLAP_NONE, LLMSIM_TP_OVERLAP_BULK,
+			 LLMSIM_TP_OVERLAP_UB, LLMSIM_TP_OVERLAP_COUNT };
+extern const char *const llmsim_tp_overlap_names[]; /* none, bulk, userbuffers; NULL */
+const char *llmsim_tp_overlap_name(enum llmsim_tp_overlap o);
+
 enum llmsim_ddp { LLMSIM_DDP_STACK, LLMSIM_DDP_TORCH, LLMSIM_DDP_LOCAL, LLMSIM_DDP_COUNT };
 enum llmsim_stack { LLMSIM_STACK_CORE, LLMSIM_STACK_MEGATRON_2021, LLMSIM_STACK_MEGATRON_2022,
 		    LLMSIM_STACK_COUNT };
@@ -183,7 +207,17 @@ struct llmsim_train_cfg {
 	enum llmsim_recompute recompute;
 	enum llmsim_pp_sched schedule;
 	int chunks;                     /* interleaved: model chunks per stage (v) */
-	enum llmsim_dtype dtype;        /* matmul type: bf16 or fp8 */
+	enum llmsim_dtype dtype;        /* the linear layers' GEMM type: the precision
+					 * recipe's format (llmsim_train_cfg_precision) */
+	enum llmsim_precision_recipe precision; /* sim/precision.h (default bf16) */
+	enum llmsim_tp_overlap tp_overlap; /* userbuffers overlap of TP (default none) */
+	enum llmsim_moe_dispatch moe_dispatch; /* MoE token dispatch (default alltoall) */
+	enum llmsim_cp_comm cp_comm;    /* CP as a ring, all-to-all or both (default p2p) */
+	int moe_overlap;                /* 1: the EP exchanges of one micro-batch overlap
+					 * another's compute (Megatron-Core's
+					 * --overlap-moe-expert-parallel-comm, the 1F1B
+					 * overlap of MoE; DeepSeek-V3's DualPipe pairs) on
+					 * the SMs the exchange leaves */
 	enum llmsim_recipe recipe;
 	enum llmsim_attn_impl attn;
 	int lora_rank;                  /* 0: full fine-tuning / pre-training */
@@ -241,6 +275,9 @@ struct llmsim_train_cfg {
  * no offload, no DPU, the fused engine in its own load on trained data. */
 void llmsim_train_cfg_init(struct llmsim_train_cfg *c);
 
+/* Set c's precision recipe and with it the GEMM type (dtype). */
+void llmsim_train_cfg_precision(struct llmsim_train_cfg *c, enum llmsim_precision_recipe p);
+
 /* c as the torch engine runs calib/torch/steps_train.py on gpu: engine
  * torch, the amp recipe, attention as PyTorch's SDPA dispatches it
  * (llmsim_train_sdpa), one micro-batch a step (global batch = micro-batch). */
@@ -294,6 +331,8 @@ struct llmsim_train_mem {
 	double act_per_layer_bytes;     /* one micro-batch, one layer (dense) */
 	double act_in_flight_layers;    /* layer-activations held (pipeline) */
 	double fragmentation_bytes;     /* part of other_bytes */
+	double quant_weights_bytes;     /* part of other_bytes: the precision recipe's
+					 * quantized weight copies and scaling state */
 	double act_offloaded_bytes;     /* activations kept in host memory
 					 * (--offload-activations; not in total_bytes) */
 	int pp_rank;                    /* the pipeline rank it is of: -1 the closed
@@ -400,6 +439,8 @@ struct llmsim_train_time {
 	double comm_exposed_s;  /* communication not hidden behind compute */
 	double bubble_s;        /* pipeline fill and drain */
 	double optimizer_s;     /* optimizer step (after the last backward) */
+	double quantize_s;      /* part of compute_s: the precision recipe's quantize and
+				 * amax kernels (their weights' once a step) */
 	double step_s;
 	/* details */
 	double fwd_mb_s, bwd_mb_s;  /* one micro-batch through the slowest stage */

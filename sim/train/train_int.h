@@ -20,6 +20,15 @@
 					* "only 20 SMs are sufficient to fully utilize
 					* the bandwidths of IB and NVLink") */
 
+/* Transformer Engine's userbuffers defaults (transformer_engine/pytorch/
+ * module/base.py, initialize_ub: num_sm 16 and num_splits 4 for the
+ * pipelined and bulk methods; one SM for a ring exchange, which moves its
+ * chunks with the copy engines) */
+#define TRAIN_UB_SMS 16
+#define TRAIN_UB_SPLITS 4
+/* SMs DeepEP's normal kernels take (deep_ep.Buffer.num_sms, default 20) */
+#define TRAIN_DEEPEP_SMS 20
+
 /* Offload allowances and rates (stated assumptions, see step.c). */
 #define TRAIN_HOST_RANK_BYTES 4.0e9    /* host memory of one training process:
 					* PyTorch + CUDA runtime + pinned staging */
@@ -93,6 +102,14 @@ struct train_params {
 };
 void train_params_per_gpu(const struct train_geom *g, const struct llmsim_model *m,
 			  const struct llmsim_train_cfg *c, struct train_params *p);
+
+/* The precision recipe's quantized weight copies and scaling state
+ * (sim/precision.h) a rank holds through the step: every linear weight of
+ * its `layers` layers (ZeRO-3: the two layers gathered at a time), p.layer
+ * parameters each; 0 for bf16 and LoRA (frozen weights are not quantized
+ * here). */
+double train_quant_weight_bytes(const struct llmsim_gpu *gpu, const struct llmsim_train_cfg *c,
+				const struct train_params *p, double layers);
 
 /* A layer's saved activations, one micro-batch (the mean of dense and MoE
  * layers); *dense the dense layer's, *transient the layer full
@@ -175,7 +192,7 @@ struct train_pp_memo_entry {
  * every field train_params_per_gpu reads (an entry per chunks & 7: the
  * innermost loops change the chunks). */
 struct train_act_memo {
-	int used, tp, cp, micro_batch, recompute, method, attn, sp;
+	int used, tp, cp, micro_batch, recompute, method, attn, precision, lora, sp;
 	unsigned modules;
 	int64_t seq;
 	double moe_imbalance;
@@ -228,13 +245,18 @@ int train_price(struct llmsim_train_ctx *ctx, const struct llmsim_op *op, struct
 struct layer_cost {
 	double fwd_s, bwd_s;          /* kernels (bwd without recompute) */
 	double wgrad_s;               /* the weight-gradient GEMMs of bwd_s */
+	double per_step_s;            /* kernels once a step, not a micro-batch (the
+				       * weights' quantize: LLMSIM_GN_PER_STEP) */
+	double quant_s;               /* a micro-batch's quantize and amax kernels (in
+				       * fwd_s and bwd_s) */
 	double attn_core_fwd_s;       /* selective recompute re-runs this */
 	double fwd_flops, bwd_flops, attn_core_fwd_flops; /* model (balanced) */
 	double mod_fwd_s[LLMSIM_RM_COUNT];     /* forward kernels of each recompute module
 						* (the MoE layer's with its dispatch) */
 	double mod_fwd_flops[LLMSIM_RM_COUNT];
 	double tp_fwd_s, tp_bwd_s;    /* TP collectives (exposed) */
-	double tp_bwd_hidden_s;       /* backward TP collectives behind weight-gradient GEMMs */
+	double tp_bwd_hidden_s;       /* backward TP collectives behind GEMMs */
+	double tp_fwd_hidden_s;       /* forward TP collectives inside GEMMs (userbuffers) */
 	double ep_fwd_s, ep_bwd_s;    /* all-to-all (exposed) */
 	double cp_fwd_exposed_s, cp_bwd_exposed_s; /* ring beyond attention */
 	double cp_fwd_hidden_s, cp_bwd_hidden_s;   /* ring behind attention */
@@ -256,6 +278,19 @@ struct shape_cost {
  * GEMM plus `contention` of the overlapped time (the SMs the collective's
  * channels take from the GEMM). */
 double train_tp_overlap_s(double t, double gemm, int hide, double contention);
+
+/* The CP ranks of one all-to-all group: cp for a2a; for a2a+p2p the
+ * most that, tp ranks apart, fit one NVLink domain of gpn GPUs (a
+ * divisor of cp); 1 for p2p. */
+int train_cp_a2a_size(int gpn, const struct llmsim_train_cfg *c);
+
+/* The exposed part of a TP collective of time t that userbuffers split
+ * inside a GEMM of time gemm in `steps` chunks: a ring exchange (ring:
+ * the first chunk local, steps - 1 transfers each beside one chunk's
+ * GEMM) or a pipeline (each chunk's reduce-scatter beside the next
+ * chunk's GEMM, the last one's after them). The SMs it takes are the
+ * caller's. */
+double train_ub_exposed_s(double t, double gemm, int steps, int ring);
 
 /* Of an overlapped collective's overlapped time, what the GEMMs beside it
  * lose to the SMs its NCCL channels take (collective_max_channels / sms,

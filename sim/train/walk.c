@@ -42,8 +42,12 @@ void train_graph_cfg(const struct llmsim_train_ctx *ctx, const struct llmsim_tra
 	g->ep_in_tp = 0; /* EP over the data-parallel ranks */
 	g->tp_nodes = llmsim_group_nodes(gpn, c->tp, 1);
 	g->ep_nodes = llmsim_group_nodes(gpn, c->ep, c->tp);
-	/* ring neighbours sit tp ranks apart */
-	g->cp_nodes = llmsim_group_nodes(gpn, 2, c->tp) > 1 ? 2 : 1;
+	/* all-to-all CP over the CP ranks of an NVLink domain (a2a+p2p) or all
+	 * of them (a2a); ring neighbours sit tp x that many ranks apart */
+	g->cp_comm = c->cp_comm;
+	g->cp_a2a = train_cp_a2a_size(gpn, c);
+	g->cp_a2a_nodes = llmsim_group_nodes(gpn, g->cp_a2a, c->tp);
+	g->cp_nodes = llmsim_group_nodes(gpn, 2, c->tp * g->cp_a2a) > 1 ? 2 : 1;
 	if (c->recipe == LLMSIM_RECIPE_LLAMA3) { /* all-gather CP: the whole group */
 		g->cp_allgather = 1;
 		g->cp_nodes = llmsim_group_nodes(gpn, c->cp, c->tp);
@@ -51,9 +55,16 @@ void train_graph_cfg(const struct llmsim_train_ctx *ctx, const struct llmsim_tra
 	/* consecutive stages sit tp * cp * dp ranks apart */
 	g->pp_nodes = c->tp * c->cp * c->dp >= gpn ? 2 : 1;
 	g->pp_scatter = c->stack != LLMSIM_STACK_CORE;
-	g->sp_regather = c->stack == LLMSIM_STACK_MEGATRON_2022;
+	/* TE's bulk overlap re-gathers the sequence-parallel input of a column
+	 * linear for its weight gradient beside the data gradient */
+	g->sp_regather = c->stack == LLMSIM_STACK_MEGATRON_2022 ||
+			 c->tp_overlap != LLMSIM_TP_OVERLAP_NONE;
 	g->math = g->weights = c->dtype;
 	g->act = llmsim_graph_act_dtype(c->dtype);
+	g->precision = c->precision;
+	g->quant_copies = llmsim_precision_copies(c->precision,
+						  llmsim_precision_tn_only(&ctx->gpu));
+	g->moe_dispatch = c->moe_dispatch;
 	g->attn = c->attn;
 	g->micro_batch = c->micro_batch;
 	g->seq = c->seq;
@@ -106,6 +117,11 @@ static struct layer_cost *cost_of(struct shape_cost *sc, enum llmsim_gsec s)
 struct tp_policy {
 	int hide;
 	double contention; /* of the overlapped time, added */
+	enum llmsim_tp_overlap ub;
+	int tp;            /* ring-exchange steps */
+	double ub_sms_frac; /* pipelined and bulk overlaps: the SMs they take (num_sm) over
+			     * the GPU's */
+	double ring_sms_frac; /* ring exchange: its one SM over the GPU's */
 };
 
 double train_overlap_contention(const struct llmsim_gpu *gpu, const struct llmsim_train_cfg *c)
@@ -120,6 +136,28 @@ static void tp_policy_of(const struct llmsim_train_ctx *ctx, const struct llmsim
 {
 	p->hide = c->stack != LLMSIM_STACK_MEGATRON_2021;
 	p->contention = p->hide ? train_overlap_contention(&ctx->gpu, c) : 0;
+	p->ub = c->tp_overlap;
+	p->tp = c->tp;
+	double sms = ctx->gpu.sms > 0 ? ctx->gpu.sms : 1;
+	p->ub_sms_frac = fmin(1, TRAIN_UB_SMS / sms);
+	p->ring_sms_frac = fmin(1, 1 / sms);
+	if (p->ub != LLMSIM_TP_OVERLAP_NONE) /* the bulk overlaps take their own SMs */
+		p->hide = 1, p->contention = p->ub_sms_frac;
+}
+
+double train_ub_exposed_s(double t, double gemm, int steps, int ring)
+{
+	if (!(t > 0))
+		return 0;
+	if (steps < 2 || !(gemm > 0))
+		return t;
+	double g = gemm / steps;
+	if (ring) /* the first chunk is local; steps - 1 transfers, one per later chunk */
+		return (steps - 1) * fmax(0, t / (steps - 1) - g);
+	/* pipelined: chunk i's reduce-scatter beside chunk i+1's GEMM, the last
+	 * one's after every GEMM */
+	double r = t / steps;
+	return g + (steps - 1) * fmax(g, r) + r - gemm;
 }
 
 /* The exposed time of a collective of time t beside a GEMM of time gemm. */
@@ -172,7 +210,19 @@ static void accumulate(const struct llmsim_graph *g, const struct train_priced *
 			continue;
 		int fwd = n->phase == LLMSIM_PH_FWD;
 		double t = pr[i].t, hidden = n->hides >= 0 ? pr[n->hides].t : 0;
-		if (n->role & LLMSIM_GN_TP) {
+		int ub = pol->ub == LLMSIM_TP_OVERLAP_UB && n->ub >= 0;
+		if ((n->role & LLMSIM_GN_TP) && ub) {
+			/* userbuffers: the collective split inside its GEMM; a
+			 * row point's forward reduce-scatter pipelined, the
+			 * all-gathers a ring exchange */
+			int ring = n->op.u.coll.kind == LLMSIM_COLL_ALLGATHER;
+			double g = pr[n->ub].t;
+			double x = train_ub_exposed_s(t, g, ring ? pol->tp : TRAIN_UB_SPLITS, ring) +
+				   (ring ? pol->ring_sms_frac : pol->ub_sms_frac) * fmin(t, g);
+			lc->tp_bytes += pr[i].link_bytes;
+			*(fwd ? &lc->tp_fwd_s : &lc->tp_bwd_s) += x;
+			*(fwd ? &lc->tp_fwd_hidden_s : &lc->tp_bwd_hidden_s) += fmax(0, t - x);
+		} else if (n->role & LLMSIM_GN_TP) {
 			lc->tp_bytes += pr[i].link_bytes;
 			if (fwd)
 				lc->tp_fwd_s += t;
@@ -192,7 +242,11 @@ static void accumulate(const struct llmsim_graph *g, const struct train_priced *
 			lc->cp_bytes += n->op.u.coll.bytes * n->count;
 			*(fwd ? &lc->cp_fwd_exposed_s : &lc->cp_bwd_exposed_s) += fmax(0, t - hidden);
 			*(fwd ? &lc->cp_fwd_hidden_s : &lc->cp_bwd_hidden_s) += fmin(t, hidden);
+		} else if (n->role & LLMSIM_GN_PER_STEP) {
+			lc->per_step_s += t;
 		} else if (fwd) {
+			if (n->role & LLMSIM_GN_QUANT)
+				lc->quant_s += t;
 			lc->fwd_s += t;
 			lc->fwd_flops += pr[i].flops;
 			if (n->role & LLMSIM_GN_ATTN) {
@@ -206,6 +260,8 @@ static void accumulate(const struct llmsim_graph *g, const struct train_priced *
 					lc->mod_fwd_flops[k] += pr[i].flops;
 				}
 		} else {
+			if (n->role & LLMSIM_GN_QUANT)
+				lc->quant_s += t;
 			lc->bwd_s += t;
 			lc->bwd_flops += pr[i].flops;
 			if (n->role & LLMSIM_GN_WGRAD)
