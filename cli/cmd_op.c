@@ -18,7 +18,10 @@
 #include "common.h"
 
 static const char *const pass_choices[] = {"fwd", "bwd", "fwdbwd", NULL};
-static const char *const attn_choices[] = {"naive", "flash1", "flash2", "flash3", NULL};
+static const char *const attn_choices[] = {"naive", "flash1", "flash2", "flash3", "sdpa_math",
+					   "sdpa_math_bf16", "hf_eager", NULL};
+_Static_assert(sizeof attn_choices / sizeof attn_choices[0] == LLMSIM_ATTN_IMPL_COUNT + 1,
+	       "attention impls, in enum order");
 static const char *const dec_choices[] = {"naive", "flash2", "flashdecoding", "paged", NULL};
 static const char *const ew_choices[] = {"add", "mul", "silu_mul", "gelu", "rmsnorm",
 	"layernorm", "softmax", "rope", "embedding", "cross_entropy", "copy", "adamw", NULL};
@@ -32,7 +35,8 @@ static const char op_about[] =
 	"time and what bounds it.\n\n"
 	"kinds:\n"
 	"  gemm         --m M --n N --k K [--batch B] [--b-dtype int4]\n"
-	"  attention    --impl naive|flash1|flash2|flash3 --batch B --heads H --seq S\n"
+	"  attention    --impl naive|flash1|flash2|flash3|sdpa_math|sdpa_math_bf16|hf_eager\n"
+	"               --batch B --heads H --seq S\n"
 	"               --head-dim D [--kv-heads G] [--kv-seq L] [--causal] [--pass P]\n"
 	"  decode       --impl naive|flash2|flashdecoding|paged --batch B --heads H\n"
 	"               --kv-heads G --kv-len L --head-dim D [--q-len 1]\n"
