@@ -238,7 +238,8 @@ static int torch_softmax_threads(double H, double e, int ws)
  * - PyTorch's layer and RMS norms (layer_norm_kernel.cu,
  *   vectorized_layer_norm_kernel): the statistics loop reads the row, the
  *   normalizing loop reads it again.
- * The re-reads hit L2 as far as the rows in flight fit it (row_pass). */
+ * PyTorch's re-reads hit L2 as far as the rows in flight fit it (add_pass);
+ * llmsim's own kernel is priced as fitted, its re-read from DRAM. */
 static double row_rereads(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, double H,
 			  double e, unsigned layout);
 
@@ -285,12 +286,12 @@ static void add_pass(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, int
 	struct kern k;
 	cost(kind, bwd, T, H, e, gpu->sms, sh, &c);
 	double reread_l2 = 0;
-	if (c.rowwise && !bwd && sh->rereads > 0) {
+	if (c.rowwise && !bwd && sh->rereads > 0 && !(layout & EW_SERIAL)) {
 		/* a row read again by the block that just read it: an L2 hit
 		 * while the rows of the blocks in flight fit the L2 */
 		int ws = gpu->warp_size > 0 ? gpu->warp_size : 32;
 		int norm = kind == LLMSIM_EW_RMSNORM || kind == LLMSIM_EW_LAYERNORM;
-		int th = norm && !(layout & EW_SERIAL) ? 4 * ws : torch_softmax_threads(H, e, ws);
+		int th = norm ? 4 * ws : torch_softmax_threads(H, e, ws);
 		double bps = sim_max(1, sim_blocks_per_sm(gpu, th, 40, 0));
 		double rows = sim_min(T, gpu->sms * bps);
 		double unique = T * H * e, traffic = (1 + sh->rereads) * unique;

@@ -107,14 +107,14 @@ Test(train_cli, validate_runs)
 }
 
 /* The shipped suites against their targets, without --no-fail: Megatron's
- * (Korthikanti Table 5, Narayanan Table 1) and the activation closed forms
- * meet theirs; Llama 3 (10% of Meta's MFU) is a known miss, 16K GPUs and
- * 131K context just past it with FlashAttention-2 (README, "Published
- * training runs"): validate exits 1 naming it, until it is fixed (then this
- * test must change). */
+ * (Korthikanti Table 5, Narayanan Table 1), the activation closed forms and
+ * Llama 3 (10% of Meta's MFU) meet theirs. Llama 3 missed (16K GPUs and
+ * 131K context just past it) while the H100 file carried assumed GEMM and
+ * attention efficiencies; it takes the calibrated H200's now (the same
+ * GH100 die: hw/h100-sxm5-80gb.yaml's calibration_basis) and meets it. */
 Test(train_cli, validate_shipped_targets)
 {
-	static const char *const met[] = {"k22-table5", "n21-table1", "k22-figure1"};
+	static const char *const met[] = {"k22-table5", "n21-table1", "k22-figure1", "l24"};
 	char args[128];
 	for (size_t i = 0; i < sizeof met / sizeof met[0]; i++) {
 		snprintf(args, sizeof args, "validate --only %s --wide", met[i]);
@@ -122,9 +122,6 @@ Test(train_cli, validate_shipped_targets)
 		cr_expect_eq(rc, 0, "%s: %s%s", met[i], out, err);
 		cr_expect(strstr(out, " met") && !strstr(out, "MISSED"), "%s: %s", met[i], out);
 	}
-	int rc = run_llmsim("validate --only l24 --wide", out, sizeof out, err, sizeof err);
-	cr_expect_eq(rc, 1, "l24 (a known miss) now meets its target: %s%s", out, err);
-	cr_expect(strstr(out, "MISSED"), "%s", out);
 }
 
 /* A row over its target makes validate exit 1, unless --no-fail; --only
