@@ -23,7 +23,8 @@ spec's implementation: FlashAttention-2 -> flash2, cuDNN -> flash3).
 
 Writes the calibration store's text form (schema 3), split "holdout".
 
-  python3 calib/torch/heldout_ops.py --out DIR [--quick] [--dry] [--sets gemm,fp8,attn,decode,ew]
+  python3 calib/torch/heldout_ops.py --out DIR [--quick] [--dry]
+      [--sets gemm,fp8,attn,decode,ew,naive,wide]   (naive, wide: not in the default)
 """
 import argparse
 import sys
@@ -59,6 +60,10 @@ ATTN = [(1, 28, 4, 4096, 128, True), (2, 28, 4, 2048, 128, False), (1, 16, 8, 40
 DECODE = [(4, 28, 4, 8192, 128), (32, 28, 4, 2048, 128), (16, 16, 8, 4096, 256),
           (64, 32, 8, 2048, 64), (2, 40, 40, 16384, 128), (128, 28, 4, 1024, 128),
           (1, 40, 10, 32768, 128), (256, 32, 8, 512, 64)]
+# naive attention as users run it: (batch, heads, kv_heads, seq, head_dim)
+NAIVE = [(1, 32, 8, 1024, 128), (4, 16, 16, 512, 64), (1, 28, 4, 2048, 128), (2, 24, 8, 1024, 128)]
+# rows read by PyTorch's softmax / norm kernels: (tokens, row width)
+WIDE = [(256, 32000), (64, 128256), (4096, 4096), (1024, 16384), (32, 151936), (8192, 2048)]
 EW_HIDDEN = [3584, 5120]
 EW_TOKENS = [1, 64, 1024, 8192]
 
@@ -233,6 +238,71 @@ def ew_cases(c, dev, dry):
                   lambda g, I=I: F.silu(g[:, :I]))
 
 
+def naive_cases(c, dev, dry):
+    """The attention programs users call "naive": PyTorch's math SDPA (its
+    default upcasts BF16 to FP32 and materializes the causal mask), the same
+    with BF16 reductions allowed, and HF transformers' eager attention (BF16
+    matmuls, an FP32 softmax, a dropout-free output cast). Spec names
+    impl=sdpa_math, sdpa_math_bf16, hf_eager."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    dt = torch.bfloat16
+    for b, h, hk, s, d in NAIVE:
+        if dry:
+            b, h, hk, s, d = 1, 4, 2, 64, 16
+        fl = 4.0 * b * h * s * s * d  # the whole s x s, as these programs compute it
+        io = 2.0 * b * s * d * (2 * h + 2 * hk)
+        base = "attention batch=%d heads=%d kv_heads=%d seq=%d kv_seq=%d head_dim=%d causal=1 pass=fwd dtype=bf16" % (
+            b, h, hk, s, s, d)
+
+        def make(b=b, h=h, hk=hk, s=s, d=d):
+            return (lt.randn(b, h, s, d, device=dev, dtype=dt), lt.randn(b, hk, s, d, device=dev, dtype=dt),
+                    lt.randn(b, hk, s, d, device=dev, dtype=dt))
+
+        def math_sdpa(q, k, v, gqa=hk != h):
+            with sdpa_kernel([SDPBackend.MATH]):
+                F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=gqa)
+        c.run(base.replace("attention ", "attention impl=sdpa_math "), "attention", "torch_sdpa_math",
+              fl, io, make, math_sdpa)
+        allow = getattr(torch.backends.cuda, "allow_fp16_bf16_reduction_math_sdp", None)
+        if allow is not None:
+            allow(True)
+            c.run(base.replace("attention ", "attention impl=sdpa_math_bf16 "), "attention",
+                  "torch_sdpa_math_bf16", fl, io, make, math_sdpa)
+            allow(False)
+        mask = torch.full((s, s), float("-inf"), device=dev, dtype=dt).triu(1)
+
+        def hf_eager(q, k, v, rep=h // hk, mask=mask, d=d):
+            # transformers' eager_attention_forward: repeat_kv, matmul, + mask,
+            # softmax in fp32, cast back, matmul
+            if rep > 1:
+                k = k[:, :, None].expand(-1, -1, rep, -1, -1).reshape(k.shape[0], -1, k.shape[2], d)
+                v = v[:, :, None].expand(-1, -1, rep, -1, -1).reshape(v.shape[0], -1, v.shape[2], d)
+            w = torch.matmul(q, k.transpose(2, 3)) * (d ** -0.5) + mask
+            w = torch.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
+            torch.matmul(w, v).transpose(1, 2).contiguous()
+        c.run(base.replace("attention ", "attention impl=hf_eager "), "attention", "hf_eager_attention",
+              fl, io, make, hf_eager)
+
+
+def wide_cases(c, dev, dry):
+    """PyTorch's softmax, layer_norm and rms_norm on wide rows (vocabularies,
+    wide MLPs), where their kernels read a row more than once."""
+    dt = torch.bfloat16
+    for T, H in WIDE:
+        if dry:
+            T, H = 8, 64
+        mk = (lambda T=T, H=H: (lt.randn(T, H, device=dev, dtype=dt),))
+        c.run("ew kind=softmax tokens=%d hidden=%d dtype=bf16" % (T, H), "elementwise", "torch_softmax",
+              5.0 * T * H, 4.0 * T * H, mk, lambda x: torch.softmax(x, dim=-1))
+        c.run("ew kind=softmax tokens=%d hidden=%d dtype=bf16 out=fp32" % (T, H), "elementwise",
+              "torch_softmax_fp32", 5.0 * T * H, 6.0 * T * H, mk, lambda x: torch.softmax(x, dim=-1, dtype=torch.float32))
+        w = torch.ones(H, device=dev, dtype=dt)
+        c.run("ew kind=layernorm tokens=%d hidden=%d dtype=bf16" % (T, H), "elementwise", "torch_layer_norm",
+              8.0 * T * H, 4.0 * T * H + 4 * H, mk, lambda x, w=w, H=H: F.layer_norm(x, (H,), w, w))
+        c.run("ew kind=rmsnorm tokens=%d hidden=%d dtype=bf16" % (T, H), "elementwise", "torch_rms_norm",
+              4.0 * T * H, 4.0 * T * H + 2 * H, mk, lambda x, w=w, H=H: F.rms_norm(x, (H,), w, 1e-6))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
@@ -265,7 +335,8 @@ def main():
     if a.quick:
         TOKENS = [16, 4096]
     for name, fn in (("gemm", gemm_cases), ("fp8", fp8_cases), ("attn", attn_cases),
-                     ("decode", decode_cases), ("ew", ew_cases)):
+                     ("decode", decode_cases), ("ew", ew_cases), ("naive", naive_cases),
+                     ("wide", wide_cases)):
         if name in sets:
             fn(c, dev, a.dry)
     if sampler:

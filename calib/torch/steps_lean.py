@@ -51,6 +51,8 @@ MODELS = {
                          vocab=128256),
     "llama-2-13b": dict(hidden=5120, heads=40, kv_heads=40, head_dim=128, inter=13824, layers=40,
                         vocab=32000),
+    "llama-2-7b": dict(hidden=4096, heads=32, kv_heads=32, head_dim=128, inter=11008, layers=32,
+                       vocab=32000),
     "qwen2.5-72b": dict(hidden=8192, heads=64, kv_heads=8, head_dim=128, inter=29568, layers=80,
                         vocab=152064, qkv_bias=True),
     "mixtral-8x7b": dict(hidden=4096, heads=32, kv_heads=8, head_dim=128, inter=14336, layers=32,

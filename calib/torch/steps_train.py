@@ -40,6 +40,10 @@ MODELS = {
                          tied=True),
     "llama-2-13b": dict(hidden=5120, heads=40, kv_heads=40, head_dim=128, inter=13824, vocab=32000,
                         tied=False),
+    "llama-3.2-3b": dict(hidden=3072, heads=24, kv_heads=8, head_dim=128, inter=8192, vocab=128256,
+                         tied=True),
+    "llama-2-7b": dict(hidden=4096, heads=32, kv_heads=32, head_dim=128, inter=11008, vocab=32000,
+                       tied=False),
 }
 # (model, layers, seq, micro-batches)
 RUNS = [("llama-3.1-8b", 4, 4096, (1, 2, 4)), ("llama-3.1-8b", 4, 2048, (8,)),
@@ -178,6 +182,7 @@ def main():
     ap.add_argument("--dry", action="store_true")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--budget-s", type=float, default=200)
+    ap.add_argument("--runs", help="MODEL:LAYERS:SEQ:MB[/MB...],... (default: the built-in list)")
     a = ap.parse_args()
     t_start = time.time()
     if not lt.is_cuda() and not a.dry:
@@ -193,7 +198,16 @@ def main():
                       "one-GPU training step: fp32 master weights, bf16 autocast, fused AdamW, "
                       "SDPA flash, recompute none/full (torch.utils.checkpoint per layer)",
                       "normal", a.quick)
-    for name, layers, seq, mbs in (QUICK_RUNS if a.quick or a.dry else RUNS):
+    runs = QUICK_RUNS if a.quick or a.dry else RUNS
+    if a.runs:
+        runs = []
+        for item in a.runs.split(","):
+            name, layers, seq, mbs = item.split(":")
+            if name not in MODELS:
+                lt.log(PROG, "unknown model '%s' (known: %s)" % (name, ", ".join(MODELS)))
+                return 2
+            runs.append((name, int(layers), int(seq), tuple(int(m) for m in mbs.split("/"))))
+    for name, layers, seq, mbs in runs:
         for mb in mbs:
             for rc in ("none", "full"):
                 if time.time() > t_start + a.budget_s:
