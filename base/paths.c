@@ -77,6 +77,11 @@ static void find(void)
 		return;
 	if (take(LLMSIM_INSTALL_DATA_DIR, "the install prefix"))
 		return;
+	/* nothing installed: a binary run from its build tree (the README's
+	 * "Calibrating your own GPU" runs build/cli/llmsim) reads the source
+	 * tree it was built from */
+	if (take(LLMSIM_SOURCE_DIR, "the source tree the binary was built from (nothing installed)"))
+		return;
 	dir[0] = 0;
 	origin = "none";
 }
