@@ -147,8 +147,18 @@ static void print_human(const struct llmsim_gpu *g, const struct llmsim_op *op,
 	if (p->time_s > 0 && p->flops > 0)
 		row(&t, "achieved", llmsim_fmt_flops_rate(a, p->flops / p->time_s));
 	if (isfinite(p->time_err_pct)) {
-		int n = snprintf(buf, sizeof buf, "+/- %.1f%% (one kernel: p80 of %d held-out %s kernels)",
-				 p->time_err_pct, p->time_err_n, p->op_class);
+		int n = g->transfer_path[0] && !g->profile_path[0]
+				? snprintf(buf, sizeof buf,
+					   "+/- %.1f%% (uncalibrated: p80 of %d held-out %s kernels "
+					   "of the %s predicted from the %s's calibration%s)",
+					   p->time_err_pct, p->time_err_n, p->op_class,
+					   g->transfer_measured_on, g->basis,
+					   g->uncalibrated_step_error_fraction > 0
+						   ? ", widened by this file's uncalibrated values"
+						   : "")
+				: snprintf(buf, sizeof buf,
+					   "+/- %.1f%% (one kernel: p80 of %d held-out %s kernels)",
+					   p->time_err_pct, p->time_err_n, p->op_class);
 		if (isfinite(p->time_bias_pct) && n > 0 && (size_t)n < sizeof buf)
 			snprintf(buf + n, sizeof buf - (size_t)n,
 				 "; biased: its class's predicted times run %.1f%% %s",

@@ -176,6 +176,7 @@ struct llmsim_gpu {
 	char profile_path[512];         /* "" when no calibration profile applied */
 	char transfer_path[512];        /* the transfer experiment whose errors stand as this
 					 * uncalibrated GPU's expected errors (hw/transfer/), or "" */
+	char transfer_measured_on[64];  /* the GPU that experiment measured ("h100") */
 	struct llmsim_err_class err_classes[LLMSIM_GPU_MAX_ERR_CLASSES];
 	int nerr_classes;
 	struct llmsim_step_err_class step_errors[LLMSIM_GPU_MAX_STEP_CLASSES];

@@ -98,6 +98,8 @@ static int transfer_tree(const struct llmsim_ynode *root, void *obj, const char 
 		for (size_t k = 0; k < sizeof scalars / sizeof scalars[0]; k++)
 			if (!strcmp(root->keys[i], scalars[k]))
 				root->used[i] = 1;
+	if ((v = llmsim_ymap_get(root, "measured_on")))
+		snprintf(g->transfer_measured_on, sizeof g->transfer_measured_on, "%s", v->scalar);
 	v = llmsim_ymap_get(root, "basis");
 	if (!v || strcmp(v->scalar, g->basis))
 		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, root->line, root->col,
@@ -329,7 +331,7 @@ static int apply_tree(const struct llmsim_ynode *root, void *obj, const char *pa
 					 "'%s' (%s)", dev->scalar, gpu->full_name, gpu->name);
 	/* the GPU's own measurements supersede what a transfer attached */
 	g.nerr_classes = g.nstep_errors = 0;
-	g.transfer_path[0] = 0;
+	g.transfer_path[0] = g.transfer_measured_on[0] = 0;
 	if ((v = llmsim_ymap_get(root, "efficiency")) &&
 	    (rc = llmsim_gpu_extract_params(v, g.param, path, err)))
 		return rc;
