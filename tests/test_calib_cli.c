@@ -4,6 +4,7 @@
  * hand-written dump tests/data/calib/small_h200.tsv (its times are
  * invented, not measurements), show, validate and fit.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -251,6 +252,37 @@ Test(calib_cli, two_gpu_kinds)
 	cr_expect_eq(calib("validate --db %s/two.db --gpu h100 --transfer-out %s/t.yaml", dir, dir),
 		     2);
 	expect_one_line("llmsim calib validate: --transfer-out FILE goes with --uncalibrated");
+
+	/* a data folder holding that table: the GPUs priced from the H200
+	 * print its errors, the H100 (the same die) as measured, the B200
+	 * widened in quadrature by its file's 6.2% */
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd, "mkdir -p '%s/data' && cp -r '%s/hw' '%s/data/' && mkdir -p "
+		 "'%s/data/hw/transfer' && cp '%s/t.yaml' '%s/data/hw/transfer/h200.yaml'", dir,
+		 LLMSIM_SOURCE_DIR, dir, dir, dir, dir);
+	cr_assert_eq(system(cmd), 0);
+	char data[128], *old = getenv("LLMSIM_DATA_DIR");
+	char saved[512];
+	snprintf(saved, sizeof saved, "%s", old ? old : "");
+	snprintf(data, sizeof data, "%s/data", dir);
+	setenv("LLMSIM_DATA_DIR", data, 1);
+	double bar[2];
+	const char *gpus[] = {"h100", "b200"};
+	for (int i = 0; i < 2; i++) {
+		snprintf(cmd, sizeof cmd, "op gemm --m 4096 --n 4096 --k 4096 --gpu %s --json", gpus[i]);
+		cr_assert_eq(run_llmsim(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+		const char *v = strstr(out, "\"time_err_pct\": ");
+		cr_assert_not_null(v, "%s", out);
+		bar[i] = atof(v + 16);
+	}
+	snprintf(cmd, sizeof cmd, "op gemm --m 4096 --n 4096 --k 4096 --gpu b200");
+	cr_assert_eq(run_llmsim(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+	if (old)
+		setenv("LLMSIM_DATA_DIR", saved, 1);
+	else
+		unsetenv("LLMSIM_DATA_DIR");
+	cr_expect(strstr(out, "uncalibrated: p80 of 1 held-out gemm kernels of the h100"), "%s", out);
+	expect_close(bar[1], sqrt(bar[0] * bar[0] + 6.2 * 6.2), 1e-9);
 }
 
 Test(calib_cli, run_without_runner)
