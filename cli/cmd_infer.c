@@ -165,7 +165,7 @@ int cmd_infer(int argc, char **argv, const struct cli_setup *setup)
 	/* --model and --gpu: loaded by main (setup) */
 	const char *cmd = "llmsim infer", *torch = NULL, *trace_out = NULL;
 	struct cli_place pl = {.gpu = "h200"};
-	struct cli_run run = {.engine = LLMSIM_ENGINE_TORCH};
+	struct cli_run run = {.engine = LLMSIM_ENGINE_DEFAULT};
 	int attn = -1, rt = -1, json = 0, ops = 0;
 	int64_t batch = 1, prompt = 1024, output = 256, block = 16, max_tokens = 0;
 	double util = llmsim_infer_params_default.mem_utilization;
@@ -175,7 +175,7 @@ int cmd_infer(int argc, char **argv, const struct cli_setup *setup)
 		{"prompt", LLMSIM_ARG_I64, &prompt, "P", "prompt tokens (default 1024)", 1, NULL, NULL},
 		{"output", LLMSIM_ARG_I64, &output, "O", "output tokens (default 256)", 1, NULL, NULL},
 		CLI_DTYPE_OPTS(pl),
-		CLI_RUN_OPTS(run, "the program: torch (a lean PyTorch engine: the default), hf (HF transformers, eager) or fused (a serving engine's kernels: vLLM, TensorRT-LLM)"),
+		CLI_RUN_OPTS(run, "the program: torch (a lean PyTorch engine in CUDA graphs: the default, as in serve, spec and the serving plan), hf (HF transformers, eager) or fused (a serving engine's kernels: vLLM, TensorRT-LLM)"),
 		{"attention", LLMSIM_ARG_CHOICE, &attn, NULL, "attention kernels: paged (vLLM), flash2, flash3, naive, sdpa (PyTorch's FlashAttention-2), cudnn (PyTorch's cuDNN), sdpa_math (PyTorch's math backend), hf_eager (HF transformers' eager attention) (default: the engine's)", 0, attn_names, NULL},
 		{"block-size", LLMSIM_ARG_I64, &block, "N", "paged KV block, tokens (default 16)", 1, NULL, NULL},
 		{"runtime", LLMSIM_ARG_CHOICE, &rt, NULL, "CUDA graph or eager launches (default: graph; hf: eager)", 0, rt_names, NULL},

@@ -14,6 +14,7 @@
 
 #include "base/fmt.h"
 #include "base/json.h"
+#include "base/paths.h"
 #include "hw/gpu.h"
 #include "models/model.h"
 #include "sim/train/plan.h"
@@ -30,10 +31,14 @@ static const char about[] =
 	"micro-batch 1-16, recomputation none/selective/full, 1F1B or interleaved\n"
 	"with 2-8 chunks per stage, pipeline stages of unequal layer counts,\n"
 	"attention naive/flash2/flash3, offload none/optimizer/params to the host the\n"
-	"GPU file describes; price those that are valid, drop those that do not fit in\n"
-	"HBM or host memory, rank the rest by tokens/s. Rows whose step times lie\n"
-	"within the prediction's expected error are one row (its equivalents\n"
-	"counted); offload ranks first only when it wins by more than that error.\n"
+	"GPU file describes, as far as the software stack (--stack, hw/stacks/; default\n"
+	"mcore-te) can launch them, with its recompute modules and activation offload;\n"
+	"price those that are valid, drop those that do not fit in HBM or host memory\n"
+	"(a layout within the memory model's error of the HBM is kept, marked tight),\n"
+	"rank the rest by tokens/s. Each row is the best of a layout (degrees, ZeRO,\n"
+	"offload), its configurations within the expected error folded into it;\n"
+	"offload and tight memory rank first only when they win by more than that\n"
+	"error. --emit stack writes each row's launch for the stack.\n"
 	"The global batch defaults to max(4 Mi, 1024 x GPUs) tokens (Llama 3,\n"
 	"Megatron-LM), in a sequence count every data-parallel degree divides.\n"
 	"Exit status 1 when nothing fits (the closest configuration and the cause).\n"
@@ -57,14 +62,26 @@ static void pct_pm(char *buf, double frac)
 	snprintf(buf, LLMSIM_FMT_MAX, "+/-%.0f%%", 100 * frac);
 }
 
+/* A row's memory headroom with the memory model's error: "62.7 GB +/-4.4",
+ * "tight" when within the error of the limit. */
+static void headroom_cell(char *buf, size_t n, const struct llmsim_train_result *r)
+{
+	char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX];
+	double room = r->mem.hbm_bytes - r->mem.total_bytes;
+	llmsim_fmt_bytes(a, fabs(room));
+	llmsim_fmt_bytes(b, r->mem_error_bytes);
+	snprintf(buf, n, "%s%s +/-%s%s", room < 0 ? "-" : "", a, b,
+		 r->mem_tight ? " tight" : "");
+}
+
 /* The distinct rows, one line each (ep for MoE models, lora with a rank). */
 static void print_rows(const struct llmsim_plan_out *o, int moe, int lora)
 {
 	static const char *const all[] = {
-		"#", "tp", "pp", "dp", "cp", "ep", "zero", "mb", "<recompute", "~<schedule",
-		"~<attention", "<offload", "<train", "GPU mem", "~host/node", "step", "tokens/s",
-		"MFU", "~error", "~equivalent"}; /* ~: a detail column (--wide) */
-	enum { NCOL = sizeof all / sizeof all[0], EP = 5, LORA = 12 };
+		"#", "<stack", "tp", "pp", "dp", "cp", "ep", "<zero", "mb", "<recompute", "~<schedule",
+		"~<attention", "<offload", "<train", "GPU mem", "<headroom", "~host/node", "step",
+		"tokens/s", "MFU", "error", "equivalent"}; /* ~: a detail column (--wide) */
+	enum { NCOL = sizeof all / sizeof all[0], EP = 6, LORA = 13 };
 	const char *head[NCOL];
 	int n = 0;
 	for (int k = 0; k < NCOL; k++)
@@ -75,38 +92,47 @@ static void print_rows(const struct llmsim_plan_out *o, int moe, int lora)
 	for (int i = 0; i < o->nrows; i++) {
 		const struct llmsim_train_result *r = &o->rows[i].r;
 		const struct llmsim_train_cfg *c = &r->cfg;
-		char v[NCOL][LLMSIM_FMT_MAX];
+		char v[NCOL][2 * LLMSIM_FMT_MAX + 16];
 		const char *cells[NCOL];
 		snprintf(v[0], sizeof v[0], "%d", i + 1);
-		snprintf(v[1], sizeof v[1], "%d", c->tp);
-		snprintf(v[2], sizeof v[2], "%d", c->pp);
-		snprintf(v[3], sizeof v[3], "%d", c->dp);
-		snprintf(v[4], sizeof v[4], "%d", c->cp);
-		snprintf(v[5], sizeof v[5], "%d", c->ep);
-		snprintf(v[6], sizeof v[6], "%d", c->zero);
-		snprintf(v[7], sizeof v[7], "%d", c->micro_batch);
-		snprintf(v[8], sizeof v[8], "%s", llmsim_recompute_name(c->recompute));
-		if (c->schedule == LLMSIM_SCHED_INTERLEAVED)
-			snprintf(v[9], sizeof v[9], "interleaved/%d", c->chunks);
+		snprintf(v[1], sizeof v[1], "%s", train_stack_str(c));
+		snprintf(v[2], sizeof v[2], "%d", c->tp);
+		snprintf(v[3], sizeof v[3], "%d", c->pp);
+		snprintf(v[4], sizeof v[4], "%d", c->dp);
+		snprintf(v[5], sizeof v[5], "%d", c->cp);
+		snprintf(v[6], sizeof v[6], "%d", c->ep);
+		snprintf(v[7], sizeof v[7], "%d%s", c->zero,
+			 c->zero >= 2 && c->fsdp == LLMSIM_FSDP_MEGATRON ? " mfsdp"
+			 : c->zero >= 2 && c->fsdp == LLMSIM_FSDP_FSDP2  ? " fsdp2"
+									 : "");
+		snprintf(v[8], sizeof v[8], "%d", c->micro_batch);
+		if (c->recompute == LLMSIM_RECOMP_MODULES)
+			train_modules_str(v[9], sizeof v[9], c);
 		else
-			snprintf(v[9], sizeof v[9], "1f1b");
-		snprintf(v[10], sizeof v[10], "%s", llmsim_attn_impl_name(c->attn));
-		snprintf(v[11], sizeof v[11], "%s%s", llmsim_offload_name(c->offload),
+			snprintf(v[9], sizeof v[9], "%s%s", llmsim_recompute_name(c->recompute),
+				 c->offload_activations > 0 ? " +act-offload" : "");
+		if (c->schedule == LLMSIM_SCHED_INTERLEAVED)
+			snprintf(v[10], sizeof v[10], "interleaved/%d", c->chunks);
+		else
+			snprintf(v[10], sizeof v[10], "1f1b");
+		snprintf(v[11], sizeof v[11], "%s", llmsim_attn_impl_name(c->attn));
+		snprintf(v[12], sizeof v[12], "%s%s", llmsim_offload_name(c->offload),
 			 c->dpu ? "+dpu" : "");
 		if (c->lora_rank)
-			snprintf(v[12], sizeof v[12], "lora r%d", c->lora_rank);
+			snprintf(v[13], sizeof v[13], "lora r%d", c->lora_rank);
 		else
-			snprintf(v[12], sizeof v[12], "full");
-		llmsim_fmt_bytes(v[13], r->mem.total_bytes);
+			snprintf(v[13], sizeof v[13], "full");
+		llmsim_fmt_bytes(v[14], r->mem.total_bytes);
+		headroom_cell(v[15], sizeof v[15], r);
 		if (c->offload != LLMSIM_OFFLOAD_NONE)
-			llmsim_fmt_bytes(v[14], r->mem.host_per_node_bytes);
+			llmsim_fmt_bytes(v[16], r->mem.host_per_node_bytes);
 		else
-			snprintf(v[14], sizeof v[14], "-");
-		llmsim_fmt_time(v[15], r->time.step_s);
-		llmsim_fmt_count(v[16], r->tokens_per_s);
-		llmsim_fmt_pct(v[17], r->mfu);
-		pct_pm(v[18], o->error_frac);
-		snprintf(v[19], sizeof v[19], "%lld", (long long)o->rows[i].equivalent);
+			snprintf(v[16], sizeof v[16], "-");
+		llmsim_fmt_time(v[17], r->time.step_s);
+		llmsim_fmt_count(v[18], r->tokens_per_s);
+		llmsim_fmt_pct(v[19], r->mfu);
+		pct_pm(v[20], o->error_frac);
+		snprintf(v[21], sizeof v[21], "%lld", (long long)o->rows[i].equivalent);
 		int m = 0;
 		for (int k = 0; k < NCOL; k++)
 			if ((k != EP || moe) && (k != LORA || lora))
@@ -209,6 +235,9 @@ static void print_human(const struct llmsim_plan_out *o, const struct llmsim_mod
 	       m->full_name[0] ? m->full_name : m->name, req->gpus, gpu->name, nodes,
 	       nodes == 1 ? "" : "s", llmsim_dtype_name(req->dtype), llmsim_recipe_name(req->recipe),
 	       req->lora_rank ? ", full training and LoRA" : "");
+	if (req->stack)
+		printf("stack:  %s: %s %s (%s); only the layouts it can launch\n", req->stack->name,
+		       req->stack->framework, req->stack->release, llmsim_data_rel(req->stack->path));
 	printf("batch:  %lld sequences x %lld tokens = %s tokens per step", (long long)o->global_batch,
 	       (long long)req->seq, llmsim_fmt_count(a, (double)o->global_batch * req->seq));
 	if (o->batch_from_rule)
@@ -228,9 +257,18 @@ static void print_human(const struct llmsim_plan_out *o, const struct llmsim_mod
 	       "equivalents\n", (pct_pm(a, o->error_frac), a), o->error.source);
 	putchar('\n');
 	if (o->nrows) {
-		printf("best %d distinct, by tokens/s (memory per GPU, host memory per node, step "
-		       "time):\n", o->nrows);
+		printf("best %d layouts, in order (by tokens/s, offload and tight memory counted the "
+		       "error slower; the configurations of a layout within the error of its row "
+		       "folded into it: `equivalent`; headroom +/- the memory model's error):\n",
+		       o->nrows);
 		print_rows(o, m->has_moe && m->moe.experts > 1, req->lora_rank > 0);
+		for (int i = 0; i < o->nrows; i++)
+			if (o->rows[i].r.mem_tight) {
+				printf("tight: within the memory model's error of the limit; ranked "
+				       "below the layouts with room to spare unless faster by more "
+				       "than the error\n");
+				break;
+			}
 		putchar('\n');
 		print_kinds(o, req, gpu);
 		const struct llmsim_train_result *r1 = &o->rows[0].r;
@@ -278,8 +316,9 @@ static void json_budget(struct llmsim_json *j, const struct llmsim_gpu *gpu,
 
 static void print_json(const struct llmsim_plan_out *o, const struct llmsim_model *m,
 		       const struct llmsim_gpu *gpu, const struct llmsim_plan_req *req,
-		       double tokens, const char *emit_fw, const char *emitted, const char *emit_why)
+		       double tokens, int emit, const char *emitted, const char *emit_why)
 {
+	const char *emit_fw = emit >= 0 ? plan_fw_names[emit] : NULL;
 	struct llmsim_json j;
 	llmsim_json_init(&j, stdout);
 	llmsim_json_obj_begin(&j, NULL);
@@ -287,6 +326,10 @@ static void print_json(const struct llmsim_plan_out *o, const struct llmsim_mode
 	llmsim_json_str(&j, "model", m->name);
 	llmsim_json_str(&j, "gpu", gpu->name);
 	llmsim_json_int(&j, "gpus", req->gpus);
+	if (req->stack) {
+		llmsim_json_str(&j, "stack", req->stack->name);
+		llmsim_json_str(&j, "stack_file", llmsim_data_rel(req->stack->path));
+	}
 	llmsim_json_int(&j, "seq", req->seq);
 	llmsim_json_int(&j, "global_batch", o->global_batch);
 	llmsim_json_bool(&j, "global_batch_from_rule", o->batch_from_rule);
@@ -317,6 +360,15 @@ static void print_json(const struct llmsim_plan_out *o, const struct llmsim_mode
 		train_json_result(&j, &o->rows[i].r);
 		if (tokens > 0)
 			json_budget(&j, gpu, &o->rows[i].r, tokens);
+		if (emit >= 0) { /* every row as its stack's launcher writes it */
+			static char launch[16384];
+			char why[320];
+			if (plan_emit_train(emit, &o->rows[i].r, m, tokens, launch, sizeof launch, why,
+					    sizeof why))
+				llmsim_json_null(&j, "launch"), llmsim_json_str(&j, "cannot_express", why);
+			else
+				llmsim_json_str(&j, "launch", launch);
+		}
 		llmsim_json_obj_end(&j);
 	}
 	llmsim_json_arr_end(&j);
@@ -393,7 +445,8 @@ int cmd_plan(int argc, char **argv, const struct cli_setup *setup)
 	const char *model_name = NULL, *gpu_name = "h200"; /* loaded by main (setup) */
 	int gpus = 0, json = 0, workload = 0, dtype = 0, recipe = LLMSIM_RECIPE_MEGATRON;
 	int top = 5, lora = 0, uneven = 0, even = 0, dpu = 0, no_offload = 0, chunks = 0;
-	int tp = 0, pp = 0, cp = 0, ep = 0, emit = -1, verbose = 0;
+	int tp = 0, pp = 0, cp = 0, ep = 0, emit = -1, verbose = 0, recipe_seen = 0;
+	const char *stack_name = "mcore-te";
 	int64_t seq = 4096, gb = 0;
 	double imb = 1.0, tokens = 0;
 	const struct llmsim_opt opts[] = {
@@ -405,7 +458,8 @@ int cmd_plan(int argc, char **argv, const struct cli_setup *setup)
 		{"global-batch", LLMSIM_ARG_I64, &gb, "B", "sequences per step (default: the batch rule, max(4 Mi, 1024 x GPUs) tokens)", 1, NULL, NULL},
 		{"top", LLMSIM_ARG_INT, &top, "K", "distinct rows shown (default 5)", 1, NULL, NULL},
 		{"dtype", LLMSIM_ARG_CHOICE, &dtype, "T", "matmul type (default bf16)", 0, train_dtype_choices, NULL},
-		{"recipe", LLMSIM_ARG_CHOICE, &recipe, "R", "optimizer-state recipe (default megatron)", 0, llmsim_recipe_names, NULL},
+		{"stack", LLMSIM_ARG_STRING, &stack_name, "S", "the software stack whose launchable layouts are searched: a name in hw/stacks or a file (default mcore-te; torchtitan, deepspeed, llama3, core, megatron-2021, megatron-2022)", 0, NULL, NULL},
+		{"recipe", LLMSIM_ARG_CHOICE, &recipe, "R", "optimizer-state recipe (default: the stack's)", 0, llmsim_recipe_names, &recipe_seen},
 		{"lora-rank", LLMSIM_ARG_INT, &lora, "R", "also search LoRA fine-tuning at this rank (default 0: full training only)", 0, NULL, NULL},
 		{"moe-imbalance", LLMSIM_ARG_DOUBLE, &imb, "F", "busiest expert's load / mean (default 1)", 1, NULL, NULL},
 		{"tp", LLMSIM_ARG_INT, &tp, "T", "tensor-parallel degree only (default: searched)", 1, NULL, NULL},
@@ -418,7 +472,7 @@ int cmd_plan(int argc, char **argv, const struct cli_setup *setup)
 		{"dpu", LLMSIM_ARG_FLAG, &dpu, NULL, "offloaded configurations use the one-step delayed parameter update", 0, NULL, NULL},
 		{"no-offload", LLMSIM_ARG_FLAG, &no_offload, NULL, "keep every model state in HBM (search offload none only)", 0, NULL, NULL},
 		{"tokens", LLMSIM_ARG_DOUBLE, &tokens, "N", "a token budget: time to train, GPU-hours and energy of #1", 1, NULL, NULL},
-		{"emit", LLMSIM_ARG_CHOICE, &emit, "F", "print #1's launch arguments: megatron or deepspeed", 0, plan_fw_names, NULL},
+		{"emit", LLMSIM_ARG_CHOICE, &emit, "F", "print #1's launch arguments: stack (the stack's own launcher), megatron, deepspeed or torchtitan", 0, plan_fw_names, NULL},
 		{"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON output (SI units)", 0, NULL, NULL},
 		{"verbose", LLMSIM_ARG_FLAG, &verbose, NULL,
 		 "the search's own wall time and rates, on stderr (stdout stays reproducible)", 0,
@@ -437,7 +491,7 @@ int cmd_plan(int argc, char **argv, const struct cli_setup *setup)
 		return llmsim_args_error(cmd, "--even-pp and --uneven-pp exclude each other");
 	if (emit >= 0 && !plan_fw_trains(emit))
 		return llmsim_args_error(cmd, "--emit %s is for serving plans (add --workload serve); "
-					 "training plans emit megatron or deepspeed", plan_fw_names[emit]);
+					 "training plans emit stack, megatron, deepspeed or torchtitan", plan_fw_names[emit]);
 	if (chunks > 64)
 		return llmsim_args_error(cmd, "--max-chunks: at most 64, got %d", chunks);
 
@@ -446,12 +500,19 @@ int cmd_plan(int argc, char **argv, const struct cli_setup *setup)
 	const struct llmsim_gpu gpu = *setup->gpu;
 	if (cli_check_context(cmd, &m, seq))
 		return 1;
+	static struct llmsim_stack_def sd;
+	if (train_stack_load(cmd, stack_name, &sd))
+		return 1;
+	if (!recipe_seen)
+		recipe = sd.recipe;
+	if (emit == PLAN_FW_STACK)
+		emit = plan_fw_of_stack(&sd);
 	struct llmsim_plan_req req = {
 		.gpus = gpus, .seq = seq, .global_batch = gb,
 		.dtype = dtype == 1 ? LLMSIM_DT_FP8 : LLMSIM_DT_BF16,
 		.recipe = recipe, .lora_rank = lora, .moe_imbalance = imb, .top = top,
 		.even_pp = even, .max_chunks = chunks, .dpu = dpu, .no_offload = no_offload,
-		.tp = tp, .pp = pp, .cp = cp, .ep = ep,
+		.tp = tp, .pp = pp, .cp = cp, .ep = ep, .stack = &sd,
 	};
 	struct llmsim_train_ctx *ctx;
 	struct llmsim_plan_out o;
@@ -483,7 +544,7 @@ int cmd_plan(int argc, char **argv, const struct cli_setup *setup)
 	if (emit >= 0 && o.nrows)
 		emitted = emit_rows(emit, &o, &m, tokens, launch, sizeof launch, why1, sizeof why1);
 	if (json) {
-		print_json(&o, &m, &gpu, &req, tokens, emit >= 0 ? plan_fw_names[emit] : NULL,
+		print_json(&o, &m, &gpu, &req, tokens, emit,
 			   emitted >= 0 ? launch : NULL, why1);
 	} else {
 		print_human(&o, &m, &gpu, &req, tokens);

@@ -19,7 +19,9 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *const plan_fw_names[] = {"megatron", "deepspeed", "vllm", "trtllm", NULL};
+const char *const plan_fw_names[] = {"megatron", "deepspeed", "vllm", "trtllm", "torchtitan",
+				     "stack", NULL};
+_Static_assert(sizeof plan_fw_names / sizeof *plan_fw_names == PLAN_FW_COUNT + 1, "fw names");
 
 const char *plan_fw_source(enum plan_fw fw)
 {
@@ -28,13 +30,26 @@ const char *plan_fw_source(enum plan_fw fw)
 		[PLAN_FW_DEEPSPEED] = "DeepSpeed v0.19.5 (config JSON)",
 		[PLAN_FW_VLLM] = "vLLM 0.14 (vllm serve engine arguments)",
 		[PLAN_FW_TRTLLM] = "TensorRT-LLM 1.x (trtllm-serve, PyTorch backend)",
+		[PLAN_FW_TORCHTITAN] = "TorchTitan (torchtitan/config/job_config.py overrides of "
+				       "run_train.sh)",
+		[PLAN_FW_STACK] = "the stack's launcher",
 	};
 	return (unsigned)fw < PLAN_FW_COUNT ? s[fw] : "?";
 }
 
 int plan_fw_trains(enum plan_fw fw)
 {
-	return fw == PLAN_FW_MEGATRON || fw == PLAN_FW_DEEPSPEED;
+	return fw == PLAN_FW_MEGATRON || fw == PLAN_FW_DEEPSPEED || fw == PLAN_FW_TORCHTITAN ||
+	       fw == PLAN_FW_STACK;
+}
+
+enum plan_fw plan_fw_of_stack(const struct llmsim_stack_def *s)
+{
+	switch (s->emit) {
+	case LLMSIM_EMIT_DEEPSPEED: return PLAN_FW_DEEPSPEED;
+	case LLMSIM_EMIT_TORCHTITAN: return PLAN_FW_TORCHTITAN;
+	default: return PLAN_FW_MEGATRON;
+	}
 }
 
 /* An appending buffer. */
@@ -169,6 +184,10 @@ static int megatron(const struct llmsim_train_result *r, const struct llmsim_mod
 	put(b, "  --bf16%s", c->dtype == LLMSIM_DT_FP8 ? " --fp8-format hybrid" : "");
 	if (c->zero == 1)
 		put(b, " --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather");
+	else if (c->zero >= 2 && c->fsdp == LLMSIM_FSDP_FSDP2)
+		put(b, " --use-torch-fsdp2 --data-parallel-sharding-strategy %s "
+		    "--no-gradient-accumulation-fusion --ckpt-format torch_dist",
+		    c->zero == 2 ? "optim_grads" : "optim_grads_params");
 	else if (c->zero >= 2)
 		put(b, " --use-megatron-fsdp --data-parallel-sharding-strategy %s "
 		    "--ckpt-format fsdp_dtensor --overlap-grad-reduce",
@@ -178,11 +197,22 @@ static int megatron(const struct llmsim_train_result *r, const struct llmsim_mod
 	put(b, " \\\n");
 	if (c->offload == LLMSIM_OFFLOAD_OPTIMIZER)
 		put(b, "  --optimizer-cpu-offload --use-precision-aware-optimizer \\\n");
+	if (c->offload_activations > 0) /* every module it offloads (its docs' choices) */
+		put(b, "  --fine-grained-activation-offloading --offload-modules attn_norm core_attn "
+		    "attn_proj mlp_norm%s \\\n", m->has_moe ? " expert_fc1 moe_act" : "");
 	if (c->recompute == LLMSIM_RECOMP_SELECTIVE)
 		put(b, "  --recompute-granularity selective \\\n");
-	else if (c->recompute == LLMSIM_RECOMP_FULL)
-		put(b, "  --recompute-granularity full --recompute-method uniform "
-		    "--recompute-num-layers 1 \\\n");
+	else if (c->recompute == LLMSIM_RECOMP_MODULES) {
+		put(b, "  --recompute-granularity selective --recompute-modules");
+		for (int k = 0; k < LLMSIM_RM_COUNT; k++)
+			if (c->recompute_modules & 1u << k)
+				put(b, " %s", llmsim_recompute_module_names[k]);
+		put(b, " \\\n");
+	} else if (c->recompute == LLMSIM_RECOMP_FULL)
+		put(b, "  --recompute-granularity full --recompute-method %s "
+		    "--recompute-num-layers %d \\\n",
+		    llmsim_recompute_method_names[c->recompute_method],
+		    c->recompute_layers > 0 ? c->recompute_layers : 1);
 	if (tokens > 0)
 		put(b, "  --train-samples %.0f \\\n", tokens / (double)c->seq);
 	put(b, "  --attention-backend %s\n", c->attn == LLMSIM_ATTN_NAIVE ? "unfused" : "flash");
@@ -210,6 +240,12 @@ static int deepspeed(const struct llmsim_train_result *r, double tokens, struct 
 			      "pipeline parallelism (pp %d, ZeRO-%d)", c->pp, c->zero);
 	if (c->dpu)
 		return refuse(why, nwhy, "DeepSpeed's config has no delayed parameter update (DPU)");
+	if (c->zero >= 2 && c->fsdp != LLMSIM_FSDP_NONE)
+		return refuse(why, nwhy, "DeepSpeed shards with its own ZeRO, not %s",
+			      c->fsdp == LLMSIM_FSDP_FSDP2 ? "FSDP2" : "Megatron-FSDP");
+	if (c->recompute == LLMSIM_RECOMP_MODULES || c->offload_activations > 0)
+		return refuse(why, nwhy, "DeepSpeed's activation checkpointing has no recompute "
+			      "modules or activation offload of this kind");
 	int64_t gas = r->microbatches;
 	put(b, "{\n");
 	put(b, "  \"train_batch_size\": %lld,\n", (long long)c->global_batch);
@@ -251,6 +287,69 @@ static int deepspeed(const struct llmsim_train_result *r, double tokens, struct 
 	return 0;
 }
 
+/* TorchTitan: run_train.sh with the model's train config and overrides of
+ * its job config (torchtitan/config/job_config.py: parallelism, training,
+ * activation_checkpoint). FSDP2 shards over dp_shard (x cp); ZeRO-0 is
+ * dp_replicate (DDP). */
+static int torchtitan(const struct llmsim_train_result *r, const struct llmsim_model *m,
+		      double tokens, struct sbuf *b, char *why, size_t nwhy)
+{
+	const struct llmsim_train_cfg *c = &r->cfg;
+	if (c->zero == 1)
+		return refuse(why, nwhy, "TorchTitan has no distributed optimizer apart from FSDP2 "
+			      "(ZeRO-1)");
+	if (c->offload != LLMSIM_OFFLOAD_NONE || c->offload_activations > 0)
+		return refuse(why, nwhy, "TorchTitan's launch keeps model states and activations "
+			      "on the GPU here (no ZeRO-Offload)");
+	if (c->lora_rank)
+		return refuse(why, nwhy, "TorchTitan is a pre-training stack: no LoRA");
+	if (c->recompute == LLMSIM_RECOMP_MODULES ||
+	    (c->recompute == LLMSIM_RECOMP_FULL && c->recompute_layers > 1))
+		return refuse(why, nwhy, "TorchTitan's activation checkpointing is per layer "
+			      "(selective or full), not by module or layer group");
+	if (c->schedule == LLMSIM_SCHED_DUALPIPE)
+		return refuse(why, nwhy, "TorchTitan has no DualPipe schedule");
+	int v = c->schedule == LLMSIM_SCHED_INTERLEAVED ? c->chunks : 1;
+	put(b, "# model: a torchtitan train config of %s (model.name, model.flavor)\n", m->name);
+	put(b, "CONFIG_FILE=$TRAIN_CONFIG NGPU=$GPUS_PER_NODE ./run_train.sh \\\n");
+	put(b, "  --parallelism.tensor_parallel_degree %d --parallelism.context_parallel_degree %d "
+	    "\\\n", c->tp, c->cp);
+	if (c->zero >= 2)
+		put(b, "  --parallelism.data_parallel_shard_degree %d "
+		    "--parallelism.data_parallel_replicate_degree 1 "
+		    "--parallelism.fsdp_reshard_after_forward %s \\\n",
+		    c->dp, c->zero == 3 ? "always" : "never");
+	else
+		put(b, "  --parallelism.data_parallel_replicate_degree %d "
+		    "--parallelism.data_parallel_shard_degree 1 \\\n", c->dp);
+	if (c->pp > 1)
+		put(b, "  --parallelism.pipeline_parallel_degree %d "
+		    "--parallelism.pipeline_parallel_schedule %s "
+		    "--parallelism.pipeline_parallel_microbatch_size %d \\\n",
+		    c->pp, v > 1 ? "Interleaved1F1B" : "1F1B", c->micro_batch);
+	if (c->ep > 1)
+		put(b, "  --parallelism.expert_parallel_degree %d \\\n", c->ep);
+	put(b, "  --training.local_batch_size %lld --training.global_batch_size %lld "
+	    "--training.seq_len %lld \\\n",
+	    (long long)(c->pp > 1 ? c->global_batch / c->dp : c->micro_batch),
+	    (long long)c->global_batch, (long long)c->seq);
+	if (tokens > 0)
+		put(b, "  --training.steps %.0f \\\n", tokens / ((double)c->global_batch * c->seq));
+	put(b, "  --activation_checkpoint.mode %s",
+	    c->recompute == LLMSIM_RECOMP_FULL	    ? "full"
+	    : c->recompute == LLMSIM_RECOMP_SELECTIVE ? "selective"
+						      : "none");
+	if (c->recompute == LLMSIM_RECOMP_SELECTIVE)
+		put(b, " --activation_checkpoint.selective_ac_option op");
+	if (c->dtype == LLMSIM_DT_FP8)
+		put(b, " \\n  --model.converters float8");
+	put(b, "\n");
+	if (v > 2)
+		put(b, "# %d model chunks per stage: pipeline_parallel_layers_per_stage = layers / "
+		    "(pp x %d)\n", v, v);
+	return 0;
+}
+
 int plan_emit_train(enum plan_fw fw, const struct llmsim_train_result *r,
 		    const struct llmsim_model *m, double tokens, char *out, size_t n, char *why,
 		    size_t nwhy)
@@ -261,6 +360,8 @@ int plan_emit_train(enum plan_fw fw, const struct llmsim_train_result *r,
 		return megatron(r, m, tokens, &b, why, nwhy);
 	if (fw == PLAN_FW_DEEPSPEED)
 		return deepspeed(r, tokens, &b, why, nwhy);
+	if (fw == PLAN_FW_TORCHTITAN)
+		return torchtitan(r, m, tokens, &b, why, nwhy);
 	return refuse(why, nwhy, "--emit %s is for serving plans (--workload serve)",
 		      plan_fw_names[fw]);
 }

@@ -19,7 +19,9 @@
 #include "args.h"
 #include "commands.h"
 #include "common.h"
+#include "json_error.h"
 #include "plan_emit.h"
+#include "serve_eng.h"
 
 static const char about[] =
 	"Search replicas x tp x pp (x ep) and disaggregated prefill/decode pools,\n"
@@ -31,7 +33,12 @@ static const char about[] =
 	"meet them rank first, by output tokens/s per GPU (under a rate, which fixes\n"
 	"throughput: by tokens/s per user). Weights and KV stay bf16 unless\n"
 	"--weight-dtype / --kv-dtype allow more. Exit status 1 when nothing fits or\n"
-	"meets the targets (the closest configuration and the reason are shown).";
+	"meets the targets (the closest configuration and the reason are shown).\n"
+	"Without --gpus: the capacity question, the fewest GPUs that serve the load\n"
+	"(--rate or --concurrency) within the targets, replica counts searched per\n"
+	"layout with bounds (one request alone, a replica's saturated rate) and each\n"
+	"engine run reused across GPU counts; the Pareto front at each GPU count.\n"
+	"Cost per million output tokens from --gpu-hour-price or the GPU file's price.";
 
 static const char *const pct_names[] = {"p50", "p90", "p99", NULL};
 static const double pct_vals[] = {0.5, 0.9, 0.99};
@@ -53,25 +60,48 @@ static int parse_dtypes(const char *s, unsigned *mask)
 }
 
 
+static const char *meets(const struct llmsim_plan_serve_out *o, const struct llmsim_plan_serve_row *x)
+{
+	return !o->targets ? "-" : x->feasible ? "yes" : "no";
+}
+
+static const char *meet_count(const struct llmsim_plan_serve_out *o, char *buf, size_t n)
+{
+	if (!o->targets)
+		return "no targets to meet";
+	snprintf(buf, n, "%lld meet the targets", (long long)o->feasible);
+	return buf;
+}
+
+static void cost(char *buf, size_t n, const struct llmsim_plan_serve_row *x)
+{
+	if (x->usd_per_mtok > 0)
+		snprintf(buf, n, "$%.3g", x->usd_per_mtok);
+	else
+		snprintf(buf, n, "-");
+}
+
 static void print_rows(const struct llmsim_plan_serve_out *o, int64_t shown, double err_frac)
 {
-	static const char *const head[] = {"#", "<layout", "<weights", "<kv", "max-seqs",
+	static const char *const head[] = {"#", "GPUs", "<layout", "<weights", "<kv", "max-seqs",
 					   "~TTFT p50", "TTFT p99", "~TPOT p50", "TPOT p99", "~tok/s",
-					   "tok/s/GPU", "tok/s/user", "~error", "<meets", "~<front"};
+					   "tok/s/GPU", "tok/s/user", "$/Mtok", "~error", "<meets",
+					   "~<front"};
 	struct llmsim_table t;
-	llmsim_table_init(&t, 15, head);
+	llmsim_table_init(&t, 17, head);
 	for (int64_t i = 0; i < shown; i++) {
 		const struct llmsim_plan_serve_row *x = &o->rows[i];
 		char nm[64], a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], c[LLMSIM_FMT_MAX],
-			d[LLMSIM_FMT_MAX];
+			d[LLMSIM_FMT_MAX], usd[32];
 		llmsim_plan_serve_layout(x, nm, sizeof nm);
-		llmsim_table_rowf(&t, "%lld\t%s\t%s\t%s\t%lld\t%s\t%s\t%s\t%s\t%.0f\t%.0f\t%.1f\t+/-%.0f%%\t%s\t%s",
-				  (long long)(i + 1), nm, llmsim_dtype_name(x->weight_dtype),
+		cost(usd, sizeof usd, x);
+		llmsim_table_rowf(&t, "%lld\t%d\t%s\t%s\t%s\t%lld\t%s\t%s\t%s\t%s\t%.0f\t%.0f\t%.1f\t%s\t+/-%.0f%%\t%s\t%s",
+				  (long long)(i + 1), x->gpus, nm, llmsim_dtype_name(x->weight_dtype),
 				  llmsim_dtype_name(x->kv_dtype), (long long)x->max_batch,
 				  llmsim_fmt_time(a, x->ttft_s.p50), llmsim_fmt_time(b, x->ttft_s.p99),
 				  llmsim_fmt_time(c, x->tpot_s.p50), llmsim_fmt_time(d, x->tpot_s.p99),
-				  x->tokens_per_s, x->tokens_per_s_per_gpu, x->tokens_per_s_per_user,
-				  100 * err_frac, x->feasible ? "yes" : "no", x->pareto ? "*" : "");
+				  x->tokens_per_s, x->tokens_per_s_per_gpu, x->tokens_per_s_per_user, usd,
+				  100 * err_frac, meets(o, x), x->pareto ? "*" : "");
 	}
 	llmsim_table_print(&t, stdout);
 	llmsim_table_release(&t);
@@ -83,20 +113,28 @@ static void print_front(const struct llmsim_plan_serve_out *o)
 	if (!idx)
 		return;
 	int64_t n = llmsim_plan_serve_front(o, idx);
-	printf("\nPareto front, tokens/s per GPU against tokens/s per user (%lld of %lld "
-	       "configurations):\n", (long long)n, (long long)o->nrows);
-	static const char *const head[] = {"tok/s/GPU", "tok/s/user", "<layout", "<types",
-					   "max-seqs", "<meets"};
+	printf("\nPareto front, tokens/s per GPU against tokens/s per user%s (%lld of %lld "
+	       "configurations):\n", o->capacity ? ", at each GPU count" : "", (long long)n,
+	       (long long)o->nrows);
+	static const char *const head[] = {"GPUs", "<meets", "tok/s/GPU", "tok/s/user", "TTFT p99",
+					   "TPOT p99", "$/Mtok", "<layout", "<types", "max-seqs"};
 	struct llmsim_table t;
-	llmsim_table_init(&t, 6, head);
-	for (int64_t i = n - 1; i >= 0; i--) { /* the most per user first */
-		const struct llmsim_plan_serve_row *x = &o->rows[idx[i]];
-		char nm[64];
-		llmsim_plan_serve_layout(x, nm, sizeof nm);
-		llmsim_table_rowf(&t, "%.0f\t%.1f\t%s\t%s/%s\t%lld\t%s", x->tokens_per_s_per_gpu,
-				  x->tokens_per_s_per_user, nm, llmsim_dtype_name(x->weight_dtype),
-				  llmsim_dtype_name(x->kv_dtype), (long long)x->max_batch,
-				  x->feasible ? "yes" : "no");
+	llmsim_table_init(&t, 10, head);
+	/* by GPU count, and within one the most per user first */
+	for (int64_t lo = 0, hi; lo < n; lo = hi) {
+		for (hi = lo; hi < n && o->rows[idx[hi]].gpus == o->rows[idx[lo]].gpus;)
+			hi++;
+		for (int64_t i = hi - 1; i >= lo; i--) {
+			const struct llmsim_plan_serve_row *x = &o->rows[idx[i]];
+			char nm[64], a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], usd[32];
+			llmsim_plan_serve_layout(x, nm, sizeof nm);
+			cost(usd, sizeof usd, x);
+			llmsim_table_rowf(&t, "%d\t%s\t%.0f\t%.1f\t%s\t%s\t%s\t%s\t%s/%s\t%lld", x->gpus,
+					  meets(o, x), x->tokens_per_s_per_gpu, x->tokens_per_s_per_user,
+					  llmsim_fmt_time(a, x->ttft_s.p99), llmsim_fmt_time(b, x->tpot_s.p99),
+					  usd, nm, llmsim_dtype_name(x->weight_dtype),
+					  llmsim_dtype_name(x->kv_dtype), (long long)x->max_batch);
+		}
 	}
 	free(idx);
 	llmsim_table_print(&t, stdout);
@@ -117,9 +155,18 @@ static void print_detail(const struct llmsim_plan_serve_row *x,
 	printf("  memory       %s of weights per GPU; KV cache of %lld tokens per %sreplica\n",
 	       llmsim_fmt_bytes(a, x->weight_bytes_per_gpu), (long long)x->kv_capacity_tokens,
 	       x->disagg ? "decode " : "");
-	printf("  engine       max_num_seqs %lld, 8192 tokens per step, chunked prefill; mean "
-	       "batch %.1f, %lld preemptions\n",
-	       (long long)x->max_batch, x->mean_batch, (long long)x->preemptions);
+	struct llmsim_serve_cfg sc;
+	char eng[320];
+	llmsim_serve_cfg_init(&sc, pc->model, pc->gpu);
+	sc.chunked_prefill = 1;
+	if (pc->engine.server != LLMSIM_SERVER_GENERIC)
+		llmsim_serve_server(&sc, pc->engine.server);
+	cli_serve_eng_describe(&pc->engine, eng, sizeof eng);
+	printf("  engine       %s: max_num_seqs %lld, %lld tokens per step%s; mean batch %.1f, "
+	       "%lld preemptions\n",
+	       eng, (long long)x->max_batch, (long long)sc.max_tokens,
+	       sc.chunked_prefill ? ", chunked prefill" : "", x->mean_batch,
+	       (long long)x->preemptions);
 	if (x->disagg)
 		printf("  KV transfer  %s per request over %s (in TTFT)\n",
 		       llmsim_fmt_time(a, x->kv_transfer_s), x->kv_over_network ? "the network" : "NVLink");
@@ -127,6 +174,9 @@ static void print_detail(const struct llmsim_plan_serve_row *x,
 	       "+/-%.0f%%\n",
 	       x->tokens_per_s, x->tokens_per_s_per_gpu, x->tokens_per_s_per_user, x->requests_per_s,
 	       100 * err_frac);
+	if (x->usd_per_mtok > 0)
+		printf("  cost         $%.3g per million output tokens (%d GPUs at $%.2f per GPU-hour)\n",
+		       x->usd_per_mtok, x->gpus, pc->usd_per_gpu_hour);
 	static const char *const head[] = {"<|per request", "mean", "p50", "p90", "p99", "<target"};
 	struct llmsim_table t;
 	llmsim_table_init(&t, 6, head);
@@ -150,9 +200,24 @@ static void print_detail(const struct llmsim_plan_serve_row *x,
 	llmsim_table_release(&t);
 }
 
-/* Aggregated against disaggregated, on the ranking's key. */
+/* Aggregated against disaggregated, on the ranking's key (a capacity
+ * search: on the GPUs each needs). */
 static void print_verdict(const struct llmsim_plan_serve_out *o, int by_user)
 {
+	if (o->capacity) {
+		putchar('\n');
+		for (int k = 0; k < 2; k++) {
+			int64_t b = k ? o->best_disagg : o->best_agg;
+			const char *what = k ? "disaggregated" : "aggregated";
+			if (b >= 0 && o->rows[b].feasible)
+				printf("%s: the fewest GPUs that meet the targets are %d (#%lld)\n", what,
+				       o->rows[b].gpus, (long long)b + 1);
+			else
+				printf("%s: none meets the targets%s\n", what,
+				       b < 0 ? " (not searched, or no layout fits)" : "");
+		}
+		return;
+	}
 	if (o->best_agg < 0 || o->best_disagg < 0) {
 		printf("\n%s\n", o->best_disagg < 0 ? "disaggregated: not searched or nothing fits"
 						   : "aggregated: nothing fits");
@@ -192,6 +257,7 @@ static void print_rejected(const struct llmsim_plan_serve_out *o)
 static void json_row(struct llmsim_json *j, const struct llmsim_plan_serve_row *x, double err_frac)
 {
 	llmsim_json_str(j, "layout", x->disagg ? "disaggregated" : "aggregated");
+	llmsim_json_int(j, "gpus", x->gpus);
 	llmsim_json_int(j, "replicas", x->replicas);
 	llmsim_json_int(j, "tp", x->tp);
 	llmsim_json_int(j, "pp", x->pp);
@@ -216,13 +282,18 @@ static void json_row(struct llmsim_json *j, const struct llmsim_plan_serve_row *
 	llmsim_json_int(j, "preemptions", x->preemptions);
 	llmsim_json_num(j, "weight_bytes_per_gpu", x->weight_bytes_per_gpu);
 	llmsim_json_int(j, "kv_capacity_tokens", x->kv_capacity_tokens);
+	if (x->usd_per_mtok > 0)
+		llmsim_json_num(j, "usd_per_million_output_tokens", x->usd_per_mtok);
+	else
+		llmsim_json_null(j, "usd_per_million_output_tokens");
 	llmsim_json_bool(j, "meets_targets", x->feasible);
 	llmsim_json_bool(j, "pareto", x->pareto);
 	llmsim_json_num(j, "expected_error_frac", err_frac);
 }
 
 static void print_json(const struct llmsim_plan_serve_out *o, const struct llmsim_plan_serve_cfg *pc,
-		       int64_t shown, const char *emit_fw, const char *launch, const char *why)
+		       int64_t shown, const char *emit_fw, const char *launch, const char *why,
+		       const char *price_source)
 {
 	struct llmsim_json j;
 	static const char *const loads[] = {"offline", "rate", "concurrency"};
@@ -231,9 +302,34 @@ static void print_json(const struct llmsim_plan_serve_out *o, const struct llmsi
 	llmsim_json_str(&j, "workload", "serve");
 	llmsim_json_str(&j, "model", pc->model->name);
 	llmsim_json_str(&j, "gpu", pc->gpu->name);
-	llmsim_json_int(&j, "gpus", pc->gpus);
+	if (o->capacity) {
+		llmsim_json_null(&j, "gpus");
+		if (o->gpus_needed)
+			llmsim_json_int(&j, "gpus_needed", o->gpus_needed);
+		else
+			llmsim_json_null(&j, "gpus_needed");
+		llmsim_json_int(&j, "replica_layouts", o->units);
+		llmsim_json_int(&j, "replica_layouts_pruned_by_bounds", o->units_pruned);
+	} else {
+		llmsim_json_int(&j, "gpus", pc->gpus);
+	}
+	if (pc->usd_per_gpu_hour > 0) {
+		llmsim_json_num(&j, "usd_per_gpu_hour", pc->usd_per_gpu_hour);
+		llmsim_json_str(&j, "price_source", price_source);
+	} else {
+		llmsim_json_null(&j, "usd_per_gpu_hour");
+	}
+	struct llmsim_serve_cfg sc;
+	llmsim_serve_cfg_init(&sc, pc->model, pc->gpu);
+	sc.chunked_prefill = 1;
+	if (pc->engine.server != LLMSIM_SERVER_GENERIC)
+		llmsim_serve_server(&sc, pc->engine.server);
+	sc.eng = pc->engine;
+	sc.max_batch = pc->max_batch > 0 ? pc->max_batch : 256;
+	cli_serve_eng_json(&j, &sc); /* flat, as serve prints it: "engine" is the kernel set */
 	llmsim_json_int(&j, "prompt", pc->prompt);
 	llmsim_json_int(&j, "output", pc->output);
+	llmsim_json_str(&j, "engine", llmsim_engine_name(LLMSIM_ENGINE_DEFAULT));
 	llmsim_json_str(&j, "load", loads[pc->load]);
 	if (pc->load == LLMSIM_LOAD_RATE)
 		llmsim_json_num(&j, "rate_per_s", pc->rate_per_s);
@@ -298,19 +394,27 @@ static void print_json(const struct llmsim_plan_serve_out *o, const struct llmsi
 	llmsim_json_finish(&j);
 }
 
+static void plan_progress(void *ctx, int64_t simulated, int64_t pruned)
+{
+	(void)ctx;
+	cli_progress("llmsim plan: %lld configurations simulated, %lld pruned", (long long)simulated,
+		     (long long)pruned);
+}
+
 int cmd_plan_serve(int argc, char **argv, const struct cli_setup *setup)
 {
 	/* --model and --gpu: loaded by main (setup) */
 	const char *cmd = "llmsim plan", *model_name = NULL, *gpu_name = "h200", *workload = NULL;
 	const char *wdts = NULL, *kvdts = NULL;
 	int gpus = 0, top = 5, json = 0, verbose = 0, pct = 2, no_disagg = 0, tp = 0, pp = 0, emit = -1;
-	int seen_rate = 0, seen_conc = 0;
+	int seen_rate = 0, seen_conc = 0, seen_price = 0;
 	int64_t prompt = 1024, output = 256, max_batch = 256, conc = 0, requests = 0;
-	double ttft = 0, tpot = 0, rate = 0;
+	double ttft = 0, tpot = 0, rate = 0, price = 0;
+	struct cli_serve_eng eng = {0};
 	const struct llmsim_opt opts[] = {
 		{"workload", LLMSIM_ARG_STRING, &workload, "serve", "serve (this search)", 0, NULL, NULL},
 		{"model", LLMSIM_ARG_STRING, &model_name, "M", "model name, alias or YAML path (required)", 0, NULL, NULL},
-		{"gpus", LLMSIM_ARG_INT, &gpus, "N", "GPUs to split into replicas or pools (required)", 1, NULL, NULL},
+		{"gpus", LLMSIM_ARG_INT, &gpus, "N", "GPUs to split into replicas or pools (default: the fewest that meet the targets)", 1, NULL, NULL},
 		{"gpu", LLMSIM_ARG_STRING, &gpu_name, "G", "GPU name or YAML path (default h200)", 0, NULL, NULL},
 		{"prompt", LLMSIM_ARG_I64, &prompt, "P", "prompt tokens (default 1024)", 1, NULL, NULL},
 		{"output", LLMSIM_ARG_I64, &output, "O", "output tokens (default 256)", 1, NULL, NULL},
@@ -323,6 +427,8 @@ int cmd_plan_serve(int argc, char **argv, const struct cli_setup *setup)
 		{"weight-dtype", LLMSIM_ARG_STRING, &wdts, "LIST", "weight types allowed (default bf16; e.g. bf16,fp8,int4)", 0, NULL, NULL},
 		{"kv-dtype", LLMSIM_ARG_STRING, &kvdts, "LIST", "KV types allowed (default bf16; e.g. bf16,fp8)", 0, NULL, NULL},
 		{"max-batch", LLMSIM_ARG_I64, &max_batch, "B", "largest max_num_seqs tried (default 256)", 1, NULL, NULL},
+		{"gpu-hour-price", LLMSIM_ARG_DOUBLE, &price, "USD", "price of one GPU-hour, for the cost per million tokens (default: the GPU file's)", 0, NULL, &seen_price},
+		CLI_SERVE_ENG_OPTS(eng),
 		{"no-disagg", LLMSIM_ARG_FLAG, &no_disagg, NULL, "aggregated layouts only", 0, NULL, NULL},
 		{"tp", LLMSIM_ARG_INT, &tp, "T", "aggregated replicas of this tp only", 1, NULL, NULL},
 		{"pp", LLMSIM_ARG_INT, &pp, "P", "aggregated replicas of this pp only", 1, NULL, NULL},
@@ -332,7 +438,7 @@ int cmd_plan_serve(int argc, char **argv, const struct cli_setup *setup)
 		{"verbose", LLMSIM_ARG_FLAG, &verbose, NULL,
 		 "the search's own wall time, on stderr (stdout stays reproducible)", 0, NULL, NULL},
 	};
-	int r = llmsim_args_parse(cmd, "--model M --gpus N --workload serve [--gpu G] [--prompt P --output O] [--rate R | --concurrency C] [--ttft-slo S --tpot-slo S] [options]",
+	int r = llmsim_args_parse(cmd, "--model M --workload serve [--gpus N] [--gpu G] [--prompt P --output O] [--rate R | --concurrency C] [--ttft-slo S --tpot-slo S] [options]",
 				  about, argc - 1, argv + 1, opts, (int)(sizeof opts / sizeof opts[0]),
 				  NULL, 0, NULL);
 	if (r == LLMSIM_ARGS_HELP)
@@ -341,12 +447,25 @@ int cmd_plan_serve(int argc, char **argv, const struct cli_setup *setup)
 		return 2;
 	if (workload && strcmp(workload, "serve"))
 		return llmsim_args_error(cmd, "--workload '%s' is not handled here (serve)", workload);
-	if (!gpus)
-		return llmsim_args_error(cmd, "--gpus is required (try '%s --workload serve --help')", cmd);
 	if (seen_rate && seen_conc)
 		return llmsim_args_error(cmd, "--rate and --concurrency exclude each other");
-	if (seen_rate && !(rate > 0))
-		return llmsim_args_error(cmd, "--rate must be positive, got %g", rate);
+	if (seen_rate && !(rate > 0 && isfinite(rate)))
+		return llmsim_args_error(cmd, "--rate must be a positive number of requests/s, got %g", rate);
+	if (seen_price && !(price > 0 && isfinite(price)))
+		return llmsim_args_error(cmd, "--gpu-hour-price must be a positive number of dollars, got %g",
+					 price);
+	if (!(ttft >= 0 && isfinite(ttft)) || !(tpot >= 0 && isfinite(tpot)))
+		return llmsim_args_error(cmd, "--ttft-slo and --tpot-slo take seconds, got %g and %g", ttft,
+					 tpot);
+	if (!gpus && !seen_rate && !seen_conc)
+		return llmsim_args_error(cmd, "without --gpus, give the load to serve: --rate R or "
+					 "--concurrency C (or --gpus N)");
+	if (!gpus && !(ttft > 0) && !(tpot > 0))
+		return llmsim_args_error(cmd, "without --gpus, give a target to meet: --ttft-slo S, "
+					 "--tpot-slo S or both (or --gpus N)");
+	struct llmsim_serve_engine feat;
+	if ((r = cli_serve_eng_apply(cmd, &eng, &feat)))
+		return r;
 	if (emit >= 0 && plan_fw_trains(emit))
 		return llmsim_args_error(cmd, "--emit %s is for training plans; serving plans emit "
 					 "vllm or trtllm", plan_fw_names[emit]);
@@ -357,7 +476,17 @@ int cmd_plan_serve(int argc, char **argv, const struct cli_setup *setup)
 								 : LLMSIM_LOAD_OFFLINE,
 		.rate_per_s = rate, .concurrency = conc, .requests = requests,
 		.slo_quantile = pct_vals[pct], .no_disagg = no_disagg, .tp = tp, .pp = pp,
+		.usd_per_gpu_hour = seen_price ? price : setup->gpu->price_usd_per_gpu_hour,
+		.engine = feat, .progress = plan_progress,
 	};
+	char price_source[600] = "";
+	if (seen_price)
+		snprintf(price_source, sizeof price_source, "--gpu-hour-price");
+	else if (pc.usd_per_gpu_hour > 0) {
+		const char *base = strrchr(setup->gpu->path, '/');
+		snprintf(price_source, sizeof price_source, "price_usd_per_gpu_hour of %s, which cites its source",
+			 base ? base + 1 : setup->gpu->path);
+	}
 	if (wdts && parse_dtypes(wdts, &pc.weight_dtypes))
 		return llmsim_args_error(cmd, "--weight-dtype: expected names like bf16,fp8,int4, got '%s'", wdts);
 	if (kvdts && parse_dtypes(kvdts, &pc.kv_dtypes))
@@ -365,8 +494,15 @@ int cmd_plan_serve(int argc, char **argv, const struct cli_setup *setup)
 
 	struct llmsim_err err = {0};
 	struct llmsim_plan_serve_out o;
-	if (llmsim_plan_serve(&pc, &o, &err)) {
+	int prc = llmsim_plan_serve(&pc, &o, &err);
+	cli_progress_done();
+	if (prc) {
 		fprintf(stderr, "%s: %s\n", cmd, err.msg);
+		return 1;
+	}
+	if (o.impossible) { /* one line: no count of GPUs helps */
+		fprintf(stderr, "%s: %s\n", cmd, o.reason);
+		llmsim_plan_serve_release(&o);
 		return 1;
 	}
 	if (verbose) {
@@ -380,14 +516,19 @@ int cmd_plan_serve(int argc, char **argv, const struct cli_setup *setup)
 	static char launch[8192];
 	char why[320] = "";
 	launch[0] = 0;
-	if (emit >= 0 && o.feasible)
+	if (emit >= 0 && o.nrows && (o.feasible || !o.targets))
 		plan_emit_serve(emit, &o.rows[0], &pc, launch, sizeof launch, why, sizeof why);
 	if (json) {
-		print_json(&o, &pc, shown, emit >= 0 ? plan_fw_names[emit] : NULL, launch, why);
+		print_json(&o, &pc, shown, emit >= 0 ? plan_fw_names[emit] : NULL, launch, why,
+			   price_source);
 	} else {
 		char a[LLMSIM_FMT_MAX];
-		printf("plan: %s serving on %d x %s; requests of %lld + %lld tokens; load: ",
-		       pc.model->name, gpus, pc.gpu->name, (long long)prompt, (long long)output);
+		if (gpus)
+			printf("plan: %s serving on %d x %s; requests of %lld + %lld tokens; load: ",
+			       pc.model->name, gpus, pc.gpu->name, (long long)prompt, (long long)output);
+		else
+			printf("plan: %s serving on the fewest %s GPUs; requests of %lld + %lld tokens; "
+			       "load: ", pc.model->name, pc.gpu->name, (long long)prompt, (long long)output);
 		if (pc.load == LLMSIM_LOAD_RATE)
 			printf("%g requests/s, Poisson", rate);
 		else if (pc.load == LLMSIM_LOAD_CONCURRENCY)
@@ -410,20 +551,47 @@ int cmd_plan_serve(int argc, char **argv, const struct cli_setup *setup)
 			printf("targets: none: ranked by throughput only (%s)\n",
 			       by_user ? "the rate fixes it: then tokens/s per user" : "tokens/s per GPU");
 		}
+		printf("engine: %s (the default engine of infer, serve and spec), CUDA graphs\n",
+		       llmsim_engine_name(LLMSIM_ENGINE_DEFAULT));
 		printf("types:  weights %s, KV %s%s\n", wdts ? wdts : "bf16", kvdts ? kvdts : "bf16",
 		       wdts || kvdts ? "" : " (--weight-dtype / --kv-dtype allow quantized ones)");
-		printf("search: %lld configurations simulated (%lld disaggregated); "
-		       "%lld pruned before simulating; %lld meet the targets\n",
-		       (long long)o.simulated, (long long)o.simulated_disagg,
-		       (long long)o.pruned, (long long)o.feasible);
+		char eb[320], nb[64];
+		cli_serve_eng_describe(&pc.engine, eb, sizeof eb);
+		printf("engine: %s\n", eb);
+		if (o.capacity)
+			printf("search: %lld replica layouts, %lld dropped by a bound (one request alone "
+			       "misses a target, or more GPUs than the best); %lld engine runs simulated "
+			       "(%lld of disaggregated pools), each reused at every GPU count; %lld "
+			       "deployments meet the targets\n",
+			       (long long)o.units, (long long)o.units_pruned, (long long)o.simulated,
+			       (long long)o.simulated_disagg, (long long)o.feasible);
+		else
+			printf("search: %lld configurations simulated (%lld disaggregated); "
+			       "%lld pruned before simulating; %s\n",
+			       (long long)o.simulated, (long long)o.simulated_disagg,
+			       (long long)o.pruned, meet_count(&o, nb, sizeof nb));
+		if (pc.usd_per_gpu_hour > 0)
+			printf("price:  $%.2f per GPU-hour (%s)\n", pc.usd_per_gpu_hour, price_source);
+		else
+			printf("price:  none (--gpu-hour-price, or price_usd_per_gpu_hour in the GPU file)\n");
+		if (o.capacity && o.gpus_needed) {
+			char nm[64];
+			llmsim_plan_serve_layout(&o.rows[0], nm, sizeof nm);
+			printf("answer: %d x %s: %s", o.gpus_needed, pc.gpu->name, nm);
+			if (o.rows[0].usd_per_mtok > 0)
+				printf(", $%.3g per million output tokens", o.rows[0].usd_per_mtok);
+			putchar('\n');
+		}
 		printf("error:  +/-%.0f%% per step (%s)\n\n", 100 * o.error.abs_frac, o.error.source);
 		if (shown) {
-			printf("%s %lld of %lld:\n", o.feasible ? "best" : "closest (none meets the targets)",
+			printf("%s %lld of %lld:\n", o.feasible ? "best"
+						      : o.targets ? "closest (none meets the targets)"
+								  : "best (no targets)",
 			       (long long)shown, (long long)o.nrows);
 			print_rows(&o, shown, o.error.abs_frac);
 			print_verdict(&o, by_user);
 			print_front(&o);
-			printf("\n#1 in detail%s:\n", o.feasible ? "" : " (the closest)");
+			printf("\n#1 in detail%s:\n", o.feasible || !o.targets ? "" : " (the closest)");
 			print_detail(&o.rows[0], &pc, o.error.abs_frac);
 		} else {
 			printf("no configuration fits\n");
@@ -435,7 +603,7 @@ int cmd_plan_serve(int argc, char **argv, const struct cli_setup *setup)
 			printf("\nlaunch #1 with %s:\n%s", plan_fw_source(emit), launch);
 	}
 	int status = 0;
-	if (!o.feasible) {
+	if (o.reason[0] && (!o.feasible || !o.nrows)) {
 		fprintf(stderr, "%s: %s\n", cmd, o.reason);
 		status = 1;
 	} else if (why[0]) {

@@ -155,7 +155,7 @@ int cmd_report(int argc, char **argv, const struct cli_setup *setup)
 		{"output", LLMSIM_ARG_I64, &cfg.output, "N", "serve: output tokens (default 256)", 1, NULL, NULL},
 		{"weight-dtype", LLMSIM_ARG_STRING, &wdtype, "DT", "serve: weight type (default dtype)", 0, NULL, NULL},
 		{"kv-dtype", LLMSIM_ARG_STRING, &kvdtype, "DT", "KV cache type (default: fp8 for fp8, else the activation type)", 0, NULL, NULL},
-		{"attention", LLMSIM_ARG_STRING, &attn, "A", "serve: naive|flash2|flash3|paged (paged); train: naive|flash2|flash3 (flash2)", 0, NULL, NULL},
+		{"attention", LLMSIM_ARG_STRING, &attn, "A", "serve: naive|flash2|flash3|paged|sdpa|cudnn (sdpa, the default torch engine's); train: naive|flash2|flash3 (flash2)", 0, NULL, NULL},
 		{"json", LLMSIM_ARG_FLAG, &json, NULL, "print the files written and the summary as JSON", 0, NULL, NULL},
 	};
 	int rc = llmsim_args_parse(cmd, "--model M [--gpu G] [--workload train|serve] [options] --out DIR",

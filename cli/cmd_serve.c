@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "common.h"
 #include "json_error.h"
+#include "serve_eng.h"
 #include "trace_out.h"
 
 static const char *const alloc_names[] = {"paged", "contiguous", NULL};
@@ -108,10 +109,13 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 	/* --gpu and --model (optional with --published): loaded by main (setup) */
 	const char *cmd = "llmsim serve";
 	const char *pdist = NULL, *odist = NULL, *lengths = NULL, *suite = NULL, *trace_out = NULL;
+	int rc = 1;
 	struct cli_place pl = {.gpu = "h200"};
-	struct cli_run run = {.engine = LLMSIM_ENGINE_FUSED};
+	struct cli_run run = {.engine = LLMSIM_ENGINE_DEFAULT};
 	int alloc = 0, chunked = 0;
 	int sched = 0, offline = 0, json = 0, pub = 0, seen_req = 0, seen_prompt = 0, seen_output = 0;
+	int seen_batch = 0, seen_tokens = 0, seen_sched = 0;
+	struct cli_serve_eng eng = {0};
 	int64_t requests = 1000, prompt = 1024, output = 256, block = 16, max_batch = 256;
 	int64_t max_tokens = 8192, seed = 1, reserve = 0;
 	double rate = 0, util = llmsim_infer_params_default.mem_utilization;
@@ -126,14 +130,15 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 		{"output-dist", LLMSIM_ARG_STRING, &odist, "SPEC", "as --prompt-dist, for output lengths", 0, NULL, NULL},
 		{"lengths", LLMSIM_ARG_STRING, &lengths, "FILE", "lines of 'prompt output' tokens (cycled)", 0, NULL, NULL},
 		CLI_DTYPE_OPTS(pl),
-		CLI_RUN_OPTS(run, "the engine's kernels: fused (a serving engine: vLLM, TensorRT-LLM; the default), torch (a lean PyTorch engine) or hf (HF transformers)"),
+		CLI_RUN_OPTS(run, "the engine's kernels: torch (a lean PyTorch engine in CUDA graphs: the default, the engine whose steps are measured), fused (a serving engine's fused kernels: vLLM, TensorRT-LLM) or hf (HF transformers)"),
 		{"kv-alloc", LLMSIM_ARG_CHOICE, &alloc, NULL, "KV allocation (default paged)", 0, alloc_names, NULL},
 		{"reserve", LLMSIM_ARG_I64, &reserve, "N", "contiguous: tokens reserved per sequence (default prompt + longest output)", 1, NULL, NULL},
 		{"block-size", LLMSIM_ARG_I64, &block, "N", "paged KV block, tokens (default 16)", 1, NULL, NULL},
-		{"max-batch", LLMSIM_ARG_I64, &max_batch, "B", "running sequences at most (default 256, vLLM max_num_seqs)", 1, NULL, NULL},
-		{"max-tokens", LLMSIM_ARG_I64, &max_tokens, "T", "per-step token budget (default 8192)", 1, NULL, NULL},
-		{"scheduler", LLMSIM_ARG_CHOICE, &sched, NULL, "vllm: admit greedily, preempt newest; no-evict: TensorRT-LLM's guaranteed admission (default vllm)", 0, sched_names, NULL},
-		{"chunked-prefill", LLMSIM_ARG_FLAG, &chunked, NULL, "split prompts across steps to fill the budget", 0, NULL, NULL},
+		{"max-batch", LLMSIM_ARG_I64, &max_batch, "B", "running sequences at most (default 256, vLLM max_num_seqs; --server's)", 1, NULL, &seen_batch},
+		{"max-tokens", LLMSIM_ARG_I64, &max_tokens, "T", "per-step token budget (default 8192; --server's)", 1, NULL, &seen_tokens},
+		{"scheduler", LLMSIM_ARG_CHOICE, &sched, NULL, "vllm: admit greedily, preempt newest; no-evict: TensorRT-LLM's guaranteed admission (default vllm; --server's)", 0, sched_names, &seen_sched},
+		{"chunked-prefill", LLMSIM_ARG_FLAG, &chunked, NULL, "split prompts across steps to fill the budget (--server vllm and sglang do)", 0, NULL, NULL},
+		CLI_SERVE_ENG_OPTS(eng),
 		{"mem-util", LLMSIM_ARG_DOUBLE, &util, "F", "fraction of HBM the engine uses (default 0.9)", 0.01, NULL, NULL},
 		{"seed", LLMSIM_ARG_I64, &seed, "S", "random seed for arrivals and lengths (default 1)", 0, NULL, NULL},
 		{"published", LLMSIM_ARG_FLAG, &pub, NULL, "predict the published results suite and print the errors", 0, NULL, NULL},
@@ -144,8 +149,9 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 	int r = llmsim_args_parse(cmd, "--model M [--gpu G] [--gpus N --tp T --pp P --ep E] --requests N [--rate R | --offline] --prompt P --output O [options]",
 				  "Simulate a vLLM-like engine (continuous batching, paged or contiguous\n"
 				  "KV cache, recompute preemption); each step is priced by the GPU model in\n"
-				  "the kernels of --engine (fused by default, as the engines serving runs\n"
-				  "are published with), inside the run's own load (--load busy) or as lone\n"
+				  "the kernels of --engine (torch by default, as infer, spec and the serving\n"
+				  "plan: the lean engine whose steps are measured), inside the run's own\n"
+				  "load (--load busy) or as lone\n"
 				  "kernels (--load lone). --trace-out FILE.json writes each engine step\n"
 				  "(its prefill and decode tokens) and the first 1000 requests' spans as a\n"
 				  "Chrome/Perfetto trace (ui.perfetto.dev, chrome://tracing).",
@@ -165,6 +171,9 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 		return llmsim_args_error(cmd, "--rate and --offline exclude each other");
 	if (lengths && (pdist || odist || seen_prompt || seen_output))
 		return llmsim_args_error(cmd, "--lengths replaces --prompt/--output and their distributions");
+	struct llmsim_serve_engine feat;
+	if ((rc = cli_serve_eng_apply(cmd, &eng, &feat)))
+		return rc;
 	if (trace_out && cli_trace_check(cmd, trace_out)) /* after the usage errors (2) */
 		return 1;
 
@@ -173,7 +182,7 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 	const struct llmsim_gpu *g = setup->gpu;
 	struct llmsim_serve_cfg cfg;
 	int64_t *plist = NULL, *olist = NULL, nlist = 0;
-	int replicas = 1, rc = 1;
+	int replicas = 1;
 	llmsim_serve_cfg_init(&cfg, m, g);
 	if ((rc = cli_run_apply(cmd, &run, &cfg.infer)))
 		return rc;
@@ -192,6 +201,19 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 	cfg.max_tokens = max_tokens;
 	cfg.chunked_prefill = chunked;
 	cfg.sched = (enum llmsim_sched)sched;
+	/* the engine's defaults, then what the options say */
+	if (feat.server != LLMSIM_SERVER_GENERIC) {
+		llmsim_serve_server(&cfg, feat.server);
+		if (seen_batch)
+			cfg.max_batch = max_batch;
+		if (seen_tokens)
+			cfg.max_tokens = max_tokens;
+		if (seen_sched)
+			cfg.sched = (enum llmsim_sched)sched;
+		if (chunked)
+			cfg.chunked_prefill = 1;
+	}
+	cfg.eng = feat;
 	cfg.seed = (uint64_t)seed;
 	if (llmsim_infer_layout(&cfg.infer, pl.gpus, pl.tp, pl.pp, pl.ep, &replicas, &err))
 		goto fail;
@@ -248,6 +270,7 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 		llmsim_json_str(&j, "kv_alloc", llmsim_kv_alloc_name(cfg.kv_alloc));
 		llmsim_json_str(&j, "scheduler", llmsim_sched_name(cfg.sched));
 		cli_run_json(&j, &cfg.infer);
+		cli_serve_eng_json(&j, &cfg);
 		llmsim_json_obj_begin(&j, "expected_error");
 		cli_step_err_json(&j, "ttft", cfg.infer.gpu, cfg.infer.lower.engine,
 				  cfg.infer.runtime, "prefill");
@@ -290,6 +313,11 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 		       llmsim_dtype_name(cfg.infer.kv_dtype), (long long)(res.requests_done * replicas),
 		       rate > 0 ? "Poisson arrivals" : "offline");
 		cli_run_print(&cfg.infer, "inside the run's own load: its busy share and FLOP rate");
+		char eb0[320];
+		cli_serve_eng_describe(&cfg.eng, eb0, sizeof eb0);
+		printf("%s: %lld running sequences at most, %lld tokens a step%s\n", eb0,
+		       (long long)cfg.max_batch, (long long)cfg.max_tokens,
+		       cfg.chunked_prefill ? ", chunked prefill" : "");
 		char eb[256];
 		cli_step_err(cfg.infer.gpu, cfg.infer.lower.engine, cfg.infer.runtime, "prefill", eb,
 			     sizeof eb);

@@ -13,6 +13,8 @@
 #include "sim/infer/spec.h"
 #include "args.h"
 #include "commands.h"
+#include "common.h"
+#include "serve_eng.h"
 
 static const char *const wdt_names[] = {"bf16", "fp8", "int4", "fp4", NULL};
 static const enum llmsim_dtype wdt_vals[] = {LLMSIM_DT_BF16, LLMSIM_DT_FP8, LLMSIM_DT_INT4,
@@ -20,25 +22,6 @@ static const enum llmsim_dtype wdt_vals[] = {LLMSIM_DT_BF16, LLMSIM_DT_FP8, LLMS
 static const char *const kvdt_names[] = {"bf16", "fp8", NULL};
 static const enum llmsim_dtype kvdt_vals[] = {LLMSIM_DT_BF16, LLMSIM_DT_FP8};
 static const char *const kind_names[] = {"draft", "medusa", "mtp"};
-
-static int parse_alphas(const char *s, double *a, int *n)
-{
-	*n = 0;
-	const char *p = s;
-	while (*p) {
-		char *e;
-		double v = strtod(p, &e);
-		if (e == p || *n >= LLMSIM_SPEC_MAX)
-			return -1;
-		a[(*n)++] = v;
-		if (*e == ',')
-			e++;
-		else if (*e)
-			return -1;
-		p = e;
-	}
-	return *n ? 0 : -1;
-}
 
 int cmd_spec(int argc, char **argv, const struct cli_setup *setup)
 {
@@ -49,6 +32,7 @@ int cmd_spec(int argc, char **argv, const struct cli_setup *setup)
 	int seen_alpha = 0, seen_gamma = 0;
 	int64_t batch = 1, context = 1024;
 	double alpha = 0;
+	struct cli_run run = {.engine = LLMSIM_ENGINE_DEFAULT};
 	const struct llmsim_opt opts[] = {
 		{"model", LLMSIM_ARG_STRING, &model_name, "TARGET", "target model (required)", 0, NULL, NULL},
 		{"draft", LLMSIM_ARG_STRING, &draft_name, "MODEL", "draft model (draft-model speculation)", 0, NULL, NULL},
@@ -65,6 +49,7 @@ int cmd_spec(int argc, char **argv, const struct cli_setup *setup)
 		{"context", LLMSIM_ARG_I64, &context, "L", "tokens already in the cache (default 1024)", 0, NULL, NULL},
 		{"weight-dtype", LLMSIM_ARG_CHOICE, &wdt, NULL, "weights of both models (default bf16)", 0, wdt_names, NULL},
 		{"kv-dtype", LLMSIM_ARG_CHOICE, &kvdt, NULL, "KV cache (default bf16)", 0, kvdt_names, NULL},
+		CLI_RUN_OPTS(run, "the kernels of both models: torch (a lean PyTorch engine in CUDA graphs: the default, as in infer, serve and the serving plan), fused (a serving engine's fused kernels) or hf (HF transformers)"),
 		{"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON on stdout", 0, NULL, NULL},
 	};
 	int r = llmsim_args_parse(cmd, "--model TARGET (--draft MODEL --gamma K | --medusa-heads K [--tree N] | --mtp D) (--alpha A | --alphas A1,..) [options]",
@@ -102,7 +87,7 @@ int cmd_spec(int argc, char **argv, const struct cli_setup *setup)
 	struct llmsim_spec_cfg cfg;
 	memset(&cfg, 0, sizeof cfg);
 	if (alphas) {
-		if (parse_alphas(alphas, cfg.alpha, &cfg.nalpha))
+		if (cli_parse_alphas(alphas, cfg.alpha, &cfg.nalpha))
 			return llmsim_args_error(cmd, "--alphas: expected numbers separated by commas, got '%s'", alphas);
 	} else {
 		cfg.alpha[0] = alpha;
@@ -116,6 +101,8 @@ int cmd_spec(int argc, char **argv, const struct cli_setup *setup)
 	if (draft_name && llmsim_model_load(draft_name, &dm, &err))
 		goto fail;
 	llmsim_infer_cfg_init(&cfg.target, &m, &g);
+	if ((r = cli_run_apply(cmd, &run, &cfg.target)))
+		return r;
 	cfg.target.weight_dtype = wdt_vals[wdt];
 	cfg.target.kv_dtype = kvdt_vals[kvdt];
 	if (llmsim_infer_layout(&cfg.target, ntp, ntp, 1, 0, NULL, &err))
@@ -125,6 +112,7 @@ int cmd_spec(int argc, char **argv, const struct cli_setup *setup)
 			fprintf(stderr, "%s: warning: draft vocabulary %d differs from the target's %d\n",
 				cmd, dm.vocab, m.vocab);
 		llmsim_infer_cfg_init(&cfg.draft, &dm, &g);
+		cli_run_apply(cmd, &run, &cfg.draft); /* parsed above: cannot fail */
 		cfg.draft.weight_dtype = cfg.target.weight_dtype;
 		cfg.draft.kv_dtype = cfg.target.kv_dtype;
 		/* the draft runs on the target's GPUs: same tp if its heads allow */
@@ -147,6 +135,7 @@ int cmd_spec(int argc, char **argv, const struct cli_setup *setup)
 		llmsim_json_int(&j, "gpus", ngpus);
 		llmsim_json_int(&j, "tp", cfg.target.tp);
 		llmsim_json_int(&j, "replicas", ngpus / ntp);
+		cli_run_json(&j, &cfg.target);
 		llmsim_json_int(&j, "gamma", cfg.gamma);
 		llmsim_json_arr_begin(&j, "alphas");
 		for (int i = 0; i < cfg.gamma; i++)
@@ -183,9 +172,11 @@ int cmd_spec(int argc, char **argv, const struct cli_setup *setup)
 	else
 		snprintf(what, sizeof what, "depth %d", cfg.gamma);
 	printf("%s on %d x %s (tp %d; %d replica%s), batch %lld, context %lld\n"
-	       "%s speculation (%s)\n\n", m.name, ngpus, g.name, cfg.target.tp, ngpus / ntp,
+	       "%s speculation (%s)\n", m.name, ngpus, g.name, cfg.target.tp, ngpus / ntp,
 	       ngpus / ntp > 1 ? "s" : "", (long long)batch, (long long)context,
 	       kind_names[cfg.kind], what);
+	cli_run_print(&cfg.target, "the decode steps back to back");
+	putchar('\n');
 	struct llmsim_table t;
 	const char *head[] = {"<quantity", "value", "<note"};
 	llmsim_table_init(&t, 3, head);

@@ -32,8 +32,11 @@ static const char about[] =
 	"bytes, --zero 2 as FSDP, the embedding and the loss one layer slot each\n"
 	"of the pipeline split, memory of the fullest pipeline rank, the FP32\n"
 	"gradient reduce-scatter beside the pipeline's compute, all-gather CP.\n"
-	"Memory adds 1 GB of CUDA/NCCL workspace and 5% fragmentation (llama3:\n"
-	"none).\n\n"
+	"The software stack (--stack, hw/stacks/NAME.yaml; default mcore-te) says\n"
+	"which layouts it can launch, its program and recipe, and its memory\n"
+	"allowances (context, NCCL buffers per communicator, CUDA graphs,\n"
+	"fragmentation, the memory model's error); a layout it cannot launch is\n"
+	"refused with the feature and the stacks that have it.\n\n"
 	"--offload optimizer (ZeRO-Offload): fp32 master, Adam m, v and an fp32\n"
 	"gradient copy (16 B/param) in host memory, 16-bit weights and gradients on\n"
 	"the GPU; gradients go down PCIe during backward, CPU Adam runs on the host,\n"
@@ -67,7 +70,9 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 	int gpus = 0, dp = 0, json = 0, no_sp = 0, uneven = 0, offload = 0, dpu = 0;
 	int recompute = LLMSIM_RECOMP_NONE, sched = LLMSIM_SCHED_1F1B, dtype = 0,
 	    recipe = LLMSIM_RECIPE_MEGATRON, attn = 1, chunks_seen = 0;
-	int layers = 0, recipe_seen = 0, attn_seen = 0, gb_seen = 0, stack = LLMSIM_STACK_CORE, ddp = LLMSIM_DDP_STACK;
+	int layers = 0, recipe_seen = 0, attn_seen = 0, gb_seen = 0, ddp = LLMSIM_DDP_STACK;
+	int stack_seen = 0, fsdp = 0, fsdp_seen = 0, rmethod = LLMSIM_RECOMP_UNIFORM;
+	const char *stack_name = "mcore-te", *modules = NULL;
 	struct cli_run run = {.engine = LLMSIM_ENGINE_FUSED};
 	int64_t gb = c.global_batch, seq = c.seq;
 	const struct llmsim_opt opts[] = {
@@ -88,7 +93,7 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 		{"chunks", LLMSIM_ARG_INT, &c.chunks, "V", "model chunks per stage, interleaved (default 2)", 1, NULL, &chunks_seen},
 		{"dtype", LLMSIM_ARG_CHOICE, &dtype, "T", "matmul type (default bf16)", 0, train_dtype_choices, NULL},
 		{"recipe", LLMSIM_ARG_CHOICE, &recipe, "R", "optimizer-state recipe (default megatron; torch: amp)", 0, llmsim_recipe_names, &recipe_seen},
-		{"attention", LLMSIM_ARG_CHOICE, &attn, "A", "attention kernels; sdpa: PyTorch's on this GPU (default flash2; torch: sdpa)", 0, train_attn_choices, &attn_seen},
+		{"attention", LLMSIM_ARG_CHOICE, &attn, "A", "attention kernels; sdpa: PyTorch's on this GPU (default flash2, or what the stack runs: naive for megatron-2021/2022; torch: sdpa)", 0, train_attn_choices, &attn_seen},
 		{"layers", LLMSIM_ARG_INT, &layers, "L", "run the model's first L layers (default all)", 1, NULL, NULL},
 		CLI_RUN_OPTS(run, "the program: fused (Megatron-LM's kernels, default) or torch (plain PyTorch on one GPU)"),
 		{"lora-rank", LLMSIM_ARG_INT, &c.lora_rank, "R", "LoRA on q,k,v,o with frozen bf16 base (default 0: off)", 0, NULL, NULL},
@@ -97,7 +102,12 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 		{"uneven-pp", LLMSIM_ARG_FLAG, &uneven, NULL, "allow layers not divisible by pp*chunks (busiest stage: ceil)", 0, NULL, NULL},
 		{"offload", LLMSIM_ARG_CHOICE, &offload, "O", "model states in host memory: optimizer (ZeRO-Offload, zero >= 1) or params (ZeRO-Infinity, zero 3) (default none)", 0, llmsim_offload_names, NULL},
 		{"dpu", LLMSIM_ARG_FLAG, &dpu, NULL, "offload: one-step delayed parameter update (CPU Adam overlaps the next step)", 0, NULL, NULL},
-		{"stack", LLMSIM_ARG_CHOICE, &stack, "S", "the Megatron release: core (today's, default), megatron-2021 (Narayanan et al.), megatron-2022 (Korthikanti et al.)", 0, llmsim_stack_names, NULL},
+		{"stack", LLMSIM_ARG_STRING, &stack_name, "S", "the software stack, a name in hw/stacks or a file: mcore-te (Megatron-Core with Transformer Engine, default), torchtitan, deepspeed, llama3, core, megatron-2021 (Narayanan et al.), megatron-2022 (Korthikanti et al.)", 0, NULL, &stack_seen},
+		{"recompute-modules", LLMSIM_ARG_STRING, &modules, "M,...", "recompute these modules (Megatron's names: core_attn, mlp, moe_act, mla_up_proj, layernorm, moe, shared_experts); implies --recompute modules", 0, NULL, NULL},
+		{"recompute-method", LLMSIM_ARG_CHOICE, &rmethod, "M", "full recompute: uniform (groups of --recompute-num-layers, default) or block (that many layers of each stage)", 0, llmsim_recompute_method_names, NULL},
+		{"recompute-num-layers", LLMSIM_ARG_INT, &c.recompute_layers, "N", "full recompute: layers a group (uniform) or recomputed per stage (block) (default 1 a group)", 1, NULL, NULL},
+		{"offload-activations", LLMSIM_ARG_DOUBLE, &c.offload_activations, "F", "fraction 0-1 of the saved activations kept in host memory (default 0)", 0, NULL, NULL},
+		{"fsdp", LLMSIM_ARG_CHOICE, &fsdp, "K", "what --zero 2/3 runs as: none (DeepSpeed ZeRO), megatron (Megatron-FSDP) or fsdp2 (default: the stack's)", 0, llmsim_fsdp_names, &fsdp_seen},
 		{"ddp", LLMSIM_ARG_CHOICE, &ddp, "D", "the gradient all-reduce: stack (the --stack's, default), torch (PyTorch DDP, overlapped) or local (Megatron's LocalDDP, after the backward)", 0, llmsim_ddp_names, NULL},
 		{"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON output (SI units)", 0, NULL, NULL},
 		CLI_TRACE_OUT_OPT(trace_out),
@@ -145,7 +155,42 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 		return 1;
 	c.sequence_parallel = !no_sp;
 	c.uneven_pp = uneven;
-	c.stack = stack;
+	c.recompute_method = rmethod;
+	if (modules && (rc = train_modules_parse(cmd, modules, &c.recompute_modules)))
+		return rc;
+	if (modules && (c.recompute == LLMSIM_RECOMP_NONE || c.recompute == LLMSIM_RECOMP_SELECTIVE))
+		c.recompute = LLMSIM_RECOMP_MODULES; /* Megatron: selective granularity with modules */
+	if (fsdp_seen && fsdp != LLMSIM_FSDP_NONE && c.zero < 2)
+		return llmsim_args_error(cmd, "--fsdp %s shards gradients and optimizer states: "
+					 "--zero 2 or 3", llmsim_fsdp_names[fsdp]);
+	struct llmsim_stack_def sd;
+	int use_stack = c.engine != LLMSIM_ENGINE_TORCH;
+	if (!use_stack && stack_seen)
+		return llmsim_args_error(cmd, "--stack: the torch engine is its own program (plain "
+					 "PyTorch); stacks describe the fused one");
+	if (use_stack) {
+		if (train_stack_load(cmd, stack_name, &sd))
+			return 1;
+		llmsim_stack_apply(&sd, &c);
+		if (recipe_seen)
+			c.recipe = recipe;
+		if (!(sd.features & 1u << LLMSIM_FEAT_SP))
+			c.sequence_parallel = 0; /* e.g. DeepSpeed's AutoTP */
+		/* attention not chosen: the default if the stack runs it, else the
+		 * kernels of its time (naive for the 2021/2022 releases) */
+		static const enum llmsim_feature kern[] = {LLMSIM_FEAT_ATTN_FLASH2,
+							   LLMSIM_FEAT_ATTN_FLASH3,
+							   LLMSIM_FEAT_ATTN_NAIVE};
+		static const enum llmsim_attn_impl impl[] = {LLMSIM_ATTN_FLASH2, LLMSIM_ATTN_FLASH3,
+							     LLMSIM_ATTN_NAIVE};
+		for (size_t k = 0; !attn_seen && k < sizeof kern / sizeof kern[0]; k++)
+			if (sd.features & 1u << kern[k]) {
+				c.attn = impl[k];
+				break;
+			}
+	}
+	if (fsdp_seen)
+		c.fsdp = fsdp;
 	c.ddp = (enum llmsim_ddp)ddp;
 	c.offload = offload;
 	c.dpu = dpu;
@@ -162,6 +207,11 @@ int cmd_train(int argc, char **argv, const struct cli_setup *setup)
 	c.gpus = gpus ? gpus : (int)(inner * dp);
 
 	struct llmsim_err err = {0};
+	char why[512]; /* what the stack cannot launch, before what llmsim cannot price */
+	if (use_stack && llmsim_stack_check(&sd, &m, &c, why, sizeof why)) {
+		fprintf(stderr, "%s: %s\n", cmd, why);
+		return 1;
+	}
 	if (llmsim_train_check(&m, &c, &err) != LLMSIM_REJ_NONE) {
 		char *s = err.msg, *sep;
 		while ((sep = strstr(s, "; "))) {

@@ -1,10 +1,12 @@
 /*
  * cmd_validate.c - `llmsim validate`: predict every run of the published
- * training-runs file and print predicted vs published (iteration time,
- * MFU, model-state memory, activations per layer) with the % error, then
- * per suite (the runs of one paper's table or figure) the mean and the
- * largest |error| of each metric against the suite's targets. Exits 1
- * when a row or a suite breaks its target (unless --no-fail).
+ * training-runs files and print predicted vs published (iteration time,
+ * MFU, memory, activations per layer) with the % error, then per suite
+ * (the runs of one paper's table or figure) the mean and the largest
+ * |error| of each metric against the suite's targets, and the suites
+ * judged as a whole (validate_dist.h). Exits 1 when a row or a suite
+ * breaks its target (unless --no-fail). A held-back suite runs only when
+ * --only names it.
  */
 #include <math.h>
 #include <stdio.h>
@@ -19,18 +21,28 @@
 #include "args.h"
 #include "commands.h"
 #include "train_out.h"
+#include "validate_dist.h"
 
 static const char about[] =
 	"Predict the published training runs of models/runs/train_published.yaml\n"
 	"(Megatron-LM 2021, Korthikanti et al. 2022, Llama 3 2024, ZeRO 2020) and\n"
-	"compare: iteration time, MFU, model-state memory and activations per layer\n"
-	"per GPU, with the % error of each; then per suite (one paper's table or\n"
-	"figure) the mean and largest |error| against the suite's targets. Exit\n"
-	"status 1 when a row or a suite misses its target (--no-fail: 0). Nothing\n"
-	"is fitted to these figures.";
+	"train_modern.yaml (Megatron-Core/NeMo performance tables on H100, B200 and\n"
+	"GB200, BF16/FP8/MXFP8/NVFP4, dense and MoE) and compare: iteration time or\n"
+	"throughput, MFU, memory and activations per layer per GPU, with the % error\n"
+	"of each; then per suite (one paper's table or figure) the mean and largest\n"
+	"|error| against the suite's targets, and the suites judged as a whole\n"
+	"(median |error|, share within 15%, bias per GPU and precision, rows judged\n"
+	"not to fit). train_modern_heldback.yaml is held back: it runs only when\n"
+	"--only names it (modern-heldback). Exit status 1 when a row or a suite\n"
+	"misses its target (--no-fail: 0). Nothing is fitted to these figures.";
+
+/* The runs files of the data folder, read in this order. */
+static const char *const default_files[] = {"train_published.yaml", "train_modern.yaml",
+					    "train_modern_heldback.yaml"};
 
 enum { M_STEP = LLMSIM_RUN_STEP_TIME, M_MFU = LLMSIM_RUN_MFU, M_MEM = LLMSIM_RUN_STATE_MEMORY,
-       M_ACT = LLMSIM_RUN_ACT_LAYER, M_COUNT = LLMSIM_RUN_METRIC_COUNT };
+       M_ACT = LLMSIM_RUN_ACT_LAYER, M_PEAK = LLMSIM_RUN_PEAK_MEMORY,
+       M_FLOPS = LLMSIM_RUN_MODEL_FLOPS, M_COUNT = LLMSIM_RUN_METRIC_COUNT };
 
 /* One suite's errors of one metric. */
 struct tally {
@@ -94,6 +106,8 @@ static void fmt_metric(char *buf, int k, double v)
 		llmsim_fmt_time(buf, v);
 	else if (k == M_MFU)
 		llmsim_fmt_pct(buf, v);
+	else if (k == M_FLOPS)
+		llmsim_fmt_flops_rate(buf, v);
 	else
 		llmsim_fmt_bytes(buf, v);
 }
@@ -102,9 +116,140 @@ static const char *unit_key(int k, int pub)
 {
 	if (k == M_STEP)
 		return pub ? "published_s" : "predicted_s";
-	if (k == M_MEM || k == M_ACT)
+	if (k == M_MEM || k == M_ACT || k == M_PEAK)
 		return pub ? "published_bytes" : "predicted_bytes";
+	if (k == M_FLOPS)
+		return pub ? "published_flops_per_s" : "predicted_flops_per_s";
 	return pub ? "published" : "predicted";
+}
+
+/* The runs and suites of every file, appended to *all. */
+static int load_file(const char *cmd, const char *path, struct llmsim_run_file *all)
+{
+	struct llmsim_err err = {0};
+	struct llmsim_run_file f;
+	if (llmsim_run_file_load(path, &f, &err)) {
+		fprintf(stderr, "%s: %s\n", cmd, err.msg);
+		return 1;
+	}
+	struct llmsim_run_entry *r = realloc(all->runs, (size_t)(all->n + f.n) * sizeof *r);
+	if (r)
+		all->runs = r;
+	struct llmsim_run_suite *t =
+		realloc(all->suites, (size_t)(all->nsuites + f.nsuites + 1) * sizeof *t);
+	if (t)
+		all->suites = t;
+	if (!r || !t) {
+		llmsim_run_file_release(&f);
+		fprintf(stderr, "%s: out of memory\n", cmd);
+		return 1;
+	}
+	memcpy(all->runs + all->n, f.runs, (size_t)f.n * sizeof *r);
+	if (f.nsuites)
+		memcpy(all->suites + all->nsuites, f.suites, (size_t)f.nsuites * sizeof *t);
+	all->n += f.n;
+	all->nsuites += f.nsuites;
+	llmsim_run_file_release(&f);
+	return 0;
+}
+
+/* The text line of a row that does not fit: its memory against the GPU's. */
+static void not_fit_row(struct llmsim_table *t, const struct llmsim_run_entry *e,
+			const struct outcome *o, int first, const char *gpus, const char *line)
+{
+	char a[LLMSIM_FMT_MAX], b[LLMSIM_FMT_MAX], c[LLMSIM_FMT_MAX + 8];
+	const struct llmsim_train_mem *m = &o->o.r.mem;
+	int host = o->o.r.gpu_fits;
+	llmsim_fmt_bytes(a, host ? m->host_per_node_bytes : m->total_bytes);
+	llmsim_fmt_bytes(b, host ? m->host_bytes : m->hbm_bytes);
+	snprintf(c, sizeof c, "%s %s", host ? "host" : "HBM", b);
+	llmsim_table_rowf(t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\tdoes not fit", first ? e->name : "",
+			  first ? e->gpu : "", first ? gpus : "", first ? line : "",
+			  host ? "host memory" : "memory", a, c);
+}
+
+static void run_json(struct llmsim_json *j, const struct llmsim_run_entry *e,
+		     const struct outcome *o)
+{
+	llmsim_json_obj_begin(j, NULL);
+	llmsim_json_str(j, "name", e->name);
+	llmsim_json_str(j, "suite", e->suite);
+	if (e->held_back)
+		llmsim_json_bool(j, "held_back", 1);
+	llmsim_json_str(j, "source", e->source);
+	llmsim_json_str(j, "model", e->has_inline ? e->inline_model.name : e->model);
+	llmsim_json_str(j, "gpu", e->gpu);
+	llmsim_json_str(j, "stack", e->opts.stack >= 0 ? llmsim_run_stack_names[e->opts.stack]
+						       : llmsim_stack_name(e->cfg.stack));
+	llmsim_json_str(j, "precision", e->precision);
+	if (e->not_modelled[0])
+		llmsim_json_str(j, "not_modelled", e->not_modelled);
+	if (e->target_pct > 0)
+		llmsim_json_num(j, "target_pct", e->target_pct);
+	if (o->ok && o->o.published[M_STEP] > 0) {
+		llmsim_json_num(j, "expected_error_pct", 100 * o->expected.abs_frac);
+		llmsim_json_str(j, "expected_error_source", o->expected.source);
+	}
+	if (!o->ok) {
+		llmsim_json_str(j, "error", o->error);
+		llmsim_json_obj_end(j);
+		return;
+	}
+	llmsim_json_bool(j, "fits", o->o.r.fits);
+	llmsim_json_num(j, "memory_bytes", o->o.r.mem.total_bytes);
+	llmsim_json_num(j, "hbm_bytes", o->o.r.mem.hbm_bytes);
+	if (e->published_tokens_per_gpu_s > 0) {
+		llmsim_json_num(j, "published_tokens_per_s_per_gpu", e->published_tokens_per_gpu_s);
+		llmsim_json_num(j, "predicted_tokens_per_s_per_gpu",
+				o->o.r.tokens_per_s / e->cfg.gpus);
+	}
+	for (int k = 0; k < M_COUNT; k++) {
+		if (o->o.published[k] <= 0)
+			continue;
+		llmsim_json_obj_begin(j, llmsim_run_metric_name(k));
+		llmsim_json_num(j, unit_key(k, 0), o->o.predicted[k]);
+		llmsim_json_num(j, unit_key(k, 1), o->o.published[k]);
+		llmsim_json_num(j, "error_pct", err_pct(o->o.predicted[k], o->o.published[k]));
+		llmsim_json_obj_end(j);
+	}
+	llmsim_json_obj_begin(j, "train");
+	train_json_result(j, &o->o.r);
+	llmsim_json_obj_end(j);
+	llmsim_json_obj_end(j);
+}
+
+/* The suites with statistics targets among the n runs kept: each judged
+ * as a whole into v (room for all->nsuites); returns how many. */
+static int judge_suites(const struct llmsim_run_file *all, const struct outcome *out,
+			struct validate_dist *v)
+{
+	int nv = 0;
+	struct llmsim_run_point *pts = calloc(all->n ? all->n : 1, sizeof *pts);
+	if (!pts)
+		return 0;
+	for (int s = 0; s < all->nsuites; s++) {
+		const struct llmsim_run_suite *t = &all->suites[s];
+		if (!llmsim_run_suite_has_targets(t))
+			continue;
+		int m = 0;
+		for (int i = 0; i < all->n; i++) {
+			if (strcmp(all->runs[i].suite, t->name))
+				continue;
+			struct llmsim_run_point *p = &pts[m++];
+			p->gpu = all->runs[i].gpu;
+			p->precision = all->runs[i].precision;
+			p->ok = out[i].ok;
+			p->fits = out[i].ok && out[i].o.r.fits;
+			p->has_err = out[i].ok && !llmsim_run_time_error(&out[i].o, &p->err_pct);
+		}
+		if (!m)
+			continue;
+		v[nv].t = t;
+		llmsim_run_dist_compute(t, pts, m, &v[nv].d);
+		nv++;
+	}
+	free(pts);
+	return nv;
 }
 
 int cmd_validate(int argc, char **argv, const struct cli_setup *s)
@@ -114,8 +259,8 @@ int cmd_validate(int argc, char **argv, const struct cli_setup *s)
 	const char *suite = NULL, *only = NULL;
 	int json = 0, no_fail = 0;
 	const struct llmsim_opt opts[] = {
-		{"suite", LLMSIM_ARG_STRING, &suite, "FILE", "runs file (default <data>/models/runs/train_published.yaml)", 0, NULL, NULL},
-		{"only", LLMSIM_ARG_STRING, &only, "NAME", "run one suite only (k22-table5, n21-table1, k22-figure1, l24, r20)", 0, NULL, NULL},
+		{"suite", LLMSIM_ARG_STRING, &suite, "FILE", "runs file (default: <data>/models/runs/train_published.yaml, train_modern.yaml, train_modern_heldback.yaml)", 0, NULL, NULL},
+		{"only", LLMSIM_ARG_STRING, &only, "NAME", "run one suite only (k22-table5, n21-table1, k22-figure1, l24, d24, r20, modern, modern-heldback)", 0, NULL, NULL},
 		{"no-fail", LLMSIM_ARG_FLAG, &no_fail, NULL, "exit 0 even when a target is missed (exploring)", 0, NULL, NULL},
 		{"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON output (SI units)", 0, NULL, NULL},
 	};
@@ -125,40 +270,52 @@ int cmd_validate(int argc, char **argv, const struct cli_setup *s)
 		return 0;
 	if (rc)
 		return 2;
-	char path[1024];
-	if (!suite) {
-		if (llmsim_data_path(path, sizeof path, "models/runs", "train_published.yaml")) {
-			fprintf(stderr, "%s: no llmsim data folder: %s\n", cmd, llmsim_data_dir_hint());
+	struct llmsim_run_file all = {0};
+	char shown[3200] = ""; /* the files, for messages and JSON */
+	if (suite) {
+		if (load_file(cmd, suite, &all))
 			return 1;
+		snprintf(shown, sizeof shown, "%s", suite);
+	} else {
+		for (size_t i = 0; i < sizeof default_files / sizeof *default_files; i++) {
+			char path[1024];
+			if (llmsim_data_path(path, sizeof path, "models/runs", default_files[i])) {
+				fprintf(stderr, "%s: no llmsim data folder: %s\n", cmd,
+					llmsim_data_dir_hint());
+				llmsim_run_file_release(&all);
+				return 1;
+			}
+			if (load_file(cmd, path, &all)) {
+				llmsim_run_file_release(&all);
+				return 1;
+			}
+			size_t len = strlen(shown);
+			snprintf(shown + len, sizeof shown - len, "%s%s", i ? ", " : "", path);
 		}
-		suite = path;
 	}
-	struct llmsim_err err = {0};
-	struct llmsim_run_entry *runs;
-	int n;
-	if (llmsim_runs_load(suite, &runs, &n, &err)) {
-		fprintf(stderr, "%s: %s\n", cmd, err.msg);
-		return 1;
-	}
-	if (only) { /* keep the runs of that suite */
+	struct llmsim_run_entry *runs = all.runs;
+	int n = all.n;
+	{ /* keep the runs of that suite; without --only, those not held back */
 		int k = 0;
 		for (int i = 0; i < n; i++)
-			if (!strcmp(runs[i].suite, only))
+			if (only ? !strcmp(runs[i].suite, only) : !runs[i].held_back)
 				runs[k++] = runs[i];
-		if (!k) {
+		if (only && !k) {
 			fprintf(stderr, "%s: --only '%s': no suite of that name in %s\n", cmd, only,
-				suite);
-			free(runs);
+				shown);
+			llmsim_run_file_release(&all);
 			return 2;
 		}
-		n = k;
+		n = all.n = k;
 	}
-	struct outcome *out = calloc(n, sizeof *out);
+	struct outcome *out = calloc(n ? n : 1, sizeof *out);
 	struct tally *tl = calloc(MAX_TALLIES, sizeof *tl);
-	if (!out || !tl) {
+	struct validate_dist *dist = calloc(all.nsuites + 1, sizeof *dist);
+	if (!out || !tl || !dist) {
 		free(out);
 		free(tl);
-		free(runs);
+		free(dist);
+		llmsim_run_file_release(&all);
 		fprintf(stderr, "%s: out of memory\n", cmd);
 		return 1;
 	}
@@ -177,7 +334,8 @@ int cmd_validate(int argc, char **argv, const struct cli_setup *s)
 						"tallied\n", cmd, MAX_TALLIES, runs[i].name);
 					free(tl);
 					free(out);
-					free(runs);
+					free(dist);
+					llmsim_run_file_release(&all);
 					return 1;
 				}
 				t->n++;
@@ -200,47 +358,18 @@ int cmd_validate(int argc, char **argv, const struct cli_setup *s)
 	int missed = 0;
 	for (int i = 0; i < nt; i++)
 		missed += tally_fails(&tl[i]);
+	int nd = judge_suites(&all, out, dist);
+	for (int i = 0; i < nd; i++)
+		missed += !dist[i].d.pass;
 
 	if (json) {
 		struct llmsim_json j;
 		llmsim_json_init(&j, stdout);
 		llmsim_json_obj_begin(&j, NULL);
-		llmsim_json_str(&j, "suite", suite);
+		llmsim_json_str(&j, "suite", shown);
 		llmsim_json_arr_begin(&j, "runs");
-		for (int i = 0; i < n; i++) {
-			llmsim_json_obj_begin(&j, NULL);
-			llmsim_json_str(&j, "name", runs[i].name);
-			llmsim_json_str(&j, "suite", runs[i].suite);
-			llmsim_json_str(&j, "source", runs[i].source);
-			llmsim_json_str(&j, "model", runs[i].has_inline ? runs[i].inline_model.name
-								      : runs[i].model);
-			llmsim_json_str(&j, "gpu", runs[i].gpu);
-			llmsim_json_str(&j, "stack", llmsim_stack_name(runs[i].cfg.stack));
-			if (runs[i].target_pct > 0)
-				llmsim_json_num(&j, "target_pct", runs[i].target_pct);
-			if (out[i].ok && out[i].o.published[M_STEP] > 0) {
-				llmsim_json_num(&j, "expected_error_pct", 100 * out[i].expected.abs_frac);
-				llmsim_json_str(&j, "expected_error_source", out[i].expected.source);
-			}
-			if (!out[i].ok) {
-				llmsim_json_str(&j, "error", out[i].error);
-				llmsim_json_obj_end(&j);
-				continue;
-			}
-			for (int k = 0; k < M_COUNT; k++) {
-				if (out[i].o.published[k] <= 0)
-					continue;
-				llmsim_json_obj_begin(&j, llmsim_run_metric_name(k));
-				llmsim_json_num(&j, unit_key(k, 0), out[i].o.predicted[k]);
-				llmsim_json_num(&j, unit_key(k, 1), out[i].o.published[k]);
-				llmsim_json_num(&j, "error_pct", err_pct(out[i].o.predicted[k], out[i].o.published[k]));
-				llmsim_json_obj_end(&j);
-			}
-			llmsim_json_obj_begin(&j, "train");
-			train_json_result(&j, &out[i].o.r);
-			llmsim_json_obj_end(&j);
-			llmsim_json_obj_end(&j);
-		}
+		for (int i = 0; i < n; i++)
+			run_json(&j, &runs[i], &out[i]);
 		llmsim_json_arr_end(&j);
 		llmsim_json_arr_begin(&j, "suites");
 		for (int i = 0; i < nt; i++) {
@@ -261,6 +390,7 @@ int cmd_validate(int argc, char **argv, const struct cli_setup *s)
 			llmsim_json_obj_end(&j);
 		}
 		llmsim_json_arr_end(&j);
+		validate_dist_json(&j, dist, nd);
 		llmsim_json_int(&j, "failed", failed);
 		llmsim_json_int(&j, "targets_missed", missed);
 		llmsim_json_obj_end(&j);
@@ -292,6 +422,8 @@ int cmd_validate(int argc, char **argv, const struct cli_setup *s)
 						  err_pct(out[i].o.predicted[k], out[i].o.published[k]));
 				first = 0;
 			}
+			if (!out[i].o.r.fits)
+				not_fit_row(&t, &runs[i], &out[i], first, gpus, line);
 		}
 		llmsim_table_print(&t, stdout);
 		llmsim_table_release(&t);
@@ -317,6 +449,14 @@ int cmd_validate(int argc, char **argv, const struct cli_setup *s)
 		}
 		llmsim_table_print(&st, stdout);
 		llmsim_table_release(&st);
+		validate_dist_print(dist, nd, stdout);
+		int noted = 0;
+		for (int i = 0; i < n; i++)
+			noted += runs[i].not_modelled[0] != 0;
+		if (noted)
+			printf("%d row(s) name fields the simulator prices as something nearer it "
+			       "(stack, precision recipe, recompute modules, offload, FSDP, MoE "
+			       "dispatch, TP/CP overlap): --json 'not_modelled'\n", noted);
 		/* what llmsim claims for a step on each GPU, to set beside the rows */
 		for (int i = 0; i < n; i++) {
 			int seen = !out[i].ok || !(out[i].o.published[M_STEP] > 0);
@@ -334,6 +474,7 @@ int cmd_validate(int argc, char **argv, const struct cli_setup *s)
 	}
 	free(tl);
 	free(out);
-	free(runs);
+	free(dist);
+	llmsim_run_file_release(&all);
 	return failed || (missed && !no_fail) ? 1 : 0;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/fmt.h"
+#include "args.h"
 #include "sim/expected_error.h"
 #include "train_out.h"
 
@@ -32,8 +33,35 @@ char *train_cfg_line(char *buf, size_t size, const struct llmsim_train_cfg *c)
 	if (c->offload != LLMSIM_OFFLOAD_NONE && n > 0 && (size_t)n < size)
 		n += snprintf(buf + n, size - n, "  offload %s%s", llmsim_offload_name(c->offload),
 			      c->dpu ? "+dpu" : "");
-	if (c->stack != LLMSIM_STACK_CORE && n > 0 && (size_t)n < size)
-		snprintf(buf + n, size - n, "  %s", llmsim_stack_name(c->stack));
+	if (c->recompute == LLMSIM_RECOMP_MODULES && n > 0 && (size_t)n < size) {
+		char mods[128];
+		n += snprintf(buf + n, size - n, " (%s)", train_modules_str(mods, sizeof mods, c));
+	}
+	if (c->offload_activations > 0 && n > 0 && (size_t)n < size)
+		n += snprintf(buf + n, size - n, "  act-offload %.2g", c->offload_activations);
+	if (c->zero >= 2 && c->fsdp != LLMSIM_FSDP_NONE && n > 0 && (size_t)n < size)
+		n += snprintf(buf + n, size - n, "  fsdp %s", llmsim_fsdp_names[c->fsdp]);
+	if ((c->stack_name[0] || c->stack != LLMSIM_STACK_CORE) && n > 0 && (size_t)n < size)
+		snprintf(buf + n, size - n, "  %s", train_stack_str(c));
+	return buf;
+}
+
+const char *train_stack_str(const struct llmsim_train_cfg *c)
+{
+	return c->stack_name[0] ? c->stack_name : llmsim_stack_name(c->stack);
+}
+
+char *train_modules_str(char *buf, size_t size, const struct llmsim_train_cfg *c)
+{
+	size_t len = 0;
+	buf[0] = 0;
+	for (int k = 0; k < LLMSIM_RM_COUNT && len < size; k++)
+		if (c->recompute_modules & 1u << k) {
+			int w = snprintf(buf + len, size - len, "%s%s", len ? "," : "",
+					 llmsim_recompute_module_names[k]);
+			if (w > 0)
+				len += (size_t)w;
+		}
 	return buf;
 }
 
@@ -127,8 +155,17 @@ void train_print_result(FILE *f, const struct llmsim_train_result *r,
 		fprintf(f, ", LoRA rank %d", c->lora_rank);
 	if (m->has_moe && c->moe_imbalance > 1)
 		fprintf(f, ", MoE imbalance %.2f", c->moe_imbalance);
-	if (c->stack != LLMSIM_STACK_CORE)
-		fprintf(f, ", stack %s", llmsim_stack_name(c->stack));
+	if (c->recompute == LLMSIM_RECOMP_MODULES)
+		fprintf(f, " (%s)", train_modules_str(note, sizeof note, c));
+	if (c->recompute == LLMSIM_RECOMP_FULL && c->recompute_layers)
+		fprintf(f, " (%s, %d layers)", llmsim_recompute_method_names[c->recompute_method],
+			c->recompute_layers);
+	if (c->offload_activations > 0)
+		fprintf(f, ", %.0f%% of activations offloaded", 100 * c->offload_activations);
+	if (c->zero >= 2 && c->fsdp != LLMSIM_FSDP_NONE)
+		fprintf(f, ", FSDP %s", llmsim_fsdp_names[c->fsdp]);
+	if (c->stack_name[0] || c->stack != LLMSIM_STACK_CORE)
+		fprintf(f, ", stack %s", train_stack_str(c));
 	fputc('\n', f);
 	train_load_line(note, sizeof note, r, gpu);
 	fprintf(f, "  load         %s\n", note);
@@ -174,16 +211,35 @@ void train_print_result(FILE *f, const struct llmsim_train_result *r,
 			 mm->pp_rank);
 	}
 	mem_row(&mt, "activations", mm->activations_bytes, mm->total_bytes, note);
-	if (c->recipe == LLMSIM_RECIPE_LLAMA3)
-		snprintf(note, sizeof note, "context/NCCL 1 GB, buffers; no fragmentation "
-			 "allowance (llama3: p2p buffers freed at once)");
-	else
-		snprintf(note, sizeof note, "context/NCCL 1 GB, buffers, %s fragmentation (5%%)",
-			 llmsim_fmt_bytes(a, mm->fragmentation_bytes));
+	{
+		char d[LLMSIM_FMT_MAX];
+		int k = snprintf(note, sizeof note, "context %s, NCCL %s, buffers",
+				 llmsim_fmt_bytes(a, c->allow.context_bytes + c->allow.cuda_graph_bytes),
+				 llmsim_fmt_bytes(d, llmsim_train_nccl_bytes(c)));
+		if (k > 0 && (size_t)k < sizeof note && c->recipe == LLMSIM_RECIPE_LLAMA3)
+			snprintf(note + k, sizeof note - k, "; no fragmentation allowance (llama3: "
+				 "p2p buffers freed at once)");
+		else if (k > 0 && (size_t)k < sizeof note)
+			snprintf(note + k, sizeof note - k, ", %s fragmentation (%.0f%%)",
+				 llmsim_fmt_bytes(b, mm->fragmentation_bytes),
+				 100 * c->allow.fragmentation_frac);
+	}
 	mem_row(&mt, "other", mm->other_bytes, mm->total_bytes, note);
+	if (mm->act_offloaded_bytes > 0)
+		mem_row(&mt, "offloaded", mm->act_offloaded_bytes, 0,
+			"activations in host memory (not in the total)");
 	mem_row(&mt, "total", mm->total_bytes, mm->total_bytes, "");
 	mem_row(&mt, "HBM", mm->hbm_bytes, 0, "");
-	if (r->gpu_fits)
+	if (r->gpu_fits && r->mem_tight)
+		mem_row(&mt, "headroom", mm->hbm_bytes - mm->total_bytes, 0,
+			(snprintf(note, sizeof note, "within the memory model's error of the limit "
+				  "(+/-%s, %.0f%% of the total)", llmsim_fmt_bytes(a, r->mem_error_bytes),
+				  100 * c->allow.error_frac), note));
+	else if (r->gpu_fits && r->mem_error_bytes > 0)
+		mem_row(&mt, "headroom", mm->hbm_bytes - mm->total_bytes, 0,
+			(snprintf(note, sizeof note, "fits (+/-%s, the memory model's error)",
+				  llmsim_fmt_bytes(a, r->mem_error_bytes)), note));
+	else if (r->gpu_fits)
 		mem_row(&mt, "headroom", mm->hbm_bytes - mm->total_bytes, 0, "fits");
 	else
 		mem_row(&mt, "shortfall", mm->total_bytes - mm->hbm_bytes, 0, "DOES NOT FIT");
@@ -270,7 +326,16 @@ void train_json_cfg(struct llmsim_json *j, const struct llmsim_train_cfg *c)
 	llmsim_json_str(j, "offload", llmsim_offload_name(c->offload));
 	llmsim_json_bool(j, "dpu", c->dpu);
 	llmsim_json_str(j, "engine", llmsim_engine_name(c->engine));
-	llmsim_json_str(j, "stack", llmsim_stack_name(c->stack));
+	llmsim_json_str(j, "stack", train_stack_str(c));
+	llmsim_json_str(j, "program", llmsim_stack_name(c->stack));
+	llmsim_json_str(j, "fsdp", c->zero >= 2 ? llmsim_fsdp_names[c->fsdp] : "none");
+	{
+		char mods[128];
+		llmsim_json_str(j, "recompute_modules", train_modules_str(mods, sizeof mods, c));
+	}
+	llmsim_json_str(j, "recompute_method", llmsim_recompute_method_names[c->recompute_method]);
+	llmsim_json_int(j, "recompute_layers", c->recompute_layers);
+	llmsim_json_num(j, "offload_activations", c->offload_activations);
 	llmsim_json_str(j, "ddp", (unsigned)c->ddp < LLMSIM_DDP_COUNT ? llmsim_ddp_names[c->ddp] : "?");
 	llmsim_json_str(j, "load", llmsim_load_name(c->load));
 	llmsim_json_num(j, "load_rho_given", c->load_rho);
@@ -294,7 +359,10 @@ void train_json_result(struct llmsim_json *j, const struct llmsim_train_result *
 	llmsim_json_num(j, "hbm", m->hbm_bytes);
 	llmsim_json_num(j, "fragmentation", m->fragmentation_bytes);
 	llmsim_json_num(j, "grad_transient", m->grad_transient_bytes);
+	llmsim_json_num(j, "activations_offloaded", m->act_offloaded_bytes);
 	llmsim_json_obj_end(j);
+	llmsim_json_num(j, "memory_error_bytes", r->mem_error_bytes);
+	llmsim_json_bool(j, "within_memory_error", r->mem_tight);
 	llmsim_json_num(j, "params_per_gpu", m->params_per_gpu);
 	llmsim_json_num(j, "activation_bytes_per_layer", m->act_per_layer_bytes);
 	llmsim_json_num(j, "activation_layers_in_flight", m->act_in_flight_layers);
@@ -353,4 +421,34 @@ void train_json_result(struct llmsim_json *j, const struct llmsim_train_result *
 	llmsim_json_num(j, "hfu", r->hfu);
 	llmsim_json_num(j, "load_rho", r->load_rho);
 	llmsim_json_num(j, "sm_clock_hz", r->sm_clock_hz);
+}
+
+int train_stack_load(const char *cmd, const char *name, struct llmsim_stack_def *s)
+{
+	struct llmsim_err err = {0};
+	if (!llmsim_stack_load(name, s, &err))
+		return 0;
+	fprintf(stderr, "%s: --stack: %s\n", cmd, err.msg);
+	return 1;
+}
+
+int train_modules_parse(const char *cmd, const char *list, unsigned *mask)
+{
+	*mask = 0;
+	const char *p = list;
+	while (p && *p) {
+		const char *e = strchr(p, ',');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		int k = 0;
+		while (k < LLMSIM_RM_COUNT && (strlen(llmsim_recompute_module_names[k]) != n ||
+					       strncmp(llmsim_recompute_module_names[k], p, n)))
+			k++;
+		if (k == LLMSIM_RM_COUNT)
+			return llmsim_args_error(cmd, "--recompute-modules: unknown module '%.*s' "
+						 "(known: core_attn, mlp, moe_act, mla_up_proj, "
+						 "layernorm, moe, shared_experts)", (int)n, p);
+		*mask |= 1u << k;
+		p = e ? e + 1 : NULL;
+	}
+	return 0;
 }

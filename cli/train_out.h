@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include "base/json.h"
+#include "sim/train/stack.h"
 #include "sim/train/train.h"
 
 /* One line: "tp 8  pp 1  dp 1  cp 1  ep 1  zero 1  mb 1  selective  1f1b  flash2". */
@@ -33,6 +34,18 @@ void train_json_cfg(struct llmsim_json *j, const struct llmsim_train_cfg *c);
 /* JSON fields of a result (inside an open object): config, memory,
  * times, throughput. */
 void train_json_result(struct llmsim_json *j, const struct llmsim_train_result *r);
+
+/* The stack's name as rows show it: its file's, or (none applied) its
+ * program's. */
+const char *train_stack_str(const struct llmsim_train_cfg *c);
+/* "core_attn,mlp": the recompute modules of c. */
+char *train_modules_str(char *buf, size_t size, const struct llmsim_train_cfg *c);
+/* Load --stack NAME|FILE; on failure one line on stderr (file:line:col
+ * where there is one) and 1. */
+int train_stack_load(const char *cmd, const char *name, struct llmsim_stack_def *s);
+/* --recompute-modules a,b,... into a mask; 2 (usage, said) on an unknown
+ * name. */
+int train_modules_parse(const char *cmd, const char *list, unsigned *mask);
 
 /* Shared option values of train and plan. */
 extern const char *const train_dtype_choices[];   /* bf16, fp8 */

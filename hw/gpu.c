@@ -38,6 +38,8 @@ static const struct llmsim_yfield top_fields[] = {
 	REQ_POS_DBL(tdp_w),
 	FLD("uncalibrated_step_error_fraction", LLMSIM_YF_DOUBLE, uncalibrated_step_error_fraction,
 	    LLMSIM_YF_OPTIONAL, LLMSIM_YR_NONNEG),
+	FLD("price_usd_per_gpu_hour", LLMSIM_YF_DOUBLE, price_usd_per_gpu_hour, LLMSIM_YF_OPTIONAL,
+	    LLMSIM_YR_POSITIVE),
 };
 
 static const struct llmsim_yfield compute_fields[] = {

@@ -157,6 +157,8 @@ struct llmsim_gpu {
 	double inter_node_latency_s;
 	double pcie_bytes_per_s;        /* per direction */
 	double tdp_w;
+	double price_usd_per_gpu_hour;  /* a public on-demand list price, its source and date in
+					 * the file's comment (0: none stated) */
 	double uncalibrated_step_error_fraction; /* what the file's unmeasured values (assumptions,
 					 * figures taken from another GPU) add to a whole
 					 * step's expected |error|, in quadrature with the

@@ -21,7 +21,7 @@ void llmsim_report_cfg_init(struct llmsim_report_cfg *c)
 	c->tp = c->pp = c->ep = 1;
 	c->weight_dtype = LLMSIM_DT_BF16;
 	c->kv_dtype = LLMSIM_DT_BF16;
-	c->attn = LLMSIM_AC_PAGED;
+	c->attn = LLMSIM_AC_SDPA; /* the default engine's (LLMSIM_ENGINE_DEFAULT: torch) */
 	c->prompt = 0; /* 0: the layer's seq */
 	c->output = 256;
 }

@@ -120,7 +120,7 @@ void llmsim_layer_cfg_init(struct llmsim_layer_cfg *c)
 	c->kv_dtype = LLMSIM_DT_BF16;
 	c->batch = 1;
 	c->seq = 4096;
-	c->attn = LLMSIM_AC_PAGED;
+	c->attn = LLMSIM_AC_SDPA; /* the default engine's (LLMSIM_ENGINE_DEFAULT: torch) */
 	c->train_attn = LLMSIM_ATTN_FLASH2;
 	c->tp = 1;
 }

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/graph.h"
+
 static const char *const class_names[LLMSIM_PRED_KIND_COUNT][2] = {
 	[LLMSIM_PRED_TRAIN_STEP] = {"train_step", NULL},
 	[LLMSIM_PRED_SERVE_STEP] = {"serve_step", "decode_step"},
@@ -94,7 +96,9 @@ void llmsim_expected_error(const struct llmsim_gpu *gpu, enum llmsim_pred_kind k
 	if (!gpu || (unsigned)k >= LLMSIM_PRED_KIND_COUNT)
 		return;
 	if (k == LLMSIM_PRED_SERVE_STEP) {
-		llmsim_expected_step_error(gpu, "fused", "decode", out, NULL);
+		/* the serving plan's engine: the one default */
+		llmsim_expected_step_error(gpu, llmsim_engine_name(LLMSIM_ENGINE_DEFAULT), "decode",
+					   out, NULL);
 		if (out->calibrated)
 			return;
 	}

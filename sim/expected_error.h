@@ -25,7 +25,8 @@
 
 enum llmsim_pred_kind {
 	LLMSIM_PRED_TRAIN_STEP,  /* one training step (llmsim train, plan) */
-	LLMSIM_PRED_SERVE_STEP,  /* a serving engine's steps (serve, plan --workload serve) */
+	LLMSIM_PRED_SERVE_STEP,  /* a serving engine's steps (plan --workload serve: the
+				  * default engine's decode class) */
 	LLMSIM_PRED_KIND_COUNT
 };
 

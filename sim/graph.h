@@ -166,6 +166,17 @@ enum llmsim_engine {
 	LLMSIM_ENGINE_COUNT
 };
 
+/* The one default engine of every verb that prices inference (infer,
+ * serve, spec, plan --workload serve, report) and of
+ * llmsim_infer_cfg_init: the lean PyTorch engine in CUDA graphs, the
+ * engine whose whole steps are measured (calib/data/h200-2026-12-01/
+ * steps_lean*.tsv: 38 prefill and 44 decode steps, p80 7.5% and 7.7% in
+ * hw/profiles/h200.yaml steps_errors:). The fused engine has no measured
+ * step (its error bar is the stated 10% default) and HF's measured steps
+ * miss by 10-42%. A run that states its engine (a published serving row's
+ * engine:, --engine) keeps it. */
+#define LLMSIM_ENGINE_DEFAULT LLMSIM_ENGINE_TORCH
+
 /* "fused", "torch", "hf"; "?" out of range. */
 const char *llmsim_engine_name(enum llmsim_engine e);
 /* The engine of a name, or -1. */

@@ -34,15 +34,17 @@ static double json_num(const char *p, const char *key)
 }
 
 /* 70B on 8 GPUs: 20 factorizations x 4320 = 86,400 configurations (see
- * test_plan.c), priced and pruned given apart, with their rates. */
+ * test_plan.c) without a stack; under mcore-te (the default) 4 ways of
+ * holding activations rather than 3 (activation offload to the H200's
+ * host too): 115,200, priced and pruned given apart, with their rates. */
 Test(plan_cli, honest_counts)
 {
 	int rc = run_llmsim("plan --model 70b --gpus 8 --json", out, sizeof out, err, sizeof err);
 	cr_assert_eq(rc, 0, "%s", err);
 	cr_assert(json_parses(out));
 	long long priced = json_int(out, "configs_priced"), pruned = json_int(out, "configs_pruned");
-	cr_expect_eq(priced + pruned, 86400);
-	cr_expect_eq(json_int(out, "configs_total"), 86400);
+	cr_expect_eq(priced + pruned, 115200);
+	cr_expect_eq(json_int(out, "configs_total"), 115200);
 	/* the tool's own timing is not output (--verbose puts it on stderr) */
 	cr_expect(!strstr(out, "priced_per_s") && !strstr(out, "elapsed_s"));
 	cr_expect(strstr(out, "\"expected_error\"") && strstr(out, "\"equivalent\"") &&
@@ -53,13 +55,17 @@ Test(plan_cli, honest_counts)
 	/* --wide: the memory table's notes are a detail column */
 	rc = run_llmsim("plan --model 70b --gpus 8 --wide", out, sizeof out, err, sizeof err);
 	cr_assert_eq(rc, 0, "%s", err);
-	cr_expect(strstr(out, "search: 86.40 K configurations") != NULL, "%.400s", out);
+	cr_expect(strstr(out, "search: 115.2 K configurations") != NULL, "%.400s", out);
 	cr_expect(strstr(out, "priced, ") && strstr(out, "pruned before pricing;"));
 	cr_expect(strstr(out, "batch:  1024 sequences x 4096 tokens") != NULL);
 	cr_expect(strstr(out, "(the batch rule: max(4 Mi, 1024 x 8 GPUs)") != NULL);
 	cr_expect(strstr(out, "error:  +/-10% per step") != NULL);
 	cr_expect(strstr(out, "best in HBM alone") && strstr(out, "best with offload"));
-	/* under ZeRO-3 a GPU holds its shard: 70.55 G / 8 = 8.82 G */
+	/* under ZeRO-3 (DeepSpeed's, the optimizer offloaded) a GPU holds its
+	 * shard: 70.55 G / 8 = 8.82 G */
+	rc = run_llmsim("train --model 70b --gpus 8 --zero 3 --offload optimizer --stack deepspeed",
+			out, sizeof out, err, sizeof err);
+	cr_assert_eq(rc, 0, "%s", err);
 	cr_expect(strstr(out, "8.82 G params held (ZeRO-3 shard of 70.55 G") != NULL);
 }
 
@@ -134,8 +140,8 @@ Test(plan_cli, emit_megatron_matches)
  * accumulation (1024 / (micro-batch x dp)) and ZeRO stage of #1. */
 Test(plan_cli, emit_deepspeed_matches)
 {
-	int rc = run_llmsim("plan --model 8b --gpus 8 --cp 1 --pp 1 --top 1 --emit deepspeed "
-			    "--json", out, sizeof out, err, sizeof err);
+	int rc = run_llmsim("plan --model 8b --gpus 8 --cp 1 --pp 1 --top 1 --stack deepspeed "
+			    "--emit deepspeed --json", out, sizeof out, err, sizeof err);
 	cr_assert_eq(rc, 0, "%s", err);
 	const char *c = strstr(out, "\"config\"");
 	cr_assert(c != NULL);
@@ -236,4 +242,67 @@ Test(plan_cli, spec_checks_memory)
 			sizeof out, err, sizeof err);
 	cr_expect_eq(rc, 0, "%s", err);
 	cr_expect(strstr(out, "memory per GPU") != NULL);
+}
+
+/* Without --gpus: the capacity question's answer line, the price and its
+ * source, the front at each GPU count; JSON names the count needed. */
+Test(plan_cli, serve_capacity)
+{
+	int rc = run_llmsim("plan --workload serve --model 8b --prompt 2048 --output 64 --requests 60 "
+			    "--rate 20 --ttft-slo 0.5 --tpot-slo 0.02 --gpu-hour-price 2",
+			    out, sizeof out, err, sizeof err);
+	cr_assert_eq(rc, 0, "%s", err);
+	cr_expect(strstr(out, "serving on the fewest h200 GPUs") && strstr(out, "\nanswer: ") &&
+		  strstr(out, "price:  $2.00 per GPU-hour (--gpu-hour-price)") &&
+		  strstr(out, "at each GPU count") && strstr(out, "per million output tokens"),
+		  "%.3000s", out);
+	rc = run_llmsim("plan --workload serve --model 8b --prompt 2048 --output 64 --requests 60 "
+			"--rate 20 --ttft-slo 0.5 --tpot-slo 0.02 --json",
+			out, sizeof out, err, sizeof err);
+	cr_assert_eq(rc, 0, "%s", err);
+	cr_assert(json_parses(out));
+	long long need = json_int(out, "gpus_needed");
+	cr_expect_gt(need, 0);
+	cr_expect_eq(json_int(strstr(out, "\"results\""), "gpus"), need);
+	cr_expect(strstr(out, "\"price_source\": \"price_usd_per_gpu_hour of h200-sxm-141gb.yaml") != NULL);
+	cr_expect_gt(json_num(out, "usd_per_million_output_tokens"), 0);
+}
+
+/* A TPOT no count of GPUs meets: one line naming the fastest figure,
+ * exit 1. A rate of 0, a negative one or a NaN price: one line, exit 2;
+ * so is a capacity question without a load or a target. */
+Test(plan_cli, serve_capacity_bad_input)
+{
+	int rc = run_llmsim("plan --workload serve --model 8b --rate 10 --tpot-slo 0.0001", out,
+			    sizeof out, err, sizeof err);
+	cr_expect_eq(rc, 1);
+	cr_expect_eq(count_lines(err), 1, "%s", err);
+	cr_expect(strstr(err, "no number of h200 GPUs meets TPOT p99 <= 0.0001 s") &&
+		  strstr(err, "a token on the fastest layout"), "%s", err);
+	cr_expect_eq(out[0], 0, "%s", out);
+	static const char *const bad[] = {
+		"--rate 0 --ttft-slo 1", "--rate -2 --ttft-slo 1", "--rate 5 --ttft-slo 1 --gpu-hour-price nan",
+		"--rate nan --ttft-slo 1", "--ttft-slo 1", "--rate 5", "--gpus 2 --gpu-hour-price -1",
+		"--rate 5 --ttft-slo 1 --prefix-share 1",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char cmd[256];
+		snprintf(cmd, sizeof cmd, "plan --workload serve --model 8b %s", bad[i]);
+		rc = run_llmsim(cmd, out, sizeof out, err, sizeof err);
+		cr_expect_eq(rc, 2, "%s: %s", bad[i], err);
+		cr_expect_eq(count_lines(err), 1, "%s: %s", bad[i], err);
+	}
+}
+
+/* An offline plan with no target calls nothing met: the meets column says
+ * "-", the plan exits 0 with nothing on stderr. */
+Test(plan_cli, serve_offline_meets_nothing)
+{
+	int rc = run_llmsim("plan --workload serve --model 8b --gpus 2 --prompt 2048 --output 64 "
+			    "--requests 60 --max-batch 16 --wide",
+			    out, sizeof out, err, sizeof err);
+	cr_expect_eq(rc, 0, "%s", err);
+	cr_expect(strstr(out, "best (no targets)") != NULL, "%.1500s", out);
+	cr_expect(strstr(out, " yes ") == NULL, "%.3000s", out);
+	cr_expect_eq(err[0], 0, "%s", err);
 }

@@ -207,3 +207,184 @@ Test(plan_serve, bad_requests)
 	cr_expect_eq(llmsim_plan_serve(&pc, &o, &e), LLMSIM_EINVAL);
 	cr_expect_str_eq(e.msg, "the target quantile is p50, p90 or p99");
 }
+
+/* ---- the capacity question (gpus = 0) ---- */
+
+/* 8B, 2048 + 64 tokens at a rate, no GPU count: the capacity question. */
+static void capacity(struct llmsim_plan_serve_cfg *pc, double rate, double ttft, double tpot)
+{
+	cfg(pc, 0);
+	pc->load = LLMSIM_LOAD_RATE;
+	pc->rate_per_s = rate;
+	pc->ttft_slo_s = ttft;
+	pc->tpot_slo_s = tpot;
+}
+
+/* 8B, 2048 + 64 tokens, 40 requests/s, TTFT p99 <= 0.5 s, TPOT p99 <=
+ * 20 ms, aggregated only: #1 meets both targets with the fewest GPUs of
+ * any row that does; the search tried fewer GPUs (rows below the answer,
+ * all missing); every row's count is its replicas x tp x pp. */
+Test(plan_serve, capacity_fewest_gpus)
+{
+	struct llmsim_plan_serve_cfg pc;
+	struct llmsim_plan_serve_out o;
+	capacity(&pc, 40, 0.5, 0.02);
+	pc.no_disagg = 1;
+	run(&pc, &o);
+	cr_assert(o.capacity);
+	cr_assert_gt(o.gpus_needed, 0);
+	cr_assert(o.rows[0].feasible);
+	cr_expect_eq(o.rows[0].gpus, o.gpus_needed);
+	int below = 0;
+	for (int64_t i = 0; i < o.nrows; i++) {
+		const struct llmsim_plan_serve_row *r = &o.rows[i];
+		cr_expect_eq(r->gpus, r->replicas * r->tp * r->pp);
+		if (r->feasible) {
+			cr_expect_geq(r->gpus, o.gpus_needed);
+			cr_expect_leq(r->ttft_s.p99, 0.5);
+			cr_expect_leq(r->tpot_s.p99, 0.02);
+		}
+		if (r->gpus < o.gpus_needed) {
+			below++;
+			cr_expect(!r->feasible);
+		}
+	}
+	cr_expect_gt(below, 0, "the answer is not the first count tried");
+	/* against the exhaustive search of one GPU fewer (every layout, every
+	 * cap): none meets */
+	int need = o.gpus_needed;
+	llmsim_plan_serve_release(&o);
+	pc.gpus = need - 1;
+	run(&pc, &o);
+	cr_expect_eq(o.feasible, 0, "%d GPUs meet too", need - 1);
+	llmsim_plan_serve_release(&o);
+}
+
+/* Each engine run is simulated once, whatever GPU count it serves: no two
+ * aggregated rows share layout, types, replicas and cap. */
+Test(plan_serve, capacity_runs_once_each)
+{
+	struct llmsim_plan_serve_cfg pc;
+	struct llmsim_plan_serve_out o;
+	capacity(&pc, 40, 0.5, 0.02);
+	run(&pc, &o);
+	for (int64_t i = 0; i < o.nrows; i++)
+		for (int64_t j = i + 1; j < o.nrows; j++) {
+			const struct llmsim_plan_serve_row *a = &o.rows[i], *b = &o.rows[j];
+			if (a->disagg || b->disagg)
+				continue;
+			cr_expect(!(a->tp == b->tp && a->pp == b->pp && a->ep == b->ep &&
+				    a->replicas == b->replicas && a->max_batch == b->max_batch &&
+				    a->weight_dtype == b->weight_dtype && a->kv_dtype == b->kv_dtype),
+				  "rows %lld and %lld: the same run twice", (long long)i, (long long)j);
+		}
+	cr_expect_gt(o.simulated_disagg, 0);
+	cr_expect_gt(o.best_disagg, -1);
+	llmsim_plan_serve_release(&o);
+}
+
+/* A TPOT of 0.1 ms: one 8B decode step reads its 16 GB of bf16 weights,
+ * and even 8 H200s at 4.8 TB/s each take 0.42 ms for that: no count of
+ * GPUs meets it. The plan says so with the fastest figure, and simulates
+ * no load. */
+Test(plan_serve, capacity_impossible_target)
+{
+	struct llmsim_plan_serve_cfg pc;
+	struct llmsim_plan_serve_out o;
+	capacity(&pc, 10, 0, 1e-4);
+	run(&pc, &o);
+	cr_expect(o.impossible);
+	cr_expect_eq(o.nrows, 0);
+	cr_expect_gt(o.fastest_tpot_s, 16.06e9 / 8 / h200.hbm_bytes_per_s);
+	cr_expect(strstr(o.reason, "TPOT p99") && strstr(o.reason, "fastest layout"), "%s", o.reason);
+	llmsim_plan_serve_release(&o);
+}
+
+/* A TPOT target between tp 1's batch-1 step and tp 8's drops the small
+ * layouts by the bound before any load runs on them. */
+Test(plan_serve, capacity_bound_prunes)
+{
+	struct llmsim_plan_serve_cfg pc;
+	struct llmsim_plan_serve_out o;
+	capacity(&pc, 10, 0, 1); /* first, the batch-1 figures: nothing is pruned */
+	pc.no_disagg = 1;
+	run(&pc, &o);
+	cr_assert(!o.impossible);
+	cr_expect_eq(o.why[LLMSIM_SERVE_BOUND], 0);
+	double fast = o.fastest_tpot_s;
+	llmsim_plan_serve_release(&o);
+	pc.tpot_slo_s = 1.02 * fast;
+	run(&pc, &o);
+	cr_expect_gt(o.why[LLMSIM_SERVE_BOUND], 0);
+	cr_expect_gt(o.units_pruned, 0);
+	for (int64_t i = 0; i < o.nrows; i++)
+		cr_expect_gt(o.rows[i].tp, 1, "tp 1 decodes slower than the fastest layout");
+	llmsim_plan_serve_release(&o);
+}
+
+/* The cost of a row: GPUs x price per hour over its output tokens per
+ * hour, per million. A capacity search needs a load and a target; a price
+ * must be a number. */
+Test(plan_serve, cost_and_bad_requests)
+{
+	struct llmsim_plan_serve_cfg pc;
+	struct llmsim_plan_serve_out o;
+	struct llmsim_err e = {0};
+	cfg(&pc, 2);
+	pc.usd_per_gpu_hour = 3.6;
+	run(&pc, &o);
+	const struct llmsim_plan_serve_row *r = &o.rows[0];
+	expect_close(r->usd_per_mtok, 2 * 3.6 / 3600 / r->tokens_per_s * 1e6, 1e-9);
+	llmsim_plan_serve_release(&o);
+	pc.usd_per_gpu_hour = NAN;
+	cr_expect_eq(llmsim_plan_serve(&pc, &o, &e), LLMSIM_EINVAL);
+	pc.usd_per_gpu_hour = 0;
+	pc.gpus = 0; /* offline, no target */
+	cr_expect_eq(llmsim_plan_serve(&pc, &o, &e), LLMSIM_EINVAL);
+	pc.load = LLMSIM_LOAD_RATE;
+	pc.rate_per_s = 10;
+	cr_expect_eq(llmsim_plan_serve(&pc, &o, &e), LLMSIM_EINVAL, "no target");
+	pc.ttft_slo_s = 1;
+	pc.rate_per_s = 0;
+	cr_expect_eq(llmsim_plan_serve(&pc, &o, &e), LLMSIM_EINVAL, "rate 0");
+}
+
+/* Without a target nothing "meets": an offline plan ranks by throughput
+ * and calls no row feasible, however long its TTFT. */
+Test(plan_serve, no_target_meets_nothing)
+{
+	struct llmsim_plan_serve_cfg pc;
+	struct llmsim_plan_serve_out o;
+	cfg(&pc, 2);
+	run(&pc, &o);
+	cr_assert_gt(o.nrows, 0);
+	cr_expect_eq(o.feasible, 0);
+	cr_expect(!o.targets);
+	cr_expect_eq(o.reason[0], 0);
+	for (int64_t i = 0; i < o.nrows; i++)
+		cr_expect(!o.rows[i].feasible);
+	for (int64_t i = 1; i < o.nrows; i++)
+		cr_expect_geq(o.rows[i - 1].tokens_per_s_per_gpu, o.rows[i].tokens_per_s_per_gpu);
+	llmsim_plan_serve_release(&o);
+}
+
+/* Two rows equal on the ranking's keys: the tighter TTFT at the target
+ * quantile first, then the tighter TPOT. */
+Test(plan_serve, ties_break_on_the_tighter_latency)
+{
+	struct llmsim_plan_serve_row a = {.gpus = 8, .tp = 8, .replicas = 1, .tokens_per_s_per_gpu = 500,
+					  .tokens_per_s_per_user = 40, .ttft_q_s = 2.0,
+					  .tpot_q_s = 0.030, .max_batch = 64};
+	struct llmsim_plan_serve_row b = a;
+	b.ttft_q_s = 1.0;
+	cr_expect_gt(llmsim_plan_serve_cmp(&a, &b, 1), 0);
+	cr_expect_lt(llmsim_plan_serve_cmp(&b, &a, 0), 0);
+	b.ttft_q_s = a.ttft_q_s;
+	b.tpot_q_s = 0.020;
+	cr_expect_gt(llmsim_plan_serve_cmp(&a, &b, 1), 0);
+	/* fewer GPUs first, whatever the rates, among rows that meet */
+	a.feasible = b.feasible = 1;
+	b.gpus = 16;
+	b.tokens_per_s_per_user = 80;
+	cr_expect_lt(llmsim_plan_serve_cmp(&a, &b, 1), 0);
+}

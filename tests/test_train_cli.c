@@ -168,7 +168,7 @@ Test(train_cli, plan_70b_on_8_fits_with_offload)
 Test(train_cli, host_out_of_memory_says_by_how_much)
 {
 	int rc = run_llmsim("train --model 405b --gpus 8 --zero 3 --offload params "
-			    "--recompute full --global-batch 64",
+			    "--recompute full --global-batch 64 --stack deepspeed",
 			    out, sizeof out, err, sizeof err);
 	cr_expect_eq(rc, 1);
 	cr_expect(strstr(err, "host out of memory") && strstr(err, "more than"), "%s", err);

@@ -96,8 +96,27 @@ steps)
 	step heldout 95 $PY calib/torch/heldout_ops.py --out "$W"
 	step heldout_naive 50 $PY calib/torch/heldout_ops.py --out "$W/naive" --sets naive,wide
 	;;
+one)
+	# both parts cut to one call, for a lease too short for two: the steps
+	# and held-out calls first (what a transfer check needs most), then the
+	# runner's cases (as `calib run`)
+	rm -rf build && cp -a build-kern build
+	export LLMSIM_DATA_DIR="$PWD"
+	L=build/cli/llmsim
+	[ -d .libs ] && export LD_LIBRARY_PATH="$PWD/.libs:$LD_LIBRARY_PATH"
+	DB="$W/mygpu.db"
+	step lean 95 $PY calib/torch/steps_lean.py --out "$W" --budget-s 85 --max-kv-gb 24 \
+		--models llama-3.2-3b,llama-2-7b --prefill 1x512,1x2048,4x2048,1x8192 \
+		--decode 1x512,1x8192,8x2048,32x2048,64x4096,128x1024
+	step heldout 95 $PY calib/torch/heldout_ops.py --out "$W"
+	step heldout_naive 45 $PY calib/torch/heldout_ops.py --out "$W/naive" --sets naive,wide
+	step train 55 $PY calib/torch/steps_train.py --out "$W" --budget-s 45 \
+		--runs llama-3.2-3b:8:2048:1/4,llama-2-7b:4:4096:1
+	step calib_run 140 $L calib run --db "$DB"
+	step export 20 $L calib export --db "$DB" --out "$W/mygpu.tsv"
+	;;
 *)
-	echo "device_run_user.sh: unknown part '$PART' (user or steps)" >&2
+	echo "device_run_user.sh: unknown part '$PART' (user, steps or one)" >&2
 	exit 2
 	;;
 esac

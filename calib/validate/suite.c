@@ -8,6 +8,13 @@
 int llmsim_suite_load(const char *path, size_t size, llmsim_suite_entry_fn one, void **out,
 		      int *n, struct llmsim_err *err)
 {
+	return llmsim_suite_load_head(path, size, one, NULL, NULL, out, n, err);
+}
+
+int llmsim_suite_load_head(const char *path, size_t size, llmsim_suite_entry_fn one,
+			   llmsim_suite_head_fn head, void *ctx, void **out, int *n,
+			   struct llmsim_err *err)
+{
 	struct llmsim_ynode *root = NULL;
 	*out = NULL;
 	*n = 0;
@@ -21,6 +28,8 @@ int llmsim_suite_load(const char *path, size_t size, llmsim_suite_entry_fn one, 
 				       "expected a non-empty 'runs:' list");
 		goto out;
 	}
+	if (head && (rc = head(root, path, ctx, err)))
+		goto out;
 	if ((rc = llmsim_ymap_check_unused(root, path, "suite", err)))
 		goto out;
 	if (!(v = calloc(runs->n, size))) {

@@ -75,8 +75,8 @@ struct llmsim_infer_cfg {
 	int64_t block_size;            /* paged KV tokens per block */
 	enum llmsim_runtime runtime;
 	struct llmsim_lowering lower;  /* the engine and its kernels (sim/graph.h):
-					* fused (the default of llmsim_infer_cfg_init),
-					* torch or hf; llmsim_infer_cfg_engine sets the
+					* fused, torch (LLMSIM_ENGINE_DEFAULT, the
+					* default of llmsim_infer_cfg_init) or hf; llmsim_infer_cfg_engine sets the
 					* engine with its attention and runtime */
 	int64_t max_step_tokens;       /* 0: params.max_step_tokens */
 	enum llmsim_load load;         /* busy (default): each phase priced inside the
@@ -95,9 +95,10 @@ struct llmsim_infer_cfg {
 					   * run's steps (sim/timeline.h; reset first) */
 };
 
-/* Fill cfg with defaults (tp=pp=ep=1, bf16, the fused engine with paged
- * attention, block 16, graph runtime, busy load, trained data) for model
- * and gpu. */
+/* Fill cfg with defaults (tp=pp=ep=1, bf16, the default engine
+ * LLMSIM_ENGINE_DEFAULT with its attention and runtime as
+ * llmsim_infer_cfg_engine sets them, block 16, busy load, trained data)
+ * for model and gpu. */
 void llmsim_infer_cfg_init(struct llmsim_infer_cfg *cfg,
 			   const struct llmsim_model *model,
 			   const struct llmsim_gpu *gpu);

@@ -84,10 +84,9 @@ void llmsim_infer_cfg_init(struct llmsim_infer_cfg *cfg, const struct llmsim_mod
 	cfg->act_dtype = LLMSIM_DT_BF16;
 	cfg->weight_dtype = LLMSIM_DT_BF16;
 	cfg->kv_dtype = LLMSIM_DT_BF16;
-	cfg->attn = LLMSIM_AC_PAGED;
 	cfg->block_size = 16;
-	cfg->runtime = LLMSIM_RT_GRAPH;
 	cfg->params = llmsim_infer_params_default;
+	llmsim_infer_cfg_engine(cfg, LLMSIM_ENGINE_DEFAULT);
 }
 
 enum llmsim_runtime llmsim_engine_runtime(enum llmsim_engine e)

@@ -23,11 +23,14 @@ static const char *const why_names[LLMSIM_SERVE_WHY_COUNT] = {
 	[LLMSIM_SERVE_KV] = "one request's KV cache does not fit",
 	[LLMSIM_SERVE_TTFT] = "simulated: misses the TTFT target",
 	[LLMSIM_SERVE_TPOT] = "simulated: misses the TPOT target",
+	[LLMSIM_SERVE_LOAD] = "simulated: its replicas cannot keep up with the load",
+	[LLMSIM_SERVE_BOUND] = "bound: one request alone misses a target",
 };
 static const char *const why_keys[LLMSIM_SERVE_WHY_COUNT] = {
 	[LLMSIM_SERVE_LAYOUT] = "layout", [LLMSIM_SERVE_DTYPE] = "dtype",
 	[LLMSIM_SERVE_WEIGHTS] = "weights", [LLMSIM_SERVE_KV] = "kv",
 	[LLMSIM_SERVE_TTFT] = "ttft", [LLMSIM_SERVE_TPOT] = "tpot",
+	[LLMSIM_SERVE_LOAD] = "load", [LLMSIM_SERVE_BOUND] = "bound",
 };
 
 const char *llmsim_serve_why_name(enum llmsim_serve_why w)
@@ -67,7 +70,8 @@ int plan_serve_push(struct plan_serve_search *s, const struct llmsim_plan_serve_
 	return 0;
 }
 
-/* Whether a row meets the targets, and by how much it misses. */
+/* Whether a row meets the targets (only when one is given), and by how
+ * much it misses; its rates per GPU and per user, and its cost. */
 void plan_serve_judge(const struct plan_serve_search *s, struct llmsim_plan_serve_row *r)
 {
 	const struct llmsim_plan_serve_cfg *pc = s->pc;
@@ -76,18 +80,28 @@ void plan_serve_judge(const struct plan_serve_search *s, struct llmsim_plan_serv
 	r->tpot_q_s = plan_serve_quantile(&r->tpot_s, q);
 	int ttft_ok = !(pc->ttft_slo_s > 0) || r->ttft_q_s <= pc->ttft_slo_s;
 	int tpot_ok = !(pc->tpot_slo_s > 0) || r->tpot_q_s <= pc->tpot_slo_s;
-	r->feasible = ttft_ok && tpot_ok;
+	/* a capacity search also asks that the replicas keep up with the load */
+	r->feasible = s->out->targets && ttft_ok && tpot_ok && (!s->out->capacity || r->keeps_up);
 	r->miss = 0;
 	if (pc->ttft_slo_s > 0)
 		r->miss = fmax(r->miss, r->ttft_q_s / pc->ttft_slo_s);
 	if (pc->tpot_slo_s > 0)
 		r->miss = fmax(r->miss, r->tpot_q_s / pc->tpot_slo_s);
+	if (!r->gpus)
+		r->gpus = pc->gpus;
 	r->tokens_per_s_per_user = r->tpot_s.mean > 0 ? 1 / r->tpot_s.mean : 0;
-	r->tokens_per_s_per_gpu = r->tokens_per_s / pc->gpus;
+	r->tokens_per_s_per_gpu = r->tokens_per_s / r->gpus;
+	r->usd_per_mtok = pc->usd_per_gpu_hour > 0 && r->tokens_per_s > 0
+				  ? r->gpus * pc->usd_per_gpu_hour / 3600 / r->tokens_per_s * 1e6
+				  : 0;
 	if (r->feasible)
 		s->out->feasible++;
-	else
-		s->out->why[ttft_ok ? LLMSIM_SERVE_TPOT : LLMSIM_SERVE_TTFT]++;
+	else if (s->out->targets)
+		s->out->why[ttft_ok && tpot_ok ? LLMSIM_SERVE_LOAD
+			    : ttft_ok	      ? LLMSIM_SERVE_TPOT
+					      : LLMSIM_SERVE_TTFT]++;
+	if (pc->progress)
+		pc->progress(pc->progress_ctx, s->out->simulated, s->out->pruned);
 }
 
 void plan_serve_engine(const struct plan_serve_search *s, const struct llmsim_infer_cfg *ic,
@@ -99,8 +113,13 @@ void plan_serve_engine(const struct plan_serve_search *s, const struct llmsim_in
 	sc->prompt.kind = sc->output.kind = LLMSIM_DIST_FIXED;
 	sc->prompt.a = (double)pc->prompt;
 	sc->output.a = (double)pc->output;
+	if (pc->engine.server != LLMSIM_SERVER_GENERIC) {
+		llmsim_serve_server(sc, pc->engine.server);
+	} else {
+		sc->chunked_prefill = 1; /* vLLM V1's default */
+	}
+	sc->eng = pc->engine;
 	sc->max_batch = max_seqs;
-	sc->chunked_prefill = 1; /* vLLM V1's default */
 	int64_t req = pc->requests > 0 ? pc->requests : 300;
 	if (pc->load == LLMSIM_LOAD_RATE) {
 		sc->rate_per_s = pc->rate_per_s / replicas;
@@ -258,15 +277,15 @@ static int search_agg(struct plan_serve_search *s, struct llmsim_err *err)
 	return rc;
 }
 
-/* The ranking key: meets the targets, then tokens/s per GPU (under a rate:
- * per user), then the other. */
-static int cmp_rows(const struct llmsim_plan_serve_row *x, const struct llmsim_plan_serve_row *y,
-		    int by_user)
+int llmsim_plan_serve_cmp(const struct llmsim_plan_serve_row *x,
+			  const struct llmsim_plan_serve_row *y, int by_user)
 {
 	if (x->feasible != y->feasible)
 		return y->feasible - x->feasible;
 	if (!x->feasible && x->miss != y->miss) /* the closest first */
 		return x->miss < y->miss ? -1 : 1;
+	if (x->gpus != y->gpus) /* a capacity search: the fewest GPUs first */
+		return x->gpus - y->gpus;
 	if (by_user && x->keeps_up != y->keeps_up)
 		return y->keeps_up - x->keeps_up;
 	double kx[2] = {x->tokens_per_s_per_gpu, x->tokens_per_s_per_user};
@@ -277,6 +296,11 @@ static int cmp_rows(const struct llmsim_plan_serve_row *x, const struct llmsim_p
 		if (kx[k] != ky[k])
 			return kx[k] > ky[k] ? -1 : 1;
 	}
+	/* a tie: the tighter latency at the target quantile */
+	if (x->ttft_q_s != y->ttft_q_s)
+		return x->ttft_q_s < y->ttft_q_s ? -1 : 1;
+	if (x->tpot_q_s != y->tpot_q_s)
+		return x->tpot_q_s < y->tpot_q_s ? -1 : 1;
 	if (x->disagg != y->disagg)
 		return x->disagg - y->disagg;
 	if (x->tp != y->tp)
@@ -286,25 +310,32 @@ static int cmp_rows(const struct llmsim_plan_serve_row *x, const struct llmsim_p
 
 static int cmp_by_gpu(const void *a, const void *b)
 {
-	return cmp_rows(a, b, 0);
+	return llmsim_plan_serve_cmp(a, b, 0);
 }
 
 static int cmp_by_user(const void *a, const void *b)
 {
-	return cmp_rows(a, b, 1);
+	return llmsim_plan_serve_cmp(a, b, 1);
 }
 
-/* The front of tokens/s per GPU against tokens/s per user: rows no other
- * row matches on both and beats on one (O(n^2): a plan has hundreds). */
+/* The front of tokens/s per GPU against tokens/s per user among the rows
+ * of the same GPU count: rows no other row matches on both and beats on
+ * one (O(n^2): a plan has hundreds). */
 static void mark_pareto(struct llmsim_plan_serve_out *o)
 {
+	/* a capacity search: the front of the deployments that meet the
+	 * targets, at each count (when any does) */
+	int only_met = o->capacity && o->feasible > 0;
 	for (int64_t i = 0; i < o->nrows; i++) {
 		struct llmsim_plan_serve_row *a = &o->rows[i];
-		a->pareto = 1;
+		a->pareto = !only_met || a->feasible;
 		for (int64_t j = 0; j < o->nrows && a->pareto; j++) {
 			const struct llmsim_plan_serve_row *b = &o->rows[j];
+			if (only_met && !b->feasible)
+				continue;
 			/* b dominates a, or ranks before a at the same point */
-			if (j != i && b->tokens_per_s_per_gpu >= a->tokens_per_s_per_gpu &&
+			if (j != i && b->gpus == a->gpus &&
+			    b->tokens_per_s_per_gpu >= a->tokens_per_s_per_gpu &&
 			    b->tokens_per_s_per_user >= a->tokens_per_s_per_user &&
 			    (b->tokens_per_s_per_gpu > a->tokens_per_s_per_gpu ||
 			     b->tokens_per_s_per_user > a->tokens_per_s_per_user || j < i))
@@ -317,6 +348,14 @@ static void explain(const struct plan_serve_search *s, struct llmsim_plan_serve_
 {
 	const struct llmsim_plan_serve_cfg *pc = s->pc;
 	int qp = (int)lround(100 * o->quantile);
+	if (o->impossible)
+		return; /* the capacity search said which target and why */
+	if (!o->nrows && o->capacity) {
+		snprintf(o->reason, sizeof o->reason,
+			 "no replica layout of %s on %s meets the targets at the load within %d GPUs",
+			 pc->model->name, pc->gpu->name, LLMSIM_MAX_GPUS);
+		return;
+	}
 	if (!o->nrows) {
 		enum llmsim_serve_why w = LLMSIM_SERVE_LAYOUT;
 		for (int i = 0; i < LLMSIM_SERVE_WHY_COUNT; i++)
@@ -331,7 +370,7 @@ static void explain(const struct plan_serve_search *s, struct llmsim_plan_serve_
 				 : "");
 		return;
 	}
-	if (o->feasible)
+	if (o->feasible || !o->targets)
 		return;
 	const struct llmsim_plan_serve_row *r = &o->rows[0]; /* the closest */
 	int ttft = pc->ttft_slo_s > 0 && r->ttft_q_s > pc->ttft_slo_s;
@@ -345,8 +384,19 @@ static void explain(const struct plan_serve_search *s, struct llmsim_plan_serve_
 
 static int check(const struct llmsim_plan_serve_cfg *pc, struct llmsim_err *err)
 {
-	if (pc->gpus < 1)
+	if (pc->gpus < 0)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "need at least one GPU");
+	if (!pc->gpus && pc->load == LLMSIM_LOAD_OFFLINE)
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "the fewest GPUs needs a load: a rate or a concurrency");
+	if (!pc->gpus && !(pc->ttft_slo_s > 0) && !(pc->tpot_slo_s > 0))
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "the fewest GPUs needs a target: TTFT, TPOT or both");
+	if (pc->usd_per_gpu_hour < 0 || !isfinite(pc->usd_per_gpu_hour))
+		return llmsim_err_set(err, LLMSIM_EINVAL, "a GPU-hour price must be a positive number");
+	if (!(pc->ttft_slo_s >= 0) || !(pc->tpot_slo_s >= 0) || isinf(pc->ttft_slo_s) ||
+	    isinf(pc->tpot_slo_s))
+		return llmsim_err_set(err, LLMSIM_EINVAL, "a target must be a positive number of seconds");
 	/* before any product of them is formed (base/bounds.h says why) */
 	if (pc->gpus > LLMSIM_MAX_GPUS)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "at most %d GPUs, not %d", LLMSIM_MAX_GPUS,
@@ -401,11 +451,17 @@ int llmsim_plan_serve(const struct llmsim_plan_serve_cfg *pc, struct llmsim_plan
 		return llmsim_err_set(err, LLMSIM_EINVAL, "weight types are bf16, fp8, int4, fp4; "
 				      "KV types bf16, fp8");
 	out->quantile = pc->slo_quantile > 0 ? pc->slo_quantile : 0.99;
+	out->targets = pc->ttft_slo_s > 0 || pc->tpot_slo_s > 0;
+	out->capacity = !pc->gpus;
 	llmsim_expected_error(pc->gpu, LLMSIM_PRED_SERVE_STEP, &out->error);
 
-	rc = search_agg(&s, err);
-	if (!rc && !pc->no_disagg && pc->tp <= 0 && pc->pp <= 0)
-		rc = plan_serve_disagg(&s, err);
+	if (out->capacity) {
+		rc = plan_serve_capacity(&s, err);
+	} else {
+		rc = search_agg(&s, err);
+		if (!rc && !pc->no_disagg && pc->tp <= 0 && pc->pp <= 0)
+			rc = plan_serve_disagg(&s, err);
+	}
 	if (rc) {
 		llmsim_plan_serve_release(out);
 		return rc;
@@ -413,8 +469,10 @@ int llmsim_plan_serve(const struct llmsim_plan_serve_cfg *pc, struct llmsim_plan
 	double best = 0;
 	for (int64_t i = 0; i < out->nrows; i++)
 		best = fmax(best, out->rows[i].tokens_per_s);
-	for (int64_t i = 0; i < out->nrows; i++)
-		out->rows[i].keeps_up = out->rows[i].tokens_per_s * (1 + out->error.abs_frac) >= best;
+	if (!out->capacity) /* a capacity search judged each replica's load itself */
+		for (int64_t i = 0; i < out->nrows; i++)
+			out->rows[i].keeps_up =
+				out->rows[i].tokens_per_s * (1 + out->error.abs_frac) >= best;
 	if (out->nrows)
 		qsort(out->rows, (size_t)out->nrows, sizeof *out->rows,
 		      pc->load == LLMSIM_LOAD_RATE ? cmp_by_user : cmp_by_gpu);
@@ -453,6 +511,13 @@ void llmsim_plan_serve_layout(const struct llmsim_plan_serve_row *r, char *buf, 
 		snprintf(buf, size, "%d x tp%d%s%s", r->replicas, r->tp, pp, ep);
 }
 
+static int front_before(const struct llmsim_plan_serve_row *a, const struct llmsim_plan_serve_row *b)
+{
+	if (a->gpus != b->gpus)
+		return a->gpus < b->gpus;
+	return a->tokens_per_s_per_user < b->tokens_per_s_per_user;
+}
+
 int64_t llmsim_plan_serve_front(const struct llmsim_plan_serve_out *out, int64_t *idx)
 {
 	int64_t n = 0;
@@ -460,8 +525,7 @@ int64_t llmsim_plan_serve_front(const struct llmsim_plan_serve_out *out, int64_t
 		if (out->rows[i].pareto)
 			idx[n++] = i;
 	for (int64_t i = 1; i < n; i++) /* insertion: the front is short */
-		for (int64_t j = i; j > 0 && out->rows[idx[j]].tokens_per_s_per_user <
-						     out->rows[idx[j - 1]].tokens_per_s_per_user;
+		for (int64_t j = i; j > 0 && front_before(&out->rows[idx[j]], &out->rows[idx[j - 1]]);
 		     j--) {
 			int64_t t = idx[j];
 			idx[j] = idx[j - 1];

@@ -31,8 +31,24 @@
  * fixes the throughput of every configuration that keeps up (whose
  * throughput is within the expected error of the best): there those that
  * keep up come first, by tokens/s per user (1 / mean TPOT). With no target
- * the ranking is by throughput only. The Pareto front of tokens/s per GPU against tokens/s
- * per user is marked on the rows.
+ * the ranking is by throughput only, and no row "meets" anything (meeting
+ * needs a target). Ties break on the tighter TTFT, then TPOT, at the target
+ * quantile. The Pareto front of tokens/s per GPU against tokens/s per user
+ * is marked on the rows (in a capacity search: at each GPU count).
+ *
+ * The capacity question (gpus = 0): the fewest GPUs that serve the load
+ * within the targets (plan_serve_capacity.c). Every replica layout
+ * (aggregated tp x pp x ep, a prefill pool's or a decode pool's tp, each in
+ * every allowed type) is a unit; its replica count R sets the share of the
+ * load each replica sees, so a unit is searched over R alone, and the two
+ * pools of a disaggregated deployment separately (TTFT is the prefill
+ * pool's plus the transfer, TPOT the decode pool's). Bounds prune before
+ * simulating: a unit whose batch-1 TPOT or TTFT misses its target misses it
+ * at any batch; a replica serves at most its saturated request rate (an
+ * offline run), which bounds R from below; a unit whose bound is past the
+ * best count found so far is skipped. Each (unit, R, cap) is simulated at
+ * most once and reused across GPU counts; R is searched by doubling, then
+ * bisection (assumed: more replicas never make a replica slower).
  */
 #ifndef LLMSIM_PLAN_SERVE_H
 #define LLMSIM_PLAN_SERVE_H
@@ -61,6 +77,14 @@ struct llmsim_plan_serve_cfg {
 	int64_t max_batch;              /* largest max_num_seqs tried (0: 256) */
 	int no_disagg;                  /* aggregated layouts only */
 	int tp, pp;                     /* > 0: aggregated replicas of that degree only */
+	double usd_per_gpu_hour;        /* > 0: the cost of a GPU, for each row's cost per
+					 * million output tokens (0: not priced) */
+	struct llmsim_serve_engine engine; /* how every replica's engine runs (serve.h);
+					 * zero: vLLM-like, chunked prefill, 8192 tokens */
+	/* optional: called after each simulation with the counts so far (the
+	 * CLI's progress line on a terminal); NULL: none */
+	void (*progress)(void *ctx, int64_t simulated, int64_t pruned);
+	void *progress_ctx;
 };
 
 /* Why a configuration was dropped. */
@@ -71,6 +95,10 @@ enum llmsim_serve_why {
 	LLMSIM_SERVE_KV,         /* one request's KV cache does not fit (pruned) */
 	LLMSIM_SERVE_TTFT,       /* simulated: misses the TTFT target */
 	LLMSIM_SERVE_TPOT,       /* simulated: misses the TPOT target (and not TTFT) */
+	LLMSIM_SERVE_LOAD,       /* capacity: simulated, meets both but cannot keep up
+				  * (a replica's share past its saturated rate) */
+	LLMSIM_SERVE_BOUND,      /* capacity: one request alone misses a target (a
+				  * replica layout pruned before any load) */
 	LLMSIM_SERVE_WHY_COUNT
 };
 const char *llmsim_serve_why_name(enum llmsim_serve_why w);
@@ -78,6 +106,8 @@ const char *llmsim_serve_why_key(enum llmsim_serve_why w);
 
 struct llmsim_plan_serve_row {
 	int disagg;
+	int gpus;                       /* of the deployment: replicas x tp x pp (+ the
+					 * prefill pool's) */
 	int replicas, tp, pp, ep;       /* aggregated replicas, or the decode pool */
 	int p_replicas, p_tp;           /* disaggregated: the prefill pool */
 	enum llmsim_dtype weight_dtype, kv_dtype;
@@ -94,7 +124,8 @@ struct llmsim_plan_serve_row {
 	int64_t preemptions;
 	double weight_bytes_per_gpu;
 	int64_t kv_capacity_tokens;     /* per (decode) replica */
-	int feasible;                   /* meets both targets */
+	double usd_per_mtok;            /* cost per million output tokens (0: no price) */
+	int feasible;                   /* meets both targets (never when none is given) */
 	int pareto;                     /* on the front of per-GPU vs per-user tokens/s */
 	int keeps_up;                   /* its throughput is within the expected error of the
 					 * best row's (under a rate: it keeps up with the load) */
@@ -110,23 +141,44 @@ struct llmsim_plan_serve_out {
 	int64_t requests_per_replica;   /* of the aggregated replicas */
 	struct llmsim_expected_error error;
 	double quantile;
+	int targets;                    /* a TTFT or TPOT target was given */
+	int capacity;                   /* a capacity search (cfg->gpus was 0) */
+	int gpus_needed;                /* capacity: the fewest GPUs that meet the targets
+					 * (0: none within LLMSIM_MAX_GPUS) */
+	int impossible;                 /* capacity: a target below what one request alone
+					 * takes on the fastest layout (reason says which) */
+	double fastest_ttft_s, fastest_tpot_s; /* capacity: one request alone, the fastest
+					 * layout's prefill and decode step */
+	int64_t units, units_pruned;    /* capacity: replica layouts, and those a bound
+					 * dropped before any load was simulated */
 	char reason[320];               /* when none meets the targets (or none fits): why */
 	double elapsed_s;
 };
 
-/* Search and rank. Fails on bad requests (bounds, a load without its
- * rate, more GPUs than LLMSIM_MAX_GPUS); nothing fitting or meeting the
- * targets is not a failure (out->feasible, out->reason). Free with
+/* Search and rank; with cfg->gpus 0, the capacity search (which needs a
+ * rate or a concurrency and a target). Fails on bad requests (bounds, a
+ * load without its rate, more GPUs than LLMSIM_MAX_GPUS, a price that is
+ * not a positive number); nothing fitting or meeting the targets is not a
+ * failure (out->feasible, out->impossible, out->reason). Free with
  * llmsim_plan_serve_release. */
 int llmsim_plan_serve(const struct llmsim_plan_serve_cfg *cfg, struct llmsim_plan_serve_out *out,
 		      struct llmsim_err *err);
 void llmsim_plan_serve_release(struct llmsim_plan_serve_out *out);
 
+/* The ranking (negative: x ranks first): meets the targets; the closest
+ * of those that miss; the fewest GPUs; under a rate (by_user) keeping up;
+ * tokens/s per GPU then per user (by_user: the other way round); then the
+ * tighter TTFT, then TPOT, at the target quantile; aggregated, smaller tp,
+ * smaller cap. */
+int llmsim_plan_serve_cmp(const struct llmsim_plan_serve_row *x,
+			  const struct llmsim_plan_serve_row *y, int by_user);
+
 /* "8 x tp1", "2 x tp2 pp2 ep2", disaggregated "P 2 x tp2 + D 1 x tp4". */
 void llmsim_plan_serve_layout(const struct llmsim_plan_serve_row *r, char *buf, size_t size);
 
-/* The rows on the Pareto front, by tokens/s per user, lowest first: their
- * indices into out->rows in idx (room for out->nrows); returns how many. */
+/* The rows on the Pareto front, by GPU count, then tokens/s per user,
+ * lowest first: their indices into out->rows in idx (room for out->nrows);
+ * returns how many. */
 int64_t llmsim_plan_serve_front(const struct llmsim_plan_serve_out *out, int64_t *idx);
 
 #endif

@@ -24,11 +24,10 @@
 
 #include "sim/graph.h"
 
-/* One request's KV cache from a prefill replica of tp_p GPUs to a decode
- * replica: each GPU sends its share of the heads (the MLA latent is split
+/* Each GPU of the prefill replica sends its share of the heads (the MLA latent is split
  * between the ranks that hold it). */
-static int kv_transfer(const struct plan_serve_search *s, enum llmsim_dtype kvdt, int tp_p,
-		       int network, double *t, struct llmsim_err *err)
+int plan_serve_kv_transfer(const struct plan_serve_search *s, enum llmsim_dtype kvdt, int tp_p,
+			   int network, double *t, struct llmsim_err *err)
 {
 	const struct llmsim_model *m = s->pc->model;
 	double total = (double)s->pc->prompt * llmsim_model_kv_bytes_per_token(m, kvdt);
@@ -42,16 +41,14 @@ static int kv_transfer(const struct plan_serve_search *s, enum llmsim_dtype kvdt
 	return rc;
 }
 
-static void shift(struct llmsim_pcts *p, double dt)
+void plan_serve_shift(struct llmsim_pcts *p, double dt)
 {
 	p->mean += dt, p->p50 += dt, p->p90 += dt, p->p99 += dt, p->max += dt;
 }
 
-/* A prefill replica's run, at its share of a request rate (rate > 0) or
- * offline. */
-static int run_prefill(const struct plan_serve_search *s, const struct llmsim_infer_cfg *ic,
-		       int replicas, double rate, struct llmsim_serve_result *res,
-		       struct llmsim_err *err)
+int plan_serve_run_prefill(const struct plan_serve_search *s, const struct llmsim_infer_cfg *ic,
+			   int replicas, double rate, struct llmsim_serve_result *res,
+			   struct llmsim_err *err)
 {
 	struct llmsim_serve_cfg sc;
 	plan_serve_engine(s, ic, replicas, 256, &sc);
@@ -71,6 +68,7 @@ static int one(struct plan_serve_search *s, const struct llmsim_infer_cfg *ip, i
 	const struct llmsim_plan_serve_cfg *pc = s->pc;
 	struct llmsim_serve_cfg sc;
 	struct llmsim_serve_result dec, pre;
+	struct llmsim_plan_serve_row row;
 	struct llmsim_err e2 = {0};
 	plan_serve_engine(s, id, D, cap, &sc);
 	sc.prefilled = 1;
@@ -86,42 +84,53 @@ static int one(struct plan_serve_search *s, const struct llmsim_infer_cfg *ip, i
 		return rc;
 	}
 	*bound = dec.max_concurrent >= cap;
-	double tps = dec.tokens_per_s * D, rps = dec.requests_per_s * D;
 	if (pc->load == LLMSIM_LOAD_RATE) {
 		pre = *pre_rate;
 	} else {
 		/* the prefill pool at the decode pool's request rate (closed
 		 * loop), or at once (offline: the slower pool sets the pace) */
-		double rate = pc->load == LLMSIM_LOAD_CONCURRENCY ? rps : 0;
-		if ((rc = run_prefill(s, ip, P, rate, &pre, &e2))) {
+		double rate = pc->load == LLMSIM_LOAD_CONCURRENCY ? dec.requests_per_s * D : 0;
+		if ((rc = plan_serve_run_prefill(s, ip, P, rate, &pre, &e2))) {
 			if (rc == LLMSIM_ENOFIT)
 				return 0;
 			*err = e2;
 			return rc;
 		}
 	}
-	/* the slower pool sets the pace */
-	double prps = pre.requests_per_s * P;
-	if (prps > 0 && prps < rps) {
-		tps *= prps / rps;
-		rps = prps;
-	}
-	struct llmsim_plan_serve_row row = {
-		.disagg = 1, .replicas = D, .tp = id->tp, .pp = 1, .ep = 1, .p_replicas = P,
-		.p_tp = ip->tp, .weight_dtype = id->weight_dtype, .kv_dtype = id->kv_dtype,
-		.max_batch = cap, .ttft_s = pre.ttft_s, .tpot_s = dec.tpot_s, .e2e_s = dec.e2e_s,
-		.kv_transfer_s = xfer, .kv_over_network = network, .tokens_per_s = tps,
-		.requests_per_s = rps, .mean_batch = dec.mean_batch,
-		.preemptions = dec.preemptions + pre.preemptions,
-		.weight_bytes_per_gpu = fmax(dec.mem.weight_bytes, pre.mem.weight_bytes),
-		.kv_capacity_tokens = dec.kv_capacity_tokens,
-	};
-	shift(&row.ttft_s, xfer);
-	shift(&row.e2e_s, pre.ttft_s.mean + xfer);
+	plan_serve_disagg_row(s, ip, P, &pre, id, D, &dec, cap, network, xfer, &row);
 	plan_serve_judge(s, &row);
 	if ((rc = plan_serve_push(s, &row)))
 		return llmsim_err_set(err, rc, "out of memory");
 	return 0;
+}
+
+void plan_serve_disagg_row(const struct plan_serve_search *s, const struct llmsim_infer_cfg *ip,
+			   int P, const struct llmsim_serve_result *pre,
+			   const struct llmsim_infer_cfg *id, int D,
+			   const struct llmsim_serve_result *dec, int64_t cap, int network,
+			   double xfer, struct llmsim_plan_serve_row *row)
+{
+	(void)s;
+	double tps = dec->tokens_per_s * D, rps = dec->requests_per_s * D;
+	/* the slower pool sets the pace */
+	double prps = pre->requests_per_s * P;
+	if (prps > 0 && prps < rps) {
+		tps *= prps / rps;
+		rps = prps;
+	}
+	*row = (struct llmsim_plan_serve_row){
+		.disagg = 1, .replicas = D, .tp = id->tp, .pp = 1, .ep = 1, .p_replicas = P,
+		.p_tp = ip->tp, .weight_dtype = id->weight_dtype, .kv_dtype = id->kv_dtype,
+		.max_batch = cap, .ttft_s = pre->ttft_s, .tpot_s = dec->tpot_s, .e2e_s = dec->e2e_s,
+		.kv_transfer_s = xfer, .kv_over_network = network, .tokens_per_s = tps,
+		.requests_per_s = rps, .mean_batch = dec->mean_batch,
+		.preemptions = dec->preemptions + pre->preemptions,
+		.weight_bytes_per_gpu = fmax(dec->mem.weight_bytes, pre->mem.weight_bytes),
+		.kv_capacity_tokens = dec->kv_capacity_tokens,
+		.gpus = P * ip->tp + D * id->tp,
+	};
+	plan_serve_shift(&row->ttft_s, xfer);
+	plan_serve_shift(&row->e2e_s, pre->ttft_s.mean + xfer);
 }
 
 /* A replica layout of tp GPUs (pp 1, ep 1) in types w/kv, or -1. */
@@ -163,7 +172,7 @@ int plan_serve_disagg(struct plan_serve_search *s, struct llmsim_err *err)
 				if (!ok[a])
 					continue;
 				double xfer;
-				int rc = kv_transfer(s, s->kv[k], tps[a], network, &xfer, err);
+				int rc = plan_serve_kv_transfer(s, s->kv[k], tps[a], network, &xfer, err);
 				if (rc)
 					return rc;
 				for (int g = 0; g < nsplit; g++) {
@@ -175,7 +184,7 @@ int plan_serve_disagg(struct plan_serve_search *s, struct llmsim_err *err)
 					memset(&pre, 0, sizeof pre);
 					if (pc->load == LLMSIM_LOAD_RATE) {
 						struct llmsim_err e2 = {0};
-						rc = run_prefill(s, &lay[a], P, pc->rate_per_s, &pre, &e2);
+						rc = plan_serve_run_prefill(s, &lay[a], P, pc->rate_per_s, &pre, &e2);
 						if (rc == LLMSIM_ENOFIT)
 							continue;
 						if (rc) {

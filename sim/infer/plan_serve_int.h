@@ -36,6 +36,31 @@ int plan_serve_fits(const struct plan_serve_search *s, const struct llmsim_infer
 /* The GPU runs weights of type w. */
 int plan_serve_dtype_ok(const struct plan_serve_search *s, enum llmsim_dtype w);
 
+/* The capacity search: the fewest GPUs (plan_serve_capacity.c). */
+int plan_serve_capacity(struct plan_serve_search *s, struct llmsim_err *err);
+
+/* One request's KV cache from a prefill replica of tp_p GPUs to a decode
+ * replica, over the network or NVLink: its time (plan_serve_disagg.c). */
+int plan_serve_kv_transfer(const struct plan_serve_search *s, enum llmsim_dtype kvdt, int tp_p,
+			   int network, double *t, struct llmsim_err *err);
+/* A prefill replica's run (one-token requests) at its share of a request
+ * rate (rate > 0), or offline. */
+int plan_serve_run_prefill(const struct plan_serve_search *s, const struct llmsim_infer_cfg *ic,
+			   int replicas, double rate, struct llmsim_serve_result *res,
+			   struct llmsim_err *err);
+/* Shift every figure of p by dt. */
+void plan_serve_shift(struct llmsim_pcts *p, double dt);
+
+/* The row of a prefill pool of P replicas of ip (its run pre) and a
+ * decode pool of D of id (its run dec) at cap, the KV cache moved in xfer
+ * seconds (over the network when network): the slower pool sets the pace,
+ * the transfer is in TTFT. Not judged. */
+void plan_serve_disagg_row(const struct plan_serve_search *s, const struct llmsim_infer_cfg *ip,
+			   int P, const struct llmsim_serve_result *pre,
+			   const struct llmsim_infer_cfg *id, int D,
+			   const struct llmsim_serve_result *dec, int64_t cap, int network,
+			   double xfer, struct llmsim_plan_serve_row *row);
+
 /* The disaggregated layouts (plan_serve_disagg.c). */
 int plan_serve_disagg(struct plan_serve_search *s, struct llmsim_err *err);
 

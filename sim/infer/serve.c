@@ -13,6 +13,15 @@
  * batch and mean context or by prefill chunk and context; contexts are
  * priced on a grid eight points per octave and interpolated linearly, and
  * every price is cached, so thousands of requests take milliseconds.
+ *
+ * The engines of today (serve.h, serve_server.c) change three things here:
+ * the scheduler (SGLang's prefill-first steps: sched_running skips the
+ * decodes while a prefill step can be formed), the body's price (padded
+ * to the captured CUDA-graph size, or without a graph past the largest),
+ * and what a decoding sequence does: with a prefix cache its first `hit`
+ * prompt tokens are cached before it runs (one shared copy, not in its own
+ * KV slots); with speculation it verifies qlen tokens a step after the
+ * draft proposes them, and keeps 1 + the accepted ones.
  */
 #include "base/bounds.h"
 #include "serve.h"
@@ -100,19 +109,22 @@ static void pc_release(struct pcache *c)
 	free(c->used);
 }
 
-enum { TAG_BODY = 1, TAG_HEAD, TAG_DEC, TAG_PRE };
+enum { TAG_BODY = 1, TAG_HEAD, TAG_DEC, TAG_PRE, TAG_BODY_EAGER, TAG_DRAFT };
 
 struct sim {
 	struct llmsim_infer_cfg icfg;
+	struct llmsim_spec_cfg spec;    /* speculation's draft, when the engine speculates */
 	struct pcache pc;
 	int64_t priced;
 	struct llmsim_err *err;
 	int rc;
 };
 
-/* The price of one part of a step, cached: body (a tokens), head (a logit
- * rows), decode attention (a sequences at mean context b), prefill
- * attention (c sequences of a new tokens after b cached ones). */
+/* The price of one part of a step, cached: body (a tokens; eager: outside
+ * a CUDA graph), head (a logit rows), decode attention (a sequences at mean
+ * context b, c query tokens each: 1, or a speculative verify), prefill
+ * attention (c sequences of a new tokens after b cached ones), a
+ * speculative draft (a sequences at context b). */
 static struct pval part(struct sim *s, int tag, int64_t a, int64_t b, int64_t c)
 {
 	struct pval none = {0, 0};
@@ -130,8 +142,23 @@ static struct pval part(struct sim *s, int tag, int64_t a, int64_t b, int64_t c)
 	case TAG_DEC: st.decode_seqs = a; st.decode_kv_len = (double)b; st.parts = LLMSIM_PART_ATTN; break;
 	default: st.prefill = &ch; st.nprefill = 1; st.parts = LLMSIM_PART_ATTN; break;
 	}
-	struct llmsim_step_cost cost;
-	int rc = llmsim_infer_step(&s->icfg, &st, &cost, s->err);
+	struct llmsim_step_cost cost = {0};
+	struct llmsim_infer_cfg eager;
+	int rc;
+	if (tag == TAG_DEC && c > 1)
+		st.q_len = c;
+	if (tag == TAG_BODY_EAGER) {
+		eager = s->icfg;
+		eager.runtime = LLMSIM_RT_EAGER;
+		st.decode_seqs = a;
+		st.decode_kv_len = 1;
+		st.parts = LLMSIM_PART_BODY;
+		rc = llmsim_infer_step(&eager, &st, &cost, s->err);
+	} else if (tag == TAG_DRAFT) {
+		rc = llmsim_spec_draft(&s->spec, a, b, &cost.time_s, s->err);
+	} else {
+		rc = llmsim_infer_step(&s->icfg, &st, &cost, s->err);
+	}
 	struct pval p = {cost.time_s, cost.flops};
 	if (!rc)
 		rc = pc_put(&s->pc, &k, p);
@@ -160,7 +187,7 @@ static int64_t grid(int64_t x)
 static struct pval part_ctx(struct sim *s, int tag, int64_t a, double ctx, int64_t c)
 {
 	int64_t x = (int64_t)llround(ctx);
-	if (tag == TAG_DEC && x < 1)
+	if ((tag == TAG_DEC || tag == TAG_DRAFT) && x < 1)
 		x = 1;
 	int64_t w = grid(x), x0 = x / w * w;
 	if (x0 == x)
@@ -186,6 +213,8 @@ struct req {
 	double arrival_s, first_s, finish_s;
 	int64_t prompt, output, generated, cached;
 	int64_t chunk;              /* tokens scheduled this step */
+	int64_t hit;                /* prompt tokens found in the prefix cache (shared,
+				     * not held by the sequence) */
 	int kv_arrives;             /* prefilled: its prompt's cache is yet to be placed */
 	struct llmsim_kv_seq kv;
 	enum rstate state;
@@ -292,6 +321,9 @@ struct engine {
 	int64_t max_output, budget;
 	int64_t final_tokens;       /* slots the running sequences hold at their full length */
 	int64_t next_user;          /* closed loop: the next request to arrive */
+	int64_t qlen;               /* query tokens of a decoding sequence: 1, or a
+				     * speculative verify's */
+	struct llmsim_rng accept;   /* speculation's acceptances */
 	struct llmsim_serve_result *res;
 };
 
@@ -306,7 +338,8 @@ static int64_t reserve(const struct engine *e, const struct req *q)
 /* Slots a sequence holds once it reaches its full length. */
 static int64_t final_slots(const struct engine *e, const struct req *q)
 {
-	int64_t n = e->cfg->kv_alloc == LLMSIM_KV_CONTIGUOUS ? reserve(e, q) : q->prompt + q->output;
+	int64_t n = (e->cfg->kv_alloc == LLMSIM_KV_CONTIGUOUS ? reserve(e, q) : q->prompt + q->output) -
+		    q->hit;
 	return (n + e->kv.block_size - 1) / e->kv.block_size * e->kv.block_size;
 }
 
@@ -344,16 +377,20 @@ static void preempt(struct engine *e, int64_t pos)
 	e->res->preemptions++;
 }
 
-/* Choose this step's work; returns the tokens scheduled. */
-static int64_t schedule(struct engine *e)
+/* The running sequences' work, oldest first (a prefill-first step skips
+ * the decoding ones); the newest gives way when the cache runs out. A
+ * decoding sequence takes qlen slots and budget (its speculative verify). */
+static void sched_running(struct engine *e, int64_t *budget, int skip_decode)
 {
-	int64_t budget = e->budget, before = e->res->preemptions;
-	/* running sequences first, oldest first; the newest gives way */
-	for (int64_t i = 0; i < e->nrun && budget > 0; i++) {
+	for (int64_t i = 0; i < e->nrun && *budget > 0; i++) {
 		struct req *q = &e->r[e->run[i]];
 		int64_t pending = q->prompt + q->generated - q->cached;
-		int64_t chunk = pending < budget ? pending : budget;
-		while (llmsim_kv_grow(&e->kv, &q->kv, q->cached + chunk)) {
+		if (skip_decode && pending == 1)
+			continue;
+		int64_t chunk = pending < *budget ? pending : *budget;
+		int64_t need = pending == 1 ? e->qlen : chunk, top = q->prompt + q->output;
+		int64_t upto = q->cached + need < top ? q->cached + need : top;
+		while (llmsim_kv_grow(&e->kv, &q->kv, upto - q->hit)) {
 			int64_t victim = e->nrun - 1;
 			int self = victim == i;
 			preempt(e, victim);
@@ -365,14 +402,18 @@ static int64_t schedule(struct engine *e)
 		if (chunk <= 0)
 			break;
 		q->chunk = chunk;
-		budget -= chunk;
+		*budget -= pending == 1 ? e->qlen : chunk;
 	}
-	/* then waiting ones, first come first served; as vLLM's scheduler,
-	 * none while this step had to preempt (there is no room for them) */
-	while (e->res->preemptions == before && e->wait.n > 0 && e->nrun < e->cfg->max_batch && budget > 0) {
+}
+
+/* Then waiting ones, first come first served; as vLLM's scheduler, none
+ * while this step had to preempt (there is no room for them). */
+static void sched_waiting(struct engine *e, int64_t *budget, int64_t before)
+{
+	while (e->res->preemptions == before && e->wait.n > 0 && e->nrun < e->cfg->max_batch && *budget > 0) {
 		int64_t id = ring_front(&e->wait);
 		struct req *q = &e->r[id];
-		int64_t pending = q->prompt + q->generated;
+		int64_t pending = q->prompt + q->generated - q->hit;
 		int64_t chunk = pending;
 		if (q->kv_arrives) { /* the prompt's cache arrives: decode its next token */
 			int64_t most = e->cfg->kv_alloc == LLMSIM_KV_CONTIGUOUS ? reserve(e, q)
@@ -389,16 +430,17 @@ static int64_t schedule(struct engine *e)
 			q->cached = pending - 1;
 			q->chunk = 1;
 			e->run[e->nrun++] = id;
-			budget -= 1;
+			*budget -= 1;
 			continue;
 		}
-		if (chunk > budget) {
+		if (chunk > *budget) {
 			if (!e->cfg->chunked_prefill)
 				break;
-			chunk = budget;
+			chunk = *budget;
 		}
-		int64_t most = e->cfg->kv_alloc == LLMSIM_KV_CONTIGUOUS ? reserve(e, q)
-								     : q->prompt + q->output;
+		int64_t most = (e->cfg->kv_alloc == LLMSIM_KV_CONTIGUOUS ? reserve(e, q)
+									 : q->prompt + q->output) -
+			       q->hit;
 		if (e->cfg->sched == LLMSIM_SCHED_NO_EVICT &&
 		    e->final_tokens + final_slots(e, q) > e->kv.capacity_tokens)
 			break;
@@ -408,10 +450,26 @@ static int64_t schedule(struct engine *e)
 		ring_pop_front(&e->wait);
 		q->state = R_RUNNING;
 		q->chunk = chunk;
-		q->cached = 0;
+		q->cached = q->hit; /* the shared prefix stays cached through preemption */
 		e->run[e->nrun++] = id;
-		budget -= chunk;
+		*budget -= chunk;
 	}
+}
+
+/* Choose this step's work; returns the tokens scheduled. SGLang runs a
+ * prefill step whenever it can form one (its decodes wait), else decodes. */
+static int64_t schedule(struct engine *e)
+{
+	int64_t budget = e->budget, before = e->res->preemptions;
+	if (e->cfg->eng.server == LLMSIM_SERVER_SGLANG) {
+		sched_running(e, &budget, 1);
+		sched_waiting(e, &budget, before);
+		if (budget < e->budget)
+			return e->budget - budget;
+		before = e->res->preemptions;
+	}
+	sched_running(e, &budget, 0);
+	sched_waiting(e, &budget, before);
 	return e->budget - budget;
 }
 
@@ -424,7 +482,11 @@ static int cmp_chunk(const void *x, const void *y)
 }
 
 /* Price the scheduled step: prefill chunks of one shape run as one
- * attention call (as a varlen kernel batches them). */
+ * attention call (as a varlen kernel batches them). A decoding sequence
+ * verifies qlen tokens (1 without speculation) after its draft. The body
+ * runs as the engine's CUDA graphs do: padded to the next captured size
+ * (vLLM: of the step's tokens; SGLang: of a decode-only step's
+ * sequences), or without a graph past the largest. */
 static struct pval price_step(struct engine *e, int64_t *prefill_tokens, int64_t *decode_tokens)
 {
 	struct sim *s = &e->sim;
@@ -435,10 +497,10 @@ static struct pval price_step(struct engine *e, int64_t *prefill_tokens, int64_t
 		const struct req *q = &e->r[e->run[i]];
 		if (!q->chunk)
 			continue;
-		n += q->chunk;
 		int64_t pending = q->prompt + q->generated - q->cached;
+		n += pending == 1 ? e->qlen : q->chunk;
 		if (q->chunk == pending)
-			logits++;
+			logits += pending == 1 ? e->qlen : 1;
 		if (pending == 1) {
 			dec++;
 			kv += (double)(q->cached + 1);
@@ -457,12 +519,24 @@ static struct pval price_step(struct engine *e, int64_t *prefill_tokens, int64_t
 				 j - i));
 		i = j;
 	}
-	if (dec)
-		add(&t, part_ctx(s, TAG_DEC, dec, kv / (double)dec, 0));
-	add(&t, part(s, TAG_BODY, n, 0, 0));
+	int graph = 1;
+	int64_t body = n, rows = dec; /* as the captured graph runs them */
+	if (e->cfg->eng.server == LLMSIM_SERVER_VLLM) {
+		body = llmsim_serve_graph_size(e->cfg, n, &graph);
+	} else if (e->cfg->eng.server == LLMSIM_SERVER_SGLANG && dec && !np) {
+		rows = llmsim_serve_graph_size(e->cfg, dec, &graph);
+		body = rows * e->qlen;
+		logits += (rows - dec) * e->qlen;
+	}
+	if (dec) {
+		add(&t, part_ctx(s, TAG_DEC, rows, kv / (double)dec, e->qlen));
+		if (e->qlen > 1)
+			add(&t, part_ctx(s, TAG_DRAFT, rows, kv / (double)dec, 0));
+	}
+	add(&t, part(s, graph ? TAG_BODY : TAG_BODY_EAGER, body, 0, 0));
 	if (logits)
 		add(&t, part(s, TAG_HEAD, logits, 0, 0));
-	*prefill_tokens = n - dec;
+	*prefill_tokens = n - dec * e->qlen;
 	*decode_tokens = dec;
 	return t;
 }
@@ -521,6 +595,23 @@ static void tl_requests(struct engine *e)
 			 (long long)n, (long long)e->n);
 }
 
+/* Tokens one decoding sequence keeps this step: 1, plus each draft
+ * position accepted (alpha of position i given all before it were). */
+static int64_t accepted(struct engine *e)
+{
+	const struct llmsim_serve_spec *sp = &e->cfg->eng.spec;
+	int64_t n = 1;
+	if (e->qlen <= 1)
+		return 1;
+	for (int i = 0; i < sp->gamma; i++) {
+		double a = sp->alpha[sp->nalpha == 1 ? 0 : i];
+		if (llmsim_rng_uniform(&e->accept) >= a)
+			break;
+		n++;
+	}
+	return n;
+}
+
 static void finish_step(struct engine *e, double now)
 {
 	int64_t k = 0;
@@ -529,11 +620,16 @@ static void finish_step(struct engine *e, double now)
 		struct req *q = &e->r[id];
 		if (q->chunk) {
 			int64_t pending = q->prompt + q->generated - q->cached;
-			q->cached += q->chunk;
+			/* a decode keeps its token and the drafts accepted before
+			 * the first one rejected */
+			int64_t emit = pending == 1 ? accepted(e) : 1;
+			if (emit > q->output - q->generated)
+				emit = q->output - q->generated > 1 ? q->output - q->generated : 1;
+			q->cached += q->chunk + (pending == 1 ? emit - 1 : 0);
 			if (q->chunk == pending) {
-				q->generated++;
-				e->res->generated_tokens++;
-				if (q->generated == 1)
+				q->generated += emit;
+				e->res->generated_tokens += emit;
+				if (q->generated == emit)
 					q->first_s = now;
 			}
 			q->chunk = 0;
@@ -551,6 +647,69 @@ static void finish_step(struct engine *e, double now)
 		e->run[k++] = id;
 	}
 	e->nrun = k;
+}
+
+/* The engine's prefix cache and speculation: each request's cached prefix
+ * (whole blocks, at least one token left to compute), the verify length,
+ * the draft's pricing, and the KV room speculation's weights and draft
+ * cache take (res->mem adjusted). */
+static int engine_features(struct engine *e, struct llmsim_err *err)
+{
+	const struct llmsim_serve_cfg *cfg = e->cfg;
+	const struct llmsim_serve_spec *sp = &cfg->eng.spec;
+	struct llmsim_infer_mem *mem = &e->res->mem;
+	double f = cfg->eng.prefix_share;
+	if (!(f >= 0 && f < 1))
+		return llmsim_err_set(err, LLMSIM_EINVAL, "the prefix share must be in [0, 1), not %g", f);
+	int64_t blk = cfg->infer.block_size > 0 ? cfg->infer.block_size : 1;
+	for (int64_t i = 0; i < e->n && f > 0 && !cfg->prefilled; i++) {
+		struct req *q = &e->r[i];
+		int64_t hit = (int64_t)(f * (double)q->prompt) / blk * blk;
+		q->hit = hit < q->prompt ? hit : (q->prompt - 1) / blk * blk;
+	}
+	e->qlen = 1;
+	if (sp->gamma <= 0)
+		return 0;
+	struct llmsim_spec_cfg *sc = &e->sim.spec;
+	memset(sc, 0, sizeof *sc);
+	sc->kind = sp->kind;
+	sc->gamma = sp->gamma;
+	sc->nalpha = sp->nalpha;
+	memcpy(sc->alpha, sp->alpha, sizeof sc->alpha);
+	sc->tree = sp->tree > 0 ? sp->tree : sp->gamma + 1;
+	sc->target = e->sim.icfg;
+	if (sp->kind == LLMSIM_SPEC_DRAFT) {
+		if (!sp->draft)
+			return llmsim_err_set(err, LLMSIM_EINVAL, "draft-model speculation needs a draft model");
+		llmsim_infer_cfg_init(&sc->draft, sp->draft, cfg->infer.gpu);
+		sc->draft.weight_dtype = cfg->infer.weight_dtype;
+		sc->draft.kv_dtype = cfg->infer.kv_dtype;
+		sc->draft.runtime = LLMSIM_RT_GRAPH;
+		/* the draft runs on the target's GPUs: same tp if its heads allow */
+		if (llmsim_infer_layout(&sc->draft, cfg->infer.tp, cfg->infer.tp, 1, 0, NULL, NULL) &&
+		    llmsim_infer_layout(&sc->draft, 1, 1, 1, 0, NULL, err))
+			return LLMSIM_EINVAL;
+	}
+	double extra, draft_kv;
+	int rc = llmsim_spec_check(sc, err);
+	if (!rc)
+		rc = llmsim_spec_extra(sc, &extra, &draft_kv, err);
+	if (rc)
+		return rc;
+	e->qlen = sp->kind == LLMSIM_SPEC_MEDUSA ? sc->tree : sp->gamma + 1;
+	llmsim_rng_seed(&e->accept, cfg->seed ^ 0x5851f42d4c957f2dULL);
+	/* the heads', modules' or draft's weights take KV room; a draft
+	 * model caches its own KV beside the target's for every token */
+	mem->kv_capacity_bytes -= extra;
+	mem->kv_capacity_tokens = mem->kv_capacity_bytes > 0
+					  ? (int64_t)(mem->kv_capacity_bytes /
+						      (mem->kv_bytes_per_token + draft_kv))
+					  : 0;
+	if (mem->kv_capacity_tokens < 1)
+		return llmsim_err_set(err, LLMSIM_ENOFIT,
+				      "no KV cache is left beside the target's and the speculation's "
+				      "weights (%.1f GB of them per GPU)", extra / 1e9);
+	return 0;
 }
 
 static int engine_init(struct engine *e, const struct llmsim_serve_cfg *cfg,
@@ -610,7 +769,13 @@ static int engine_init(struct engine *e, const struct llmsim_serve_cfg *cfg,
 	int rc = llmsim_infer_memory(&e->sim.icfg, &res->mem, err);
 	if (rc)
 		return rc;
-	if ((rc = llmsim_kv_init(&e->kv, cfg->kv_alloc, res->mem.kv_capacity_tokens,
+	if ((rc = engine_features(e, err)))
+		return rc;
+	int64_t max_hit = 0;
+	for (int64_t i = 0; i < e->n; i++)
+		max_hit = e->r[i].hit > max_hit ? e->r[i].hit : max_hit;
+	/* one shared prefix, held once (its blocks pinned by the cache) */
+	if ((rc = llmsim_kv_init(&e->kv, cfg->kv_alloc, res->mem.kv_capacity_tokens - max_hit,
 				 cfg->infer.block_size, err)))
 		return rc;
 	res->kv_capacity_tokens = e->kv.capacity_tokens;

@@ -5,7 +5,9 @@
  * with new prompts' prefill tokens under a per-step token budget, the KV
  * cache is allocated contiguously or in pages, and the newest sequence is
  * preempted (and later recomputed) when the cache runs out. Each step is
- * priced by the GPU model through llmsim_infer_step.
+ * priced by the GPU model through llmsim_infer_step. The engine may be one
+ * of today's (vLLM V1, SGLang, TensorRT-LLM: enum llmsim_server), with a
+ * prefix cache and speculative decoding (struct llmsim_serve_engine).
  */
 #ifndef LLMSIM_SERVE_H
 #define LLMSIM_SERVE_H
@@ -14,12 +16,57 @@
 #include "dist.h"
 #include "infer.h"
 #include "kv.h"
+#include "spec.h"
 
 /* Admission: vLLM admits a sequence when its prompt fits now and preempts
  * (recomputes) the newest when decoding runs out of blocks; TensorRT-LLM's
  * default GUARANTEED_NO_EVICT admits only when every running sequence and
  * the new one can reach their full length, and never preempts. */
 enum llmsim_sched { LLMSIM_SCHED_VLLM, LLMSIM_SCHED_NO_EVICT, LLMSIM_SERVE_SCHED_COUNT };
+
+/* Whose engine runs the replica (llmsim_serve_server sets its defaults;
+ * serve_server.c cites each):
+ *   generic  every step one CUDA graph, the scheduler and budget as given
+ *            (llmsim's engine before the named ones; the default);
+ *   vllm     vLLM V1: chunked prefill mixed with decodes under
+ *            max_num_batched_tokens, prefix caching, piecewise CUDA graphs
+ *            captured for 1, 2, 4, 8..256 by 8, 272..512 by 16 tokens
+ *            (a step pads to the next; larger ones run without a graph);
+ *   sglang   SGLang: prefill steps first, decodes paused while one runs (no
+ *            mixed chunks by default), chunked_prefill_size, the radix
+ *            cache, decode graphs for 1, 2, 4, 8, 12, 16..256 by 8 sequences;
+ *   trtllm   TensorRT-LLM: in-flight batching of context and generation
+ *            requests without chunking, GUARANTEED_NO_EVICT admission,
+ *            max_num_tokens, every generation step a captured graph. */
+enum llmsim_server {
+	LLMSIM_SERVER_GENERIC,
+	LLMSIM_SERVER_VLLM,
+	LLMSIM_SERVER_SGLANG,
+	LLMSIM_SERVER_TRTLLM,
+	LLMSIM_SERVER_COUNT
+};
+
+/* Speculative decoding inside the engine (spec.h prices its parts): each
+ * decoding sequence verifies gamma + 1 (Medusa: tree) query tokens a step
+ * and keeps 1 + the accepted ones, position i accepted with probability
+ * alpha[i-1] given all before it were (drawn per sequence and step). */
+struct llmsim_serve_spec {
+	int gamma;                      /* draft tokens, Medusa heads or MTP depth; 0: none */
+	enum llmsim_spec_kind kind;
+	double alpha[LLMSIM_SPEC_MAX];  /* acceptance per position */
+	int nalpha;                     /* 1: alpha[0] for every position; else gamma */
+	int tree;                       /* MEDUSA: candidates verified (0: gamma + 1) */
+	const struct llmsim_model *draft; /* DRAFT: the draft model, on the replica's GPUs */
+};
+
+/* What an engine does beyond the scheduler and budget. */
+struct llmsim_serve_engine {
+	enum llmsim_server server;
+	double prefix_share;            /* fraction of each prompt already in the prefix
+					 * cache (whole blocks; one prefix shared by every
+					 * request, held once): prefill computes the rest */
+	struct llmsim_serve_spec spec;
+};
 
 struct llmsim_serve_cfg {
 	struct llmsim_infer_cfg infer; /* the replica (runtime is forced to graph) */
@@ -52,7 +99,20 @@ struct llmsim_serve_cfg {
 				       * the spans of its first timeline_requests
 				       * requests (sim/timeline.h; reset first) */
 	int64_t timeline_requests;
+	struct llmsim_serve_engine eng; /* zero: the generic engine, no prefix cache, no
+				       * speculation */
 };
+
+/* Set cfg's engine to s with that engine's defaults: scheduler, chunked
+ * prefill and token budget (max_batch is left as it is). */
+void llmsim_serve_server(struct llmsim_serve_cfg *cfg, enum llmsim_server s);
+const char *llmsim_server_name(enum llmsim_server s);
+int llmsim_server_parse(const char *s);  /* -1 if unknown */
+/* The size a step of n runs as in cfg's engine (vLLM: n tokens; SGLang:
+ * n decoding sequences): the next captured size, or n itself when none is
+ * as large (then *graph = 0: no graph) or the engine captures every size
+ * (generic, trtllm). */
+int64_t llmsim_serve_graph_size(const struct llmsim_serve_cfg *cfg, int64_t n, int *graph);
 
 /* Defaults: vLLM's max_num_seqs 256, a budget of 8192 tokens, paged KV,
  * offline, seed 1. */

@@ -57,13 +57,38 @@ static int extra_gemm(const struct llmsim_infer_cfg *cfg, int64_t m, int64_t n, 
 	return rc;
 }
 
+int llmsim_spec_extra(const struct llmsim_spec_cfg *cfg, double *weight_bytes,
+		      double *draft_kv_bytes_per_token, struct llmsim_err *err)
+{
+	const struct llmsim_infer_cfg *t = &cfg->target;
+	const struct llmsim_model *m = t->model;
+	double ab = llmsim_dtype_bytes(t->act_dtype);
+	*draft_kv_bytes_per_token = 0;
+	if (cfg->kind == LLMSIM_SPEC_DRAFT) {
+		struct llmsim_infer_mem dm;
+		int rc = llmsim_infer_memory(&cfg->draft, &dm, err);
+		if (rc)
+			return rc;
+		*weight_bytes = dm.weight_bytes;
+		*draft_kv_bytes_per_token = dm.kv_bytes_per_token;
+	} else if (cfg->kind == LLMSIM_SPEC_MEDUSA) {
+		*weight_bytes = cfg->gamma * ((double)m->hidden * m->hidden +
+					      (double)m->hidden * m->vocab / t->tp) * ab;
+	} else {
+		struct llmsim_params p;
+		llmsim_model_params(m, &p);
+		double layer = (p.attention + p.mlp_dense + p.mlp_experts + p.mlp_shared) / m->layers;
+		*weight_bytes = cfg->gamma * (layer / t->tp * llmsim_dtype_bytes(t->weight_dtype) +
+					      2.0 * m->hidden * m->hidden * ab);
+	}
+	return 0;
+}
+
 /* Memory of one GPU of the target's replica, as `infer` checks it: the
  * target's weights and activations (llmsim_infer_memory), then what
- * speculation adds on the same GPUs: the draft's weights and its cache of
- * batch x (context + gamma) tokens, or the Medusa heads (W1 [h, h] on every
- * rank, W2 [h, vocab/tp]) or the MTP modules (a layer and the 2h -> h
- * projection each); and the target's cache of batch x (context + verify
- * tokens). */
+ * speculation adds on the same GPUs (llmsim_spec_extra) and the caches:
+ * the target's of batch x (context + verify tokens), a draft model's of
+ * batch x (context + gamma). */
 static int spec_memory(const struct llmsim_spec_cfg *cfg, int64_t q,
 		       struct llmsim_spec_result *res, struct llmsim_err *err)
 {
@@ -72,30 +97,17 @@ static int spec_memory(const struct llmsim_spec_cfg *cfg, int64_t q,
 	int rc = llmsim_infer_memory(t, &res->mem, err);
 	if (rc)
 		return rc;
+	double extra, draft_kv;
+	if ((rc = llmsim_spec_extra(cfg, &extra, &draft_kv, err)))
+		return rc;
 	double kv = (double)cfg->batch * (double)llmsim_infer_kv_tokens(t, cfg->context + q) *
 		    res->mem.kv_bytes_per_token;
-	double extra = 0, ab = llmsim_dtype_bytes(t->act_dtype);
-	const char *what = "draft";
-	if (cfg->kind == LLMSIM_SPEC_DRAFT) {
-		struct llmsim_infer_mem dm;
-		if ((rc = llmsim_infer_memory(&cfg->draft, &dm, err)))
-			return rc;
-		extra = dm.weight_bytes;
+	if (cfg->kind == LLMSIM_SPEC_DRAFT)
 		kv += (double)cfg->batch *
-		      (double)llmsim_infer_kv_tokens(&cfg->draft, cfg->context + cfg->gamma) *
-		      dm.kv_bytes_per_token;
-	} else if (cfg->kind == LLMSIM_SPEC_MEDUSA) {
-		what = "Medusa heads";
-		extra = cfg->gamma * ((double)m->hidden * m->hidden +
-				      (double)m->hidden * m->vocab / t->tp) * ab;
-	} else {
-		what = "MTP modules";
-		struct llmsim_params p;
-		llmsim_model_params(m, &p);
-		double layer = (p.attention + p.mlp_dense + p.mlp_experts + p.mlp_shared) / m->layers;
-		extra = cfg->gamma * (layer / t->tp * llmsim_dtype_bytes(t->weight_dtype) +
-				      2.0 * m->hidden * m->hidden * ab);
-	}
+		      (double)llmsim_infer_kv_tokens(&cfg->draft, cfg->context + cfg->gamma) * draft_kv;
+	const char *what = cfg->kind == LLMSIM_SPEC_DRAFT	 ? "draft"
+			   : cfg->kind == LLMSIM_SPEC_MEDUSA ? "Medusa heads"
+							     : "MTP modules";
 	res->kv_bytes = kv;
 	res->extra_weight_bytes = extra;
 	if (kv + extra > res->mem.kv_capacity_bytes)
@@ -109,10 +121,8 @@ static int spec_memory(const struct llmsim_spec_cfg *cfg, int64_t q,
 	return 0;
 }
 
-int llmsim_spec_run(const struct llmsim_spec_cfg *cfg, struct llmsim_spec_result *res,
-		    struct llmsim_err *err)
+int llmsim_spec_check(const struct llmsim_spec_cfg *cfg, struct llmsim_err *err)
 {
-	memset(res, 0, sizeof *res);
 	int k = cfg->gamma;
 	if (k < 1 || k > LLMSIM_SPEC_MAX)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "%s must be 1..%d, got %d",
@@ -124,13 +134,74 @@ int llmsim_spec_run(const struct llmsim_spec_cfg *cfg, struct llmsim_spec_result
 		return llmsim_err_set(err, LLMSIM_EINVAL,
 				      "give one acceptance rate or one per position (%d), not %d", k,
 				      cfg->nalpha);
-	double a[LLMSIM_SPEC_MAX];
 	for (int i = 0; i < k; i++) {
-		a[i] = cfg->alpha[cfg->nalpha == 1 ? 0 : i];
-		if (!(a[i] >= 0 && a[i] <= 1))
-			return llmsim_err_set(err, LLMSIM_EINVAL,
-					      "acceptance rate %g is not in [0, 1]", a[i]);
+		double a = cfg->alpha[cfg->nalpha == 1 ? 0 : i];
+		if (!(a >= 0 && a <= 1))
+			return llmsim_err_set(err, LLMSIM_EINVAL, "acceptance rate %g is not in [0, 1]", a);
 	}
+	if (cfg->kind == LLMSIM_SPEC_MEDUSA && (cfg->tree < 1 || cfg->tree > LLMSIM_MAX_TREE))
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "the Medusa tree needs 1 to %d candidates, not %d", LLMSIM_MAX_TREE,
+				      cfg->tree);
+	return 0;
+}
+
+int llmsim_spec_draft(const struct llmsim_spec_cfg *cfg, int64_t batch, int64_t context,
+		      double *draft_s, struct llmsim_err *err)
+{
+	const struct llmsim_infer_cfg *t = &cfg->target;
+	const struct llmsim_model *m = t->model;
+	struct llmsim_step_cost c;
+	int k = cfg->gamma, rc = 0;
+	*draft_s = 0;
+	switch (cfg->kind) {
+	case LLMSIM_SPEC_DRAFT:
+		/* gamma autoregressive draft steps over the same context */
+		for (int i = 0; i < k && !rc; i++) {
+			rc = decode_step(&cfg->draft, batch, 1, context + 1 + i, 0, &c, err);
+			*draft_s += c.time_s;
+		}
+		break;
+	case LLMSIM_SPEC_MEDUSA:
+		/* each head: SiLU(W1 h) + h with W1 [h, h], then its own
+		 * vocabulary projection W2 [h, vocab/tp] (Cai et al. 2024, eq. 1) */
+		for (int i = 0; i < k && !rc; i++) {
+			rc = extra_gemm(t, batch, m->hidden, m->hidden, draft_s, err);
+			if (!rc)
+				rc = extra_gemm(t, batch, m->vocab / t->tp, m->hidden, draft_s, err);
+		}
+		break;
+	case LLMSIM_SPEC_MTP: {
+		/* each MTP module: project [h; emb] (2h -> h), one transformer
+		 * layer (priced as the model's mean layer), the shared LM head */
+		struct llmsim_step_cost body, head;
+		for (int i = 0; i < k && !rc; i++) {
+			rc = decode_step(t, batch, 1, context + 1 + i, LLMSIM_PART_BODY | LLMSIM_PART_ATTN,
+					 &body, err);
+			if (!rc)
+				rc = decode_step(t, batch, 1, context + 1 + i, LLMSIM_PART_HEAD, &head, err);
+			if (!rc)
+				rc = extra_gemm(t, batch, m->hidden, 2 * m->hidden, draft_s, err);
+			if (!rc)
+				*draft_s += body.time_s / m->layers + head.time_s;
+		}
+		break;
+	}
+	}
+	return rc;
+}
+
+int llmsim_spec_run(const struct llmsim_spec_cfg *cfg, struct llmsim_spec_result *res,
+		    struct llmsim_err *err)
+{
+	memset(res, 0, sizeof *res);
+	int k = cfg->gamma;
+	int rc = llmsim_spec_check(cfg, err);
+	if (rc)
+		return rc;
+	double a[LLMSIM_SPEC_MAX];
+	for (int i = 0; i < k; i++)
+		a[i] = cfg->alpha[cfg->nalpha == 1 ? 0 : i];
 	if (cfg->batch < 1 || cfg->batch > LLMSIM_MAX_BATCH)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "batch must be 1 to %d", LLMSIM_MAX_BATCH);
 	if (cfg->context < 1 || cfg->context > LLMSIM_MAX_TOKENS)
@@ -144,64 +215,18 @@ int llmsim_spec_run(const struct llmsim_spec_cfg *cfg, struct llmsim_spec_result
 	res->expected_tokens_per_step = llmsim_spec_expected_tokens(a, k);
 
 	struct llmsim_step_cost c;
-	int rc = decode_step(t, cfg->batch, 1, cfg->context + 1, 0, &c, err);
-	if (rc)
+	if ((rc = decode_step(t, cfg->batch, 1, cfg->context + 1, 0, &c, err)))
 		return rc;
 	res->target_step_s = c.time_s;
 
-	int64_t q = k + 1;
-	if (cfg->kind == LLMSIM_SPEC_MEDUSA) {
-		if (cfg->tree < 1 || cfg->tree > LLMSIM_MAX_TREE)
-			return llmsim_err_set(err, LLMSIM_EINVAL,
-					      "the Medusa tree needs 1 to %d candidates, not %d",
-					      LLMSIM_MAX_TREE, cfg->tree);
-		q = cfg->tree;
-	}
+	int64_t q = cfg->kind == LLMSIM_SPEC_MEDUSA ? cfg->tree : k + 1;
 	res->verify_tokens = q;
 	if ((rc = spec_memory(cfg, q, res, err)))
 		return rc;
 	if ((rc = decode_step(t, cfg->batch, q, cfg->context + q, 0, &c, err)))
 		return rc;
 	res->verify_s = c.time_s;
-
-	switch (cfg->kind) {
-	case LLMSIM_SPEC_DRAFT:
-		/* gamma autoregressive draft steps over the same context */
-		for (int i = 0; i < k && !rc; i++) {
-			rc = decode_step(&cfg->draft, cfg->batch, 1, cfg->context + 1 + i, 0, &c, err);
-			res->draft_s += c.time_s;
-		}
-		break;
-	case LLMSIM_SPEC_MEDUSA:
-		/* each head: SiLU(W1 h) + h with W1 [h, h], then its own
-		 * vocabulary projection W2 [h, vocab/tp] (Cai et al. 2024, eq. 1) */
-		for (int i = 0; i < k && !rc; i++) {
-			rc = extra_gemm(t, cfg->batch, m->hidden, m->hidden, &res->draft_s, err);
-			if (!rc)
-				rc = extra_gemm(t, cfg->batch, m->vocab / t->tp, m->hidden,
-						&res->draft_s, err);
-		}
-		break;
-	case LLMSIM_SPEC_MTP: {
-		/* each MTP module: project [h; emb] (2h -> h), one transformer
-		 * layer (priced as the model's mean layer), the shared LM head */
-		struct llmsim_step_cost body, head;
-		for (int i = 0; i < k && !rc; i++) {
-			rc = decode_step(t, cfg->batch, 1, cfg->context + 1 + i,
-					 LLMSIM_PART_BODY | LLMSIM_PART_ATTN, &body, err);
-			if (!rc)
-				rc = decode_step(t, cfg->batch, 1, cfg->context + 1 + i,
-						 LLMSIM_PART_HEAD, &head, err);
-			if (!rc)
-				rc = extra_gemm(t, cfg->batch, m->hidden, 2 * m->hidden,
-						&res->draft_s, err);
-			if (!rc)
-				res->draft_s += body.time_s / m->layers + head.time_s;
-		}
-		break;
-	}
-	}
-	if (rc)
+	if ((rc = llmsim_spec_draft(cfg, cfg->batch, cfg->context, &res->draft_s, err)))
 		return rc;
 	res->step_s = res->draft_s + res->verify_s;
 	res->tpot_s = res->step_s / res->expected_tokens_per_step;

@@ -59,4 +59,22 @@ struct llmsim_spec_result {
 int llmsim_spec_run(const struct llmsim_spec_cfg *cfg, struct llmsim_spec_result *res,
 		    struct llmsim_err *err);
 
+/* The checks of llmsim_spec_run on gamma, the acceptance rates and the
+ * Medusa tree (batch and context aside): 0 or LLMSIM_EINVAL. */
+int llmsim_spec_check(const struct llmsim_spec_cfg *cfg, struct llmsim_err *err);
+
+/* What speculation adds on each of the target's GPUs: the draft model's
+ * weights (Medusa heads: W1 [h, h] on every rank, W2 [h, vocab/tp]; MTP
+ * modules: a layer and the 2h -> h projection each) in *weight_bytes, and
+ * the draft model's KV cache per token (0 but for a draft model). */
+int llmsim_spec_extra(const struct llmsim_spec_cfg *cfg, double *weight_bytes,
+		      double *draft_kv_bytes_per_token, struct llmsim_err *err);
+
+/* The time to propose one step's drafts for batch sequences at context
+ * tokens: gamma draft-model steps, the Medusa heads, or the MTP modules
+ * (the verify step is the target's own decode step of gamma + 1 or tree
+ * query tokens). cfg's batch and context are not used. */
+int llmsim_spec_draft(const struct llmsim_spec_cfg *cfg, int64_t batch, int64_t context,
+		      double *draft_s, struct llmsim_err *err);
+
 #endif

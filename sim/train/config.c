@@ -9,7 +9,18 @@
 #include "base/bounds.h"
 #include "train_int.h"
 
-const char *const llmsim_recompute_names[] = {"none", "selective", "full", NULL};
+const char *const llmsim_recompute_names[] = {"none", "selective", "full", "modules", NULL};
+const char *const llmsim_recompute_module_names[] = {
+	[LLMSIM_RM_CORE_ATTN] = "core_attn", [LLMSIM_RM_MLP] = "mlp",
+	[LLMSIM_RM_MOE_ACT] = "moe_act", [LLMSIM_RM_MLA_UP_PROJ] = "mla_up_proj",
+	[LLMSIM_RM_LAYERNORM] = "layernorm", [LLMSIM_RM_MOE] = "moe",
+	[LLMSIM_RM_SHARED_EXPERTS] = "shared_experts", [LLMSIM_RM_COUNT] = NULL};
+const char *const llmsim_recompute_method_names[] = {"uniform", "block", NULL};
+const char *const llmsim_fsdp_names[] = {"none", "megatron", "fsdp2", NULL};
+_Static_assert(sizeof llmsim_recompute_method_names / sizeof *llmsim_recompute_method_names ==
+	       LLMSIM_RECOMP_METHOD_COUNT + 1, "recompute method names");
+_Static_assert(sizeof llmsim_fsdp_names / sizeof *llmsim_fsdp_names == LLMSIM_FSDP_COUNT + 1,
+	       "fsdp names");
 const char *const llmsim_pp_sched_names[] = {"1f1b", "interleaved", "dualpipe", NULL};
 const char *const llmsim_recipe_names[] = {"amp", "megatron", "zero", "llama3", NULL};
 const char *const llmsim_offload_names[] = {"none", "optimizer", "params", NULL};
@@ -112,6 +123,11 @@ void llmsim_train_cfg_init(struct llmsim_train_cfg *c)
 	c->attn = LLMSIM_ATTN_FLASH2;
 	c->moe_imbalance = 1.0;
 	c->sequence_parallel = 1;
+	c->recompute_method = LLMSIM_RECOMP_UNIFORM;
+	/* the allowances before stacks were data: what core, megatron-2021 and
+	 * megatron-2022 state (hw/stacks/) */
+	c->allow.context_bytes = 1.0e9;
+	c->allow.fragmentation_frac = 0.05;
 }
 
 enum llmsim_attn_impl llmsim_train_sdpa(const struct llmsim_gpu *gpu)
@@ -301,6 +317,46 @@ enum llmsim_train_reject llmsim_train_check(const struct llmsim_model *m,
 		VIOLATE(LLMSIM_REJ_OPTION, "--offload params needs --zero 3 (ZeRO-Infinity)");
 	if (c->dpu && c->offload == LLMSIM_OFFLOAD_NONE)
 		VIOLATE(LLMSIM_REJ_OPTION, "--dpu needs --offload optimizer or params");
+	if (c->recompute == LLMSIM_RECOMP_MODULES &&
+	    (!c->recompute_modules || c->recompute_modules >> LLMSIM_RM_COUNT))
+		VIOLATE(LLMSIM_REJ_OPTION, "--recompute modules needs --recompute-modules "
+			"(core_attn, mlp, moe_act, mla_up_proj, layernorm, moe, shared_experts)");
+	if (c->recompute == LLMSIM_RECOMP_MODULES && !m->has_moe &&
+	    (c->recompute_modules & (1u << LLMSIM_RM_MOE | 1u << LLMSIM_RM_MOE_ACT |
+				     1u << LLMSIM_RM_SHARED_EXPERTS)))
+		VIOLATE(LLMSIM_REJ_OPTION, "--recompute-modules moe, moe_act and shared_experts "
+			"need an MoE model; %s is dense", m->name);
+	if (c->recompute == LLMSIM_RECOMP_MODULES && !m->has_mla &&
+	    (c->recompute_modules & 1u << LLMSIM_RM_MLA_UP_PROJ))
+		VIOLATE(LLMSIM_REJ_OPTION, "--recompute-modules mla_up_proj needs MLA; %s has none",
+			m->name);
+	if (c->recompute == LLMSIM_RECOMP_MODULES &&
+	    (c->recompute_modules & 1u << LLMSIM_RM_MOE) &&
+	    (c->recompute_modules & 1u << LLMSIM_RM_MOE_ACT))
+		VIOLATE(LLMSIM_REJ_OPTION, "--recompute-modules moe already recomputes moe_act "
+			"(Megatron-Core refuses both)");
+	if (c->recompute != LLMSIM_RECOMP_MODULES && c->recompute_modules)
+		VIOLATE(LLMSIM_REJ_OPTION, "--recompute-modules needs --recompute modules");
+	if ((unsigned)c->recompute_method >= LLMSIM_RECOMP_METHOD_COUNT || c->recompute_layers < 0 ||
+	    c->recompute_layers > LLMSIM_MAX_LAYERS)
+		VIOLATE(LLMSIM_REJ_OPTION, "--recompute-method uniform or block, "
+			"--recompute-num-layers 0 to %d", LLMSIM_MAX_LAYERS);
+	else if (c->recompute != LLMSIM_RECOMP_FULL &&
+		 (c->recompute_method != LLMSIM_RECOMP_UNIFORM || c->recompute_layers))
+		VIOLATE(LLMSIM_REJ_OPTION, "--recompute-method and --recompute-num-layers need "
+			"--recompute full");
+	if (!(c->offload_activations >= 0 && c->offload_activations <= 1))
+		VIOLATE(LLMSIM_REJ_OPTION, "--offload-activations is a fraction, 0 to 1");
+	if ((unsigned)c->fsdp >= LLMSIM_FSDP_COUNT)
+		VIOLATE(LLMSIM_REJ_OPTION, "--fsdp must be none, megatron or fsdp2");
+	else if (c->fsdp != LLMSIM_FSDP_NONE && c->zero >= 2 && c->offload != LLMSIM_OFFLOAD_NONE)
+		VIOLATE(LLMSIM_REJ_OPTION, "--fsdp %s with --offload: offload is DeepSpeed's "
+			"(--fsdp none)", llmsim_fsdp_names[c->fsdp]);
+	if (!(c->allow.context_bytes >= 0) || !(c->allow.fragmentation_frac >= 0) ||
+	    !(c->allow.fragmentation_frac < 1) || !(c->allow.nccl_bytes_per_group >= 0) ||
+	    !(c->allow.cuda_graph_bytes >= 0) || !(c->allow.error_frac >= 0) ||
+	    !(c->allow.error_frac < 1))
+		VIOLATE(LLMSIM_REJ_OPTION, "memory allowances must be >= 0 (fractions below 1)");
 	if ((unsigned)c->recompute >= LLMSIM_RECOMP_COUNT ||
 	    (unsigned)c->recipe >= LLMSIM_RECIPE_COUNT)
 		VIOLATE(LLMSIM_REJ_OPTION, "bad recompute or recipe");
@@ -317,9 +373,11 @@ enum llmsim_train_reject llmsim_train_check(const struct llmsim_model *m,
 		if (c->recipe != LLMSIM_RECIPE_AMP)
 			VIOLATE(LLMSIM_REJ_OPTION, "--engine torch trains fp32 parameters under "
 				"autocast: the amp recipe, not %s", llmsim_recipe_name(c->recipe));
-		if (c->recompute == LLMSIM_RECOMP_SELECTIVE)
+		if (c->recompute == LLMSIM_RECOMP_SELECTIVE || c->recompute == LLMSIM_RECOMP_MODULES ||
+		    c->recompute_layers || c->offload_activations > 0 || c->fsdp)
 			VIOLATE(LLMSIM_REJ_OPTION, "--engine torch recomputes none or full "
-				"(torch.utils.checkpoint per layer), not selective");
+				"(torch.utils.checkpoint per layer, every layer), not selective or "
+				"modules, and offloads no activations and shards nothing (--fsdp none)");
 		if (c->dtype != LLMSIM_DT_BF16)
 			VIOLATE(LLMSIM_REJ_OPTION, "--engine torch autocasts to bf16, not %s",
 				llmsim_dtype_name(c->dtype));

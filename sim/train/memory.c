@@ -11,8 +11,22 @@
  * Activations are 16-bit (2 bytes) also under FP8 (we keep the bf16 copies
  * Transformer Engine saves for the backward of non-GEMM ops).
  *
- * Allowances (stated): 1 GB for the CUDA context and cuBLAS/NCCL
- * workspaces, and 5% of everything else for allocator fragmentation.
+ * Allowances: the stack's (cfg.allow, stated with their sources in
+ * hw/stacks/NAME.yaml): its CUDA context and workspaces, NCCL buffers per
+ * communicator the layout uses, CUDA graph pools, and a fraction of
+ * everything else for allocator fragmentation (without a stack: 1 GB and
+ * 5%, the allowances before stacks were data). The llama3 recipe's per-rank
+ * memory (memory_rank.c) takes no fragmentation: its stack frees early.
+ *
+ * Memory as the stacks hold it (train.h): recomputation by module drops
+ * what each module saved inside; full recomputation over groups or blocks
+ * of layers (uniform, block); activation offload keeps a fraction of the
+ * saved activations of the layers waiting for their backward in host
+ * memory, all but the layer computing and the one in transfer; FSDP
+ * (Megatron-FSDP, FSDP2) shards as its kind does and holds its unsharded
+ * buffers. The distributed optimizer and every ZeRO stage shard over the
+ * data-parallel x context-parallel ranks (n_dense below): CP ranks hold the
+ * same weights.
  *
  * Offload (ZeRO-Offload / ZeRO-Infinity, see train.h): the host of a node
  * holds, for each of its ranks, that rank's partition of the fp32 master
@@ -183,30 +197,40 @@ double llmsim_train_act_layer_bytes(const struct llmsim_model *m,
 	double h = m->hidden;
 	double a_loc = m->heads / t;
 	double mask = dropout ? 1 : 0; /* 1 byte per element */
+	/* recompute modules (Megatron-Core's CheckpointWithoutOutput): a module
+	 * named keeps its input, which the layer saves anyway, and drops what it
+	 * saved inside (its outputs to the ops after it are recomputed too) */
+	unsigned rm = c->recompute == LLMSIM_RECOMP_MODULES ? c->recompute_modules : 0;
+	if (c->recompute == LLMSIM_RECOMP_SELECTIVE)
+		rm = 1u << LLMSIM_RM_CORE_ATTN;
+#define RM(k) (rm & (1u << LLMSIM_RM_##k))
 
 	if (c->recompute == LLMSIM_RECOMP_FULL)
 		return e * T * h / spd; /* the layer input only */
 
 	/* attention block */
-	double qk, v, out_in;
+	double qk, v, out_in, latents = 0;
 	if (m->has_mla) {
 		double dq = m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim;
 		qk = e * T * a_loc * dq * 2;
 		v = e * T * a_loc * m->mla.v_head_dim;
 		out_in = v;
 		/* latents the up-projections read */
-		qk += e * T * (m->mla.kv_lora_rank + m->mla.qk_rope_head_dim + m->mla.q_lora_rank);
+		latents = e * T * (m->mla.kv_lora_rank + m->mla.qk_rope_head_dim + m->mla.q_lora_rank);
+		if (RM(MLA_UP_PROJ)) /* q, k, v again from the latents */
+			qk = v = 0;
 	} else {
 		double kv_loc = m->kv_heads >= c->tp ? m->kv_heads / t : 1;
 		qk = e * T * (a_loc + kv_loc) * m->head_dim;
 		v = e * T * kv_loc * m->head_dim;
 		out_in = e * T * a_loc * m->head_dim;
 	}
+	double norm_out = RM(LAYERNORM) ? 0 : e * T * h / spd;
 	double attn = e * T * h / spd     /* norm input */
-		      + e * T * h / spd   /* QKV input (norm output) */
-		      + qk + v + out_in
+		      + norm_out          /* QKV input (norm output) */
+		      + qk + v + out_in + latents
 		      + mask * T * h / spd; /* attention dropout mask */
-	if (c->recompute != LLMSIM_RECOMP_SELECTIVE) {
+	if (!RM(CORE_ATTN)) {
 		if (c->attn == LLMSIM_ATTN_NAIVE) /* scores: softmax out (+ mask, dropout out) */
 			attn += (dropout ? 5 : 2) * a_loc * T * s_full;
 		else /* flash: the fp32 log-sum-exp per row */
@@ -220,14 +244,18 @@ double llmsim_train_act_layer_bytes(const struct llmsim_model *m,
 	if (moe_layer) {
 		double fe = m->moe.expert_intermediate;
 		double Tr = T * m->moe.top_k * c->moe_imbalance; /* busiest rank */
-		mlp += e * T * h / spd;                 /* router input */
-		mlp += 4 * T * m->moe.experts;          /* router probabilities (fp32) */
-		mlp += e * Tr * h + per_ffn * Tr * fe / t; /* routed experts */
-		if (m->moe.shared_experts > 0)
-			mlp += per_ffn * T * (double)m->moe.shared_experts * fe / t;
+		/* moe_act: the activation's output (fc2's input) recomputed */
+		double per_exp = RM(MOE_ACT) ? per_ffn - e : per_ffn;
+		double moe = norm_out;                    /* router input */
+		moe += 4 * T * m->moe.experts;           /* router probabilities (fp32) */
+		moe += e * Tr * h + per_exp * Tr * fe / t; /* routed experts */
+		if (m->moe.shared_experts > 0 && !RM(SHARED_EXPERTS))
+			moe += per_ffn * T * (double)m->moe.shared_experts * fe / t;
+		mlp += RM(MOE) ? norm_out : moe;
 	} else {
-		mlp += e * T * h / spd + per_ffn * T * m->intermediate / t;
+		mlp += RM(MLP) ? norm_out : norm_out + per_ffn * T * m->intermediate / t;
 	}
+#undef RM
 	return attn + mlp;
 }
 
@@ -260,12 +288,83 @@ double train_act_per_layer(const struct train_geom *g, const struct llmsim_model
 	double am = g->moe_layers ? llmsim_train_act_layer_bytes(m, c, 1, g->dropout) : 0;
 	*dense = ad;
 	*transient = 0;
-	if (c->recompute == LLMSIM_RECOMP_FULL) { /* one layer re-materialized */
-		struct llmsim_train_cfg nc = *c;
-		nc.recompute = LLMSIM_RECOMP_NONE;
-		*transient = llmsim_train_act_layer_bytes(m, &nc, g->moe_layers > 0, g->dropout);
+	double mean = (1 - frac_moe) * ad + frac_moe * am;
+	if (c->recompute != LLMSIM_RECOMP_FULL)
+		return mean;
+	struct llmsim_train_cfg nc = *c;
+	nc.recompute = LLMSIM_RECOMP_NONE;
+	double whole = llmsim_train_act_layer_bytes(m, &nc, g->moe_layers > 0, g->dropout);
+	double whole_mean = (1 - frac_moe) * llmsim_train_act_layer_bytes(m, &nc, 0, g->dropout) +
+			    (g->moe_layers ? frac_moe * llmsim_train_act_layer_bytes(m, &nc, 1,
+										  g->dropout)
+					   : 0);
+	double ls = llmsim_train_stage_layers(m, c), n = c->recompute_layers;
+	if (c->recompute_method == LLMSIM_RECOMP_BLOCK && n > 0 && n < ls) {
+		/* the first n layers of the stage recomputed, the rest kept whole;
+		 * one recomputed layer re-materialized at a time */
+		*transient = whole;
+		return (n * mean + (ls - n) * whole_mean) / ls;
 	}
-	return (1 - frac_moe) * ad + frac_moe * am;
+	if (c->recompute_method == LLMSIM_RECOMP_BLOCK)
+		n = 1; /* every layer of the stage: uniform, one a group */
+	/* uniform: a group's input per n layers, a group re-materialized */
+	n = n >= 1 ? fmin(n, ls >= 1 ? ls : 1) : 1;
+	*transient = n * whole;
+	return mean / n;
+}
+
+double llmsim_train_nccl_bytes(const struct llmsim_train_cfg *c)
+{
+	int groups = (c->tp > 1) + (c->cp > 1) + (c->dp * c->cp > 1) + (c->pp > 1) + (c->ep > 1);
+	return groups * c->allow.nccl_bytes_per_group;
+}
+
+double train_allow_bytes(const struct llmsim_train_cfg *c)
+{
+	return c->allow.context_bytes + llmsim_train_nccl_bytes(c) + c->allow.cuda_graph_bytes;
+}
+
+double train_act_offloaded(const struct llmsim_train_cfg *c, double layers, double per_layer)
+{
+	/* the layer computing and the one in flight to or from the host stay */
+	return c->offload_activations * fmax(0, layers - 2) * per_layer;
+}
+
+int train_fsdp_state_bytes(const struct llmsim_train_cfg *c, int n, double *w, double *g,
+			   double *o)
+{
+	if (c->zero < 2 || c->fsdp == LLMSIM_FSDP_NONE)
+		return 0;
+	if (c->fsdp == LLMSIM_FSDP_FSDP2) {
+		/* fp32 sharded parameters (the optimizer's), fp32 gradients,
+		 * Adam m and v; without resharding after the forward (ZeRO-2)
+		 * the bf16 parameters stay gathered from forward to backward */
+		*w = 4.0 / n + (c->zero == 2 ? 2 : 0);
+		*g = 4.0 / n;
+		*o = 8.0 / n;
+		return 1;
+	}
+	/* Megatron-FSDP: bf16 model weights sharded (optim_grads_params) or
+	 * whole (optim_grads), fp32 main grads and fp32 main weights, m, v
+	 * sharded */
+	*w = c->zero == 3 ? 2.0 / n : 2;
+	*g = 4.0 / n;
+	*o = 12.0 / n;
+	return 1;
+}
+
+double train_fsdp_buffer_bytes(const struct llmsim_train_cfg *c, double layer_params)
+{
+	if (c->zero < 2 || c->fsdp == LLMSIM_FSDP_NONE)
+		return 0;
+	/* the bf16 parameters of the layer running and of the one prefetched,
+	 * gathered (ZeRO-3 only: at ZeRO-2 they are the weights above), and
+	 * one layer's unsharded gradients before their reduce-scatter: bf16
+	 * computed and fp32 reduced (FSDP2's reduce_dtype), or Megatron-FSDP's
+	 * fp32 gradient bucket */
+	double gather = c->zero == 3 ? 2 * 2 * layer_params : 0;
+	double grad = (c->fsdp == LLMSIM_FSDP_FSDP2 ? 2 + 4 : 4) * layer_params;
+	return gather + grad;
 }
 
 void train_memory(const struct train_geom *g, const struct llmsim_model *m,
@@ -286,7 +385,9 @@ void train_memory(const struct train_geom *g, const struct llmsim_model *m,
 	double wd, gd, od, hd, we, ge, oe, he;
 	llmsim_train_offload_bytes(c->recipe, c->zero, c->offload, n_dense, &wd, &gd, &od, &hd);
 	llmsim_train_offload_bytes(c->recipe, c->zero, c->offload, n_exp, &we, &ge, &oe, &he);
-	double other = TRAIN_CONTEXT_BYTES;
+	int fsdp = train_fsdp_state_bytes(c, n_dense, &wd, &gd, &od);
+	train_fsdp_state_bytes(c, n_exp, &we, &ge, &oe);
+	double other = train_allow_bytes(c);
 	double host = 0;
 	if (c->lora_rank > 0) {
 		double fz = c->zero >= 3 ? (double)n_dense : 1.0;
@@ -303,10 +404,12 @@ void train_memory(const struct train_geom *g, const struct llmsim_model *m,
 		mem->grads_bytes = gd * p.dense + ge * p.expert;
 		mem->optimizer_bytes = od * p.dense + oe * p.expert;
 		host += hd * p.dense + he * p.expert;
-		if (c->recipe == LLMSIM_RECIPE_AMP) /* bf16 autocast copies of the weights */
+		if (c->recipe == LLMSIM_RECIPE_AMP && !fsdp) /* bf16 autocast copies of the weights */
 			other += 2 * (c->zero >= 3 ? 2 * p.layer : p.dense + p.expert);
 	}
-	if (c->zero >= 3) /* gathered 16-bit layer + the prefetched next one */
+	if (fsdp)
+		other += train_fsdp_buffer_bytes(c, p.layer);
+	else if (c->zero >= 3) /* gathered 16-bit layer + the prefetched next one */
 		other += 2 * 2 * p.layer +
 			 (c->lora_rank ? 0 : (c->offload ? 2 : 4) * p.layer);
 	mem->params_per_gpu = p.dense + p.expert;
@@ -330,8 +433,10 @@ void train_memory(const struct train_geom *g, const struct llmsim_model *m,
 		inflight = mb < c->pp ? mb : c->pp;
 	double T = (double)c->micro_batch * c->seq / c->cp;
 	double logits = train_logits_bytes(m, c, T);
-	double first = stage_layers * inflight * per_layer + transient;
-	double last = stage_layers * per_layer + transient + logits;
+	double off_first = train_act_offloaded(c, stage_layers * inflight, per_layer);
+	double off_last = train_act_offloaded(c, stage_layers, per_layer);
+	double first = stage_layers * inflight * per_layer - off_first + transient;
+	double last = stage_layers * per_layer - off_last + transient + logits;
 	if (c->pp == 1)
 		first += logits;
 	mem->act_per_layer_bytes = ad;
@@ -342,11 +447,13 @@ void train_memory(const struct train_geom *g, const struct llmsim_model *m,
 		other += train_p2p_buffer_bytes(m, c, T);
 	double sum = mem->weights_bytes + mem->grads_bytes + mem->optimizer_bytes +
 		     mem->activations_bytes + other;
-	mem->fragmentation_bytes = TRAIN_FRAGMENTATION * sum;
+	mem->fragmentation_bytes = c->allow.fragmentation_frac * sum;
 	mem->other_bytes = other + mem->fragmentation_bytes;
 	mem->total_bytes = sum + mem->fragmentation_bytes;
 	mem->hbm_bytes = gpu->hbm_bytes;
-	if (c->offload != LLMSIM_OFFLOAD_NONE) {
+	mem->act_offloaded_bytes = fmax(off_first, off_last);
+	host += mem->act_offloaded_bytes;
+	if (c->offload != LLMSIM_OFFLOAD_NONE || c->offload_activations > 0) {
 		int ranks = c->gpus < gpu->gpus_per_node ? c->gpus : gpu->gpus_per_node;
 		mem->host_per_gpu_bytes = host + TRAIN_HOST_RANK_BYTES;
 		mem->host_params_per_gpu = p.trained_dense / n_dense + p.trained_expert / n_exp;

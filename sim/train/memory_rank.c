@@ -65,9 +65,11 @@ static void rank_shared(const struct train_geom *g, const struct llmsim_model *m
 	int n_dense = c->dp * c->cp, n_exp = n_dense / (c->ep > 0 ? c->ep : 1);
 	llmsim_train_state_bytes(c->recipe, c->zero, n_dense, &sh->wd, &sh->gd, &sh->od);
 	llmsim_train_state_bytes(c->recipe, c->zero, n_exp, &sh->we, &sh->ge, &sh->oe);
+	train_fsdp_state_bytes(c, n_dense, &sh->wd, &sh->gd, &sh->od); /* a stack's FSDP kind */
+	train_fsdp_state_bytes(c, n_exp, &sh->we, &sh->ge, &sh->oe);
 	sh->per_layer = train_act_per_layer(g, m, c, &sh->ad, &sh->transient);
 	sh->T = (double)c->micro_batch * c->seq / c->cp;
-	sh->other = TRAIN_CONTEXT_BYTES + train_p2p_buffer_bytes(m, c, sh->T) +
+	sh->other = train_allow_bytes(c) + train_p2p_buffer_bytes(m, c, sh->T) +
 		    2 * cp_kv_bytes(m, c);
 }
 
@@ -101,7 +103,8 @@ static void rank_memory(const struct train_geom *g, const struct llmsim_model *m
 	mem->weights_bytes = sh->wd * p.dense + sh->we * p.expert;
 	mem->grads_bytes = sh->gd * p.dense + sh->ge * p.expert;
 	mem->optimizer_bytes = sh->od * p.dense + sh->oe * p.expert;
-	if (c->zero == 2) { /* the largest chunk's FP32 gradients in their reduce-scatter */
+	if (c->zero == 2 && c->fsdp == LLMSIM_FSDP_NONE) {
+		/* the largest chunk's FP32 gradients in their reduce-scatter */
 		double chunk = fmax(rt->most_chunk_layers * p.layer, (e ? g->embedding : 0) / t);
 		chunk = fmax(chunk, (h ? head : 0) / t);
 		mem->grad_transient_bytes = 4 * chunk;
@@ -111,15 +114,16 @@ static void rank_memory(const struct train_geom *g, const struct llmsim_model *m
 	mem->trained_params_per_gpu = p.trained_dense + p.trained_expert;
 
 	double layers = rt->inflight_layers;
-	double act = layers * sh->per_layer + sh->transient;
+	mem->act_offloaded_bytes = train_act_offloaded(c, layers, sh->per_layer);
+	double act = layers * sh->per_layer - mem->act_offloaded_bytes + sh->transient;
 	if (h)
 		act += train_logits_bytes(m, c, sh->T);
 	mem->act_per_layer_bytes = sh->ad;
 	mem->act_in_flight_layers = layers;
 	mem->activations_bytes = act;
-	mem->other_bytes = sh->other;
+	mem->other_bytes = sh->other + train_fsdp_buffer_bytes(c, p.layer);
 	mem->total_bytes = mem->weights_bytes + mem->grads_bytes + mem->optimizer_bytes +
-			   mem->activations_bytes + sh->other;
+			   mem->activations_bytes + mem->other_bytes;
 }
 
 /* The terms of ranks 0, 1 and pp-1 (each once), from the memo if it holds

@@ -43,6 +43,7 @@ static const char *const why_names[LLMSIM_PLAN_WHY_COUNT] = {
 	[LLMSIM_PLAN_KERNEL] = "a kernel the GPU lacks (FlashAttention-3 before Hopper)",
 	[LLMSIM_PLAN_OFFLOAD_ZERO] = "offload with ZeRO-0 (DeepSpeed offloads ZeRO partitions)",
 	[LLMSIM_PLAN_OFFLOAD_PARAMS] = "params offload without ZeRO-3",
+	[LLMSIM_PLAN_STACK] = "the stack cannot launch it (a feature it lacks, or a pair it refuses)",
 	[LLMSIM_PLAN_OOM] = "priced: out of HBM",
 	[LLMSIM_PLAN_HOST_OOM] = "priced: offloaded states exceed host memory",
 };
@@ -61,6 +62,7 @@ static const char *const why_keys[LLMSIM_PLAN_WHY_COUNT] = {
 	[LLMSIM_PLAN_KERNEL] = "kernel",
 	[LLMSIM_PLAN_OFFLOAD_ZERO] = "offload_zero0",
 	[LLMSIM_PLAN_OFFLOAD_PARAMS] = "offload_params_zero",
+	[LLMSIM_PLAN_STACK] = "stack",
 	[LLMSIM_PLAN_OOM] = "oom",
 	[LLMSIM_PLAN_HOST_OOM] = "host_oom",
 };
@@ -131,19 +133,22 @@ static int shape_get(struct llmsim_train_ctx *ctx, struct shape_cache *sh,
 /* Search state shared by the loops. */
 struct search {
 	struct llmsim_train_ctx *ctx;
+	const struct llmsim_plan_req *req;
 	struct llmsim_plan_out *out;
 	struct plan_entries es;
 	struct shape_cache sh;
 	struct plan_survivors sv;
 	double best_short;
 	int noff;                    /* offload modes searched */
+	struct plan_recompute rec[PLAN_MAX_RECOMPUTE]; /* recomputation tried (plan_stack.c) */
+	int nrec;
 	int nsched;                  /* chunks per stage tried: 1 (1F1B) .. nsched */
 	int dpu, lora;               /* lora: this pass is LoRA */
 	int even_pp;
 	int rc;                      /* LLMSIM_ENOMEM once the entries cannot grow */
 };
 
-#define PER_Z(s) ((int64_t)LLMSIM_RECOMP_COUNT * (s)->nsched * (s)->noff)
+#define PER_Z(s) ((int64_t)(s)->nrec * (s)->nsched * (s)->noff)
 #define PER_MB(s) (NATTN * NZERO * PER_Z(s))
 #define PER_FACT(s) (NMB * PER_MB(s))
 
@@ -169,10 +174,15 @@ static void keep(struct search *s, const struct llmsim_train_result *r)
 	}
 	const struct llmsim_train_cfg *c = &r->cfg;
 	es->v[es->n++] = (struct plan_entry){
-		.tokens_per_s = r->tokens_per_s, .tp = c->tp, .pp = c->pp, .cp = c->cp, .ep = c->ep,
+		.tokens_per_s = r->tokens_per_s,
+		.rank_tps = plan_rank_tps(r, s->out->error_frac),
+		.tp = c->tp, .pp = c->pp, .cp = c->cp, .ep = c->ep,
 		.zero = (uint8_t)c->zero, .micro_batch = (uint8_t)c->micro_batch,
-		.recompute = (uint8_t)c->recompute, .chunks = (uint8_t)c->chunks,
-		.attn = (uint8_t)c->attn, .offload = (uint8_t)c->offload, .lora = (uint8_t)s->lora};
+		.recompute = (uint8_t)c->recompute, .modules = (uint8_t)c->recompute_modules,
+		.chunks = (uint8_t)c->chunks,
+		.attn = (uint8_t)c->attn, .offload = (uint8_t)c->offload, .lora = (uint8_t)s->lora,
+		.tight = (uint8_t)r->mem_tight,
+		.act_offload = (uint8_t)lround(100 * c->offload_activations)};
 }
 
 /* The innermost loop: offload none first, then optimizer, then params
@@ -191,6 +201,10 @@ static void search_offload(struct search *s, struct llmsim_train_cfg *c,
 		}
 		if (o == LLMSIM_OFFLOAD_PARAMS && c->zero != 3) {
 			reject(s, LLMSIM_PLAN_OFFLOAD_PARAMS, 1);
+			continue;
+		}
+		if (!plan_stack_ok(s->req, &s->ctx->model, c)) {
+			reject(s, LLMSIM_PLAN_STACK, 1);
 			continue;
 		}
 		struct llmsim_train_result r;
@@ -212,6 +226,7 @@ static void search_offload(struct search *s, struct llmsim_train_cfg *c,
 			continue;
 		}
 		s->out->feasible++;
+		s->out->tight += r.mem_tight;
 		if (o != LLMSIM_OFFLOAD_NONE)
 			s->out->feasible_offload++;
 		keep(s, &r);
@@ -225,8 +240,10 @@ static void search_rec_sched(struct search *s, struct llmsim_train_cfg *c,
 			     const struct shape_cost *sc, const struct dp_cost *dc, int64_t nmb)
 {
 	const struct llmsim_model *m = &s->ctx->model;
-	for (int rc = 0; rc < LLMSIM_RECOMP_COUNT; rc++) {
-		c->recompute = rc;
+	for (int rc = 0; rc < s->nrec; rc++) {
+		c->recompute = s->rec[rc].kind;
+		c->recompute_modules = s->rec[rc].modules;
+		c->offload_activations = s->rec[rc].act_offload;
 		for (int v = 1; v <= s->nsched; v++) {
 			c->chunks = v;
 			c->schedule = v > 1 ? LLMSIM_SCHED_INTERLEAVED : LLMSIM_SCHED_1F1B;
@@ -250,6 +267,9 @@ static void search_rec_sched(struct search *s, struct llmsim_train_cfg *c,
 			search_offload(s, c, sc, dc);
 		}
 	}
+	c->recompute = LLMSIM_RECOMP_NONE;
+	c->recompute_modules = 0;
+	c->offload_activations = 0;
 	c->chunks = 1;
 	c->schedule = LLMSIM_SCHED_1F1B;
 }
@@ -360,6 +380,8 @@ static void search_layouts(struct search *s, const struct llmsim_plan_req *req,
 					enum llmsim_plan_why why = layout_why(m, c, s->even_pp);
 					if (why != LLMSIM_PLAN_WHY_COUNT)
 						reject(s, why, PER_FACT(s));
+					else if (!plan_stack_layout_ok(req, c))
+						reject(s, LLMSIM_PLAN_STACK, PER_FACT(s));
 					else
 						search_fact(s, c);
 				}
@@ -428,6 +450,8 @@ int llmsim_plan_run(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *
 	double t0 = now_s();
 	memset(out, 0, sizeof *out);
 	int rc = check_req(ctx, req, err);
+	if (!rc)
+		rc = plan_stack_check_req(req, err);
 	if (rc)
 		return rc;
 	const struct llmsim_gpu *gpu = &ctx->gpu;
@@ -442,8 +466,10 @@ int llmsim_plan_run(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *
 
 	/* offload is searched where it can exist: a host to offload to and a
 	 * recipe that keeps 16-bit weights on the GPU */
-	int noff = LLMSIM_OFFLOAD_COUNT;
-	if (req->no_offload)
+	int noff = plan_stack_offloads(req, out->offload_note, sizeof out->offload_note);
+	if (noff == 1)
+		; /* the stack offloads nothing: its note */
+	else if (req->no_offload)
 		noff = 1, snprintf(out->offload_note, sizeof out->offload_note, "--no-offload");
 	else if (!gpu->has_host)
 		noff = 1, snprintf(out->offload_note, sizeof out->offload_note,
@@ -456,9 +482,10 @@ int llmsim_plan_run(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *
 				   "the llama3 recipe keeps every state in HBM");
 	out->offload_searched = noff > 1;
 
-	struct search s = {.ctx = ctx, .out = out, .noff = noff, .dpu = req->dpu,
+	struct search s = {.ctx = ctx, .req = req, .out = out, .noff = noff, .dpu = req->dpu,
 			   .nsched = req->max_chunks > 0 ? req->max_chunks : MAX_CHUNKS_DEFAULT,
 			   .even_pp = req->even_pp};
+	s.nrec = plan_recompute_choices(req, &ctx->model, gpu, s.rec);
 	int *div = malloc(4 * MAX_DIV * sizeof *div);
 	if (!div)
 		return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
@@ -473,6 +500,7 @@ int llmsim_plan_run(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *
 	c->recipe = req->recipe;
 	c->moe_imbalance = req->moe_imbalance >= 1 ? req->moe_imbalance : 1;
 	c->uneven_pp = !req->even_pp;
+	plan_stack_base(req, c);
 
 	/* full training, then (with a rank) LoRA */
 	struct llmsim_train_cfg work = *c;

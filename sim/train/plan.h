@@ -18,17 +18,18 @@
  * is counted under the exact rule it breaks). Both counts are reported,
  * with the rate of each.
  *
- * Distinct answers: predictions carry an expected error e (sim/
- * expected_error.h). Sorted by tokens/s, the configurations are grouped:
- * a group starts at the fastest one left and holds every configuration
- * whose step time is within (1 + e) of it; a group is one row, shown by
- * its representative (the fastest that keeps every model state in HBM, or
- * the fastest of the group when none does) with the count of its
- * equivalents. Offload therefore never ranks first while a configuration
- * in HBM alone is within the error. Beside the rows, the best of each
- * kind: in HBM alone, with offload (it wins only when faster than the best
- * in HBM alone by more than e), with TP inside one node, and full training
- * and LoRA when a LoRA rank is given.
+ * Distinct answers (plan_rank.c): predictions carry an expected error e
+ * (sim/expected_error.h). The configurations are ordered by tokens/s,
+ * counted e slower for offload and again for memory within the memory
+ * model's error of the limit (the stack's error_frac: never rejected, said
+ * to be tight): either ranks above a configuration in HBM with room to
+ * spare only when it is faster by more than the expected error. Each row is the best configuration of a layout not shown yet
+ * (parallel degrees, ZeRO stage, offload, LoRA); the configurations of the
+ * same layout within e of it fold into it ("and N equivalent"): the rows
+ * are the best layouts in order, not a ladder in steps of e. Beside the
+ * rows, the best of each kind: in HBM alone, with offload (it wins only
+ * when faster than the best in HBM alone by more than e), with TP inside
+ * one node, and full training and LoRA when a LoRA rank is given.
  *
  * The global batch, when not given, follows a token budget that grows with
  * the GPU count (llmsim_plan_batch_rule).
@@ -38,6 +39,7 @@
 
 #include <stdint.h>
 #include "sim/expected_error.h"
+#include "sim/train/stack.h"
 #include "sim/train/train.h"
 
 /* Why the search dropped configurations (counts are of configurations). */
@@ -55,6 +57,7 @@ enum llmsim_plan_why {
 	LLMSIM_PLAN_KERNEL,         /* an op the GPU cannot run (FlashAttention-3 before Hopper) */
 	LLMSIM_PLAN_OFFLOAD_ZERO,   /* offload needs ZeRO >= 1 (DeepSpeed offloads partitions) */
 	LLMSIM_PLAN_OFFLOAD_PARAMS, /* params offload needs ZeRO-3 */
+	LLMSIM_PLAN_STACK,          /* a feature the chosen stack lacks, or a pair it refuses */
 	LLMSIM_PLAN_OOM,            /* priced: does not fit in HBM */
 	LLMSIM_PLAN_HOST_OOM,       /* priced: offloaded states exceed the node's host memory */
 	LLMSIM_PLAN_WHY_COUNT
@@ -80,6 +83,11 @@ struct llmsim_plan_req {
 	int tp, pp, cp, ep;          /* > 0: that degree only */
 	double error_frac;           /* > 0: the expected error to group by; 0: the GPU's
 				      * (llmsim_expected_error, train step) */
+	/* the stack whose launches are searched (stack.h): its program, recipe
+	 * (req.recipe still decides the optimizer-state bytes), FSDP kind and
+	 * allowances, and only the layouts it can launch; NULL: every layout
+	 * llmsim models, as one program (the allowances before stacks) */
+	const struct llmsim_stack_def *stack;
 	/* called (when set) before each parallel layout's search: the
 	 * configurations priced and pruned so far, for a progress line */
 	void (*progress)(void *ctx, int64_t priced, int64_t pruned);
@@ -97,11 +105,13 @@ struct llmsim_plan_req {
  * to the budget before rounding. */
 int64_t llmsim_plan_batch_rule(int gpus, int64_t seq, double *tokens);
 
-/* One distinct row: a representative and how many more lie within the
- * expected error of its group's fastest. */
+/* One distinct row: the best configuration of a layout (its parallel
+ * degrees, ZeRO stage, offload and LoRA) and how many more of the same
+ * layout (other micro-batches, recomputation, schedules, attention kernels)
+ * lie within the expected error of it. */
 struct llmsim_plan_row {
 	struct llmsim_train_result r;
-	int64_t equivalent;          /* other configurations of the group */
+	int64_t equivalent;          /* other configurations folded into it */
 	double group_best_tokens_per_s, group_worst_tokens_per_s;
 };
 
@@ -131,6 +141,8 @@ struct llmsim_plan_out {
 	double batch_budget_tokens;  /* the rule's budget (0 when given) */
 	int64_t priced, pruned;      /* configurations */
 	int64_t feasible, feasible_offload;
+	int64_t tight;               /* of the feasible, within the memory model's error
+				      * of the HBM */
 	int64_t why[LLMSIM_PLAN_WHY_COUNT];
 	struct llmsim_expected_error error;
 	double error_frac;           /* the width rows are grouped by */

@@ -13,8 +13,11 @@
  * search's (struct plan_base). */
 struct plan_entry {
 	double tokens_per_s;
+	double rank_tps;             /* what it is ranked by (plan_rank_tps) */
 	int32_t tp, pp, cp, ep;
-	uint8_t zero, micro_batch, recompute, chunks, attn, offload, lora, pad;
+	uint8_t zero, micro_batch, recompute, modules, chunks, attn, offload, lora;
+	uint8_t act_offload;         /* percent of the saved activations in host memory */
+	uint8_t tight;               /* within the memory model's error of the HBM */
 };
 
 struct plan_entries {
@@ -34,6 +37,45 @@ struct plan_survivors {
 	int64_t batch;                /* of which the batch divides */
 	int min_dp;                   /* smallest dp among the layouts allowed (0: none) */
 };
+
+/* The stack filter of the search (plan_stack.c): the base configuration
+ * as the stack runs it, and whether it launches a layout (its parallel
+ * degrees alone: a whole subtree) or a whole configuration. */
+void plan_stack_base(const struct llmsim_plan_req *req, struct llmsim_train_cfg *c);
+int plan_stack_layout_ok(const struct llmsim_plan_req *req, const struct llmsim_train_cfg *c);
+int plan_stack_ok(const struct llmsim_plan_req *req, const struct llmsim_model *m,
+		  const struct llmsim_train_cfg *c);
+/* A way to hold activations the search tries: a recomputation kind, its
+ * modules, and the fraction of the saved activations offloaded to the host. */
+struct plan_recompute {
+	enum llmsim_recompute kind;
+	unsigned modules;
+	double act_offload;
+};
+#define PLAN_MAX_RECOMPUTE 5
+/* The ways the search tries (into rec, returns how many): no recompute,
+ * selective and full of every layer; for an MoE model under a stack that
+ * recomputes by module, the experts' activation (moe_act) with MLA's
+ * up-projections where the model has MLA, as Megatron-Bridge's DeepSeek-V3
+ * recipe runs it; under a stack that offloads activations, to a GPU with a
+ * host, no recompute with every offloadable activation in host memory.
+ * Without a stack the first three only. */
+int plan_recompute_choices(const struct llmsim_plan_req *req, const struct llmsim_model *m,
+			   const struct llmsim_gpu *gpu, struct plan_recompute *rec);
+
+/* One line naming the feature and the stacks that have it when the
+ * request pins what the stack cannot launch (tp, pp, cp, ep, fp8, LoRA). */
+int plan_stack_check_req(const struct llmsim_plan_req *req, struct llmsim_err *err);
+/* The offload modes the stack can launch (1: none only), and why not when
+ * it launches none (note, n bytes). */
+int plan_stack_offloads(const struct llmsim_plan_req *req, char *note, size_t n);
+
+/* What a configuration is ranked by (plan_rank.c): its tokens/s, counted
+ * the expected step error e slower for offload and again for memory within
+ * the memory model's error of the limit, so that either ranks above a
+ * configuration in HBM with room to spare only when faster by more than
+ * the error. */
+double plan_rank_tps(const struct llmsim_train_result *r, double e);
 
 /* The full configuration of an entry. */
 void plan_entry_cfg(const struct plan_entry *e, const struct plan_base *b,

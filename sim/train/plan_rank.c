@@ -62,6 +62,8 @@ void plan_entry_cfg(const struct plan_entry *e, const struct plan_base *b,
 	c->zero = e->zero;
 	c->micro_batch = e->micro_batch;
 	c->recompute = e->recompute;
+	c->recompute_modules = e->modules;
+	c->offload_activations = e->act_offload / 100.0;
 	c->chunks = e->chunks;
 	c->schedule = e->chunks > 1 ? LLMSIM_SCHED_INTERLEAVED : LLMSIM_SCHED_1F1B;
 	c->attn = e->attn;
@@ -70,21 +72,78 @@ void plan_entry_cfg(const struct plan_entry *e, const struct plan_base *b,
 	c->lora_rank = e->lora ? b->lora_rank : 0;
 }
 
-/* Fastest first; ties in an order that does not depend on the search's:
- * HBM alone before offload, then the smaller degrees and options. */
+double plan_rank_tps(const struct llmsim_train_result *r, double e)
+{
+	double t = r->tokens_per_s;
+	if (r->cfg.offload != LLMSIM_OFFLOAD_NONE)
+		t /= 1 + e;
+	if (r->mem_tight)
+		t /= 1 + e;
+	return t;
+}
+
+/* The ranking's order (plan.h): plan_rank_tps, then tokens/s, then memory
+ * to spare before within the error of the limit; ties in an order that
+ * does not depend on the search's: HBM alone before offload, then the
+ * smaller degrees and options. */
 static int cmp_entry(const void *pa, const void *pb)
 {
 	const struct plan_entry *a = pa, *b = pb;
+	if (a->rank_tps != b->rank_tps)
+		return a->rank_tps > b->rank_tps ? -1 : 1;
 	if (a->tokens_per_s != b->tokens_per_s)
 		return a->tokens_per_s > b->tokens_per_s ? -1 : 1;
+	if (a->tight != b->tight)
+		return a->tight < b->tight ? -1 : 1;
 	const int ka[] = {a->offload, a->lora, a->zero, a->tp, a->pp, a->cp, a->ep,
-			  a->micro_batch, a->recompute, a->chunks, a->attn};
+			  a->micro_batch, a->recompute, a->modules, a->act_offload, a->chunks, a->attn};
 	const int kb[] = {b->offload, b->lora, b->zero, b->tp, b->pp, b->cp, b->ep,
-			  b->micro_batch, b->recompute, b->chunks, b->attn};
+			  b->micro_batch, b->recompute, b->modules, b->act_offload, b->chunks, b->attn};
 	for (size_t i = 0; i < sizeof ka / sizeof ka[0]; i++)
 		if (ka[i] != kb[i])
 			return ka[i] < kb[i] ? -1 : 1;
 	return 0;
+}
+
+/* One layout: the parallel degrees, ZeRO stage, offload and LoRA; what
+ * varies inside it (micro-batch, recomputation, schedule, attention) folds. */
+static int same_layout(const struct plan_entry *a, const struct plan_entry *b)
+{
+	return a->tp == b->tp && a->pp == b->pp && a->cp == b->cp && a->ep == b->ep &&
+	       a->zero == b->zero && a->offload == b->offload && a->lora == b->lora;
+}
+
+/* The rows: in the ranking's order, the first configuration of each
+ * layout not shown yet, until `top`; every later configuration of a shown
+ * layout within the error e of its row folds into it. first[k]: the entry
+ * of row k. Returns the rows found. */
+static int fold_rows(const struct plan_entries *es, double e, int top, int64_t *first,
+		     struct llmsim_plan_row *rows)
+{
+	int n = 0;
+	for (int64_t i = 0; i < es->n; i++) {
+		const struct plan_entry *x = &es->v[i];
+		int k = 0;
+		while (k < n && !same_layout(&es->v[first[k]], x))
+			k++;
+		if (k < n) {
+			if (x->tokens_per_s * (1 + e) >= es->v[first[k]].tokens_per_s) {
+				rows[k].equivalent++;
+				rows[k].group_best_tokens_per_s =
+					fmax(rows[k].group_best_tokens_per_s, x->tokens_per_s);
+				rows[k].group_worst_tokens_per_s =
+					fmin(rows[k].group_worst_tokens_per_s, x->tokens_per_s);
+			}
+			continue;
+		}
+		if (n == top)
+			continue;
+		first[n] = i;
+		rows[n].equivalent = 0;
+		rows[n].group_best_tokens_per_s = rows[n].group_worst_tokens_per_s = x->tokens_per_s;
+		n++;
+	}
+	return n;
 }
 
 static int expand(struct llmsim_train_ctx *ctx, const struct plan_base *b,
@@ -167,23 +226,18 @@ int plan_rank(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *req,
 	out->rows = calloc((size_t)top, sizeof *out->rows);
 	if (!out->rows)
 		return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
-	int rc = expand(ctx, b, &es->v[0], &out->fastest, err);
-	/* groups: from the fastest left, everything within (1 + e) of its
-	 * step time; shown by the fastest of them in HBM alone */
-	double e = out->error_frac;
-	for (int64_t i = 0; i < es->n && out->nrows < top && !rc;) {
-		double floor_tps = es->v[i].tokens_per_s / (1 + e);
-		int64_t j = i, rep = -1;
-		for (; j < es->n && es->v[j].tokens_per_s >= floor_tps; j++)
-			if (rep < 0 && es->v[j].offload == LLMSIM_OFFLOAD_NONE)
-				rep = j;
-		struct llmsim_plan_row *row = &out->rows[out->nrows++];
-		rc = expand(ctx, b, &es->v[rep >= 0 ? rep : i], &row->r, err);
-		row->equivalent = j - i - 1;
-		row->group_best_tokens_per_s = es->v[i].tokens_per_s;
-		row->group_worst_tokens_per_s = es->v[j - 1].tokens_per_s;
-		i = j;
-	}
+	int64_t fastest = 0;
+	for (int64_t i = 1; i < es->n; i++)
+		if (es->v[i].tokens_per_s > es->v[fastest].tokens_per_s)
+			fastest = i;
+	int rc = expand(ctx, b, &es->v[fastest], &out->fastest, err);
+	int64_t *first = malloc((size_t)top * sizeof *first);
+	if (!first)
+		return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
+	out->nrows = fold_rows(es, out->error_frac, top, first, out->rows);
+	for (int k = 0; k < out->nrows && !rc; k++)
+		rc = expand(ctx, b, &es->v[first[k]], &out->rows[k].r, err);
+	free(first);
 	if (!rc)
 		rc = best_kinds(ctx, req, b, es, out, err);
 	return rc;
@@ -230,7 +284,8 @@ void plan_hint(const struct llmsim_train_ctx *ctx, const struct llmsim_plan_req 
 	if (!sv->layouts) {
 		static const enum llmsim_plan_why s[] = {
 			LLMSIM_PLAN_HEADS, LLMSIM_PLAN_KV_HEADS, LLMSIM_PLAN_SEQ,
-			LLMSIM_PLAN_STAGES, LLMSIM_PLAN_LAYERS, LLMSIM_PLAN_EXPERTS};
+			LLMSIM_PLAN_STAGES, LLMSIM_PLAN_LAYERS, LLMSIM_PLAN_EXPERTS,
+			LLMSIM_PLAN_STACK};
 		enum llmsim_plan_why w = largest(out, s, (int)(sizeof s / sizeof s[0]));
 		switch (w) {
 		case LLMSIM_PLAN_HEADS:
@@ -253,6 +308,11 @@ void plan_hint(const struct llmsim_train_ctx *ctx, const struct llmsim_plan_req 
 			snprintf(h, n, "layout: %d layers are divisible by no pp x chunks tried "
 				 "(drop --even-pp to allow uneven stages)", m->layers);
 			break;
+		case LLMSIM_PLAN_STACK:
+			snprintf(h, n, "stack: the %s stack launches none of the layouts of %d GPUs "
+				 "tried (a parallelism it lacks; see its hw/stacks file)",
+				 req->stack ? req->stack->name : "?", req->gpus);
+			break;
 		default:
 			snprintf(h, n, "layout: %d experts are divisible by no ep tried, or ep "
 				 "divides no dp x cp", m->moe.experts);
@@ -272,7 +332,7 @@ void plan_hint(const struct llmsim_train_ctx *ctx, const struct llmsim_plan_req 
 	static const enum llmsim_plan_why o[] = {
 		LLMSIM_PLAN_INTERLEAVE_PP, LLMSIM_PLAN_INTERLEAVE_MB, LLMSIM_PLAN_ZERO3_PP,
 		LLMSIM_PLAN_KERNEL, LLMSIM_PLAN_OFFLOAD_ZERO, LLMSIM_PLAN_OFFLOAD_PARAMS,
-		LLMSIM_PLAN_STAGES, LLMSIM_PLAN_LAYERS};
+		LLMSIM_PLAN_STAGES, LLMSIM_PLAN_LAYERS, LLMSIM_PLAN_STACK};
 	enum llmsim_plan_why w = largest(out, o, (int)(sizeof o / sizeof o[0]));
 	snprintf(h, n, "rules: every configuration left breaks a rule, most often: %s (%lld)",
 		 llmsim_plan_why_name(w), (long long)out->why[w]);

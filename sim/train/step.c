@@ -64,6 +64,7 @@ static double coll(struct llmsim_train_ctx *ctx, enum llmsim_coll_kind kind, dou
 
 static void offload_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 			 const struct train_params *p, struct dp_cost *dc);
+static double pcie_s(const struct llmsim_gpu *g, int ranks, double bytes);
 
 static double grad_elem_bytes(const struct llmsim_train_cfg *c)
 {
@@ -359,6 +360,55 @@ static void offload_time(const struct llmsim_train_cfg *c, const struct dp_cost 
 	t->step_s += t->offload_s;
 }
 
+double train_recompute_frac(const struct llmsim_model *m, const struct llmsim_train_cfg *c)
+{
+	if (c->recompute != LLMSIM_RECOMP_FULL)
+		return 0;
+	double ls = llmsim_train_stage_layers(m, c);
+	if (c->recompute_method == LLMSIM_RECOMP_BLOCK && c->recompute_layers > 0 &&
+	    c->recompute_layers < ls)
+		return c->recompute_layers / ls;
+	return 1;
+}
+
+double train_modules_fwd(const struct llmsim_train_cfg *c, const struct layer_cost *L, int flops)
+{
+	if (c->recompute != LLMSIM_RECOMP_MODULES)
+		return 0;
+	unsigned rm = c->recompute_modules;
+	if (rm & 1u << LLMSIM_RM_MOE) /* the MoE layer holds its activation and shared experts */
+		rm &= ~(1u << LLMSIM_RM_MOE_ACT | 1u << LLMSIM_RM_SHARED_EXPERTS);
+	double t = 0;
+	for (int k = 0; k < LLMSIM_RM_COUNT; k++)
+		if (rm & 1u << k)
+			t += flops ? L->mod_fwd_flops[k] : L->mod_fwd_s[k];
+	return t;
+}
+
+/* Activation offload (--offload-activations f): each layer's saved
+ * activations, f of them, go to the host over this GPU's share of its host
+ * link as the forward produces them and come back ahead of the backward
+ * (Megatron-Core's fine-grained activation offloading: on their own
+ * streams, overlapped with the next layer's compute); a layer's transfer
+ * beyond its own compute is exposed. */
+static void act_offload_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+			      const struct shape_cost *sc, struct train_mb *mb)
+{
+	const struct llmsim_gpu *g = &ctx->gpu;
+	mb->act_off_f = mb->act_off_b = 0;
+	if (!(c->offload_activations > 0) || !g->has_host)
+		return;
+	int ranks = c->gpus < g->gpus_per_node ? c->gpus : g->gpus_per_node;
+	double bd = c->offload_activations *
+		    llmsim_train_act_layer_bytes(&ctx->model, c, 0, ctx->geom.dropout);
+	double bm = ctx->geom.moe_layers ? c->offload_activations *
+		    llmsim_train_act_layer_bytes(&ctx->model, c, 1, ctx->geom.dropout) : 0;
+	double td = pcie_s(g, ranks, bd), tm = pcie_s(g, ranks, bm);
+	const struct layer_cost *D = &sc->dense, *M = &sc->moe;
+	mb->act_off_f = mb->ld * fmax(0, td - D->fwd_s) + mb->lm * fmax(0, tm - M->fwd_s);
+	mb->act_off_b = mb->ld * fmax(0, td - D->bwd_s) + mb->lm * fmax(0, tm - M->bwd_s);
+}
+
 void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 		    const struct shape_cost *sc, const struct dp_cost *dc, struct train_mb *mb)
 {
@@ -383,10 +433,13 @@ void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_trai
 	double cf = ld * D->fwd_s + lm * M->fwd_s + H->fwd_s;
 	double cb = ld * D->bwd_s + lm * M->bwd_s + H->bwd_s;
 	cb += dc->grad_accum_s;
+	double rf = train_recompute_frac(&ctx->model, c);
 	if (full)
-		mb->recompute_s = ld * D->fwd_s + lm * M->fwd_s;
+		mb->recompute_s = rf * (ld * D->fwd_s + lm * M->fwd_s);
 	else if (sel)
 		mb->recompute_s = ld * D->attn_core_fwd_s + lm * M->attn_core_fwd_s;
+	else if (c->recompute == LLMSIM_RECOMP_MODULES)
+		mb->recompute_s = ld * train_modules_fwd(c, D, 0) + lm * train_modules_fwd(c, M, 0);
 	cb += mb->recompute_s;
 	double tpf = ld * D->tp_fwd_s + lm * M->tp_fwd_s + H->tp_fwd_s;
 	double tpb = ld * D->tp_bwd_s + lm * M->tp_bwd_s + H->tp_bwd_s;
@@ -397,11 +450,12 @@ void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_trai
 	mb->cpf_hidden = ld * D->cp_fwd_hidden_s + lm * M->cp_fwd_hidden_s;
 	mb->cpb_hidden = ld * D->cp_bwd_hidden_s + lm * M->cp_bwd_hidden_s;
 	if (full) { /* the recomputed forward communicates again */
-		tpb += ld * D->tp_fwd_s + lm * M->tp_fwd_s;
-		epb += epf;
-		cpb += cpf;
-		mb->cpb_hidden += mb->cpf_hidden;
+		tpb += rf * (ld * D->tp_fwd_s + lm * M->tp_fwd_s);
+		epb += rf * epf;
+		cpb += rf * cpf;
+		mb->cpb_hidden += rf * mb->cpf_hidden;
 	}
+	act_offload_parts(ctx, c, sc, mb);
 	double z3f = 0, z3b = 0, z3f_off = 0, z3b_off = 0;
 	int off = c->offload != LLMSIM_OFFLOAD_NONE && dc->has_host;
 	int offp = off && c->offload == LLMSIM_OFFLOAD_PARAMS;
@@ -424,8 +478,8 @@ void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_trai
 	mb->end_f = H->fwd_s + H->tp_fwd_s;
 	mb->end_b = H->bwd_s + H->tp_bwd_s;
 	mb->end_tp_bytes = H->tp_bytes;
-	mb->tf = cf + tpf + epf + cpf + z3f + mb->p2p;
-	mb->tb = cb + tpb + epb + cpb + z3b + mb->p2p;
+	mb->tf = cf + tpf + epf + cpf + z3f + mb->p2p + mb->act_off_f;
+	mb->tb = cb + tpb + epb + cpb + z3b + mb->p2p + mb->act_off_b;
 	mb->bubble = (c->pp - 1) / mb->v * (mb->tf + mb->tb);
 	if (c->schedule == LLMSIM_SCHED_DUALPIPE) {
 		/* DualPipe: each chunk's all-to-alls and sends hidden by the paired
@@ -512,16 +566,19 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 			    t->pp_exposed_s + t->zero3_exposed_s + t->dp_exposed_s;
 	t->bubble_s = mb.bubble;
 	t->optimizer_s = dc->optimizer_s;
-	t->step_s = t->compute_s + t->comm_exposed_s + t->bubble_s + t->optimizer_s;
+	t->act_offload_s = m * (mb.act_off_f + mb.act_off_b);
+	t->step_s = t->compute_s + t->comm_exposed_s + t->bubble_s + t->optimizer_s +
+		    t->act_offload_s;
 	if (c->offload != LLMSIM_OFFLOAD_NONE && dc->has_host)
 		offload_time(c, dc, m, ls, mb.tb, mb.z3f_off, mb.z3b_off, &r->time, &r->comm);
 
 	/* communication volumes, bytes each GPU sends per step (the end stage
 	 * the slowest stage holds, as train_mb_parts chose it) */
 	struct llmsim_train_comm *cm = &r->comm;
+	double rf = train_recompute_frac(&ctx->model, c);
 	cm->tp_bytes = m * (ld * D->tp_bytes + lm * M->tp_bytes + mb.end_tp_bytes +
-			    (full ? (ld * D->tp_bytes + lm * M->tp_bytes) / 2 : 0));
-	cm->ep_bytes = m * lm * M->ep_bytes * (full ? 1.5 : 1);
+			    rf * (ld * D->tp_bytes + lm * M->tp_bytes) / 2);
+	cm->ep_bytes = m * lm * M->ep_bytes * (1 + rf / 2);
 	cm->cp_bytes = m * (ld * D->cp_bytes + lm * M->cp_bytes);
 	cm->pp_bytes = c->pp > 1 ? m * 2 * mb.v * sc->p2p_bytes : 0;
 	cm->dp_bytes = (c->zero == 2 ? m : 1) * dc->grad_bytes + dc->gather_bytes;
@@ -534,10 +591,11 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 	double per_mb = g->dense_layers * (D->fwd_flops + D->bwd_flops) +
 			g->moe_layers * (M->fwd_flops + M->bwd_flops) + E->fwd_flops +
 			E->bwd_flops + L->fwd_flops + L->bwd_flops;
-	double recomp = full ? g->dense_layers * D->fwd_flops + g->moe_layers * M->fwd_flops
+	double recomp = full ? rf * (g->dense_layers * D->fwd_flops + g->moe_layers * M->fwd_flops)
 		      : sel  ? g->dense_layers * D->attn_core_fwd_flops +
 				      g->moe_layers * M->attn_core_fwd_flops
-			     : 0;
+			     : g->dense_layers * train_modules_fwd(c, D, 1) +
+				      g->moe_layers * train_modules_fwd(c, M, 1);
 	double seqs_per_mb_shard = (double)c->global_batch / c->micro_batch;
 	r->model_flops = per_mb * c->tp * c->cp * seqs_per_mb_shard;
 	r->hw_flops = (per_mb + recomp) * c->tp * c->cp * seqs_per_mb_shard;
@@ -549,7 +607,12 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 	r->hfu = denom > 0 ? r->hw_flops / denom : 0;
 
 	train_memory(g, &ctx->model, &ctx->gpu, c, m, &ctx->pp_memo, &r->mem);
-	r->gpu_fits = r->mem.total_bytes <= r->mem.hbm_bytes;
+	/* within the memory model's error of the limit (the stack's): not
+	 * rejected, said to be tight */
+	double e = c->allow.error_frac;
+	r->gpu_fits = r->mem.total_bytes * (1 - e) <= r->mem.hbm_bytes;
+	r->mem_tight = r->gpu_fits && r->mem.total_bytes * (1 + e) > r->mem.hbm_bytes;
+	r->mem_error_bytes = e * r->mem.total_bytes;
 	r->host_fits = r->mem.host_per_node_bytes <= r->mem.host_bytes;
 	r->fits = r->gpu_fits && r->host_fits;
 }
@@ -562,6 +625,10 @@ int llmsim_train_simulate(struct llmsim_train_ctx *ctx, const struct llmsim_trai
 	if (c->offload != LLMSIM_OFFLOAD_NONE && !ctx->gpu.has_host)
 		return llmsim_err_set(err, LLMSIM_EINVAL,
 				      "--offload needs the host of a node: %s has no 'host:' section",
+				      ctx->gpu.path[0] ? ctx->gpu.path : ctx->gpu.name);
+	if (c->offload_activations > 0 && !ctx->gpu.has_host)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "--offload-activations needs the host "
+				      "of a node: %s has no 'host:' section",
 				      ctx->gpu.path[0] ? ctx->gpu.path : ctx->gpu.name);
 	if (c->engine == LLMSIM_ENGINE_TORCH)
 		return train_torch_simulate(ctx, c, r, err);

@@ -27,8 +27,49 @@
 #include "sim/graph_mem.h"
 #include "sim/sim.h"
 
+/* Activation recomputation: none; selective (the attention core,
+ * Korthikanti et al. 2022); full (whole layers: --recompute-method and
+ * --recompute-num-layers choose which); modules (Megatron-Core's
+ * --recompute-granularity selective --recompute-modules: each module named
+ * in cfg.recompute_modules saves only its input and runs its forward again
+ * in the backward). */
 enum llmsim_recompute { LLMSIM_RECOMP_NONE, LLMSIM_RECOMP_SELECTIVE, LLMSIM_RECOMP_FULL,
-			LLMSIM_RECOMP_COUNT };
+			LLMSIM_RECOMP_MODULES, LLMSIM_RECOMP_COUNT };
+/* Megatron-Core's recompute modules (transformer_config.py,
+ * recompute_modules), by their names there: core_attn (the attention core),
+ * mlp (a dense MLP), moe_act (the experts' activation function), mla_up_proj
+ * (MLA's up-projections), layernorm (input and pre-MLP norms), moe (the whole
+ * MoE layer), shared_experts. */
+enum llmsim_recompute_module { LLMSIM_RM_CORE_ATTN, LLMSIM_RM_MLP, LLMSIM_RM_MOE_ACT,
+			       LLMSIM_RM_MLA_UP_PROJ, LLMSIM_RM_LAYERNORM, LLMSIM_RM_MOE,
+			       LLMSIM_RM_SHARED_EXPERTS, LLMSIM_RM_COUNT };
+/* Full recompute over the layers of a stage (Megatron's --recompute-method):
+ * uniform checkpoints the input of every group of recompute_layers layers
+ * (all layers recomputed, a group re-materialized at a time); block
+ * recomputes the first recompute_layers layers of each stage and keeps the
+ * rest whole. */
+enum llmsim_recompute_method { LLMSIM_RECOMP_UNIFORM, LLMSIM_RECOMP_BLOCK,
+			       LLMSIM_RECOMP_METHOD_COUNT };
+/* What ZeRO-2/3 runs as (`--fsdp`): none (DeepSpeed's ZeRO, or the llama3
+ * recipe's FSDP, as memory.c and memory_rank.c hold them); megatron
+ * (Megatron-FSDP, --use-megatron-fsdp: bf16 weights and fp32 main weights,
+ * m, v and main grads sharded; parameter and gradient buckets of one layer
+ * unsharded, double-buffered); fsdp2 (PyTorch fully_shard with
+ * MixedPrecisionPolicy(bf16, fp32 reduce): fp32 sharded parameters, grads,
+ * m and v; the bf16 parameters of the layer running and the one prefetched
+ * unsharded, and its fp32 gradients unsharded until reduce-scattered). */
+enum llmsim_fsdp { LLMSIM_FSDP_NONE, LLMSIM_FSDP_MEGATRON, LLMSIM_FSDP_FSDP2, LLMSIM_FSDP_COUNT };
+/* Memory a stack keeps beside the model's tensors, stated per stack
+ * (sim/train/stack.h; the numbers and their sources are in its file). */
+struct llmsim_train_allow {
+	double context_bytes;        /* CUDA context, cuBLAS/cuDNN/TE workspaces */
+	double fragmentation_frac;   /* the caching allocator, of everything else */
+	double nccl_bytes_per_group; /* NCCL buffers of each communicator in use */
+	double cuda_graph_bytes;     /* captured CUDA graphs' memory pools */
+	double error_frac;           /* the memory model's error for the stack: a total
+				      * within it of the HBM is "within the memory
+				      * model's error of the limit" (0: none stated) */
+};
 /* Pipeline schedules: 1F1B; Megatron's interleaved 1F1B (chunks per
  * stage); DeepSeek's DualPipe (DeepSeek-AI 2024, "DeepSeek-V3 Technical
  * Report", Sec. 3.2.1 and Table 2): micro-batches fed from both ends, each
@@ -86,8 +127,9 @@ enum llmsim_recipe { LLMSIM_RECIPE_AMP, LLMSIM_RECIPE_MEGATRON, LLMSIM_RECIPE_ZE
  * with a `host:` section. */
 enum llmsim_offload { LLMSIM_OFFLOAD_NONE, LLMSIM_OFFLOAD_OPTIMIZER, LLMSIM_OFFLOAD_PARAMS,
 		      LLMSIM_OFFLOAD_COUNT };
-/* The Megatron-LM release whose program runs the step (`--stack`), where
- * the releases differ in what the published runs measured:
+/* The Megatron-LM release whose program runs the step (a stack file's
+ * `program:`, sim/train/stack.h), where the releases differ in what the
+ * published runs measured:
  *   core           today's Megatron-Core (the default): gradient reduction
  *                  bucketed and overlapped with backward (--overlap-grad-reduce),
  *                  pipeline sends of the whole activation (1/tp of it under SP),
@@ -122,6 +164,9 @@ const char *llmsim_recipe_name(enum llmsim_recipe r);
 const char *llmsim_offload_name(enum llmsim_offload o);
 const char *llmsim_stack_name(enum llmsim_stack s);
 extern const char *const llmsim_recompute_names[];  /* NULL-terminated */
+extern const char *const llmsim_recompute_module_names[]; /* core_attn, mlp, ... */
+extern const char *const llmsim_recompute_method_names[]; /* uniform, block */
+extern const char *const llmsim_fsdp_names[];       /* none, megatron, fsdp2 */
 extern const char *const llmsim_pp_sched_names[];
 extern const char *const llmsim_recipe_names[];
 extern const char *const llmsim_offload_names[];    /* none, optimizer, params */
@@ -177,6 +222,18 @@ struct llmsim_train_cfg {
 					 * last backward bucket by bucket (PyTorch DDP,
 					 * Megatron's --DDP-impl torch); LLMSIM_DDP_LOCAL
 					 * after the backward (Megatron's LocalDDP) */
+	/* memory as the stacks hold it (stack.h, memory.c) */
+	unsigned recompute_modules;     /* LLMSIM_RECOMP_MODULES: bit per module */
+	enum llmsim_recompute_method recompute_method; /* LLMSIM_RECOMP_FULL */
+	int recompute_layers;           /* full: layers a group (uniform) or recomputed
+					 * per stage (block); 0: every layer, one a group */
+	double offload_activations;     /* 0..1: of the saved activations of the layers
+					 * waiting for their backward, the fraction kept in
+					 * host memory (sent over the host link as the
+					 * forward goes, fetched ahead of the backward) */
+	enum llmsim_fsdp fsdp;          /* what ZeRO-2/3 runs as */
+	struct llmsim_train_allow allow;
+	char stack_name[32];            /* the stack file's name ("": none applied) */
 };
 
 /* Defaults: everything 1, zero 0, micro-batch 1, seq 4096, global batch
@@ -240,6 +297,8 @@ struct llmsim_train_mem {
 	double act_per_layer_bytes;     /* one micro-batch, one layer (dense) */
 	double act_in_flight_layers;    /* layer-activations held (pipeline) */
 	double fragmentation_bytes;     /* part of other_bytes */
+	double act_offloaded_bytes;     /* activations kept in host memory
+					 * (--offload-activations; not in total_bytes) */
 	int pp_rank;                    /* the pipeline rank it is of: -1 the closed
 					 * form's (first stage's activations, the larger
 					 * stage's weights); >= 0 that rank (llama3) */
@@ -269,6 +328,10 @@ void llmsim_train_state_bytes(enum llmsim_recipe r, int zero, int n, double *wei
 void llmsim_train_offload_bytes(enum llmsim_recipe r, int zero, enum llmsim_offload o, int n,
 				double *gpu_weights, double *gpu_grads, double *gpu_optimizer,
 				double *host);
+
+/* The NCCL buffers c's stack allows for the communicators its layout uses
+ * (TP, CP, DP x CP, PP, EP: cfg.allow.nccl_bytes_per_group each). */
+double llmsim_train_nccl_bytes(const struct llmsim_train_cfg *c);
 
 /* Activation bytes one layer saves for backward, for one micro-batch on
  * one GPU: the Korthikanti et al. 2022 accounting generalized to GQA,
@@ -350,6 +413,7 @@ struct llmsim_train_time {
 	double offload_s;       /* exposed: PCIe beyond overlap + CPU Adam not hidden */
 	double cpu_adam_s;      /* the node's CPU Adam step */
 	double pcie_down_s, pcie_up_s; /* transfers per step, before overlap */
+	double act_offload_s;   /* activation offload's transfers not hidden */
 };
 
 /* The torch engine's step as PyTorch runs it (all 0 for the fused one). */
@@ -391,7 +455,10 @@ struct llmsim_train_result {
 				   * priced in (the power limit's one clock,
 				   * sim/predict.c); 0: the burst clock */
 	int fits;                 /* gpu_fits && host_fits */
-	int gpu_fits, host_fits;
+	int mem_tight;            /* fits, but within the memory model's error of the
+				   * HBM (cfg.allow.error_frac of the total, either way) */
+	double mem_error_bytes;   /* that error: error_frac x total_bytes */
+	int gpu_fits, host_fits;  /* gpu: total_bytes (1 - error_frac) <= HBM */
 	double sm_clock_hz;       /* the SM clock its tensor work runs at: the power
 				   * limit's at its load, or the burst clock (lone) */
 	struct llmsim_train_torch torch; /* engine torch */

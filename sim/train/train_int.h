@@ -11,8 +11,9 @@
 #include "sim/timeline.h"
 
 /* Fixed allowances, stated once (see memory.c). */
-#define TRAIN_CONTEXT_BYTES 1.0e9      /* CUDA context, cuBLAS/NCCL workspaces */
-#define TRAIN_FRAGMENTATION 0.05       /* allocator fragmentation, of the rest */
+#define TRAIN_CONTEXT_BYTES 1.0e9      /* CUDA context, cuBLAS workspaces: the torch
+					* engine's (the fused one takes its stack's,
+					* cfg.allow) */
 #define TRAIN_GRAD_BUCKET_PARAMS 40e6  /* Megatron DDP bucket (params) */
 #define TRAIN_DUALPIPE_COMM_SMS 20     /* SMs DeepSeek-V3's all-to-all kernels take
 					* (DeepSeek-V3 Technical Report Sec. 3.2.2:
@@ -81,6 +82,21 @@ double train_p2p_buffer_bytes(const struct llmsim_model *m, const struct llmsim_
 			      double T);
 double train_act_per_layer(const struct train_geom *g, const struct llmsim_model *m,
 			   const struct llmsim_train_cfg *c, double *dense, double *transient);
+
+/* The stack's allowances beside fragmentation (train.h, struct
+ * llmsim_train_allow): its context, the NCCL buffers of each communicator
+ * the layout uses (TP, CP, DP x CP, PP, EP), CUDA graphs. */
+double train_allow_bytes(const struct llmsim_train_cfg *c);
+/* Of `layers` layer-activations of per_layer bytes waiting for their
+ * backward, the bytes activation offload keeps in host memory. */
+double train_act_offloaded(const struct llmsim_train_cfg *c, double layers, double per_layer);
+/* Bytes per parameter of weights, gradients and optimizer state under
+ * FSDP (c->fsdp, ZeRO 2 or 3) sharded over n ranks; returns 0 (and leaves
+ * them) when c runs no FSDP. */
+int train_fsdp_state_bytes(const struct llmsim_train_cfg *c, int n, double *w, double *g,
+			   double *o);
+/* FSDP's unsharded buffers for layers of layer_params parameters here. */
+double train_fsdp_buffer_bytes(const struct llmsim_train_cfg *c, double layer_params);
 
 struct train_pp_memo;
 /* Memory of one configuration (closed form). memo (may be NULL): the
@@ -169,6 +185,9 @@ struct layer_cost {
 	double wgrad_s;               /* the weight-gradient GEMMs of bwd_s */
 	double attn_core_fwd_s;       /* selective recompute re-runs this */
 	double fwd_flops, bwd_flops, attn_core_fwd_flops; /* model (balanced) */
+	double mod_fwd_s[LLMSIM_RM_COUNT];     /* forward kernels of each recompute module
+						* (the MoE layer's with its dispatch) */
+	double mod_fwd_flops[LLMSIM_RM_COUNT];
 	double tp_fwd_s, tp_bwd_s;    /* TP collectives (exposed) */
 	double tp_bwd_hidden_s;       /* backward TP collectives behind weight-gradient GEMMs */
 	double ep_fwd_s, ep_bwd_s;    /* all-to-all (exposed) */
@@ -369,6 +388,8 @@ struct train_mb {
 	double ls, ld, lm;          /* layers of the stage: all, dense, MoE */
 	double cf, cb;              /* kernels: forward; backward with its recompute */
 	double recompute_s;         /* the recomputed forward inside cb */
+	double act_off_f, act_off_b; /* activation offload's transfers beyond the
+				     * layers' compute (forward, backward) */
 	double tpf, tpb, epf, epb, cpf, cpb; /* exposed collectives (fwd, bwd) */
 	double tpb_hidden, cpf_hidden, cpb_hidden; /* the parts compute hides */
 	double z3f, z3b;            /* ZeRO-3 gathers and reductions not hidden */
@@ -386,6 +407,12 @@ struct train_mb {
 };
 void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 		    const struct shape_cost *sc, const struct dp_cost *dc, struct train_mb *mb);
+/* Of the stage's layers, the share full recomputation re-runs (block: its
+ * first recompute_layers; else all); 0 without full recomputation. */
+double train_recompute_frac(const struct llmsim_model *m, const struct llmsim_train_cfg *c);
+/* The forward time (flops: 0) or FLOPs (1) the recompute modules of c
+ * re-run in one layer of cost L (0 unless LLMSIM_RECOMP_MODULES). */
+double train_modules_fwd(const struct llmsim_train_cfg *c, const struct layer_cost *L, int flops);
 
 /* The data-parallel communication a step exposes, and what it hides. */
 struct train_dp_exp {

@@ -130,6 +130,37 @@ double train_tp_overlap_s(double t, double gemm, int hide, double contention)
 	return fmax(0, t - gemm) + contention * fmin(t, gemm);
 }
 
+/* The recompute modules (train.h) a forward node belongs to, by what the
+ * graph says of it (role, name): the attention core; the input and pre-MLP
+ * norms; MLA's up-projections; the routed experts, their activation, the
+ * router and permutation (the MoE layer); the shared experts (in the MoE
+ * layer too); a dense layer's MLP. */
+static unsigned module_of(const struct llmsim_gnode *n, int moe_section)
+{
+	const char *s = n->name;
+	unsigned m = 0;
+	int act = strstr(s, "silu") || strstr(s, "gelu") || strstr(s, "act") || strstr(s, "swiglu");
+	int ffn = strstr(s, "gate") || strstr(s, "up_proj") || strstr(s, "down_proj") || act;
+	if (n->role & LLMSIM_GN_ATTN)
+		m |= 1u << LLMSIM_RM_CORE_ATTN;
+	if (!strcmp(s, "attn_norm") || !strcmp(s, "mlp_norm"))
+		m |= 1u << LLMSIM_RM_LAYERNORM;
+	if (!strncmp(s, "q_b_proj", 8) || !strncmp(s, "kv_b_proj", 9))
+		m |= 1u << LLMSIM_RM_MLA_UP_PROJ;
+	if (n->role & LLMSIM_GN_EXPERT) {
+		m |= 1u << LLMSIM_RM_MOE;
+		if (act)
+			m |= 1u << LLMSIM_RM_MOE_ACT;
+	} else if (!strncmp(s, "shared.", 7)) {
+		m |= 1u << LLMSIM_RM_MOE | 1u << LLMSIM_RM_SHARED_EXPERTS;
+	} else if (!strncmp(s, "router", 6) || !strncmp(s, "moe_", 4)) {
+		m |= 1u << LLMSIM_RM_MOE;
+	} else if (ffn && !moe_section) {
+		m |= 1u << LLMSIM_RM_MLP;
+	}
+	return m;
+}
+
 /* Sum one priced graph into the section costs. */
 static void accumulate(const struct llmsim_graph *g, const struct train_priced *pr,
 		       const struct tp_policy *pol, struct shape_cost *sc)
@@ -155,6 +186,8 @@ static void accumulate(const struct llmsim_graph *g, const struct train_priced *
 		} else if (n->role & LLMSIM_GN_EP) {
 			lc->ep_bytes += pr[i].link_bytes;
 			*(fwd ? &lc->ep_fwd_s : &lc->ep_bwd_s) += t;
+			if (fwd) /* the MoE layer recomputed dispatches again */
+				lc->mod_fwd_s[LLMSIM_RM_MOE] += t;
 		} else if (n->role & LLMSIM_GN_CP) {
 			lc->cp_bytes += n->op.u.coll.bytes * n->count;
 			*(fwd ? &lc->cp_fwd_exposed_s : &lc->cp_bwd_exposed_s) += fmax(0, t - hidden);
@@ -166,6 +199,12 @@ static void accumulate(const struct llmsim_graph *g, const struct train_priced *
 				lc->attn_core_fwd_s += t;
 				lc->attn_core_fwd_flops += pr[i].flops;
 			}
+			unsigned mods = module_of(n, lc == &sc->moe);
+			for (int k = 0; mods && k < LLMSIM_RM_COUNT; k++)
+				if (mods & 1u << k) {
+					lc->mod_fwd_s[k] += t;
+					lc->mod_fwd_flops[k] += pr[i].flops;
+				}
 		} else {
 			lc->bwd_s += t;
 			lc->bwd_flops += pr[i].flops;
