@@ -13,6 +13,9 @@
 #ifndef LLMSIM_SOURCE_DIR
 #define LLMSIM_SOURCE_DIR ""
 #endif
+#ifndef LLMSIM_BUILD_DIR
+#define LLMSIM_BUILD_DIR ""
+#endif
 #ifndef LLMSIM_INSTALL_DATA_DIR
 #define LLMSIM_INSTALL_DATA_DIR ""
 #endif
@@ -57,9 +60,12 @@ static void find(void)
 		return;
 	}
 	char exe[PATH_MAX];
+	int in_build = 0; /* the binary still sits in the build tree it was made in */
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 	if (n > 0) {
 		exe[n] = 0;
+		size_t b = strlen(LLMSIM_BUILD_DIR);
+		in_build = b && !strncmp(exe, LLMSIM_BUILD_DIR, b) && exe[b] == '/';
 		char *slash = strrchr(exe, '/');
 		if (slash) {
 			*slash = 0;
@@ -76,6 +82,12 @@ static void find(void)
 	if (src && !strcmp(src, "1") && take(LLMSIM_SOURCE_DIR, "the source tree, as LLMSIM_SOURCE_DATA=1 asks"))
 		return;
 	if (take(LLMSIM_INSTALL_DATA_DIR, "the install prefix"))
+		return;
+	/* nothing installed: a binary run from its build tree (the README's
+	 * "Calibrating your own GPU" runs build/cli/llmsim) reads the source
+	 * tree it was built from; an installed one never does */
+	if (in_build &&
+	    take(LLMSIM_SOURCE_DIR, "the source tree the binary was built from (nothing installed)"))
 		return;
 	dir[0] = 0;
 	origin = "none";

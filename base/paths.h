@@ -6,9 +6,11 @@
  * binary (<exe>/../share/llmsim, so a copied or relocated prefix works);
  * the install prefix the binary was configured with
  * (CMAKE_INSTALL_FULL_DATADIR/llmsim). The source tree the binary was
- * built from is consulted only when $LLMSIM_SOURCE_DATA=1 asks for it:
- * otherwise a binary in a build tree reads what `cmake --install` put in
- * place, exactly as the installed one does. The first that holds hw/ wins.
+ * built from comes first when $LLMSIM_SOURCE_DATA=1 asks for it: otherwise
+ * a binary in a build tree reads what `cmake --install` put in place,
+ * exactly as the installed one does, and its source tree only when nothing
+ * is installed (a fresh clone built and run in place, as the README's
+ * calibration section does). The first that holds hw/ wins.
  */
 #ifndef LLMSIM_PATHS_H
 #define LLMSIM_PATHS_H
@@ -21,7 +23,8 @@ const char *llmsim_data_dir(void);
 
 /* How llmsim_data_dir was found, for --version: "LLMSIM_DATA_DIR", "the
  * install tree next to the binary", "the install prefix", "the source tree,
- * as LLMSIM_SOURCE_DATA=1 asks", or "none" when there is no data folder. */
+ * as LLMSIM_SOURCE_DATA=1 asks", "the source tree the binary was built from
+ * (nothing installed)", or "none" when there is no data folder. */
 const char *llmsim_data_dir_origin(void);
 
 /* One sentence on how to make data available, for messages when there is

@@ -44,6 +44,8 @@ static int plain(const char *s)
 	return 1;
 }
 
+static void write_classes(FILE *f, const struct llmsim_validation *ho);
+
 static void write_body(FILE *f, const struct llmsim_gpu *gpu, const struct llmsim_calib_set *set,
 		       const struct llmsim_fit_result *res, const struct llmsim_validation *ho,
 		       const char *date, const char *source)
@@ -90,6 +92,12 @@ static void write_body(FILE *f, const struct llmsim_gpu *gpu, const struct llmsi
 				llmsim_param_info[e].key, gpu->param[e], res->start[e],
 				res->ncases[e]);
 
+	write_classes(f, ho);
+}
+
+/* expected_error_pct: the held-out classes, as the loader reads them */
+static void write_classes(FILE *f, const struct llmsim_validation *ho)
+{
 	int nclasses = 0;
 	for (int c = 0; ho && c < ho->nclasses; c++)
 		nclasses += ho->classes[c].n > 0;
@@ -107,6 +115,61 @@ static void write_body(FILE *f, const struct llmsim_gpu *gpu, const struct llmsi
 	}
 }
 
+static void today(char *date, size_t size, const struct llmsim_profile_info *info)
+{
+	if (info && info->date) {
+		snprintf(date, size, "%s", info->date);
+	} else {
+		time_t now = time(NULL);
+		struct tm tm;
+		gmtime_r(&now, &tm);
+		strftime(date, size, "%Y-%m-%d", &tm);
+	}
+}
+
+int llmsim_calib_write_transfer(const char *path, const struct llmsim_gpu *gpu,
+				const struct llmsim_calib_set *set,
+				const struct llmsim_validation *held_out,
+				const struct llmsim_profile_info *info, struct llmsim_err *err)
+{
+	if (!gpu->basis[0])
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "%s names no calibration basis: there is no transfer to measure",
+				      gpu->name);
+	char date[32], tmp[4096];
+	today(date, sizeof date, info);
+	if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "%s: path too long", path);
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		return llmsim_err_set(err, LLMSIM_EIO, "%s: cannot write: %s", path,
+				      strerror(errno));
+	fprintf(f,
+		"# The transfer experiment: %s predicted from %s's calibration and its own\n"
+		"# hardware file alone, against measurements of it (written by `llmsim calib\n"
+		"# validate --gpu %s --uncalibrated --transfer-out`): the measured cost of\n"
+		"# predicting an uncalibrated GPU from %s. Every GPU file that names %s as its\n"
+		"# calibration_basis takes these as its expected errors until its own profile\n"
+		"# exists, widened in quadrature by its uncalibrated_step_error_fraction.\n",
+		gpu->name, gpu->basis, gpu->name, gpu->basis, gpu->basis);
+	fprintf(f, "basis: %s\nmeasured_on: %s\nrelation: %s\ndate: ", gpu->basis, gpu->name,
+		llmsim_gpu_relation_name(gpu->relation));
+	put_quoted(f, date);
+	fputs("\nsource: ", f);
+	char src[512];
+	snprintf(src, sizeof src, "%s (%s)", info && info->source ? info->source : "?",
+		 set->device);
+	put_quoted(f, src);
+	fputc('\n', f);
+	write_classes(f, held_out);
+	if (fclose(f) || rename(tmp, path)) {
+		int e = errno;
+		unlink(tmp);
+		return llmsim_err_set(err, LLMSIM_EIO, "%s: cannot write: %s", path, strerror(e));
+	}
+	return 0;
+}
+
 int llmsim_calib_write_profile(const char *path, const struct llmsim_gpu *gpu,
 			       const struct llmsim_calib_set *set,
 			       const struct llmsim_fit_result *res,
@@ -114,14 +177,7 @@ int llmsim_calib_write_profile(const char *path, const struct llmsim_gpu *gpu,
 			       const struct llmsim_profile_info *info, struct llmsim_err *err)
 {
 	char date[32];
-	if (info && info->date) {
-		snprintf(date, sizeof date, "%s", info->date);
-	} else {
-		time_t now = time(NULL);
-		struct tm tm;
-		gmtime_r(&now, &tm);
-		strftime(date, sizeof date, "%Y-%m-%d", &tm);
-	}
+	today(date, sizeof date, info);
 	struct stat st; /* rename() would replace a device or pipe itself */
 	if (!stat(path, &st) && !S_ISREG(st.st_mode))
 		return llmsim_err_set(err, LLMSIM_EIO, "%s: cannot write: not a regular file", path);

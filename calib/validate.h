@@ -92,4 +92,15 @@ int llmsim_calib_write_profile(const char *path, const struct llmsim_gpu *gpu,
 			       const struct llmsim_validation *held_out,
 			       const struct llmsim_profile_info *info, struct llmsim_err *err);
 
+/* Write the transfer table of gpu's calibration basis (hw/transfer/
+ * BASIS.yaml, read by llmsim_gpu_apply_basis): the held-out statistics of
+ * gpu predicted from its hardware file and basis alone, measured on the
+ * device of set: what predicting an uncalibrated GPU from the basis costs.
+ * Whole-step classes are added after it (llmsim_steps_update_profile). The
+ * GPU must name a basis; the file is written whole or not at all. */
+int llmsim_calib_write_transfer(const char *path, const struct llmsim_gpu *gpu,
+				const struct llmsim_calib_set *set,
+				const struct llmsim_validation *held_out,
+				const struct llmsim_profile_info *info, struct llmsim_err *err);
+
 #endif

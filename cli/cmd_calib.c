@@ -183,8 +183,9 @@ static int calib_run(int argc, char **argv)
 
 /* ---- fit and validate: the GPU and the measured cases ---- */
 
-/* The GPU as its hardware file states it (no profile), or with the
- * profile that applies (or `profile`). */
+/* The GPU as its hardware file states it (no profile; a shared die's
+ * values from its calibration basis), or with the profile that applies
+ * (or `profile`). */
 static int load_gpu(const char *name, int with_profile, const char *profile, struct llmsim_gpu *gpu,
 		    struct llmsim_err *err)
 {
@@ -193,7 +194,7 @@ static int load_gpu(const char *name, int with_profile, const char *profile, str
 		return rc;
 	char path[sizeof gpu->path];
 	memcpy(path, gpu->path, sizeof path);
-	if ((rc = llmsim_gpu_load_file(path, gpu, err)))
+	if ((rc = llmsim_gpu_load_file(path, gpu, err)) || (rc = llmsim_gpu_apply_basis(gpu, err)))
 		return rc;
 	return profile ? llmsim_gpu_apply_profile(gpu, profile, err) : 0;
 }
@@ -225,6 +226,66 @@ static int load_inputs(const char *cmd, const char *db, const char *gpu_name, in
 			fprintf(stderr, "%s: %s\n", cmd, err.msg);
 		return 1;
 	}
+	return 0;
+}
+
+/* The GPU kinds (hw_name) of a store's runs, in the order first seen. */
+#define MAX_KINDS 8
+struct gpu_kinds {
+	char name[MAX_KINDS][64];
+	int n;
+};
+
+static int kind_row(const struct llmsim_store_run_row *r, void *ctx)
+{
+	struct gpu_kinds *k = ctx;
+	for (int i = 0; i < k->n; i++)
+		if (!strcmp(k->name[i], r->dev.hw_name))
+			return 0;
+	if (k->n < MAX_KINDS && r->dev.hw_name[0])
+		snprintf(k->name[k->n++], sizeof k->name[0], "%s", r->dev.hw_name);
+	return 0;
+}
+
+/* "h100 and h200", "a, b and c" */
+static void kinds_list(const struct gpu_kinds *k, char *buf, size_t size)
+{
+	buf[0] = 0;
+	for (int i = 0; i < k->n; i++)
+		snprintf(buf + strlen(buf), size - strlen(buf), "%s'%s'",
+			 !i ? "" : i == k->n - 1 ? " and " : ", ", k->name[i]);
+}
+
+/* The GPU kinds of db (or of the shipped calibration) into *k; prints one
+ * line and returns 1 on failure. */
+static int store_kinds(const char *cmd, const char *db, struct gpu_kinds *k)
+{
+	struct llmsim_store *s;
+	struct input_name name;
+	struct llmsim_err err = {0};
+	k->n = 0;
+	if (open_input(cmd, db, &s, &name))
+		return 1;
+	int rc = llmsim_store_runs(s, kind_row, k, &err);
+	llmsim_store_close(s);
+	return rc ? fail(cmd, &err) : 0;
+}
+
+/* The one GPU kind of db when --gpu names none (h200 for a store without
+ * runs, whose cases load_inputs then finds missing); two or more: one line
+ * naming them, and 1. */
+static int one_kind(const char *cmd, const char *db, struct gpu_kinds *k, const char **gpu_name)
+{
+	if (store_kinds(cmd, db, k))
+		return 1;
+	if (k->n > 1) {
+		char list[MAX_KINDS * 72];
+		kinds_list(k, list, sizeof list);
+		fprintf(stderr, "%s: %s holds cases of %d GPU kinds, %s: name one with --gpu\n",
+			cmd, db ? db : "the shipped calibration", k->n, list);
+		return 1;
+	}
+	*gpu_name = k->n ? k->name[0] : "h200";
 	return 0;
 }
 
@@ -336,14 +397,14 @@ static int steps_into_profile(const char *cmd, const char *db, const char *gpu_n
 
 static int calib_fit(int argc, char **argv)
 {
-	const char *cmd = "llmsim calib fit", *db = NULL, *out = NULL, *gpu_name = "h200";
+	const char *cmd = "llmsim calib fit", *db = NULL, *out = NULL, *gpu_name = NULL;
 	int json = 0;
 	const struct llmsim_opt opts[] = {
 	    {"db", LLMSIM_ARG_STRING, &db, "FILE", "calibration database (default: the shipped calibration)", 0, NULL, NULL},
 	    {"out", LLMSIM_ARG_STRING, &out, "PROFILE.yaml",
 	     "profile to write (hw/profiles/NAME.yaml to make it the default)", 0, NULL, NULL},
-	    {"gpu", LLMSIM_ARG_STRING, &gpu_name, "NAME", "GPU whose cases to fit (default h200)",
-	     0, NULL, NULL},
+	    {"gpu", LLMSIM_ARG_STRING, &gpu_name, "NAME",
+	     "GPU whose cases to fit (default: the one GPU kind the store holds)", 0, NULL, NULL},
 	    {"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON output (SI units)", 0, NULL, NULL},
 	};
 	int rc =
@@ -356,6 +417,9 @@ static int calib_fit(int argc, char **argv)
 		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
 	if (!out)
 		return llmsim_args_error(cmd, "--out PROFILE.yaml is required");
+	struct gpu_kinds kinds;
+	if (!gpu_name && one_kind(cmd, db, &kinds, &gpu_name))
+		return 1;
 	struct llmsim_gpu gpu;
 	struct llmsim_err err = {0};
 	struct llmsim_calib_set set;
@@ -454,15 +518,39 @@ static int calib_fit(int argc, char **argv)
 
 /* ---- validate ---- */
 
+/* What a validation predicted with: the profile, or the hardware file and
+ * the basis it takes its die's values from. */
+static const char *predicted_with(const struct llmsim_gpu *g, char *buf, size_t size)
+{
+	if (g->profile_path[0])
+		return llmsim_data_rel(g->profile_path);
+	if (g->basis[0])
+		snprintf(buf, size, "the hardware file and its calibration basis, %s (%s; no profile "
+			 "of its own)", g->basis, llmsim_gpu_relation_name(g->relation));
+	else
+		snprintf(buf, size, "the hardware file's values");
+	return buf;
+}
+
+struct validate_opts {
+	const char *db, *profile, *transfer_out;
+	int json, all, cases, steps, uncalibrated;
+};
+
+static int validate_one(const char *cmd, const struct validate_opts *o, const char *gpu_name,
+			struct llmsim_json *jp);
+
+
 static int calib_validate(int argc, char **argv)
 {
-	const char *cmd = "llmsim calib validate", *db = NULL, *gpu_name = "h200";
-	const char *profile = NULL;
-	int json = 0, all = 0, cases = 0, steps = 0, update = 0;
+	const char *cmd = "llmsim calib validate", *db = NULL, *gpu_name = NULL;
+	const char *profile = NULL, *transfer_out = NULL;
+	int json = 0, all = 0, cases = 0, steps = 0, update = 0, uncal = 0;
 	const struct llmsim_opt opts[] = {
 	    {"db", LLMSIM_ARG_STRING, &db, "FILE", "calibration database (default: the shipped calibration)", 0, NULL, NULL},
-	    {"gpu", LLMSIM_ARG_STRING, &gpu_name, "NAME", "GPU whose cases to check (default h200)",
-	     0, NULL, NULL},
+	    {"gpu", LLMSIM_ARG_STRING, &gpu_name, "NAME",
+	     "GPU whose cases to check (default: every GPU kind the store holds, in turn)", 0,
+	     NULL, NULL},
 	    {"profile", LLMSIM_ARG_STRING, &profile, "FILE",
 	     "apply this profile instead of the GPU's default one", 0, NULL, NULL},
 	    {"all", LLMSIM_ARG_FLAG, &all, NULL, "every case, not only the held-out ones", 0, NULL,
@@ -475,18 +563,35 @@ static int calib_validate(int argc, char **argv)
 	    {"update-profile", LLMSIM_ARG_FLAG, &update, NULL,
 	     "write the whole-step classes into the profile used (steps_errors:: the expected "
 	     "errors infer, serve and plan print), nothing else changed", 0, NULL, NULL},
+	    {"uncalibrated", LLMSIM_ARG_FLAG, &uncal, NULL,
+	     "predict with the hardware file and its calibration basis alone, not the GPU's own "
+	     "profile: the transfer experiment", 0, NULL, NULL},
+	    {"transfer-out", LLMSIM_ARG_STRING, &transfer_out, "FILE",
+	     "with --uncalibrated: write the held-out and whole-step errors as the basis's transfer "
+	     "table (hw/transfer/BASIS.yaml: every uncalibrated GPU's expected errors)", 0, NULL,
+	     NULL},
 	    {"json", LLMSIM_ARG_FLAG, &json, NULL, "JSON output (SI units)", 0, NULL, NULL},
 	};
 	int rc =
-	    llmsim_args_parse(cmd, "[--db FILE] [--gpu NAME] [--profile FILE] [--all] [--cases] [--steps] [--update-profile] [--json]",
+	    llmsim_args_parse(cmd, "[--db FILE] [--gpu NAME] [--profile FILE] [--all] [--cases] [--steps] [--update-profile] [--uncalibrated [--transfer-out FILE]] [--json]",
 			      "Predict every measured kernel case and compare with its median\n"
 			      "time, per op class; then every measured whole step of a program\n"
 			      "(the store's steps: a lean PyTorch engine, HF transformers, a\n"
 			      "training step) through the functions infer and train run, per\n"
 			      "program and phase. Exits 0 whether or not the targets are met.",
-			      argc - 1, argv + 1, opts, 8, NULL, 0, NULL);
+			      argc - 1, argv + 1, opts, 10, NULL, 0, NULL);
 	if (rc)
 		return rc == LLMSIM_ARGS_HELP ? 0 : 2;
+	if (transfer_out && (!uncal || all || steps || update || profile))
+		return llmsim_args_error(cmd, "--transfer-out FILE goes with --uncalibrated alone "
+					      "(not --all, --steps, --profile or --update-profile)");
+	if (uncal && (profile || update))
+		return llmsim_args_error(cmd, "--uncalibrated applies no profile: not with "
+					      "--profile or --update-profile");
+	struct gpu_kinds kinds = {.n = 0};
+	/* a profile belongs to one GPU: with one, the store's GPU must be named */
+	if (!gpu_name && (update || profile) && one_kind(cmd, db, &kinds, &gpu_name))
+		return 1;
 	if (update) {
 		char path[1024];
 		if (!profile) {
@@ -504,11 +609,46 @@ static int calib_validate(int argc, char **argv)
 		}
 		return steps_into_profile(cmd, db, gpu_name, profile, json);
 	}
+	struct validate_opts vo = {db, profile, transfer_out, json, all, cases, steps, uncal};
+	if (!gpu_name && store_kinds(cmd, db, &kinds))
+		return 1;
+	if (gpu_name || kinds.n <= 1)
+		return validate_one(cmd, &vo,
+				    gpu_name ? gpu_name : kinds.n ? kinds.name[0] : "h200", NULL);
+	/* every GPU the store holds, one after another */
+	struct llmsim_json j;
+	if (json) {
+		llmsim_json_init(&j, stdout);
+		llmsim_json_obj_begin(&j, NULL);
+		llmsim_json_arr_begin(&j, "gpus");
+	}
+	for (int i = 0; i < kinds.n; i++) {
+		if (!json && i)
+			putchar('\n');
+		if (validate_one(cmd, &vo, kinds.name[i], json ? &j : NULL))
+			return 1;
+	}
+	if (json) {
+		llmsim_json_arr_end(&j);
+		llmsim_json_obj_end(&j);
+		llmsim_json_finish(&j);
+	}
+	return 0;
+}
+
+/* One GPU's validation (calib_validate): its kernel classes and steps,
+ * or with `steps` its steps alone; JSON into jp when given (an element of
+ * the "gpus" array), else a document of its own. */
+static int validate_one(const char *cmd, const struct validate_opts *o, const char *gpu_name,
+			struct llmsim_json *jp)
+{
+	const char *db = o->db, *profile = o->profile;
+	int json = o->json, all = o->all, cases = o->cases, steps = o->steps, rc;
 	struct llmsim_gpu gpu;
 	struct llmsim_err err = {0};
 	struct llmsim_calib_set set;
 	struct input_name name;
-	if (load_inputs(cmd, db, gpu_name, 1, profile, &gpu, &set, &name))
+	if (load_inputs(cmd, db, gpu_name, !o->uncalibrated, profile, &gpu, &set, &name))
 		return 1;
 	/* the whole steps: the same store, again */
 	static struct llmsim_steps_report sr;
@@ -535,17 +675,20 @@ static int calib_validate(int argc, char **argv)
 			return 1;
 		}
 		if (json) {
-			struct llmsim_json j;
-			llmsim_json_init(&j, stdout);
-			llmsim_json_obj_begin(&j, NULL);
-			llmsim_json_str(&j, "gpu", gpu.name);
-			llmsim_json_str(&j, "profile", gpu.profile_path);
-			calib_steps_json(&j, "steps", &sr);
-			llmsim_json_obj_end(&j);
-			llmsim_json_finish(&j);
+			struct llmsim_json own, *j = jp ? jp : &own;
+			if (!jp)
+				llmsim_json_init(&own, stdout);
+			llmsim_json_obj_begin(j, NULL);
+			llmsim_json_str(j, "gpu", gpu.name);
+			llmsim_json_str(j, "profile", gpu.profile_path);
+			calib_steps_json(j, "steps", &sr);
+			llmsim_json_obj_end(j);
+			if (!jp)
+			llmsim_json_finish(&own);
 		} else {
+			char with[700];
 			printf("%s: whole steps of %s, predicted with %s\n", gpu.name, name.name,
-			       gpu.profile_path[0] ? llmsim_data_rel(gpu.profile_path) : "the hardware file's values");
+			       predicted_with(&gpu, with, sizeof with));
 			calib_steps_print(stdout, &sr, 1);
 		}
 		llmsim_steps_report_free(&sr);
@@ -565,64 +708,77 @@ static int calib_validate(int argc, char **argv)
 		llmsim_calib_set_release(&set);
 		return fail(cmd, &err);
 	}
+	if (o->transfer_out) {
+		struct llmsim_profile_info info = {.source = db ? db : "the shipped calibration"};
+		if (llmsim_calib_write_transfer(o->transfer_out, &gpu, &set, &v, &info, &err) ||
+		    (have_steps && llmsim_steps_update_profile(o->transfer_out, &sr, &err))) {
+			free(every);
+			llmsim_steps_report_free(&sr);
+			llmsim_calib_set_release(&set);
+			return fail(cmd, &err);
+		}
+	}
 	/* the worst cases, or with --cases every case */
 	const struct llmsim_worst_case *rows = cases ? every : v.worst;
 	size_t nrows = cases ? nevery : (size_t)v.nworst;
 	if (json) {
-		struct llmsim_json j;
-		llmsim_json_init(&j, stdout);
-		llmsim_json_obj_begin(&j, NULL);
-		llmsim_json_str(&j, "gpu", gpu.name);
-		llmsim_json_str(&j, "profile", gpu.profile_path);
-		llmsim_json_str(&j, "split", split ? split : "all");
-		llmsim_json_obj_begin(&j, "targets");
-		llmsim_json_num(&j, "median_abs_pct_err", LLMSIM_CALIB_TARGET_MEDIAN_PCT);
-		llmsim_json_num(&j, "p90_abs_pct_err", LLMSIM_CALIB_TARGET_P90_PCT);
-		llmsim_json_num(&j, "abs_median_signed_pct_err", LLMSIM_CALIB_TARGET_BIAS_PCT);
-		llmsim_json_obj_end(&j);
-		llmsim_json_arr_begin(&j, "classes");
+		struct llmsim_json own, *j = jp ? jp : &own;
+		if (!jp)
+			llmsim_json_init(&own, stdout);
+		llmsim_json_obj_begin(j, NULL);
+		llmsim_json_str(j, "gpu", gpu.name);
+		llmsim_json_str(j, "profile", gpu.profile_path);
+		llmsim_json_str(j, "split", split ? split : "all");
+		llmsim_json_obj_begin(j, "targets");
+		llmsim_json_num(j, "median_abs_pct_err", LLMSIM_CALIB_TARGET_MEDIAN_PCT);
+		llmsim_json_num(j, "p90_abs_pct_err", LLMSIM_CALIB_TARGET_P90_PCT);
+		llmsim_json_num(j, "abs_median_signed_pct_err", LLMSIM_CALIB_TARGET_BIAS_PCT);
+		llmsim_json_obj_end(j);
+		llmsim_json_arr_begin(j, "classes");
 		for (int c = 0; c < v.nclasses; c++)
-			json_stats(&j, &v.classes[c]);
-		llmsim_json_arr_end(&j);
-		llmsim_json_obj_begin(&j, "all");
-		llmsim_json_int(&j, "n", v.all.n);
-		llmsim_json_num(&j, "median_abs_pct_err", v.all.median_abs_pct);
-		llmsim_json_num(&j, "p90_abs_pct_err", v.all.p90_abs_pct);
-		llmsim_json_obj_end(&j);
-		llmsim_json_arr_begin(&j, cases ? "cases" : "worst");
+			json_stats(j, &v.classes[c]);
+		llmsim_json_arr_end(j);
+		llmsim_json_obj_begin(j, "all");
+		llmsim_json_int(j, "n", v.all.n);
+		llmsim_json_num(j, "median_abs_pct_err", v.all.median_abs_pct);
+		llmsim_json_num(j, "p90_abs_pct_err", v.all.p90_abs_pct);
+		llmsim_json_obj_end(j);
+		llmsim_json_arr_begin(j, cases ? "cases" : "worst");
 		for (size_t i = 0; i < nrows; i++) {
-			llmsim_json_obj_begin(&j, NULL);
-			llmsim_json_str(&j, "op_spec", rows[i].op_spec);
-			llmsim_json_str(&j, "class", rows[i].op_class);
-			llmsim_json_num(&j, "measured_s", rows[i].measured_s);
-			llmsim_json_num(&j, "predicted_s", rows[i].predicted_s);
-			llmsim_json_num(&j, "err_pct", rows[i].err_pct);
-			llmsim_json_num(&j, "predicted_sm_clock_hz", rows[i].predicted_clock_hz);
+			llmsim_json_obj_begin(j, NULL);
+			llmsim_json_str(j, "op_spec", rows[i].op_spec);
+			llmsim_json_str(j, "class", rows[i].op_class);
+			llmsim_json_num(j, "measured_s", rows[i].measured_s);
+			llmsim_json_num(j, "predicted_s", rows[i].predicted_s);
+			llmsim_json_num(j, "err_pct", rows[i].err_pct);
+			llmsim_json_num(j, "predicted_sm_clock_hz", rows[i].predicted_clock_hz);
 			if (rows[i].measured_clock_hz > 0)
-				llmsim_json_num(&j, "measured_sm_clock_hz", rows[i].measured_clock_hz);
-			llmsim_json_obj_end(&j);
+				llmsim_json_num(j, "measured_sm_clock_hz", rows[i].measured_clock_hz);
+			llmsim_json_obj_end(j);
 		}
-		llmsim_json_arr_end(&j);
-		llmsim_json_obj_begin(&j, "hbm_bytes_check");
-		llmsim_json_int(&j, "n", v.hbm_n);
-		llmsim_json_num(&j, "median_abs_pct_err", v.hbm_median_abs_pct);
-		llmsim_json_num(&j, "median_signed_pct_err", v.hbm_median_signed_pct);
-		llmsim_json_obj_end(&j);
-		llmsim_json_obj_begin(&j, "sm_clock_under_load");
-		llmsim_json_int(&j, "n", v.clock_n);
-		llmsim_json_num(&j, "median_abs_pct_err", v.clock_median_abs_pct);
-		llmsim_json_num(&j, "median_signed_pct_err", v.clock_median_signed_pct);
-		llmsim_json_obj_end(&j);
-		llmsim_json_int(&j, "not_modelled", v.not_modelled);
-		llmsim_json_int(&j, "failed", v.failed);
+		llmsim_json_arr_end(j);
+		llmsim_json_obj_begin(j, "hbm_bytes_check");
+		llmsim_json_int(j, "n", v.hbm_n);
+		llmsim_json_num(j, "median_abs_pct_err", v.hbm_median_abs_pct);
+		llmsim_json_num(j, "median_signed_pct_err", v.hbm_median_signed_pct);
+		llmsim_json_obj_end(j);
+		llmsim_json_obj_begin(j, "sm_clock_under_load");
+		llmsim_json_int(j, "n", v.clock_n);
+		llmsim_json_num(j, "median_abs_pct_err", v.clock_median_abs_pct);
+		llmsim_json_num(j, "median_signed_pct_err", v.clock_median_signed_pct);
+		llmsim_json_obj_end(j);
+		llmsim_json_int(j, "not_modelled", v.not_modelled);
+		llmsim_json_int(j, "failed", v.failed);
 		if (have_steps)
-			calib_steps_json(&j, "steps", &sr);
-		llmsim_json_obj_end(&j);
-		llmsim_json_finish(&j);
+			calib_steps_json(j, "steps", &sr);
+		llmsim_json_obj_end(j);
+		if (!jp)
+			llmsim_json_finish(&own);
 	} else {
+		char with[700];
 		printf("%s: %s cases of %s, predicted with %s\n", gpu.name,
 		       split ? "held-out" : "all", name.name,
-		       gpu.profile_path[0] ? llmsim_data_rel(gpu.profile_path) : "the hardware file's values");
+		       predicted_with(&gpu, with, sizeof with));
 		if (v.nclasses)
 			print_classes(stdout, &v);
 		else

@@ -214,6 +214,19 @@ static void show_json(const struct llmsim_gpu *g, FILE *out)
 	for (int i = 0; i < LLMSIM_PARAM_COUNT; i++)
 		llmsim_json_num(&j, llmsim_param_info[i].key, g->param[i]);
 	llmsim_json_obj_end(&j);
+	if (g->basis[0]) {
+		llmsim_json_obj_begin(&j, "calibration_basis");
+		llmsim_json_str(&j, "gpu", g->basis);
+		llmsim_json_str(&j, "relation", llmsim_gpu_relation_name(g->relation));
+		llmsim_json_arr_begin(&j, "efficiencies_from_basis");
+		for (int i = 0; i < LLMSIM_PARAM_COUNT; i++)
+			if (g->param_from_basis[i])
+				llmsim_json_str(&j, NULL, llmsim_param_info[i].key);
+		llmsim_json_arr_end(&j);
+		if (g->transfer_path[0])
+			llmsim_json_str(&j, "transfer_path", g->transfer_path);
+		llmsim_json_obj_end(&j);
+	}
 	if (g->profile_path[0]) {
 		llmsim_json_obj_begin(&j, "calibration");
 		llmsim_json_str(&j, "profile_path", g->profile_path);
@@ -350,8 +363,24 @@ static void show_human(const struct llmsim_gpu *g)
 		else
 			kv_row(&k, key, "%g", g->param[i]);
 	}
-	kv_print(&k, g->profile_path[0] ? "efficiencies (from the calibration profile)"
-					: "efficiencies (assumed: no calibration profile)");
+	char title[160];
+	int from_basis = 0;
+	for (int i = 0; i < LLMSIM_PARAM_COUNT; i++)
+		from_basis += g->param_from_basis[i];
+	if (g->profile_path[0])
+		snprintf(title, sizeof title, "efficiencies (from the calibration profile)");
+	else if (from_basis)
+		snprintf(title, sizeof title,
+			 "efficiencies (no profile: %d of them the calibrated %s's, the same die)",
+			 from_basis, g->basis);
+	else
+		snprintf(title, sizeof title, "efficiencies (assumed: no calibration profile)");
+	kv_print(&k, title);
+	if (g->basis[0])
+		printf("calibration basis: %s (%s)%s%s\n", g->basis,
+		       llmsim_gpu_relation_name(g->relation),
+		       g->transfer_path[0] ? "; expected errors: the measured transfer, " : "",
+		       g->transfer_path[0] ? llmsim_data_rel(g->transfer_path) : "");
 
 	if (g->profile_path[0]) {
 		kv_init(&k);

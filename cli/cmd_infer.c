@@ -19,7 +19,7 @@
 #include "trace_out.h"
 
 static const char *const attn_names[] = {"naive", "flash2", "flash3", "paged", "sdpa", "cudnn",
-					 NULL};
+					 "sdpa_math", "hf_eager", NULL};
 _Static_assert(sizeof attn_names / sizeof attn_names[0] == LLMSIM_AC_COUNT + 1, "attention");
 static const char *const rt_names[] = {"graph", "eager", NULL};
 
@@ -176,7 +176,7 @@ int cmd_infer(int argc, char **argv, const struct cli_setup *setup)
 		{"output", LLMSIM_ARG_I64, &output, "O", "output tokens (default 256)", 1, NULL, NULL},
 		CLI_DTYPE_OPTS(pl),
 		CLI_RUN_OPTS(run, "the program: torch (a lean PyTorch engine in CUDA graphs: the default, as in serve, spec and the serving plan), hf (HF transformers, eager) or fused (a serving engine's kernels: vLLM, TensorRT-LLM)"),
-		{"attention", LLMSIM_ARG_CHOICE, &attn, NULL, "attention kernels: paged (vLLM), flash2, flash3, naive, sdpa (PyTorch's FlashAttention-2), cudnn (PyTorch's cuDNN) (default: the engine's)", 0, attn_names, NULL},
+		{"attention", LLMSIM_ARG_CHOICE, &attn, NULL, "attention kernels: paged (vLLM), flash2, flash3, naive, sdpa (PyTorch's FlashAttention-2), cudnn (PyTorch's cuDNN), sdpa_math (PyTorch's math backend), hf_eager (HF transformers' eager attention) (default: the engine's)", 0, attn_names, NULL},
 		{"block-size", LLMSIM_ARG_I64, &block, "N", "paged KV block, tokens (default 16)", 1, NULL, NULL},
 		{"runtime", LLMSIM_ARG_CHOICE, &rt, NULL, "CUDA graph or eager launches (default: graph; hf: eager)", 0, rt_names, NULL},
 		{"max-tokens", LLMSIM_ARG_I64, &max_tokens, "T", "per-step token budget for prefill (default 8192)", 1, NULL, NULL},

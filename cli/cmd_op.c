@@ -18,7 +18,10 @@
 #include "common.h"
 
 static const char *const pass_choices[] = {"fwd", "bwd", "fwdbwd", NULL};
-static const char *const attn_choices[] = {"naive", "flash1", "flash2", "flash3", NULL};
+static const char *const attn_choices[] = {"naive", "flash1", "flash2", "flash3", "sdpa_math",
+					   "sdpa_math_bf16", "hf_eager", NULL};
+_Static_assert(sizeof attn_choices / sizeof attn_choices[0] == LLMSIM_ATTN_IMPL_COUNT + 1,
+	       "attention impls, in enum order");
 static const char *const dec_choices[] = {"naive", "flash2", "flashdecoding", "paged", NULL};
 static const char *const ew_choices[] = {"add", "mul", "silu_mul", "gelu", "rmsnorm",
 	"layernorm", "softmax", "rope", "embedding", "cross_entropy", "copy", "adamw", NULL};
@@ -32,7 +35,8 @@ static const char op_about[] =
 	"time and what bounds it.\n\n"
 	"kinds:\n"
 	"  gemm         --m M --n N --k K [--batch B] [--b-dtype int4]\n"
-	"  attention    --impl naive|flash1|flash2|flash3 --batch B --heads H --seq S\n"
+	"  attention    --impl naive|flash1|flash2|flash3|sdpa_math|sdpa_math_bf16|hf_eager\n"
+	"               --batch B --heads H --seq S\n"
 	"               --head-dim D [--kv-heads G] [--kv-seq L] [--causal] [--pass P]\n"
 	"  decode       --impl naive|flash2|flashdecoding|paged --batch B --heads H\n"
 	"               --kv-heads G --kv-len L --head-dim D [--q-len 1]\n"
@@ -143,8 +147,18 @@ static void print_human(const struct llmsim_gpu *g, const struct llmsim_op *op,
 	if (p->time_s > 0 && p->flops > 0)
 		row(&t, "achieved", llmsim_fmt_flops_rate(a, p->flops / p->time_s));
 	if (isfinite(p->time_err_pct)) {
-		int n = snprintf(buf, sizeof buf, "+/- %.1f%% (one kernel: p80 of %d held-out %s kernels)",
-				 p->time_err_pct, p->time_err_n, p->op_class);
+		int n = g->transfer_path[0] && !g->profile_path[0]
+				? snprintf(buf, sizeof buf,
+					   "+/- %.1f%% (uncalibrated: p80 of %d held-out %s kernels "
+					   "of the %s predicted from the %s's calibration%s)",
+					   p->time_err_pct, p->time_err_n, p->op_class,
+					   g->transfer_measured_on, g->basis,
+					   g->uncalibrated_step_error_fraction > 0
+						   ? ", widened by this file's uncalibrated values"
+						   : "")
+				: snprintf(buf, sizeof buf,
+					   "+/- %.1f%% (one kernel: p80 of %d held-out %s kernels)",
+					   p->time_err_pct, p->time_err_n, p->op_class);
 		if (isfinite(p->time_bias_pct) && n > 0 && (size_t)n < sizeof buf)
 			snprintf(buf + n, sizeof buf - (size_t)n,
 				 "; biased: its class's predicted times run %.1f%% %s",

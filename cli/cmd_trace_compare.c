@@ -38,14 +38,39 @@ static void json_sum(struct llmsim_json *j, const struct llmsim_trace_class_sum 
 	}
 }
 
+/* What a trace measured on one GPU says about another: one paragraph, or
+ * "" when the model is the traced device's and nothing is replayed. */
+static void devices_note(char *buf, size_t size, const struct llmsim_trace *t,
+			 const struct llmsim_gpu *src, const struct llmsim_gpu *target)
+{
+	const char *dev = t->run.device_name;
+	buf[0] = 0;
+	if (!llmsim_gpu_device_is(src, dev))
+		snprintf(buf, size,
+			 "devices differ: the trace ran on %s, the GPU model is %s (%s). The ops, "
+			 "shapes and kernel counts recovered transfer; the measured times, GPU "
+			 "spans and the errors below are the %s's, not a check of the %s model "
+			 "(trace replay --gpu %s prices the program there)\n",
+			 dev, src->name, src->full_name, dev, src->name, src->name);
+	else if (target)
+		snprintf(buf, size,
+			 "replayed from %s to %s (%s): the ops, shapes and kernel counts transfer "
+			 "and are priced on %s by its model (the replay column); the measured "
+			 "times and GPU spans are the %s's, and unmatched kernels move by their "
+			 "class's rule alone\n",
+			 dev, target->name, target->full_name, target->name, src->name);
+}
+
 static void print_cmp(const char *db, const struct llmsim_trace *t,
-		      const struct llmsim_trace_cmp *c, int all)
+		      const struct llmsim_trace_cmp *c, int all, const char *note)
 {
 	char b1[LLMSIM_FMT_MAX], b2[LLMSIM_FMT_MAX], b3[LLMSIM_FMT_MAX], b4[LLMSIM_FMT_MAX],
 		b5[LLMSIM_FMT_MAX];
 	trace_print_run(stdout, db, t);
 	printf("model for shapes: %s; GPU model: %s%s%s\n", c->model[0] ? c->model : "none",
 	       c->gpu, c->replay ? "; replayed on " : "", c->replay ? c->target : "");
+	if (note[0])
+		fputs(note, stdout);
 	printf("%lld op ranges recovered (%lld compared as a whole); unmatched kernels count at "
 	       "their measured time%s\n\n",
 	       (long long)c->op_ranges, (long long)c->range_level,
@@ -147,13 +172,20 @@ static void print_cmp(const char *db, const struct llmsim_trace *t,
 }
 
 static void json_cmp(const char *db, const struct llmsim_trace *t,
-		     const struct llmsim_trace_cmp *c)
+		     const struct llmsim_trace_cmp *c, const struct llmsim_gpu *src,
+		     const char *note)
 {
 	struct llmsim_json j;
 	llmsim_json_init(&j, stdout);
 	llmsim_json_obj_begin(&j, NULL);
 	trace_json_run(&j, db, t);
 	llmsim_json_str(&j, "gpu", c->gpu);
+	llmsim_json_bool(&j, "gpu_is_traced_device", llmsim_gpu_device_is(src, t->run.device_name));
+	if (note[0]) {
+		char n[1024];
+		snprintf(n, sizeof n, "%.*s", (int)strcspn(note, "\n"), note);
+		llmsim_json_str(&j, "devices_note", n);
+	}
 	if (c->replay)
 		llmsim_json_str(&j, "target", c->target);
 	llmsim_json_str(&j, "model", c->model);
@@ -308,10 +340,12 @@ static int cmp_or_replay(int argc, char **argv, int replay)
 		trace_fail(cmd, &err);
 		goto out;
 	}
+	char note[1024];
+	devices_note(note, sizeof note, &t, &g[0], replay ? &g[1] : NULL);
 	if (json)
-		json_cmp(db, &t, &c);
+		json_cmp(db, &t, &c, &g[0], note);
 	else
-		print_cmp(db, &t, &c, all);
+		print_cmp(db, &t, &c, all, note);
 	if (!m && !json)
 		printf("\nno --model: shapes were not recovered (give the model the NVTX op ranges"
 		       " refer to, e.g. --model 8b)\n");

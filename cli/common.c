@@ -233,6 +233,10 @@ const struct llmsim_step_err_class *cli_step_err(const struct llmsim_gpu *gpu, e
 	char k[64];
 	const char *key = step_class(engine, rt, k, sizeof k);
 	llmsim_expected_step_error(gpu, key, phase, &x, &e);
+	if (!x.calibrated && gpu->transfer_path[0]) {
+		snprintf(buf, size, "+/- %.0f%% (uncalibrated: %s)", 100 * x.abs_frac, x.source);
+		return NULL;
+	}
 	if (!x.calibrated) {
 		snprintf(buf, size, "+/- %.0f%% (the stated default: no measured %s steps of the %s "
 			 "engine%s%s; llmsim calib validate --steps)", 100 * x.abs_frac, phase,
@@ -240,9 +244,20 @@ const struct llmsim_step_err_class *cli_step_err(const struct llmsim_gpu *gpu, e
 			 key == k ? llmsim_runtime_name(rt) : "");
 		return NULL;
 	}
-	snprintf(buf, size, "+/- %.1f%% (whole step: p80 of %d measured %s steps of %s; %s %+.1f%%)",
-		 100 * x.abs_frac, e->n, phase, e->program, x.bias_frac ? "bias" : "median bias",
-		 e->bias_pct);
+	if (gpu->transfer_path[0] && !gpu->profile_path[0])
+		/* an uncalibrated GPU: the transfer experiment's class, widened */
+		snprintf(buf, size, "+/- %.1f%% (uncalibrated: p80 of %d %s steps of %s on the %s "
+			 "predicted from the %s's calibration, %s; %s %+.1f%%)",
+			 100 * x.abs_frac, e->n, phase, e->program, gpu->transfer_measured_on,
+			 gpu->basis, gpu->uncalibrated_step_error_fraction > 0
+					     ? "widened by its file's uncalibrated values"
+					     : "the same die",
+			 x.bias_frac ? "bias" : "median bias", e->bias_pct);
+	else
+		snprintf(buf, size,
+			 "+/- %.1f%% (whole step: p80 of %d measured %s steps of %s; %s %+.1f%%)",
+			 100 * x.abs_frac, e->n, phase, e->program,
+			 x.bias_frac ? "bias" : "median bias", e->bias_pct);
 	if (x.bias_frac) /* the sign: llmsim is fast (-) or slow (+) */
 		snprintf(buf + strlen(buf), size - strlen(buf), ": predictions run %s",
 			 x.bias_frac < 0 ? "low" : "high");

@@ -265,6 +265,51 @@ int llmsim_gpu_extract_params(const struct llmsim_ynode *map, double *param, con
 	return rc;
 }
 
+static const char *const relation_names[LLMSIM_REL_COUNT + 1] = {
+	[LLMSIM_REL_NONE] = "none",
+	[LLMSIM_REL_SAME_DIE] = "same_die",
+	[LLMSIM_REL_NEW_MEMORY] = "new_memory",
+	[LLMSIM_REL_NEW_ARCHITECTURE] = "new_architecture",
+	[LLMSIM_REL_OTHER_VENDOR] = "other_vendor",
+};
+_Static_assert(sizeof relation_names / sizeof relation_names[0] == LLMSIM_REL_COUNT + 1,
+	       "relation names, NULL-terminated");
+
+const char *llmsim_gpu_relation_name(enum llmsim_gpu_relation r)
+{
+	return (unsigned)r < LLMSIM_REL_COUNT ? relation_names[r] : NULL;
+}
+
+/* calibration_basis: {gpu: NAME, relation: same_die|new_memory|
+ * new_architecture|other_vendor}: the calibrated GPU this file is priced
+ * from and how it differs from it. */
+static int load_basis(const struct llmsim_ynode *root, struct llmsim_gpu *gpu, const char *path,
+		      struct llmsim_err *err)
+{
+	const struct llmsim_ynode *b;
+	int rc = section(root, "calibration_basis", 0, path, &b, err);
+	if (rc || !b)
+		return rc;
+	int rel = -1;
+	const struct llmsim_yfield f[] = {
+		FLD("gpu", LLMSIM_YF_STRING, basis, LLMSIM_YF_REQUIRED, LLMSIM_YR_ANY),
+		{.key = "relation", .type = LLMSIM_YF_ENUM, .required = LLMSIM_YF_REQUIRED,
+		 .range = LLMSIM_YR_ANY, .names = relation_names + 1},
+	};
+	/* the basis into the GPU, the relation into a local */
+	if ((rc = llmsim_yaml_extract(b, f, 1, gpu, path, "calibration_basis", err)) ||
+	    (rc = llmsim_yaml_extract(b, f + 1, 1, &rel, path, "calibration_basis", err)) ||
+	    (rc = llmsim_ymap_check_unused(b, path, "calibration_basis", err)))
+		return rc;
+	gpu->relation = (enum llmsim_gpu_relation)(rel + 1);
+	if (!llmsim_data_name_ok(gpu->basis) || !strcmp(gpu->basis, gpu->name)) {
+		const struct llmsim_ynode *v = at(b, "gpu");
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, v->line, v->col,
+					 "'gpu' of 'calibration_basis' must name another GPU");
+	}
+	return 0;
+}
+
 /* Relations between values that each passed its own range check. */
 static int cross_check(const struct llmsim_ynode *root, const struct llmsim_gpu *g,
 		       const char *path, struct llmsim_err *err)
@@ -393,6 +438,10 @@ static int load_tree(const struct llmsim_ynode *root, void *obj, const char *pat
 	if ((rc = section(root, "efficiency", 0, path, &sec, err)))
 		return rc;
 	if (sec && (rc = llmsim_gpu_extract_params(sec, gpu->param, path, err)))
+		return rc;
+	for (int i = 0; sec && i < LLMSIM_PARAM_COUNT; i++)
+		gpu->param_stated[i] = llmsim_ymap_get(sec, llmsim_param_info[i].key) != NULL;
+	if ((rc = load_basis(root, gpu, path, err)))
 		return rc;
 	if ((rc = llmsim_ymap_check_unused(root, path, NULL, err)))
 		return rc;

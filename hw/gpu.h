@@ -82,6 +82,26 @@ struct llmsim_step_err_class {
  * share that sign, and the error bar says which). */
 int llmsim_err_class_biased(const struct llmsim_err_class *c);
 
+/* How a GPU's description stands to the calibrated GPU it is priced from
+ * (the hardware file's `calibration_basis:`): what a prediction for it
+ * inherits and how far it may miss. */
+enum llmsim_gpu_relation {
+	LLMSIM_REL_NONE,             /* no basis: the file stands alone */
+	LLMSIM_REL_SAME_DIE,         /* the basis's die, clocks and memory */
+	LLMSIM_REL_NEW_MEMORY,       /* the basis's die on other memory (H100 beside the H200) */
+	LLMSIM_REL_NEW_ARCHITECTURE, /* another architecture of the same vendor */
+	LLMSIM_REL_OTHER_VENDOR,     /* another vendor's GPU */
+	LLMSIM_REL_COUNT
+};
+/* "same_die", "new_memory", ...; NULL if out of range. */
+const char *llmsim_gpu_relation_name(enum llmsim_gpu_relation r);
+/* Whether a GPU of this relation takes its basis's per-SM efficiencies
+ * (same die: the die's pipelines, caches and front end are the basis's). */
+static inline int llmsim_gpu_relation_shares_die(enum llmsim_gpu_relation r)
+{
+	return r == LLMSIM_REL_SAME_DIE || r == LLMSIM_REL_NEW_MEMORY;
+}
+
 struct llmsim_gpu {
 	char name[64];          /* short name: "h200" */
 	char full_name[128];    /* "NVIDIA H200 SXM 141GB" */
@@ -144,9 +164,21 @@ struct llmsim_gpu {
 					 * step's expected |error|, in quadrature with the
 					 * default (sim/expected_error.c); 0: nothing stated */
 
+	/* the calibrated GPU this one is priced from (calibration_basis:):
+	 * basis "" and relation NONE when the file names none */
+	char basis[64];
+	enum llmsim_gpu_relation relation;
+
 	/* model parameters: efficiencies and overheads */
 	double param[LLMSIM_PARAM_COUNT];
+	unsigned char param_stated[LLMSIM_PARAM_COUNT]; /* 1: the hardware file's efficiency:
+					 * section states it; 0: the default, or the basis's
+					 * value where the die is shared (param_from_basis) */
+	unsigned char param_from_basis[LLMSIM_PARAM_COUNT];
 	char profile_path[512];         /* "" when no calibration profile applied */
+	char transfer_path[512];        /* the transfer experiment whose errors stand as this
+					 * uncalibrated GPU's expected errors (hw/transfer/), or "" */
+	char transfer_measured_on[64];  /* the GPU that experiment measured ("h100") */
 	struct llmsim_err_class err_classes[LLMSIM_GPU_MAX_ERR_CLASSES];
 	int nerr_classes;
 	struct llmsim_step_err_class step_errors[LLMSIM_GPU_MAX_STEP_CLASSES];
@@ -200,7 +232,22 @@ int llmsim_gpu_load(const char *name_or_path, struct llmsim_gpu *gpu,
 int llmsim_gpu_load_file(const char *path, struct llmsim_gpu *gpu,
 			 struct llmsim_err *err);
 
-/* Apply a calibration profile file to a loaded GPU. */
+/* Take the basis GPU's values where the file names one (calibration_basis:):
+ * a shared die's efficiencies the file does not state itself, and, for a
+ * GPU without its own profile, the expected errors the transfer experiment
+ * measured from that basis (hw/transfer/BASIS.yaml), widened in quadrature
+ * by the file's uncalibrated_step_error_fraction for what its relation adds
+ * beyond the measured one. llmsim_gpu_load calls it before the profile;
+ * without a basis it does nothing. */
+int llmsim_gpu_apply_basis(struct llmsim_gpu *gpu, struct llmsim_err *err);
+
+/* Whether the device name a measurement recorded ("NVIDIA H100 80GB HBM3")
+ * is this GPU: its name or an alias stands in it as a word, case aside. */
+int llmsim_gpu_device_is(const struct llmsim_gpu *gpu, const char *device);
+
+/* Apply a calibration profile file to a loaded GPU. A profile replaces the
+ * expected errors a transfer attached; its calibration.device must be this
+ * GPU (llmsim_gpu_device_is), else LLMSIM_EINVAL naming both. */
 int llmsim_gpu_apply_profile(struct llmsim_gpu *gpu, const char *path,
 			     struct llmsim_err *err);
 

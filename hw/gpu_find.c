@@ -11,10 +11,12 @@
  */
 #include "gpu.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "base/datafind.h"
@@ -42,6 +44,8 @@ int llmsim_gpu_load(const char *name_or_path, struct llmsim_gpu *gpu, struct llm
 	int rc = llmsim_data_find(&llmsim_gpu_kind, name_or_path, gpu, err);
 	if (rc || llmsim_data_is_path(name_or_path))
 		return rc; /* a file named by its path gets no profile */
+	if ((rc = llmsim_gpu_apply_basis(gpu, err)))
+		return rc;
 	const char *no = getenv("LLMSIM_NO_PROFILE");
 	if (no && !strcmp(no, "1"))
 		return 0;
@@ -49,6 +53,120 @@ int llmsim_gpu_load(const char *name_or_path, struct llmsim_gpu *gpu, struct llm
 	if (gpu_profile_path(gpu->name, prof, sizeof prof) || access(prof, F_OK))
 		return 0;
 	return llmsim_gpu_apply_profile(gpu, prof, err);
+}
+
+/* ---- the calibrated basis of an uncalibrated GPU ---- */
+
+int llmsim_gpu_device_is(const struct llmsim_gpu *gpu, const char *device)
+{
+	for (int i = -1; i < gpu->naliases; i++) {
+		const char *n = i < 0 ? gpu->name : gpu->aliases[i];
+		size_t len = strlen(n);
+		for (const char *p = device; len && *p; p++) {
+			if (p > device && isalnum((unsigned char)p[-1]))
+				continue;
+			if (!strncasecmp(p, n, len) && !isalnum((unsigned char)p[len]))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+static int load_classes(const struct llmsim_ynode *m, struct llmsim_gpu *g, const char *path,
+			struct llmsim_err *err);
+static int load_step_classes(const struct llmsim_ynode *m, struct llmsim_gpu *g,
+			     const char *path, struct llmsim_err *err);
+
+/* hw/transfer/BASIS.yaml: what predicting another GPU from BASIS's
+ * calibration was measured to cost. {basis, measured_on, relation, date,
+ * source: scalars; expected_error_pct: per kernel class; steps_errors: per
+ * engine/phase}, the two blocks in a profile's format. */
+static int transfer_tree(const struct llmsim_ynode *root, void *obj, const char *path,
+			 struct llmsim_err *err)
+{
+	struct llmsim_gpu *g = obj;
+	const struct llmsim_ynode *v;
+	int rc;
+	if (root->kind != LLMSIM_Y_MAP)
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, root->line, root->col,
+					 "a transfer table must be a mapping of keys");
+	static const char *const scalars[] = {"basis", "measured_on", "relation", "date",
+					      "source"};
+	for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++)
+		if ((v = llmsim_ymap_get(root, scalars[i])) && v->kind != LLMSIM_Y_SCALAR)
+			return llmsim_err_setloc(err, LLMSIM_EPARSE, path, v->line, v->col,
+						 "'%s' must be a single value", scalars[i]);
+	for (size_t i = 0; i < root->n; i++)
+		for (size_t k = 0; k < sizeof scalars / sizeof scalars[0]; k++)
+			if (!strcmp(root->keys[i], scalars[k]))
+				root->used[i] = 1;
+	if ((v = llmsim_ymap_get(root, "measured_on")))
+		snprintf(g->transfer_measured_on, sizeof g->transfer_measured_on, "%s", v->scalar);
+	v = llmsim_ymap_get(root, "basis");
+	if (!v || strcmp(v->scalar, g->basis))
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, root->line, root->col,
+					 "a transfer table from '%s' must say 'basis: %s'", g->basis,
+					 g->basis);
+	if ((v = llmsim_ymap_get(root, "expected_error_pct")) && (rc = load_classes(v, g, path, err)))
+		return rc;
+	if ((v = llmsim_ymap_get(root, "steps_errors")) && (rc = load_step_classes(v, g, path, err)))
+		return rc;
+	return llmsim_ymap_check_unused(root, path, NULL, err);
+}
+
+/* a in quadrature with b, both in % */
+static double quad(double a, double b) { return sqrt(a * a + b * b); }
+
+int llmsim_gpu_apply_basis(struct llmsim_gpu *gpu, struct llmsim_err *err)
+{
+	if (!gpu->basis[0])
+		return 0;
+	struct llmsim_gpu *b = malloc(sizeof *b);
+	if (!b)
+		return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
+	int rc = llmsim_gpu_load(gpu->basis, b, err);
+	if (!rc && b->basis[0])
+		rc = llmsim_err_set(err, LLMSIM_EINVAL,
+				    "%s: its calibration basis '%s' has a basis of its own ('%s'): "
+				    "name the calibrated GPU", gpu->path, gpu->basis, b->basis);
+	if (rc) {
+		free(b);
+		return rc;
+	}
+	/* a shared die: its efficiencies, fitted or stated, where the file
+	 * states none of its own */
+	for (int e = 0; llmsim_gpu_relation_shares_die(gpu->relation) && e < LLMSIM_PARAM_COUNT;
+	     e++)
+		if (!gpu->param_stated[e]) {
+			gpu->param[e] = b->param[e];
+			gpu->param_from_basis[e] = 1;
+		}
+	free(b);
+	/* the measured transfer errors, widened by what the file says its
+	 * relation adds beyond the one measured */
+	char path[sizeof gpu->transfer_path], file[160];
+	snprintf(file, sizeof file, "%s.yaml", gpu->basis);
+	if (llmsim_data_path(path, sizeof path, "hw/transfer", file) || access(path, F_OK))
+		return 0;
+	struct llmsim_gpu g = *gpu;
+	g.nerr_classes = g.nstep_errors = 0;
+	if ((rc = llmsim_data_read_file(path, transfer_tree, &g, err)))
+		return rc;
+	double u = 100 * gpu->uncalibrated_step_error_fraction;
+	for (int i = 0; i < g.nerr_classes; i++) {
+		struct llmsim_err_class *c = &g.err_classes[i];
+		c->median_abs_pct = quad(c->median_abs_pct, u);
+		c->p80_abs_pct = quad(c->p80_abs_pct, u);
+		c->p90_abs_pct = quad(c->p90_abs_pct, u);
+	}
+	for (int i = 0; i < g.nstep_errors; i++) {
+		struct llmsim_step_err_class *c = &g.step_errors[i];
+		c->median_abs_pct = quad(c->median_abs_pct, u);
+		c->p80_abs_pct = quad(c->p80_abs_pct, u);
+	}
+	snprintf(g.transfer_path, sizeof g.transfer_path, "%s", path);
+	*gpu = g;
+	return 0;
 }
 
 /* ---- calibration profiles ---- */
@@ -208,6 +326,14 @@ static int apply_tree(const struct llmsim_ynode *root, void *obj, const char *pa
 					 v->kind == LLMSIM_Y_SCALAR ? v->scalar : "?", gpu->name);
 	if ((v = llmsim_ymap_get(root, "calibration")) && (rc = check_calibration(v, path, err)))
 		return rc;
+	const struct llmsim_ynode *dev = v ? llmsim_ymap_get(v, "device") : NULL;
+	if (dev && dev->scalar[0] && !llmsim_gpu_device_is(gpu, dev->scalar))
+		return llmsim_err_setloc(err, LLMSIM_EINVAL, path, dev->line, dev->col,
+					 "profile measured on '%s', loaded with the hardware file of "
+					 "'%s' (%s)", dev->scalar, gpu->full_name, gpu->name);
+	/* the GPU's own measurements supersede what a transfer attached */
+	g.nerr_classes = g.nstep_errors = 0;
+	g.transfer_path[0] = g.transfer_measured_on[0] = 0;
 	if ((v = llmsim_ymap_get(root, "efficiency")) &&
 	    (rc = llmsim_gpu_extract_params(v, g.param, path, err)))
 		return rc;

@@ -95,7 +95,7 @@ run "What the shipped H200 measurements hold" "llmsim calib show" 30
 run "Predicted against measured, held-out kernels" "llmsim calib validate --gpu h200"
 run "Whole steps of real programs, predicted through infer" "llmsim calib validate --gpu h200 --steps" 30
 run "A captured PyTorch run compared with the model" "llmsim trace compare --db calib/data/trace_llama.txt.gz --gpu h200 --phases-only" 31
-run "The same program on a B200" "llmsim trace replay --db calib/data/trace_llama.txt.gz --gpu b200 --phases-only" 33
+run "The same program on a B200" "llmsim trace replay --db calib/data/trace_llama.txt.gz --gpu b200 --phases-only" 36
 echo
 echo "### Models from Hugging Face"
 run "A config.json, as --model takes it and as llmsim YAML" "mkdir Mistral-7B-v0.1

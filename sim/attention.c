@@ -2,7 +2,9 @@
  * attention.c - the cost descriptions of prefill/training attention:
  * naive (QK^T, softmax, PV as separate kernels, the N^2 scores in HBM),
  * FlashAttention-1, -2 and -3, forward and backward, causal or not, with
- * grouped K/V heads.
+ * grouped K/V heads; and the "naive" programs users actually run, kernel
+ * for kernel as PyTorch launches them: its math SDPA backend (with and
+ * without the FP32 upcast) and HF transformers' eager attention.
  *
  * Shapes: B batch, H query heads, G K/V heads, S query length, L key
  * length, D the QK head dim, Dv the V head dim, e the bytes of dtype.
@@ -146,6 +148,85 @@ static int naive(const struct llmsim_gpu *gpu, const struct attn *x, int bwd, st
 	}
 	/* the scores (then probabilities, in place) or dP/dS: one N^2 matrix */
 	p->workspace_bytes = sim_max(p->workspace_bytes, x->B * x->H * x->S * x->L * x->e);
+	return rc;
+}
+
+/* ---- the naive programs as PyTorch runs them (forward) ----
+ *
+ * PyTorch's math backend (aten/src/ATen/native/transformers/attention.cpp,
+ * _scaled_dot_product_attention_math): BF16/FP16 Q, K and V upcast to FP32
+ * unless allow_fp16_bf16_reduction_math_sdp(True); Q scaled by sqrt(scale);
+ * a causal mask built as ones(S, L).tril(), then zeros_like and
+ * masked_fill_(logical_not) into the score type; K repeated per query head
+ * (enable_gqa); K^T scaled by sqrt(scale) (a copy); the scores QK^T (FP32:
+ * cuBLAS's SIMT SGEMM, TF32 being off for matmuls by default); the mask
+ * added in place; _safe_softmax: softmax, eq(-inf), all over the row and
+ * a where(); P V; the output and the probabilities cast back.
+ *
+ * HF transformers' eager_attention_forward: repeat_kv copies of K and V,
+ * BF16 QK^T, * scaling, + the causal mask (built once per forward: not
+ * here), softmax(dtype=float32) writing FP32, .to(bf16), BF16 P V, then
+ * transpose(1, 2).contiguous(). */
+
+static int program(const struct llmsim_gpu *gpu, const struct attn *x, enum llmsim_attn_impl impl,
+		   struct sim_acc *a, int main)
+{
+	int64_t B = (int64_t)x->B, H = (int64_t)x->H, G = (int64_t)x->G, S = (int64_t)x->S;
+	int64_t L = (int64_t)x->L, D = (int64_t)x->D, Dv = (int64_t)x->Dv, BH = B * H;
+	enum llmsim_dtype in = x->dt, f32 = LLMSIM_DT_FP32, i8 = LLMSIM_DT_INT8;
+	/* the whole S x L is computed, masked or not: every FLOP counts */
+	double frac = 1;
+	int rc = 0;
+	if (impl == LLMSIM_ATTN_HF_EAGER) {
+		if (G < H) { /* repeat_kv: expand + reshape, a copy each */
+			sim_ew_add_as(gpu, LLMSIM_EW_COPY, BH * L, D, in, in, 0, a);
+			sim_ew_add_as(gpu, LLMSIM_EW_COPY, BH * L, Dv, in, in, 0, a);
+		}
+		rc |= sim_gemm_add(gpu, S, L, D, BH, in, in, 2.0 * BH * S * L * D * frac, a, main);
+		sim_ew_add_as(gpu, LLMSIM_EW_MUL, BH * S, L, in, in, 1, a); /* * scaling */
+		sim_ew_add_as(gpu, LLMSIM_EW_ADD, BH * S, L, in, in, 1, a); /* + mask */
+		sim_ew_add_as(gpu, LLMSIM_EW_SOFTMAX, BH * S, L, in, f32, 0, a);
+		sim_ew_add_as(gpu, LLMSIM_EW_COPY, BH * S, L, f32, in, 0, a); /* .to(bf16) */
+		rc |= sim_gemm_add(gpu, S, Dv, L, BH, in, in, 2.0 * BH * S * L * Dv * frac, a, 0);
+		sim_ew_strided_copy(gpu, BH * S * Dv, in, a); /* transpose(1, 2).contiguous() */
+		a->p->workspace_bytes = sim_max(a->p->workspace_bytes, x->B * x->H * x->S * x->L * 6);
+		return rc;
+	}
+	int up = impl == LLMSIM_ATTN_SDPA_MATH && (in == LLMSIM_DT_BF16 || in == LLMSIM_DT_FP16);
+	enum llmsim_dtype t = up ? f32 : in;
+	if (up) { /* .to(float) of Q, K and V */
+		sim_ew_add_as(gpu, LLMSIM_EW_COPY, BH * S, D, in, f32, 0, a);
+		sim_ew_add_as(gpu, LLMSIM_EW_COPY, B * G * L, D, in, f32, 0, a);
+		sim_ew_add_as(gpu, LLMSIM_EW_COPY, B * G * L, Dv, in, f32, 0, a);
+	}
+	sim_ew_add_as(gpu, LLMSIM_EW_MUL, BH * S, D, t, t, 1, a); /* Q * sqrt(scale) */
+	if (x->causal) { /* ones().tril(), zeros_like, logical_not, masked_fill_ */
+		sim_ew_add_as(gpu, LLMSIM_EW_COPY, S, L, i8, i8, 0, a);
+		sim_ew_add_as(gpu, LLMSIM_EW_COPY, S, L, i8, i8, 0, a);
+		sim_ew_add_as(gpu, LLMSIM_EW_COPY, S, L, t, t, 0, a);
+		sim_ew_add_as(gpu, LLMSIM_EW_COPY, S, L, i8, i8, 0, a);
+		sim_ew_add_as(gpu, LLMSIM_EW_COPY, S, L, t, t, 0, a);
+	}
+	if (G < H) { /* enable_gqa: K and V repeated per query head */
+		sim_ew_add_as(gpu, LLMSIM_EW_COPY, BH * L, D, t, t, 0, a);
+		sim_ew_add_as(gpu, LLMSIM_EW_COPY, BH * L, Dv, t, t, 0, a);
+	}
+	sim_ew_add_as(gpu, LLMSIM_EW_MUL, BH * L, D, t, t, 1, a); /* K^T * sqrt(scale) */
+	rc |= sim_gemm_add(gpu, S, L, D, BH, t, t, 2.0 * BH * S * L * D * frac, a, main);
+	if (x->causal)
+		sim_ew_add_as(gpu, LLMSIM_EW_ADD, BH * S, L, t, t, 1, a); /* += mask */
+	/* _safe_softmax */
+	sim_ew_add_as(gpu, LLMSIM_EW_SOFTMAX, BH * S, L, t, t, 0, a);
+	sim_ew_add_as(gpu, LLMSIM_EW_COPY, BH * S, L, t, i8, 0, a);   /* eq(-inf) */
+	sim_ew_add_as(gpu, LLMSIM_EW_REDUCE, BH * S, L, i8, i8, 0, a); /* all(dim) */
+	sim_ew_add_as(gpu, LLMSIM_EW_MUL, BH * S, L, t, t, 1, a);     /* where(rows, 0, p) */
+	rc |= sim_gemm_add(gpu, S, Dv, L, BH, t, t, 2.0 * BH * S * L * Dv * frac, a, 0);
+	if (up) { /* the output and the probabilities .to(bf16) */
+		sim_ew_add_as(gpu, LLMSIM_EW_COPY, BH * S, Dv, f32, in, 0, a);
+		sim_ew_add_as(gpu, LLMSIM_EW_COPY, BH * S, L, f32, in, 0, a);
+	}
+	a->p->workspace_bytes =
+		sim_max(a->p->workspace_bytes, x->B * x->H * x->S * x->L * 2 * llmsim_dtype_bytes(t));
 	return rc;
 }
 
@@ -483,7 +564,16 @@ static int check(const struct llmsim_gpu *gpu, const struct llmsim_op *op, struc
 		return llmsim_err_set(err, LLMSIM_EUNSUPPORTED,
 				      "flash3 needs a Hopper (sm_90) GPU; %s is %s", gpu->name,
 				      gpu->arch[0] ? gpu->arch : "not one");
-	if (t->impl != LLMSIM_ATTN_NAIVE) {
+	int prog = t->impl == LLMSIM_ATTN_SDPA_MATH || t->impl == LLMSIM_ATTN_SDPA_MATH_BF16 ||
+		   t->impl == LLMSIM_ATTN_HF_EAGER;
+	if (prog && t->pass != LLMSIM_PASS_FWD)
+		return llmsim_err_set(err, LLMSIM_EUNSUPPORTED,
+				      "%s is priced forward only (its backward is autograd's "
+				      "kernels, not modelled)", impl);
+	if (prog && t->impl != LLMSIM_ATTN_SDPA_MATH && !tensor)
+		return llmsim_err_set(err, LLMSIM_EUNSUPPORTED, "%s has no %s matmul on %s", impl,
+				      llmsim_dtype_name(op->dtype), gpu->name);
+	if (t->impl != LLMSIM_ATTN_NAIVE && !prog) {
 		int ok = op->dtype == LLMSIM_DT_BF16 || op->dtype == LLMSIM_DT_FP16 ||
 			 (t->impl == LLMSIM_ATTN_FLASH3 && op->dtype == LLMSIM_DT_FP8 &&
 			  t->pass == LLMSIM_PASS_FWD);
@@ -528,6 +618,13 @@ int sim_attention(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
 		switch (op->u.attn.impl) {
 		case LLMSIM_ATTN_NAIVE:
 			if (naive(gpu, &x, bwd, &a, main))
+				return llmsim_err_set(err, LLMSIM_EUNSUPPORTED,
+						      "attention: no GEMM tile fits on %s", gpu->name);
+			break;
+		case LLMSIM_ATTN_SDPA_MATH:
+		case LLMSIM_ATTN_SDPA_MATH_BF16:
+		case LLMSIM_ATTN_HF_EAGER:
+			if (program(gpu, &x, op->u.attn.impl, &a, main))
 				return llmsim_err_set(err, LLMSIM_EUNSUPPORTED,
 						      "attention: no GEMM tile fits on %s", gpu->name);
 			break;

@@ -30,21 +30,17 @@ struct ew_shape {
 	double e_out;           /* bytes of the written type */
 	int bcast;              /* second operand broadcast */
 	double k;               /* topk: kept per row */
+	double rereads;         /* a row kernel's further reads of its row (row_rereads) */
 };
 
 /* blocks that keep partial weight gradients in a norm's backward */
 enum { NPART = 128 };
 
 static void cost(enum llmsim_ew_kind kind, int bwd, double T, double H, double e, double sms,
-		 double row_max, const struct ew_shape *sh, struct ew_cost *c)
+		 const struct ew_shape *sh, struct ew_cost *c)
 {
 	double N = T * H;
-	/* a row longer than one block's registers hold (in fp32) cannot stay
-	 * on chip between the reduction and the normalization: it is read
-	 * again to write the normalized row (H200: softmax over a 128,256-entry
-	 * vocabulary row reads 2.0x the logits from DRAM, dram__bytes_read.sum);
-	 * a loss needs no normalized row and one online pass */
-	double rereads = H > row_max ? 1 : 0;
+	double rereads = sh->rereads;
 	memset(c, 0, sizeof *c);
 	switch (kind) {
 	case LLMSIM_EW_ADD:
@@ -98,8 +94,10 @@ static void cost(enum llmsim_ew_kind kind, int bwd, double T, double H, double e
 		double stats = kind == LLMSIM_EW_RMSNORM ? 1 : 2; /* rstd (mean) */
 		c->rowwise = 1;
 		c->l2 = ((T < sms ? T : sms) - 1) * np * H * e;
-		if (!bwd) /* x and the weight in; y and fp32 row statistics out */
-			c->read = N * e + np * H * e, c->write = N * e + stats * T * 4,
+		if (!bwd) /* x (and its re-reads) and the weight in; y and fp32 row
+			   statistics out */
+			c->read = (1 + rereads) * N * e + np * H * e,
+			c->write = N * e + stats * T * 4,
 			c->vec = (kind == LLMSIM_EW_RMSNORM ? 4 : 7) * N, c->sfu = T;
 		else /* dy, x, weight, statistics in; dx and partial dweight out */
 			c->read = 2 * N * e + np * H * e + stats * T * 4,
@@ -110,8 +108,9 @@ static void cost(enum llmsim_ew_kind kind, int bwd, double T, double H, double e
 	case LLMSIM_EW_SOFTMAX:
 		c->rowwise = 1;
 		if (!bwd) /* max, exp and sum, then exp again and scale as
-			   the row is written (the exps are not kept) */
-			c->read = (1 + rereads) * N * e, c->write = N * e, c->vec = 4 * N,
+			   the row is written (the exps are not kept); the output
+			   may be wider (softmax(x, dtype=torch.float32)) */
+			c->read = (1 + rereads) * N * e, c->write = N * sh->e_out, c->vec = 4 * N,
 			c->sfu = 2 * N;
 		else /* dx = y * (dy - sum(dy*y)) */
 			c->read = 2 * N * e, c->write = N * e, c->vec = 3 * N;
@@ -215,6 +214,42 @@ static double row_max(const struct llmsim_gpu *gpu)
 	return gpu->registers_per_sm > 0 ? gpu->registers_per_sm / 2.0 : 32768;
 }
 
+/* PyTorch's shared memory per block without opting in (what its softmax
+ * sizes its row buffer by: cudaDeviceProp::sharedMemPerBlock, 48 KiB on
+ * every NVIDIA GPU since Kepler) */
+#define TORCH_SMEM_PER_BLOCK_BYTES 49152.0
+
+/* The threads of PyTorch's softmax block for a row of H (SoftMax.cu,
+ * SoftMaxForward_getBlockSize): the power of two at or above H / ILP,
+ * 16-byte vectors of e-byte elements, at least a warp, at most 1024. */
+static int torch_softmax_threads(double H, double e, int ws)
+{
+	double want = sim_min(H / (16 / e), 1024);
+	int b = 1;
+	while (b < want)
+		b *= 2;
+	return b < ws ? ws : b;
+}
+
+/* How many more times than once a row kernel reads its row (fwd):
+ * - llmsim's own kernels (serial=1): a row longer than one block's
+ *   registers hold (in fp32) cannot stay on chip between the reduction
+ *   and the normalization and is read again (H200: softmax over a
+ *   128,256-entry row reads 2.0x the logits, dram__bytes_read.sum);
+ * - PyTorch's softmax (SoftMax.cu host_softmax, dim -1): a warp per row up
+ *   to 1024 elements, else a block whose row fits its registers (fewer
+ *   than 10 elements a thread: cunn_SoftMaxForwardReg) or its 48 KiB of
+ *   shared memory (cunn_SoftMaxForwardSmem) reads it once; a wider row
+ *   (cunn_SoftMaxForward) is read three times: its max, its sum of exps,
+ *   then the normalized write;
+ * - PyTorch's layer and RMS norms (layer_norm_kernel.cu,
+ *   vectorized_layer_norm_kernel): the statistics loop reads the row, the
+ *   normalizing loop reads it again.
+ * PyTorch's re-reads hit L2 as far as the rows in flight fit it (add_pass);
+ * llmsim's own kernel is priced as fitted, its re-read from DRAM. */
+static double row_rereads(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, double H,
+			  double e, unsigned layout);
+
 /* The FP32 and special-function (MUFU) pipes issue side by side: an
  * element-wise kernel's math takes the longer of the two, not their sum
  * (H200: GELU's tanh and 8 FP32 ops per element cost what one exp per
@@ -231,13 +266,46 @@ static void overlap_pipes(const struct llmsim_gpu *gpu, struct kern *k, double v
 /* how the kernel walks its operands (op.u.ew.strided, .serial) */
 enum { EW_STRIDED = 1, EW_SERIAL = 2, EW_IN_L2 = 4 };
 
+static double row_rereads(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, double H,
+			  double e, unsigned layout)
+{
+	int norm = kind == LLMSIM_EW_RMSNORM || kind == LLMSIM_EW_LAYERNORM;
+	if (kind != LLMSIM_EW_SOFTMAX && !norm)
+		return 0;
+	if (layout & EW_SERIAL)
+		return kind == LLMSIM_EW_SOFTMAX && H > row_max(gpu) ? 1 : 0;
+	if (norm)
+		return 1;
+	int ws = gpu->warp_size > 0 ? gpu->warp_size : 32;
+	double th = torch_softmax_threads(H, e, ws);
+	double reserve = th / ws * 4; /* a float per warp for the block reduction */
+	if ((H <= 1024 && H * e <= 4096) || sim_ceil(H / th) < 10 ||
+	    H < (TORCH_SMEM_PER_BLOCK_BYTES - reserve) / e)
+		return 0;
+	return 2;
+}
+
 static void add_pass(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, int bwd, double T,
 		     double H, double e, const struct ew_shape *sh, unsigned layout,
 		     struct sim_acc *a, int main)
 {
 	struct ew_cost c;
 	struct kern k;
-	cost(kind, bwd, T, H, e, gpu->sms, row_max(gpu), sh, &c);
+	cost(kind, bwd, T, H, e, gpu->sms, sh, &c);
+	double reread_l2 = 0;
+	if (c.rowwise && !bwd && sh->rereads > 0 && !(layout & EW_SERIAL)) {
+		/* a row read again by the block that just read it: an L2 hit
+		 * while the rows of the blocks in flight fit the L2 */
+		int ws = gpu->warp_size > 0 ? gpu->warp_size : 32;
+		int norm = kind == LLMSIM_EW_RMSNORM || kind == LLMSIM_EW_LAYERNORM;
+		int th = norm ? 4 * ws : torch_softmax_threads(H, e, ws);
+		double bps = sim_max(1, sim_blocks_per_sm(gpu, th, 40, 0));
+		double rows = sim_min(T, gpu->sms * bps);
+		double unique = T * H * e, traffic = (1 + sh->rereads) * unique;
+		double hbm = sim_l2_filter(gpu, unique, traffic, rows * H * e);
+		reread_l2 = traffic - hbm;
+		c.read -= reread_l2;
+	}
 	/* a gather or scatter also loads one int64 id per row: its grid
 	 * covers those loads too (rows of a few elements are id-bound) */
 	double elems = T * H;
@@ -245,7 +313,7 @@ static void add_pass(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, int
 		elems += T * 8 / e;
 	sim_stream_kern(gpu, &k, elems, e, c.read, c.write, c.vec);
 	double vec = c.vec;
-	k.l2_bytes = c.l2;
+	k.l2_bytes = c.l2 + reread_l2;
 	k.atomic_ops = c.atomics;
 	if (c.atomics > 0)
 		k.l2_store_bytes += c.atomics * e;
@@ -364,14 +432,27 @@ void sim_ew_add(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, enum llm
 	ew_add(gpu, kind, pass, tokens, hidden, dt, &sh, 0, a, main);
 }
 
+void sim_ew_add_as(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, int64_t tokens,
+		   int64_t hidden, enum llmsim_dtype dt, enum llmsim_dtype out, int bcast,
+		   struct sim_acc *a)
+{
+	struct ew_shape sh = {.e_out = llmsim_dtype_bytes(out), .bcast = bcast, .k = 1};
+	double f = a->p->flops; /* a program's glue: its element-wise work is not counted */
+	ew_add(gpu, kind, LLMSIM_PASS_FWD, tokens, hidden, dt, &sh, 0, a, 0);
+	a->p->flops = f;
+}
+
 static void ew_add(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, enum llmsim_pass pass,
 		   int64_t tokens, int64_t hidden, enum llmsim_dtype dt, const struct ew_shape *sh,
 		   unsigned layout, struct sim_acc *a, int main)
 {
 	double e = llmsim_dtype_bytes(dt), T = (double)tokens, H = (double)hidden;
 	struct ew_cost c;
+	struct ew_shape rsh = *sh;
+	rsh.rereads = row_rereads(gpu, kind, H, e, layout);
+	sh = &rsh;
 	if (pass != LLMSIM_PASS_BWD) {
-		cost(kind, 0, T, H, e, gpu->sms, row_max(gpu), sh, &c);
+		cost(kind, 0, T, H, e, gpu->sms, sh, &c);
 		a->p->flops += c.vec + c.sfu;
 		add_pass(gpu, kind, 0, T, H, e, sh, layout, a, main);
 		if (kind == LLMSIM_EW_TOPK) {
@@ -385,7 +466,7 @@ static void ew_add(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, enum 
 		}
 	}
 	if (pass != LLMSIM_PASS_FWD && kind != LLMSIM_EW_ADAMW) {
-		cost(kind, 1, T, H, e, gpu->sms, row_max(gpu), sh, &c);
+		cost(kind, 1, T, H, e, gpu->sms, sh, &c);
 		a->p->flops += c.vec + c.sfu;
 		add_pass(gpu, kind, 1, T, H, e, sh, layout, a, main && pass == LLMSIM_PASS_BWD);
 	}
@@ -425,8 +506,10 @@ int sim_elementwise(const struct llmsim_gpu *gpu, const struct llmsim_op *op,
 	enum llmsim_dtype out = w->out_dtype;
 	if ((unsigned)out >= LLMSIM_DT_COUNT || out == LLMSIM_DT_FP64)
 		out = op->dtype;
-	if (out != op->dtype && w->kind != LLMSIM_EW_COPY && w->kind != LLMSIM_EW_QUANTIZE)
-		return llmsim_err_set(err, LLMSIM_EINVAL, "ew %s: out_dtype applies to copy (a cast) only",
+	if (out != op->dtype && w->kind != LLMSIM_EW_COPY && w->kind != LLMSIM_EW_QUANTIZE &&
+	    w->kind != LLMSIM_EW_SOFTMAX)
+		return llmsim_err_set(err, LLMSIM_EINVAL,
+				      "ew %s: out_dtype applies to copy (a cast), quantize and softmax only",
 				      llmsim_ew_kind_name(w->kind));
 	struct ew_shape sh = {.e_out = llmsim_dtype_bytes(out), .bcast = w->bcast,
 			      .k = (double)(w->k > 0 ? w->k : 1)};

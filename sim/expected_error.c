@@ -16,8 +16,19 @@ static const char *const class_names[LLMSIM_PRED_KIND_COUNT][2] = {
 	[LLMSIM_PRED_SERVE_STEP] = {"serve_step", "decode_step"},
 };
 
+/* The transfer table's path from hw/ on */
+static const char *transfer_name(const struct llmsim_gpu *gpu)
+{
+	const char *hw = strstr(gpu->transfer_path, "hw/transfer/");
+	return hw ? hw : gpu->transfer_path;
+}
+
 /* The default, widened in quadrature by what the GPU file says its
- * uncalibrated kernel values add (the file's uncalibrated_step_error_fraction). */
+ * uncalibrated kernel values add (the file's uncalibrated_step_error_fraction);
+ * for an uncalibrated GPU priced from a measured basis, no less than the
+ * widest whole-step class the transfer experiment measured (already
+ * widened so): a step of a program it did not measure misses at least as
+ * far as those it did. */
 static void deflt(const struct llmsim_gpu *gpu, struct llmsim_expected_error *out)
 {
 	memset(out, 0, sizeof *out);
@@ -27,19 +38,33 @@ static void deflt(const struct llmsim_gpu *gpu, struct llmsim_expected_error *ou
 		snprintf(out->source, sizeof out->source,
 			 "default %.0f%%: no whole-step validation in the GPU's profile",
 			 100 * LLMSIM_STEP_ERROR_DEFAULT);
-		return;
+	} else {
+		out->abs_frac = sqrt(LLMSIM_STEP_ERROR_DEFAULT * LLMSIM_STEP_ERROR_DEFAULT + u * u);
+		snprintf(out->source, sizeof out->source,
+			 "default %.0f%% (no whole-step validation) with the GPU file's uncalibrated "
+			 "kernels' %.1f%%, in quadrature", 100 * LLMSIM_STEP_ERROR_DEFAULT, 100 * u);
 	}
-	out->abs_frac = sqrt(LLMSIM_STEP_ERROR_DEFAULT * LLMSIM_STEP_ERROR_DEFAULT + u * u);
-	snprintf(out->source, sizeof out->source,
-		 "default %.0f%% (no whole-step validation) with the GPU file's uncalibrated "
-		 "kernels' %.1f%%, in quadrature", 100 * LLMSIM_STEP_ERROR_DEFAULT, 100 * u);
+	const struct llmsim_step_err_class *w = NULL;
+	for (int i = 0; gpu && gpu->transfer_path[0] && i < gpu->nstep_errors; i++)
+		if (!w || gpu->step_errors[i].p80_abs_pct > w->p80_abs_pct)
+			w = &gpu->step_errors[i];
+	if (w && w->p80_abs_pct / 100 > out->abs_frac) {
+		out->abs_frac = w->p80_abs_pct / 100;
+		snprintf(out->source, sizeof out->source,
+			 "%.60s: no class of this program; the widest measured, %.31s (n = %d)",
+			 transfer_name(gpu), w->name, w->n);
+	}
 }
 
 /* The profile's path from hw/ on (it lives in <data>/hw/profiles/). */
 static const char *profile_name(const struct llmsim_gpu *gpu)
 {
-	const char *path = gpu->profile_path[0] ? gpu->profile_path : gpu->name;
+	const char *path = gpu->profile_path[0]    ? gpu->profile_path
+			   : gpu->transfer_path[0] ? gpu->transfer_path
+						   : gpu->name;
 	const char *hw = strstr(path, "hw/profiles/");
+	if (!hw)
+		hw = strstr(path, "hw/transfer/");
 	return hw ? hw : path;
 }
 

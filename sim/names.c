@@ -46,6 +46,9 @@ static const char *const attn_names[] = {
 	[LLMSIM_ATTN_FLASH1] = "flash1",
 	[LLMSIM_ATTN_FLASH2] = "flash2",
 	[LLMSIM_ATTN_FLASH3] = "flash3",
+	[LLMSIM_ATTN_SDPA_MATH] = "sdpa_math",
+	[LLMSIM_ATTN_SDPA_MATH_BF16] = "sdpa_math_bf16",
+	[LLMSIM_ATTN_HF_EAGER] = "hf_eager",
 };
 _Static_assert(sizeof attn_names / sizeof attn_names[0] == LLMSIM_ATTN_IMPL_COUNT, "attn");
 

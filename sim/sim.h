@@ -61,6 +61,14 @@ enum llmsim_attn_impl {
 	LLMSIM_ATTN_FLASH1,
 	LLMSIM_ATTN_FLASH2,
 	LLMSIM_ATTN_FLASH3,
+	LLMSIM_ATTN_SDPA_MATH,      /* PyTorch's math SDPA backend, its default: Q, K, V upcast
+				     * to FP32 (SIMT matmuls), the causal mask materialized,
+				     * _safe_softmax's passes, casts back (forward only) */
+	LLMSIM_ATTN_SDPA_MATH_BF16, /* the same with allow_fp16_bf16_reduction_math_sdp(True):
+				     * no upcast, BF16 tensor-core matmuls */
+	LLMSIM_ATTN_HF_EAGER,       /* HF transformers' eager_attention_forward: repeat_kv,
+				     * BF16 matmuls, scale, + mask, an FP32 softmax, a cast,
+				     * the output transposed contiguous (forward only) */
 	LLMSIM_ATTN_IMPL_COUNT
 };
 

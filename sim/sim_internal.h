@@ -183,6 +183,13 @@ int sim_gemm_add(const struct llmsim_gpu *gpu, int64_t m, int64_t n, int64_t k,
 void sim_ew_add(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, enum llmsim_pass pass,
 		int64_t tokens, int64_t hidden, enum llmsim_dtype dt, struct sim_acc *a,
 		int main);
+/* One forward element-wise kernel of a framework program's glue, as
+ * PyTorch launches it: dt in, out written (a cast is a copy to another
+ * type; softmax may write fp32), the second operand broadcast where bcast
+ * (a mask); its FP32 work is not added to a's FLOPs. */
+void sim_ew_add_as(const struct llmsim_gpu *gpu, enum llmsim_ew_kind kind, int64_t tokens,
+		   int64_t hidden, enum llmsim_dtype dt, enum llmsim_dtype out, int bcast,
+		   struct sim_acc *a);
 /* A framework's copy of a permuted (strided) view of elems elements into a
  * contiguous tensor: the element-wise non-vectorized path, as an ew copy
  * with strided=1 prices it. */

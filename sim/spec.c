@@ -42,6 +42,7 @@ static const struct key ew_keys[] = {
 	{"dtype", K_DTYPE, F(dtype), 0}, {"strided", K_BOOL, F(u.ew.strided), 0},
 	{"serial", K_BOOL, F(u.ew.serial), 0}, {"in_l2", K_BOOL, F(u.ew.in_l2), 0},
 	{"bcast", K_BOOL, F(u.ew.bcast), 0}, {"out_dtype", K_DTYPE, F(u.ew.out_dtype), 0},
+	{"out", K_DTYPE, F(u.ew.out_dtype), 0}, /* calib/torch's spelling of out_dtype */
 	{"k", K_I64, F(u.ew.k), 0},
 };
 static const struct key attn_keys[] = {
@@ -263,7 +264,7 @@ int llmsim_op_parse(const char *spec, struct llmsim_op *op, struct llmsim_err *e
 			o.dtype = LLMSIM_DT_FP32;
 		break;
 	case LLMSIM_OP_ELEMENTWISE:
-		if (!SEEN("out_dtype"))
+		if (!SEEN("out_dtype") && !SEEN("out"))
 			o.u.ew.out_dtype = o.dtype;
 		if (!SEEN("k"))
 			o.u.ew.k = 1;

@@ -4,6 +4,7 @@
  * hand-written dump tests/data/calib/small_h200.tsv (its times are
  * invented, not measurements), show, validate and fit.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,6 +201,88 @@ Test(calib_cli, validate_and_fit)
 	/* an unwritable output: one line, nothing left behind */
 	cr_expect_eq(calib("fit --db %s/a.db --out %s/no/such/dir/h200.yaml", dir, dir), 1);
 	expect_one_line("llmsim calib fit: ");
+}
+
+/* The fixture's cases again as another GPU's (its device line renamed):
+ * a store of two GPU kinds. fit without --gpu names both and writes
+ * nothing; validate without --gpu reports each in turn; with --gpu one. */
+Test(calib_cli, two_gpu_kinds)
+{
+	cr_assert_eq(calib("import --db %s/two.db --in %s", dir, fixture()), 0, "%s", err);
+	char path[128], line[8192];
+	snprintf(path, sizeof path, "%s/h100.tsv", dir);
+	FILE *in = fopen(fixture(), "r"), *o = fopen(path, "w");
+	cr_assert(in && o);
+	while (fgets(line, sizeof line, in)) {
+		char *host = strstr(line, "\tcalib-host\t");
+		static const char dev[] = "devices\t1\tNVIDIA H200\th200\t";
+		if (!strncmp(line, dev, sizeof dev - 1))
+			fprintf(o, "devices\t1\tNVIDIA H100 80GB HBM3\th100\t%s", line + sizeof dev - 1);
+		else if (!strncmp(line, "runs\t", 5) && host) /* another run: another host */
+			fprintf(o, "%.*s\tcalib-host-2\t%s", (int)(host - line), line, host + 12);
+		else
+			fputs(line, o);
+	}
+	fclose(in);
+	fclose(o);
+	cr_assert_eq(calib("import --db %s/two.db --in %s", dir, path), 0, "%s", err);
+	cr_expect_eq(calib("fit --db %s/two.db --out %s/p.yaml", dir, dir), 1);
+	expect_one_line("llmsim calib fit: ");
+	cr_expect(strstr(err, "2 GPU kinds, 'h200' and 'h100': name one with --gpu"), "%s", err);
+	snprintf(path, sizeof path, "%s/p.yaml", dir);
+	cr_expect_neq(access(path, F_OK), 0);
+	cr_assert_eq(calib("validate --db %s/two.db --all", dir), 0, "%s", err);
+	cr_expect(strstr(out, "h200: all cases of") && strstr(out, "h100: all cases of"), "%s", out);
+	cr_assert_eq(calib("validate --db %s/two.db --all --json", dir), 0, "%s", err);
+	cr_expect(strstr(out, "\"gpus\": [") && strstr(out, "\"gpu\": \"h100\""), "%s", out);
+	cr_assert_eq(calib("validate --db %s/two.db --all --gpu h100", dir), 0, "%s", err);
+	cr_expect(!strstr(out, "h200: all cases of") && strstr(out, "h100: all cases of") &&
+		  strstr(out, "calibration basis, h200"), "%s", out);
+	/* the transfer table: the H100 predicted from the H200's calibration */
+	cr_assert_eq(calib("validate --db %s/two.db --gpu h100 --uncalibrated --transfer-out "
+			   "%s/t.yaml", dir, dir), 0, "%s", err);
+	snprintf(path, sizeof path, "%s/t.yaml", dir);
+	FILE *t = fopen(path, "r");
+	cr_assert_not_null(t);
+	size_t n = fread(line, 1, sizeof line - 1, t);
+	fclose(t);
+	line[n] = 0;
+	cr_expect(strstr(line, "basis: h200\nmeasured_on: h100\nrelation: new_memory\n") &&
+		  strstr(line, "expected_error_pct:"), "%s", line);
+	cr_expect_eq(calib("validate --db %s/two.db --gpu h100 --transfer-out %s/t.yaml", dir, dir),
+		     2);
+	expect_one_line("llmsim calib validate: --transfer-out FILE goes with --uncalibrated");
+
+	/* a data folder holding that table: the GPUs priced from the H200
+	 * print its errors, the H100 (the same die) as measured, the B200
+	 * widened in quadrature by its file's 6.2% */
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd, "mkdir -p '%s/data' && cp -r '%s/hw' '%s/data/' && mkdir -p "
+		 "'%s/data/hw/transfer' && cp '%s/t.yaml' '%s/data/hw/transfer/h200.yaml'", dir,
+		 LLMSIM_SOURCE_DIR, dir, dir, dir, dir);
+	cr_assert_eq(system(cmd), 0);
+	char data[128], *old = getenv("LLMSIM_DATA_DIR");
+	char saved[512];
+	snprintf(saved, sizeof saved, "%s", old ? old : "");
+	snprintf(data, sizeof data, "%s/data", dir);
+	setenv("LLMSIM_DATA_DIR", data, 1);
+	double bar[2];
+	const char *gpus[] = {"h100", "b200"};
+	for (int i = 0; i < 2; i++) {
+		snprintf(cmd, sizeof cmd, "op gemm --m 4096 --n 4096 --k 4096 --gpu %s --json", gpus[i]);
+		cr_assert_eq(run_llmsim(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+		const char *v = strstr(out, "\"time_err_pct\": ");
+		cr_assert_not_null(v, "%s", out);
+		bar[i] = atof(v + 16);
+	}
+	snprintf(cmd, sizeof cmd, "op gemm --m 4096 --n 4096 --k 4096 --gpu b200");
+	cr_assert_eq(run_llmsim(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+	if (old)
+		setenv("LLMSIM_DATA_DIR", saved, 1);
+	else
+		unsetenv("LLMSIM_DATA_DIR");
+	cr_expect(strstr(out, "uncalibrated: p80 of 1 held-out gemm kernels of the h100"), "%s", out);
+	expect_close(bar[1], sqrt(bar[0] * bar[0] + 6.2 * 6.2), 1e-9);
 }
 
 Test(calib_cli, run_without_runner)

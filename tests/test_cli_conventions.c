@@ -122,7 +122,7 @@ Test(cli_conventions, every_verb_json_parses, .init = setup, .fini = teardown)
 		"report --model 8b --out %D/report",
 		"calib show",
 		"calib validate --gpu h200",
-		"calib fit --out %D/profile.yaml",
+		"calib fit --gpu h200 --out %D/profile.yaml",
 		"calib export --out %D/calib.tsv",
 		"calib import --db %D/calib.db --in %D/calib.tsv",
 		"calib upgrade --db %D/calib.db",

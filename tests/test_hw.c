@@ -314,6 +314,67 @@ Test(hw, broken_fixtures_fail_with_position)
 	expect_fail("hw/bad-retired-launch.yaml",
 		    "45:1: 'kernel_launch_s' is no longer read (nothing used it; PyTorch eager's "
 		    "host time per kernel is infer's eager_host_s): delete it");
+	expect_fail("hw/bad-relation.yaml",
+		    "49:13: 'relation' must be one of same_die, new_memory, new_architecture, "
+		    "other_vendor, got 'cousin'");
+	expect_fail("hw/bad-self-basis.yaml",
+		    "48:8: 'gpu' of 'calibration_basis' must name another GPU");
+}
+
+/* ---- the calibrated basis of an uncalibrated GPU ---- */
+
+/* The H100 and H800 (the H200's GH100 die on HBM3) take the H200's
+ * efficiencies, its profile's fitted ones included, for every key their
+ * files do not state; the H20 keeps the one it states (no power limit
+ * modelled); a new architecture (B200) takes none of them. */
+Test(hw, shared_die_takes_the_basis_values)
+{
+	unsetenv("LLMSIM_NO_PROFILE");
+	struct llmsim_gpu h200, h100, h800, h20, b200;
+	struct llmsim_err err = {0};
+	cr_assert_eq(llmsim_gpu_load("h200", &h200, &err), 0, "%s", err.msg);
+	cr_assert_eq(llmsim_gpu_load("h100", &h100, &err), 0, "%s", err.msg);
+	cr_assert_eq(llmsim_gpu_load("h800", &h800, &err), 0, "%s", err.msg);
+	cr_assert_eq(llmsim_gpu_load("h20", &h20, &err), 0, "%s", err.msg);
+	cr_assert_eq(llmsim_gpu_load("b200", &b200, &err), 0, "%s", err.msg);
+	cr_expect_str_eq(h100.basis, "h200");
+	cr_expect_eq(h100.relation, LLMSIM_REL_NEW_MEMORY);
+	cr_expect_eq(b200.relation, LLMSIM_REL_NEW_ARCHITECTURE);
+	static const enum llmsim_param die[] = {
+		LLMSIM_PARAM_GEMM_TENSOR_FRACTION, LLMSIM_PARAM_ATTENTION3_TENSOR_FRACTION,
+		LLMSIM_PARAM_KERNEL_OVERHEAD_S, LLMSIM_PARAM_POWER_CAPPED_CLOCK_HZ};
+	for (size_t i = 0; i < sizeof die / sizeof die[0]; i++) {
+		const char *k = llmsim_param_info[die[i]].key;
+		expect_close(h100.param[die[i]], h200.param[die[i]], 0);
+		cr_expect(h100.param_from_basis[die[i]], "%s", k);
+		expect_close(h800.param[die[i]], h200.param[die[i]], 0);
+		cr_expect_not(b200.param_from_basis[die[i]], "%s", k);
+	}
+	/* stated in its own file: kept */
+	expect_close(h20.param[LLMSIM_PARAM_POWER_CAPPED_CLOCK_HZ], 1e12, 0);
+	cr_expect_not(h20.param_from_basis[LLMSIM_PARAM_POWER_CAPPED_CLOCK_HZ]);
+	expect_close(h800.param[LLMSIM_PARAM_COLLECTIVE_MAX_CHANNELS], 16, 0);
+	expect_close(h20.param[LLMSIM_PARAM_GEMM_TENSOR_FRACTION],
+		     h200.param[LLMSIM_PARAM_GEMM_TENSOR_FRACTION], 0);
+}
+
+/* A measurement's device name is a GPU's when its name or an alias stands
+ * in it as a word: the H100's NVML name is not the H200's, the H200's is
+ * not the H20's, the GB200's not the B200's. */
+Test(hw, device_names_match_by_word, .init = init)
+{
+	struct llmsim_gpu h100, h200, h20, b200;
+	struct llmsim_err err = {0};
+	cr_assert_eq(llmsim_gpu_load("h100", &h100, &err), 0, "%s", err.msg);
+	cr_assert_eq(llmsim_gpu_load("h200", &h200, &err), 0, "%s", err.msg);
+	cr_assert_eq(llmsim_gpu_load("h20", &h20, &err), 0, "%s", err.msg);
+	cr_assert_eq(llmsim_gpu_load("b200", &b200, &err), 0, "%s", err.msg);
+	cr_expect(llmsim_gpu_device_is(&h100, "NVIDIA H100 80GB HBM3"));
+	cr_expect_not(llmsim_gpu_device_is(&h200, "NVIDIA H100 80GB HBM3"));
+	cr_expect(llmsim_gpu_device_is(&h200, "NVIDIA H200"));
+	cr_expect_not(llmsim_gpu_device_is(&h20, "NVIDIA H200"));
+	cr_expect_not(llmsim_gpu_device_is(&b200, "NVIDIA GB200"));
+	cr_expect(llmsim_gpu_device_is(&b200, "NVIDIA B200"));
 }
 
 Test(hw, missing_file_is_enoent)
@@ -377,6 +438,16 @@ Test(hw, broken_profiles_fail_with_position)
 	expect_profile_fail("hw/profiles/bad-fraction.yaml", "3:17: 'hbm_fraction' must be in (0, 1], got 0");
 	expect_profile_fail("hw/profiles/bad-class.yaml", "3:9: missing key 'n' in 'gemm'");
 	expect_profile_fail("hw/profiles/bad-p80.yaml", "3:28: 'p80' must not be below 'median'");
+	/* measured on another GPU than the hardware file it is loaded with */
+	expect_profile_fail("hw/profiles/wrong-device.yaml",
+			    "3:11: profile measured on 'NVIDIA H200', loaded with the hardware file "
+			    "of 'Tiny Test GPU' (tiny)");
+	char p[512], q[512];
+	struct llmsim_gpu g;
+	struct llmsim_err err = {0};
+	cr_assert_eq(llmsim_gpu_load_file(FIX(p, "hw/tiny-gpu.yaml"), &g, &err), 0, "%s", err.msg);
+	cr_expect_eq(llmsim_gpu_apply_profile(&g, FIX(q, "hw/profiles/right-device.yaml"), &err), 0,
+		     "%s", err.msg);
 }
 
 Test(hw, profile_buffer_entry_point)

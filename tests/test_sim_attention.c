@@ -301,3 +301,44 @@ Test(sim_attention, backward_kernels)
 	cr_assert_eq(predict_ok(&g, attn(LLMSIM_ATTN_FLASH2, 4, 32, 8, 2048, 128, 1, LLMSIM_PASS_BWD)).kernels, 5);
 	cr_assert_eq(predict_ok(&g, attn(LLMSIM_ATTN_FLASH3, 4, 32, 32, 2048, 128, 1, LLMSIM_PASS_BWD)).kernels, 3);
 }
+
+/* The naive programs as PyTorch runs them, kernel by kernel (sim/attention.c).
+ * Causal, B=1, H=32, G=8, S=L=1024, D=128:
+ * - hf_eager: repeat_kv of K and V (2), QK^T, * scaling, + mask, softmax to
+ *   fp32, .to(bf16), PV, transpose-contiguous: 9 kernels; the whole S x L is
+ *   computed (4 * 32 * 1024^2 * 128 FLOPs), and its FP32 probabilities and
+ *   their BF16 cast are the workspace (6 B a score);
+ * - sdpa_math: Q, K, V to fp32 (3), Q scaled, the causal mask's 5 passes
+ *   over S x L, K and V repeated (2), K^T scaled, QK^T, mask added, softmax,
+ *   eq, all, where, PV, two casts back: 21 kernels; its FP32 matmuls run on
+ *   the CUDA cores, so it takes over twice the BF16 program's time and over
+ *   4x the naive op's (PyTorch measured 6-8x, issue 22);
+ * - sdpa_math_bf16: no upcast and no casts back: 16 kernels, BF16 matmuls.
+ * Forward only: a backward is refused. */
+Test(sim_attention, naive_programs_as_pytorch_runs_them)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	struct llmsim_pred e = predict_ok(&g, attn(LLMSIM_ATTN_HF_EAGER, 1, 32, 8, 1024, 128, 1,
+						   LLMSIM_PASS_FWD));
+	struct llmsim_pred m = predict_ok(&g, attn(LLMSIM_ATTN_SDPA_MATH, 1, 32, 8, 1024, 128, 1,
+						   LLMSIM_PASS_FWD));
+	struct llmsim_pred b = predict_ok(&g, attn(LLMSIM_ATTN_SDPA_MATH_BF16, 1, 32, 8, 1024, 128,
+						   1, LLMSIM_PASS_FWD));
+	struct llmsim_pred n = predict_ok(&g, attn(LLMSIM_ATTN_NAIVE, 1, 32, 8, 1024, 128, 1,
+						   LLMSIM_PASS_FWD));
+	cr_expect_eq(e.kernels, 9);
+	cr_expect_eq(m.kernels, 21);
+	cr_expect_eq(b.kernels, 16);
+	expect_close(e.flops, 4.0 * 32 * 1024 * 1024 * 128, 1e-12);
+	expect_close(m.flops, e.flops, 1e-12);
+	expect_close(e.workspace_bytes, 32.0 * 1024 * 1024 * 6, 1e-12);
+	/* FP32 SIMT matmuls: several times the BF16 programs, and the naive op */
+	cr_expect(m.time_s > 2 * b.time_s, "%g vs %g", m.time_s, b.time_s);
+	cr_expect(m.time_s > 4 * n.time_s, "%g vs %g", m.time_s, n.time_s);
+	cr_expect(b.time_s > n.time_s && e.time_s > n.time_s);
+	char msg[512];
+	cr_expect_eq(fails(&g, attn(LLMSIM_ATTN_HF_EAGER, 1, 32, 8, 1024, 128, 1, LLMSIM_PASS_BWD),
+			   msg), LLMSIM_EUNSUPPORTED);
+	cr_expect(strstr(msg, "hf_eager is priced forward only"), "%s", msg);
+}

@@ -118,24 +118,70 @@ Test(sim_ew, errors)
 }
 
 /* A softmax row longer than half an SM's register file in fp32 (65536
- * registers / 2 = 32768 elements) cannot stay on chip: the row is read a
- * second time to write the normalized output, 2 * N * e in, N * e out
- * (the calibration H200 read 2.0x the logits of a 128,256-wide softmax
- * from DRAM). A 4096-wide row fits: read once. A fused cross-entropy
+ * registers / 2 = 32768 elements) cannot stay on chip in llmsim's own
+ * kernel (serial=1): the row is read a second time to write the
+ * normalized output, priced from DRAM as fitted. PyTorch's softmax reads a
+ * row once when a warp, its registers (under 10 elements a thread) or 48
+ * KiB of shared memory hold it, else three times (max, sum of exps,
+ * write); the re-reads come from L2 as far as the rows in flight (one a
+ * block of 1024 threads at 40 registers: 1 block an SM) fit its reusable part, and from
+ * DRAM past that (the calibration H200 read the logits once from DRAM for
+ * 64 rows of 128,256 bf16 (16 MB), but 3x for 2048 rows:
+ * calib/data/h200-2026-12-01/runner_counters.tsv). A fused cross-entropy
  * forward writes no normalized row: one online pass. */
-Test(sim_ew, long_softmax_rows_are_read_twice)
+static struct llmsim_op serial(struct llmsim_op op)
+{
+	op.u.ew.serial = 1;
+	return op;
+}
+
+Test(sim_ew, long_softmax_rows_are_read_again)
 {
 	struct llmsim_gpu g;
 	test_gpu_h200(&g);
 	g.registers_per_sm = 65536;
-	double T = 64, H = 128256, N = T * H;
-	struct llmsim_pred p = predict_ok(&g, ew(LLMSIM_EW_SOFTMAX, 64, 128256, LLMSIM_PASS_FWD));
+	double N = 2048.0 * 128256, N64 = 64.0 * 128256;
+	struct llmsim_pred p =
+		predict_ok(&g, serial(ew(LLMSIM_EW_SOFTMAX, 2048, 128256, LLMSIM_PASS_FWD)));
 	expect_close(p.hbm_read_bytes, 2 * N * 2, 1e-12);
 	expect_close(p.hbm_write_bytes, N * 2, 1e-12);
-	p = predict_ok(&g, ew(LLMSIM_EW_SOFTMAX, 64, 4096, LLMSIM_PASS_FWD));
+	p = predict_ok(&g, serial(ew(LLMSIM_EW_SOFTMAX, 64, 4096, LLMSIM_PASS_FWD)));
 	expect_close(p.hbm_read_bytes, 64.0 * 4096 * 2, 1e-12);
+	/* PyTorch's (serial=0): three reads of a row no buffer holds */
+	double cap = g.l2_bytes * g.param[LLMSIM_PARAM_L2_REUSE_FRACTION];
+	double ws = g.sms * 1 * 128256.0 * 2;
+	p = predict_ok(&g, ew(LLMSIM_EW_SOFTMAX, 2048, 128256, LLMSIM_PASS_FWD));
+	expect_close(p.hbm_read_bytes, N * 2 + 2 * N * 2 * (1 - cap / ws), 1e-12);
+	p = predict_ok(&g, ew(LLMSIM_EW_SOFTMAX, 64, 128256, LLMSIM_PASS_FWD));
+	expect_close(p.hbm_read_bytes, N64 * 2, 1e-12); /* 64 rows fit: L2 hits */
+	/* 16384 bf16 (32 KiB) fits its shared memory, 4096 its registers */
+	p = predict_ok(&g, ew(LLMSIM_EW_SOFTMAX, 2048, 16384, LLMSIM_PASS_FWD));
+	expect_close(p.hbm_read_bytes, 2048.0 * 16384 * 2, 1e-12);
+	p = predict_ok(&g, ew(LLMSIM_EW_SOFTMAX, 2048, 4096, LLMSIM_PASS_FWD));
+	expect_close(p.hbm_read_bytes, 2048.0 * 4096 * 2, 1e-12);
 	p = predict_ok(&g, ew(LLMSIM_EW_CROSS_ENTROPY, 64, 128256, LLMSIM_PASS_FWD));
-	expect_close(p.hbm_read_bytes, N * 2 + T * 8, 1e-12);
+	expect_close(p.hbm_read_bytes, N64 * 2 + 64 * 8, 1e-12);
+}
+
+/* PyTorch's layer and RMS norms read a row twice (statistics, then the
+ * normalizing loop): from L2 while the rows of the blocks in flight fit
+ * it, from DRAM past that. 4096 rows of 128,256 bf16 (4 warps a block,
+ * 12 blocks an SM at 40 registers a thread: 1584 rows of 256 KB in
+ * flight, against the L2's
+ * reusable part); softmax(dtype=float32) writes fp32. */
+Test(sim_ew, torch_norms_read_wide_rows_twice)
+{
+	struct llmsim_gpu g;
+	test_gpu_h200(&g);
+	double N = 4096.0 * 128256, H = 128256;
+	double cap = g.l2_bytes * g.param[LLMSIM_PARAM_L2_REUSE_FRACTION];
+	double ws = g.sms * 12 * H * 2;
+	struct llmsim_pred p = predict_ok(&g, ew(LLMSIM_EW_RMSNORM, 4096, 128256, LLMSIM_PASS_FWD));
+	expect_close(p.hbm_read_bytes, N * 2 * (2 - cap / ws) + H * 2, 1e-12);
+	struct llmsim_op op = ew(LLMSIM_EW_SOFTMAX, 64, 4096, LLMSIM_PASS_FWD);
+	op.u.ew.out_dtype = LLMSIM_DT_FP32;
+	p = predict_ok(&g, op);
+	expect_close(p.hbm_write_bytes, 64.0 * 4096 * 4, 1e-12);
 }
 
 /* A grid-stride kernel of one vector per thread and step (serial=1, as

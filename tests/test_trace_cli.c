@@ -204,6 +204,22 @@ Test(trace_cli, compare_and_replay_json)
 	cr_expect(strstr(out, "no --model"));
 }
 
+/* A trace compared with another GPU's model than the traced one says so,
+ * naming both, and what of it transfers; a replay says what it keeps. */
+Test(trace_cli, other_gpu_is_named)
+{
+	cr_assert_eq(trace("compare --db %s --model 8b", fixture), 0, "stderr: %s", err);
+	cr_expect(!strstr(out, "devices differ"), "%s", out);
+	cr_assert_eq(trace("compare --db %s --model 8b --gpu h100", fixture), 0, "stderr: %s", err);
+	cr_expect(strstr(out, "devices differ: the trace ran on NVIDIA H200, the GPU model is h100 "
+			      "(NVIDIA H100 SXM5 80GB)"), "%s", out);
+	cr_assert_eq(trace("compare --db %s --model 8b --gpu h100 --json", fixture), 0, "%s", err);
+	cr_expect(strstr(out, "\"gpu_is_traced_device\": false") && strstr(out, "\"devices_note\""),
+		  "%s", out);
+	cr_assert_eq(trace("replay --db %s --model 8b --gpu b200", fixture), 0, "stderr: %s", err);
+	cr_expect(strstr(out, "replayed from NVIDIA H200 to b200"), "%s", out);
+}
+
 /* A program may name the model its ranges refer to: an NVTX range
  * "model NAME" stands in for --model. */
 Test(trace_cli, model_declared_in_a_range)

@@ -46,6 +46,10 @@ enum llmsim_attn_choice {
 	LLMSIM_AC_CUDNN,  /* SDPA's own choice on Hopper and later: cuDNN's fused
 			   * attention for prefill (the flash3 class of the op model),
 			   * its split-KV decode as flashdecoding */
+	LLMSIM_AC_SDPA_MATH, /* PyTorch's math SDPA backend (FP32 upcast) for prefill,
+			      * materialized scores at decode */
+	LLMSIM_AC_HF_EAGER,  /* HF transformers' eager attention for prefill,
+			      * materialized scores at decode */
 	LLMSIM_AC_COUNT
 };
 

@@ -51,6 +51,8 @@ static const char *const attn_names[LLMSIM_AC_COUNT] = {
 	[LLMSIM_AC_PAGED] = "paged",
 	[LLMSIM_AC_SDPA] = "sdpa",
 	[LLMSIM_AC_CUDNN] = "cudnn",
+	[LLMSIM_AC_SDPA_MATH] = "sdpa_math",
+	[LLMSIM_AC_HF_EAGER] = "hf_eager",
 };
 _Static_assert(sizeof attn_names / sizeof attn_names[0] == LLMSIM_AC_COUNT, "attention");
 

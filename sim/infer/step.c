@@ -47,6 +47,12 @@ static void graph_cfg(const struct llmsim_infer_cfg *cfg, const struct llmsim_st
 	case LLMSIM_AC_CUDNN:
 		g->attn = LLMSIM_ATTN_FLASH3, g->decode = LLMSIM_DEC_FLASHDECODING;
 		break;
+	case LLMSIM_AC_SDPA_MATH:
+		g->attn = LLMSIM_ATTN_SDPA_MATH, g->decode = LLMSIM_DEC_NAIVE;
+		break;
+	case LLMSIM_AC_HF_EAGER:
+		g->attn = LLMSIM_ATTN_HF_EAGER, g->decode = LLMSIM_DEC_NAIVE;
+		break;
 	default:
 		g->attn = LLMSIM_ATTN_FLASH2, g->decode = LLMSIM_DEC_PAGED;
 		break;
