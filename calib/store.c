@@ -8,9 +8,10 @@
  * its fields, so the GPU count of a multi-GPU run is part of its device.
  * Files are opened as calib/sqlite_open.h says: readers read-only (a v1
  * file is read as v1, never migrated: `llmsim calib upgrade` or the next
- * write does that), writers in WAL mode (readers are not blocked, and a
- * writer killed before run_commit leaves nothing a reader sees), every
- * open after PRAGMA quick_check.
+ * write does that), the rollback journal at rest (a writer killed before
+ * run_commit leaves a journal the next open rolls back, so nothing of its
+ * run is seen), every open after PRAGMA integrity_check and a check that
+ * the store's tables are tables and no trigger exists.
  */
 #include "store_impl.h"
 
@@ -419,11 +420,14 @@ int llmsim_store_open(const char *path, int flags, struct llmsim_store **out,
 		return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
 	snprintf(s->path, sizeof s->path, "%s", path);
 	s->read_only = !write;
+	static const char *const tables[] = {"meta",	 "devices", "runs",	    "cases", "kernels",
+					     "counters", "steps",   "step_kernels", NULL};
+	_Static_assert(sizeof tables / sizeof tables[0] == TBL_COUNT + 2, "every table");
 	int rc = llmsim_sqlite_open(path,
 				    create  ? LLMSIM_SQLITE_CREATE
 				    : write ? LLMSIM_SQLITE_WRITE
 					    : LLMSIM_SQLITE_READ,
-				    "a calibration database", &s->db, err);
+				    "a calibration database", tables, &s->db, err);
 	if (rc)
 		goto fail;
 	if ((rc = llmsim_sdb_exec(s, "PRAGMA foreign_keys = ON", err)))

@@ -12,6 +12,7 @@
 
 #include "base/gzfile.h"
 #include "base/paths.h"
+#include "base/staging.h"
 #include "common.h"
 #include "trace_common.h"
 
@@ -108,11 +109,11 @@ int trace_export(int argc, char **argv)
 	if (trace_load_trace(cmd, db, run, &t))
 		return 1;
 	/* Write to a temporary file and rename: no partial output on failure. */
-	char tmp[PATH_MAX + 16];
+	char tmp[PATH_MAX + 64];
 	FILE *f = stdout;
 	if (out) {
-		snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", out);
-		int fd = mkstemp(tmp);
+		llmsim_stage_sweep(out); /* what a killed export left */
+		int fd = llmsim_stage_name(tmp, sizeof tmp, out) ? -1 : mkstemp(tmp);
 		f = fd >= 0 ? fdopen(fd, "w") : NULL;
 		if (!f) {
 			fprintf(stderr, "%s: %s: %s\n", cmd, out, strerror(errno));

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bounds.h"
 #include "base/yaml.h"
 #include "suite.h"
 #include "train_runs.h"
@@ -54,58 +55,61 @@ struct raw_run {
 	double published_activation_layer_bytes, target_pct, suite_mean_target_pct;
 };
 
-#define RF(key, type, range, req) \
-	{#key, LLMSIM_YF_##type, offsetof(struct raw_run, key), 0, req, LLMSIM_YR_##range, NULL}
+/* Counts take the bounds of the flags of the same name (base/bounds.h). */
+#define RF(key, type, range, req, mx) \
+	{#key, LLMSIM_YF_##type, offsetof(struct raw_run, key), 0, req, LLMSIM_YR_##range, NULL, mx}
 
 static const struct llmsim_yfield run_fields[] = {
-	{"name", LLMSIM_YF_STRING, offsetof(struct raw_run, name), 64, 1, LLMSIM_YR_ANY, NULL},
-	{"source", LLMSIM_YF_STRING, offsetof(struct raw_run, source), 256, 1, LLMSIM_YR_ANY, NULL},
-	{"gpu", LLMSIM_YF_STRING, offsetof(struct raw_run, gpu), 32, 1, LLMSIM_YR_ANY, NULL},
-	{"suite", LLMSIM_YF_STRING, offsetof(struct raw_run, suite), 32, 0, LLMSIM_YR_ANY, NULL},
-	RF(gpus, INT, POSITIVE, 1),
-	RF(tp, INT, POSITIVE, 0),
-	RF(pp, INT, POSITIVE, 0),
-	RF(dp, INT, POSITIVE, 0),
-	RF(cp, INT, POSITIVE, 0),
-	RF(ep, INT, POSITIVE, 0),
-	RF(zero, INT, NONNEG, 0),
-	RF(micro_batch, INT, POSITIVE, 0),
-	RF(global_batch, INT, POSITIVE, 1),
-	RF(seq, INT, POSITIVE, 1),
+	{"name", LLMSIM_YF_STRING, offsetof(struct raw_run, name), 64, 1, LLMSIM_YR_ANY, NULL, 0},
+	{"source", LLMSIM_YF_STRING, offsetof(struct raw_run, source), 256, 1, LLMSIM_YR_ANY, NULL, 0},
+	{"gpu", LLMSIM_YF_STRING, offsetof(struct raw_run, gpu), 32, 1, LLMSIM_YR_ANY, NULL, 0},
+	{"suite", LLMSIM_YF_STRING, offsetof(struct raw_run, suite), 32, 0, LLMSIM_YR_ANY, NULL, 0},
+	RF(gpus, INT, POSITIVE, 1, LLMSIM_MAX_GPUS),
+	RF(tp, INT, POSITIVE, 0, LLMSIM_MAX_GPUS),
+	RF(pp, INT, POSITIVE, 0, LLMSIM_MAX_GPUS),
+	RF(dp, INT, POSITIVE, 0, LLMSIM_MAX_GPUS),
+	RF(cp, INT, POSITIVE, 0, LLMSIM_MAX_GPUS),
+	RF(ep, INT, POSITIVE, 0, LLMSIM_MAX_GPUS),
+	RF(zero, INT, NONNEG, 0, 3),
+	RF(micro_batch, INT, POSITIVE, 0, LLMSIM_MAX_BATCH),
+	RF(global_batch, INT, POSITIVE, 1, LLMSIM_MAX_BATCH),
+	RF(seq, INT, POSITIVE, 1, LLMSIM_MAX_TOKENS),
 	{"recompute", LLMSIM_YF_ENUM, offsetof(struct raw_run, recompute), 0, 0, LLMSIM_YR_ANY,
-	 llmsim_recompute_names},
+	 llmsim_recompute_names, 0},
 	{"schedule", LLMSIM_YF_ENUM, offsetof(struct raw_run, schedule), 0, 0, LLMSIM_YR_ANY,
-	 llmsim_pp_sched_names},
-	RF(chunks, INT, POSITIVE, 0),
-	{"dtype", LLMSIM_YF_ENUM, offsetof(struct raw_run, dtype), 0, 0, LLMSIM_YR_ANY, dtype_names},
+	 llmsim_pp_sched_names, 0},
+	RF(chunks, INT, POSITIVE, 0, LLMSIM_MAX_LAYERS),
+	{"dtype", LLMSIM_YF_ENUM, offsetof(struct raw_run, dtype), 0, 0, LLMSIM_YR_ANY, dtype_names, 0},
 	{"recipe", LLMSIM_YF_ENUM, offsetof(struct raw_run, recipe), 0, 0, LLMSIM_YR_ANY,
-	 llmsim_recipe_names},
+	 llmsim_recipe_names, 0},
 	{"offload", LLMSIM_YF_ENUM, offsetof(struct raw_run, offload), 0, 0, LLMSIM_YR_ANY,
-	 llmsim_offload_names},
-	{"dpu", LLMSIM_YF_BOOL, offsetof(struct raw_run, dpu), 0, 0, LLMSIM_YR_ANY, NULL},
+	 llmsim_offload_names, 0},
+	{"dpu", LLMSIM_YF_BOOL, offsetof(struct raw_run, dpu), 0, 0, LLMSIM_YR_ANY, NULL, 0},
 	{"attention", LLMSIM_YF_ENUM, offsetof(struct raw_run, attention), 0, 0, LLMSIM_YR_ANY,
-	 attn_names},
-	RF(lora_rank, INT, NONNEG, 0),
+	 attn_names, 0},
+	RF(lora_rank, INT, NONNEG, 0, LLMSIM_MAX_WIDTH),
 	{"sequence_parallel", LLMSIM_YF_BOOL, offsetof(struct raw_run, sequence_parallel), 0, 0,
-	 LLMSIM_YR_ANY, NULL},
-	{"uneven_pp", LLMSIM_YF_BOOL, offsetof(struct raw_run, uneven_pp), 0, 0, LLMSIM_YR_ANY, NULL},
+	 LLMSIM_YR_ANY, NULL, 0},
+	{"uneven_pp", LLMSIM_YF_BOOL, offsetof(struct raw_run, uneven_pp), 0, 0, LLMSIM_YR_ANY, NULL, 0},
 	{"stack", LLMSIM_YF_ENUM, offsetof(struct raw_run, stack), 0, 0, LLMSIM_YR_ANY,
-	 llmsim_stack_names},
-	{"ddp", LLMSIM_YF_ENUM, offsetof(struct raw_run, ddp), 0, 0, LLMSIM_YR_ANY, llmsim_ddp_names},
-	RF(moe_imbalance, DOUBLE, POSITIVE, 0),
-	RF(published_step_time_s, DOUBLE, POSITIVE, 0),
-	RF(published_mfu, DOUBLE, FRACTION, 0),
-	RF(published_model_state_bytes, DOUBLE, POSITIVE, 0),
-	RF(published_activation_layer_bytes, DOUBLE, POSITIVE, 0),
-	RF(target_pct, DOUBLE, POSITIVE, 0),
-	RF(suite_mean_target_pct, DOUBLE, POSITIVE, 0),
+	 llmsim_stack_names, 0},
+	{"ddp", LLMSIM_YF_ENUM, offsetof(struct raw_run, ddp), 0, 0, LLMSIM_YR_ANY, llmsim_ddp_names, 0},
+	RF(moe_imbalance, DOUBLE, POSITIVE, 0, LLMSIM_MAX_EXPERTS),
+	RF(published_step_time_s, DOUBLE, POSITIVE, 0, 0),
+	RF(published_mfu, DOUBLE, FRACTION, 0, 0),
+	RF(published_model_state_bytes, DOUBLE, POSITIVE, 0, 0),
+	RF(published_activation_layer_bytes, DOUBLE, POSITIVE, 0, 0),
+	RF(target_pct, DOUBLE, POSITIVE, 0, 0),
+	RF(suite_mean_target_pct, DOUBLE, POSITIVE, 0, 0),
 };
 
-#define MF(key) {#key, LLMSIM_YF_INT, offsetof(struct raw_model, key), 0, 0, LLMSIM_YR_POSITIVE, NULL}
+#define MF(key, mx) {#key, LLMSIM_YF_INT, offsetof(struct raw_model, key), 0, 0, LLMSIM_YR_POSITIVE, NULL, mx}
 static const struct llmsim_yfield model_fields[] = {
-	{"name", LLMSIM_YF_STRING, offsetof(struct raw_model, name), 64, 1, LLMSIM_YR_ANY, NULL},
-	{"style", LLMSIM_YF_ENUM, offsetof(struct raw_model, style), 0, 1, LLMSIM_YR_ANY, styles},
-	MF(layers), MF(hidden), MF(heads), MF(kv_heads), MF(vocab), MF(intermediate),
+	{"name", LLMSIM_YF_STRING, offsetof(struct raw_model, name), 64, 1, LLMSIM_YR_ANY, NULL, 0},
+	{"style", LLMSIM_YF_ENUM, offsetof(struct raw_model, style), 0, 1, LLMSIM_YR_ANY, styles, 0},
+	MF(layers, LLMSIM_MAX_LAYERS), MF(hidden, LLMSIM_MAX_WIDTH), MF(heads, LLMSIM_MAX_WIDTH),
+	MF(kv_heads, LLMSIM_MAX_WIDTH), MF(vocab, LLMSIM_MAX_VOCAB),
+	MF(intermediate, LLMSIM_MAX_WIDTH),
 };
 
 /* A GPT-style (MHA, LayerNorm, GeLU 4h MLP, learned positions, biases,
