@@ -408,6 +408,31 @@ static int compat_views(struct llmsim_store *s, struct llmsim_err *err)
 	return 0;
 }
 
+/* Every reference (runs to devices, cases to runs, ...) finds its row: a
+ * store whose references dangle is damaged (its export would not import),
+ * refused before anything reads or writes it. */
+static int check_references(struct llmsim_store *s, struct llmsim_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = llmsim_sdb_prepare(s, "PRAGMA main.foreign_key_check", &st, err);
+	if (rc)
+		return rc;
+	int r = sqlite3_step(st);
+	if (r == SQLITE_ROW) {
+		char table[64], parent[64];
+		llmsim_sdb_col_text(st, 0, table, sizeof table);
+		llmsim_sdb_col_text(st, 2, parent, sizeof parent);
+		rc = llmsim_err_set(err, LLMSIM_EDB,
+				    "%s: database is damaged: row %lld of %s refers to a row of %s "
+				    "that it does not hold",
+				    s->path, (long long)sqlite3_column_int64(st, 1), table, parent);
+	} else if (r != SQLITE_DONE) {
+		rc = llmsim_sdb_err(s, err, "cannot read the database");
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
 int llmsim_store_open(const char *path, int flags, struct llmsim_store **out,
 		      struct llmsim_err *err)
 {
@@ -431,6 +456,9 @@ int llmsim_store_open(const char *path, int flags, struct llmsim_store **out,
 	if (rc)
 		goto fail;
 	if ((rc = llmsim_sdb_exec(s, "PRAGMA foreign_keys = ON", err)))
+		goto fail;
+	int v0;
+	if ((rc = read_version(s, &v0, err)) || (v0 > 0 && (rc = check_references(s, err))))
 		goto fail;
 	if (write) {
 		/* a writer brings the schema up to date (in one transaction) */
