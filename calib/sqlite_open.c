@@ -137,7 +137,9 @@ static int wal_at_rest(const char *path)
 		return 0;
 	size_t n = fread(h, 1, sizeof h, f);
 	fclose(f);
-	if (n < sizeof h || memcmp(h, "SQLite format 3", 16) || h[18] != 2 || h[19] != 2)
+	/* either version byte of 2 makes SQLite open the file in WAL mode,
+	 * which would leave a -wal and -shm beside it */
+	if (n < sizeof h || memcmp(h, "SQLite format 3", 16) || (h[18] != 2 && h[19] != 2))
 		return 0;
 	char wal[4200];
 	struct stat sb;
