@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* One line for a failed open or check. */
 static int fail(struct llmsim_err *err, const char *path, const char *noun, sqlite3 *db, int rc,
@@ -169,6 +170,24 @@ static int immutable_uri(const char *path, char *buf, size_t size)
 	return (size_t)snprintf(buf + n, size - n, "?immutable=1") < size - n ? 0 : -1;
 }
 
+/* A writer killed before its journal was whole leaves one that is not hot
+ * (SQLite ignores it, and it stays beside the file). Under the write lock
+ * (BEGIN IMMEDIATE rolls back a hot journal before it is granted, and no
+ * other writer holds one), any journal there is such a leftover: remove it.
+ * Where the lock is not granted, another writer is at work: leave it. */
+static void remove_stale_journal(sqlite3 *db, const char *path)
+{
+	char j[4200];
+	struct stat sb;
+	if ((size_t)snprintf(j, sizeof j, "%s-journal", path) >= sizeof j || stat(j, &sb))
+		return;
+	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		return;
+	if (!stat(j, &sb))
+		unlink(j);
+	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+}
+
 int llmsim_sqlite_open(const char *path, enum llmsim_sqlite_mode mode, const char *noun,
 		       const char *const *tables, sqlite3 **out, struct llmsim_err *err)
 {
@@ -218,6 +237,7 @@ int llmsim_sqlite_open(const char *path, enum llmsim_sqlite_mode mode, const cha
 		 * SQLite keeps WAL only while another connection has the file
 		 * open, and the next writer switches it then */
 		sqlite3_exec(db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
+		remove_stale_journal(db, path);
 	}
 	sqlite3_extended_result_codes(db, 0); /* callers compare primary codes */
 	*out = db;

@@ -8,7 +8,9 @@
  *    beside it, so a read-only file, a folder the reader cannot write, a
  *    read-only disk and a folder shared between users all work. A writer
  *    killed half-way leaves a hot journal; the next open rolls it back,
- *    so the file holds what it held before that write.
+ *    so the file holds what it held before that write. A journal killed
+ *    before it was whole (not hot: SQLite ignores it) is removed by the
+ *    next writer.
  *  - A reader opens read-only and writes nothing next to the file: no
  *    -wal, -shm or -journal is left behind. A WAL-mode file (an older
  *    llmsim wrote them) with no -wal beside it is read as an immutable
