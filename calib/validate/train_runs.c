@@ -101,7 +101,7 @@ static const struct llmsim_yfield run_fields[] = {
 	{"moe_dispatch", LLMSIM_YF_ENUM, offsetof(struct raw_run, moe_dispatch), 0, 0, LLMSIM_YR_ANY,
 	 llmsim_run_moe_dispatch_names, 0},
 	{"moe_overlap", LLMSIM_YF_BOOL, offsetof(struct raw_run, moe_overlap), 0, 0, LLMSIM_YR_ANY,
-	 NULL},
+	 NULL, 0},
 	{"tp_overlap", LLMSIM_YF_ENUM, offsetof(struct raw_run, tp_overlap), 0, 0, LLMSIM_YR_ANY,
 	 llmsim_run_tp_overlap_names, 0},
 	{"cp_comm", LLMSIM_YF_ENUM, offsetof(struct raw_run, cp_comm), 0, 0, LLMSIM_YR_ANY,
@@ -122,7 +122,7 @@ static const struct llmsim_yfield run_fields[] = {
 	 LLMSIM_YR_ANY, NULL, 0},
 	{"uneven_pp", LLMSIM_YF_BOOL, offsetof(struct raw_run, uneven_pp), 0, 0, LLMSIM_YR_ANY, NULL, 0},
 	{"stack", LLMSIM_YF_ENUM, offsetof(struct raw_run, stack), 0, 0, LLMSIM_YR_ANY,
-	 llmsim_run_stack_names},
+	 llmsim_run_stack_names, 0},
 	{"ddp", LLMSIM_YF_ENUM, offsetof(struct raw_run, ddp), 0, 0, LLMSIM_YR_ANY, llmsim_ddp_names, 0},
 	RF(moe_imbalance, DOUBLE, POSITIVE, 0, LLMSIM_MAX_EXPERTS),
 	RF(published_step_time_s, DOUBLE, POSITIVE, 0, 0),
@@ -305,10 +305,10 @@ struct raw_suite {
 };
 
 #define SF(key, type, range) \
-	{#key, LLMSIM_YF_##type, offsetof(struct raw_suite, key), 0, 0, LLMSIM_YR_##range, NULL}
+	{#key, LLMSIM_YF_##type, offsetof(struct raw_suite, key), 0, 0, LLMSIM_YR_##range, NULL, 0}
 static const struct llmsim_yfield suite_fields[] = {
 	{"held_back", LLMSIM_YF_BOOL, offsetof(struct raw_suite, held_back), 0, 0, LLMSIM_YR_ANY,
-	 NULL},
+	 NULL, 0},
 	SF(not_fit_max, INT, NONNEG),
 	SF(median_abs_target_pct, DOUBLE, POSITIVE),
 	SF(within_pct, DOUBLE, POSITIVE),
