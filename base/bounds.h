@@ -41,6 +41,14 @@
  * widest published (Llama 3.1 405B: 16,384). */
 #define LLMSIM_MAX_WIDTH (1 << 20)
 
+/* Rows of a model's vocabulary: 2^24, 64 times the largest published
+ * (Gemma 3: 262,144). */
+#define LLMSIM_MAX_VOCAB (1 << 24)
+
+/* Parameters of one model: 1e15, 1000 times the largest published, which
+ * keeps every count formed from them exact in 64 bits. */
+#define LLMSIM_MAX_PARAMS 1e15
+
 /* Layers of a model, and model chunks per pipeline stage: 2^16, 500
  * times the deepest published (Llama 3.1 405B: 126). */
 #define LLMSIM_MAX_LAYERS (1 << 16)

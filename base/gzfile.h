@@ -22,7 +22,9 @@
 /* Open path for reading. Returns the stream, or NULL with err set
  * ("PATH: cannot open: No such file or directory": LLMSIM_ENOENT, other failures
  * LLMSIM_EIO). *gzipped (may be NULL) is set to 1 when the file is a gzip
- * stream. The stream cannot seek. */
+ * stream. path may name a pipe (/dev/stdin, a FIFO, <(...)): nothing is
+ * read twice. The stream cannot seek. How much the stream may inflate to
+ * is each reader's limit (base/lines.h, llmsim_gz_slurp's max). */
 FILE *llmsim_gz_open(const char *path, int *gzipped, struct llmsim_err *err);
 
 /* Close a stream of llmsim_gz_open (NULL is a no-op returning 0). Returns

@@ -87,6 +87,9 @@ int llmsim_lines_next(struct llmsim_lines *r, char **line, size_t *len, struct l
 	while (n > 0 && (r->buf[n - 1] == '\r' || r->buf[n - 1] == '\n'))
 		n--;
 	r->buf[n] = 0;
+	if (r->line >= LLMSIM_LINES_MAX_COUNT)
+		return llmsim_err_set(err, LLMSIM_EPARSE, "%s: more than %d lines, the limit for %s",
+				      r->name, LLMSIM_LINES_MAX_COUNT, r->what);
 	r->line++;
 	*line = r->buf;
 	*len = n;

@@ -20,6 +20,9 @@
 #include <stdio.h>
 #include "err.h"
 
+/* Lines of one input, any kind: line numbers are ints. */
+#define LLMSIM_LINES_MAX_COUNT 2147483646
+
 struct llmsim_lines {
 	FILE *f;
 	const char *name;       /* for messages */
@@ -42,6 +45,7 @@ void llmsim_lines_init(struct llmsim_lines *r, FILE *f, const char *name, size_t
  * one). Returns 1, or 0 at the end of the input, or an error:
  * LLMSIM_EPARSE "name:N: line longer than M bytes (not WHAT?)",
  * LLMSIM_EPARSE "name: larger than M bytes, the limit for WHAT",
+ * LLMSIM_EPARSE "name: more than N lines, the limit for WHAT",
  * LLMSIM_EIO on a read error, LLMSIM_ENOMEM. */
 int llmsim_lines_next(struct llmsim_lines *r, char **line, size_t *len, struct llmsim_err *err);
 

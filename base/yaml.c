@@ -365,6 +365,10 @@ int llmsim_ymap_check_unused(const struct llmsim_ynode *map, const char *path,
 static int check_range(const struct llmsim_yfield *f, const struct llmsim_ynode *v,
 		       double d, const char *path, struct llmsim_err *err)
 {
+	if (f->max > 0 && d > f->max)
+		return llmsim_err_setloc(err, LLMSIM_EPARSE, path, v->line, v->col,
+					 "'%s' must be at most %.15g, got %s", f->key, f->max,
+					 v->scalar);
 	switch (f->range) {
 	case LLMSIM_YR_ANY: return 0;
 	case LLMSIM_YR_POSITIVE:

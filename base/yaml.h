@@ -82,6 +82,7 @@ struct llmsim_yfield {
 	int required;
 	enum llmsim_yrange range;
 	const char *const *names;  /* ENUM: NULL-terminated */
+	double max;                /* INT, DOUBLE: the largest value (base/bounds.h), 0: none */
 };
 
 /* Extract `n` fields from `map` into `base`; unknown keys are left for

@@ -8,9 +8,10 @@
  * its fields, so the GPU count of a multi-GPU run is part of its device.
  * Files are opened as calib/sqlite_open.h says: readers read-only (a v1
  * file is read as v1, never migrated: `llmsim calib upgrade` or the next
- * write does that), writers in WAL mode (readers are not blocked, and a
- * writer killed before run_commit leaves nothing a reader sees), every
- * open after PRAGMA quick_check.
+ * write does that), the rollback journal at rest (a writer killed before
+ * run_commit leaves a journal the next open rolls back, so nothing of its
+ * run is seen), every open after PRAGMA integrity_check and a check that
+ * the store's tables are tables and no trigger exists.
  */
 #include "store_impl.h"
 
@@ -407,6 +408,31 @@ static int compat_views(struct llmsim_store *s, struct llmsim_err *err)
 	return 0;
 }
 
+/* Every reference (runs to devices, cases to runs, ...) finds its row: a
+ * store whose references dangle is damaged (its export would not import),
+ * refused before anything reads or writes it. */
+static int check_references(struct llmsim_store *s, struct llmsim_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = llmsim_sdb_prepare(s, "PRAGMA main.foreign_key_check", &st, err);
+	if (rc)
+		return rc;
+	int r = sqlite3_step(st);
+	if (r == SQLITE_ROW) {
+		char table[64], parent[64];
+		llmsim_sdb_col_text(st, 0, table, sizeof table);
+		llmsim_sdb_col_text(st, 2, parent, sizeof parent);
+		rc = llmsim_err_set(err, LLMSIM_EDB,
+				    "%s: database is damaged: row %lld of %s refers to a row of %s "
+				    "that it does not hold",
+				    s->path, (long long)sqlite3_column_int64(st, 1), table, parent);
+	} else if (r != SQLITE_DONE) {
+		rc = llmsim_sdb_err(s, err, "cannot read the database");
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
 int llmsim_store_open(const char *path, int flags, struct llmsim_store **out,
 		      struct llmsim_err *err)
 {
@@ -419,14 +445,20 @@ int llmsim_store_open(const char *path, int flags, struct llmsim_store **out,
 		return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
 	snprintf(s->path, sizeof s->path, "%s", path);
 	s->read_only = !write;
+	static const char *const tables[] = {"meta",	 "devices", "runs",	    "cases", "kernels",
+					     "counters", "steps",   "step_kernels", NULL};
+	_Static_assert(sizeof tables / sizeof tables[0] == TBL_COUNT + 2, "every table");
 	int rc = llmsim_sqlite_open(path,
 				    create  ? LLMSIM_SQLITE_CREATE
 				    : write ? LLMSIM_SQLITE_WRITE
 					    : LLMSIM_SQLITE_READ,
-				    "a calibration database", &s->db, err);
+				    "a calibration database", tables, &s->db, err);
 	if (rc)
 		goto fail;
 	if ((rc = llmsim_sdb_exec(s, "PRAGMA foreign_keys = ON", err)))
+		goto fail;
+	int v0;
+	if ((rc = read_version(s, &v0, err)) || (v0 > 0 && (rc = check_references(s, err))))
 		goto fail;
 	if (write) {
 		/* a writer brings the schema up to date (in one transaction) */

@@ -5,12 +5,16 @@
  *
  * The only module that includes sqlite3.h. Each run is written inside one
  * transaction (llmsim_store_run_begin .. llmsim_store_run_commit), so a
- * writer killed half-way leaves the database exactly as it was; writers use
- * SQLite's WAL, so readers are not blocked meanwhile. The schema carries a
+ * writer killed half-way leaves the database exactly as it was (its
+ * journal is rolled back by the next open). At rest a store is in SQLite's
+ * rollback-journal mode, so it can be read from a read-only folder or
+ * disk, and a reader writes nothing beside it. The schema carries a
  * version in table `meta`. Opening an older database to write migrates it
  * forward inside a transaction; opening it to read changes nothing (the
- * read API reads either version). Every open checks the file's integrity
- * (PRAGMA quick_check): a corrupted store is refused in one line.
+ * read API reads either version). Every open checks the whole file (PRAGMA
+ * integrity_check, foreign_key_check, and that its tables are tables and
+ * it holds no trigger: calib/sqlite_open.h): a damaged or crafted store is
+ * refused in one line, and nothing is written into it.
  */
 #ifndef LLMSIM_STORE_H
 #define LLMSIM_STORE_H

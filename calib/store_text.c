@@ -100,6 +100,15 @@ static int export_table(struct llmsim_store *s, FILE *f, const struct store_tabl
 		for (int i = 0; i < t->ncols; i++) {
 			fputc('\t', f);
 			if (sqlite3_column_type(st, i) == SQLITE_NULL) {
+				if (t->cols[i].type == COL_TEXT) {
+					/* the schema forbids it: a damaged store, whose
+					 * dump would not import */
+					sqlite3_finalize(st);
+					return llmsim_err_set(err, LLMSIM_EDB,
+							      "%s: table %s: column '%s' is NULL "
+							      "(a damaged store)",
+							      s->path, t->name, t->cols[i].name);
+				}
 				fputs("\\N", f);
 				continue;
 			}

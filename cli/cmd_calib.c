@@ -18,6 +18,7 @@
 #include "base/gzfile.h"
 #include "base/json.h"
 #include "base/paths.h"
+#include "base/staging.h"
 #include "calib/fit.h"
 #include "calib/shipped.h"
 #include "calib/store.h"
@@ -1019,7 +1020,7 @@ static int calib_export(int argc, char **argv)
 	if (open_input(cmd, db, &s, &name))
 		return 1;
 	struct llmsim_err err = {0};
-	char tmp[PATH_MAX + 16];
+	char tmp[PATH_MAX + 64];
 	FILE *f = stdout;
 	struct stat st;
 	if (out && !stat(out, &st) && !S_ISREG(st.st_mode)) {
@@ -1030,7 +1031,8 @@ static int calib_export(int argc, char **argv)
 	}
 	if (out) {
 		int fd = -1;
-		if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", out) < (int)sizeof tmp)
+		llmsim_stage_sweep(out); /* what a killed export left */
+		if (!llmsim_stage_name(tmp, sizeof tmp, out))
 			fd = mkstemp(tmp);
 		mode_t mask = umask(0);
 		umask(mask);

@@ -465,6 +465,40 @@ static int op_collective(int argc, char **argv, struct common *c)
 	return run(cmd, c, &op);
 }
 
+/* The values of a spec take the bounds of the options of the same name
+ * (`op gemm --m`, `--bytes`, `--gpus`: cli/args.c), and none is negative:
+ * "stream bytes=1e308" is refused as --bytes 1e308 is. 0, or 1 with the
+ * message printed. */
+static int spec_bounds(const char *cmd, const char *spec)
+{
+	char buf[1024];
+	snprintf(buf, sizeof buf, "%s", spec); /* llmsim_op_parse took it: it fits */
+	char *save = NULL, *tok = strtok_r(buf, " \t\r\n", &save);
+	while ((tok = strtok_r(NULL, " \t\r\n", &save))) {
+		char *eq = strchr(tok, '='), *end;
+		if (!eq)
+			continue;
+		*eq = 0;
+		double v = strtod(eq + 1, &end);
+		if (end == eq + 1 || *end)
+			continue; /* not a number: an enum, checked by the parser */
+		for (char *p = tok; *p; p++)
+			if (*p == '_')
+				*p = '-';
+		double max = llmsim_args_max("llmsim op spec", tok);
+		if (isnan(max))
+			continue;
+		for (char *p = tok; *p; p++)
+			if (*p == '-')
+				*p = '_';
+		if (v < 0 || v > max) {
+			fprintf(stderr, "%s: %s=%s: must be 0 to %.15g\n", cmd, tok, eq + 1, max);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static int op_spec(int argc, char **argv, struct common *c)
 {
 	const char *cmd = "llmsim op spec";
@@ -485,6 +519,8 @@ static int op_spec(int argc, char **argv, struct common *c)
 		fprintf(stderr, "%s: %s\n", cmd, err.msg);
 		return 1;
 	}
+	if (spec_bounds(cmd, pos[0]))
+		return 1;
 	return run(cmd, c, &op);
 }
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/json.h"
+#include "base/staging.h"
 #include "trace_out.h"
 
 static int fail(const char *cmd, const char *path, const char *why)
@@ -27,10 +28,9 @@ static int fail(const char *cmd, const char *path, const char *why)
  * gets; NULL with errno. */
 static FILE *open_tmp(const char *path, char *tmp, size_t size)
 {
-	if ((size_t)snprintf(tmp, size, "%s.tmpXXXXXX", path) >= size) {
-		errno = ENAMETOOLONG;
+	llmsim_stage_sweep(path); /* what a killed run left */
+	if (llmsim_stage_name(tmp, size, path))
 		return NULL;
-	}
 	int fd = mkstemp(tmp);
 	if (fd < 0)
 		return NULL;
@@ -58,7 +58,7 @@ int cli_trace_check(const char *cmd, const char *path)
 	struct stat st;
 	if (!stat(path, &st) && !S_ISREG(st.st_mode))
 		return fail(cmd, path, "not a regular file");
-	char tmp[PATH_MAX + 16];
+	char tmp[PATH_MAX + 64];
 	FILE *f = open_tmp(path, tmp, sizeof tmp);
 	if (!f)
 		return fail(cmd, path, strerror(errno));
@@ -171,7 +171,7 @@ int cli_trace_write(const char *cmd, const char *path, const struct llmsim_timel
 {
 	if (tl->oom) /* an event the timeline had no memory for: not a trace to write */
 		return fail(cmd, path, "out of memory for the timeline");
-	char tmp[PATH_MAX + 16];
+	char tmp[PATH_MAX + 64];
 	FILE *f = open_tmp(path, tmp, sizeof tmp);
 	if (!f)
 		return fail(cmd, path, strerror(errno));

@@ -921,6 +921,8 @@ out:
 	free(y.s);
 	free(r.used);
 	llmsim_jdoc_free(doc);
+	if (info == &own) /* the caller wants no description: it is not kept */
+		llmsim_hf_info_release(&own);
 	return rc;
 }
 

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/bounds.h"
 #include "base/datafind.h"
 #include "base/enum.h"
 #include "base/paths.h"
@@ -31,7 +32,10 @@
 
 #define M(f) offsetof(struct llmsim_model, f)
 #define FLD(k, t, f, req, rng) {.key = k, .type = t, .offset = M(f), .size = sizeof(((struct llmsim_model *)0)->f), .required = req, .range = rng}
-#define REQ_POS_INT(k) FLD(#k, LLMSIM_YF_INT, k, LLMSIM_YF_REQUIRED, LLMSIM_YR_POSITIVE)
+/* Every count takes the bound of its flag (base/bounds.h), so a file is
+ * refused where --layers 2147483647 is, with the file's line and column. */
+#define FLDMAX(k, t, f, req, rng, mx) {.key = k, .type = t, .offset = M(f), .size = sizeof(((struct llmsim_model *)0)->f), .required = req, .range = rng, .max = mx}
+#define REQ_POS_INT(k, mx) FLDMAX(#k, LLMSIM_YF_INT, k, LLMSIM_YF_REQUIRED, LLMSIM_YR_POSITIVE, mx)
 #define OPT_BOOL(k) FLD(#k, LLMSIM_YF_BOOL, k, LLMSIM_YF_OPTIONAL, LLMSIM_YR_ANY)
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -46,16 +50,16 @@ static const struct llmsim_yfield top_fields[] = {
 	FLD("name", LLMSIM_YF_STRING, name, LLMSIM_YF_REQUIRED, LLMSIM_YR_ANY),
 	FLD("full_name", LLMSIM_YF_STRING, full_name, LLMSIM_YF_REQUIRED, LLMSIM_YR_ANY),
 	FLD("source", LLMSIM_YF_STRING, source, LLMSIM_YF_REQUIRED, LLMSIM_YR_ANY),
-	FLD("params_published", LLMSIM_YF_DOUBLE, params_published, LLMSIM_YF_OPTIONAL,
-	    LLMSIM_YR_POSITIVE),
-	REQ_POS_INT(layers),
-	REQ_POS_INT(hidden),
-	REQ_POS_INT(heads),
-	REQ_POS_INT(kv_heads),
-	REQ_POS_INT(head_dim),
-	REQ_POS_INT(vocab),
-	REQ_POS_INT(intermediate),
-	REQ_POS_INT(max_seq),
+	FLDMAX("params_published", LLMSIM_YF_DOUBLE, params_published, LLMSIM_YF_OPTIONAL,
+	       LLMSIM_YR_POSITIVE, LLMSIM_MAX_PARAMS),
+	REQ_POS_INT(layers, LLMSIM_MAX_LAYERS),
+	REQ_POS_INT(hidden, LLMSIM_MAX_WIDTH),
+	REQ_POS_INT(heads, LLMSIM_MAX_WIDTH),
+	REQ_POS_INT(kv_heads, LLMSIM_MAX_WIDTH),
+	REQ_POS_INT(head_dim, LLMSIM_MAX_WIDTH),
+	REQ_POS_INT(vocab, LLMSIM_MAX_VOCAB),
+	REQ_POS_INT(intermediate, LLMSIM_MAX_WIDTH),
+	REQ_POS_INT(max_seq, LLMSIM_MAX_TOKENS),
 	ENUM("mlp", mlp, mlp_names),
 	ENUM("activation", activation, act_names),
 	ENUM("norm", norm, norm_names),
@@ -64,12 +68,14 @@ static const struct llmsim_yfield top_fields[] = {
 	OPT_BOOL(qkv_bias),
 	OPT_BOOL(linear_bias),
 	OPT_BOOL(qk_norm),
-	FLD("mtp_layers", LLMSIM_YF_INT, mtp_layers, LLMSIM_YF_OPTIONAL, LLMSIM_YR_NONNEG),
-	FLD("position_rows", LLMSIM_YF_INT, position_rows, LLMSIM_YF_OPTIONAL, LLMSIM_YR_POSITIVE),
+	FLDMAX("mtp_layers", LLMSIM_YF_INT, mtp_layers, LLMSIM_YF_OPTIONAL, LLMSIM_YR_NONNEG,
+	       LLMSIM_MAX_DRAFT),
+	FLDMAX("position_rows", LLMSIM_YF_INT, position_rows, LLMSIM_YF_OPTIONAL,
+	       LLMSIM_YR_POSITIVE, LLMSIM_MAX_TOKENS),
 	FLD("notes", LLMSIM_YF_STRING, notes, LLMSIM_YF_OPTIONAL, LLMSIM_YR_ANY),
 };
 
-#define MLA(k, rng) {.key = #k, .type = LLMSIM_YF_INT, .offset = offsetof(struct llmsim_mla, k), .required = LLMSIM_YF_REQUIRED, .range = rng}
+#define MLA(k, rng) {.key = #k, .type = LLMSIM_YF_INT, .offset = offsetof(struct llmsim_mla, k), .required = LLMSIM_YF_REQUIRED, .range = rng, .max = LLMSIM_MAX_WIDTH}
 static const struct llmsim_yfield mla_fields[] = {
 	MLA(q_lora_rank, LLMSIM_YR_NONNEG),
 	MLA(kv_lora_rank, LLMSIM_YR_POSITIVE),
@@ -78,15 +84,15 @@ static const struct llmsim_yfield mla_fields[] = {
 	MLA(v_head_dim, LLMSIM_YR_POSITIVE),
 };
 
-#define MOE(k, req, rng) {.key = #k, .type = LLMSIM_YF_INT, .offset = offsetof(struct llmsim_moe, k), .required = req, .range = rng}
+#define MOE(k, req, rng, mx) {.key = #k, .type = LLMSIM_YF_INT, .offset = offsetof(struct llmsim_moe, k), .required = req, .range = rng, .max = mx}
 static const struct llmsim_yfield moe_fields[] = {
-	MOE(experts, LLMSIM_YF_REQUIRED, LLMSIM_YR_POSITIVE),
-	MOE(shared_experts, LLMSIM_YF_OPTIONAL, LLMSIM_YR_NONNEG),
-	MOE(top_k, LLMSIM_YF_REQUIRED, LLMSIM_YR_POSITIVE),
-	MOE(expert_intermediate, LLMSIM_YF_REQUIRED, LLMSIM_YR_POSITIVE),
-	MOE(dense_layers, LLMSIM_YF_OPTIONAL, LLMSIM_YR_NONNEG),
-	MOE(layer_freq, LLMSIM_YF_OPTIONAL, LLMSIM_YR_POSITIVE),
-	MOE(max_nodes, LLMSIM_YF_OPTIONAL, LLMSIM_YR_NONNEG),
+	MOE(experts, LLMSIM_YF_REQUIRED, LLMSIM_YR_POSITIVE, LLMSIM_MAX_EXPERTS),
+	MOE(shared_experts, LLMSIM_YF_OPTIONAL, LLMSIM_YR_NONNEG, LLMSIM_MAX_EXPERTS),
+	MOE(top_k, LLMSIM_YF_REQUIRED, LLMSIM_YR_POSITIVE, LLMSIM_MAX_EXPERTS),
+	MOE(expert_intermediate, LLMSIM_YF_REQUIRED, LLMSIM_YR_POSITIVE, LLMSIM_MAX_WIDTH),
+	MOE(dense_layers, LLMSIM_YF_OPTIONAL, LLMSIM_YR_NONNEG, LLMSIM_MAX_LAYERS),
+	MOE(layer_freq, LLMSIM_YF_OPTIONAL, LLMSIM_YR_POSITIVE, LLMSIM_MAX_LAYERS),
+	MOE(max_nodes, LLMSIM_YF_OPTIONAL, LLMSIM_YR_NONNEG, LLMSIM_MAX_GPUS),
 };
 
 const char *llmsim_attn_kind_name(enum llmsim_attn_kind k)
@@ -161,7 +167,7 @@ static int check(const struct llmsim_ynode *root, struct llmsim_model *m, const 
 	/* 1000x the largest published model: keeps every count in 64 bits */
 	struct llmsim_params p;
 	llmsim_model_params(m, &p);
-	if (!(p.total + p.mtp <= 1e15)) {
+	if (!(p.total + p.mtp <= LLMSIM_MAX_PARAMS)) {
 		snprintf(msg, sizeof msg, "%.3g parameters: more than 1e15 (check the sizes)",
 			 p.total + p.mtp);
 		return bad(root, "layers", path, err, msg);

@@ -4,25 +4,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-int llmsim_rmtree(const char *path)
-{
-	return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
 
 /* 1 when the folder has entries besides . and .., 0 when empty, -1 on error. */
 static int not_empty(const char *dir)
@@ -106,8 +92,10 @@ int llmsim_outdir_begin(struct llmsim_outdir *o, const char *dir, int force,
 				      o->dir, strerror(errno));
 	}
 
-	snprintf(o->tmp, sizeof o->tmp, "%s.tmp-XXXXXX", o->dir);
-	if (!mkdtemp(o->tmp)) {
+	/* a staging folder a killed report left goes first; this one is
+	 * named so that the next run can tell when it is stale */
+	llmsim_stage_sweep(o->dir);
+	if (llmsim_stage_name(o->tmp, sizeof o->tmp, o->dir) || !mkdtemp(o->tmp)) {
 		int e = errno;
 		o->tmp[0] = 0;
 		return llmsim_err_set(err, LLMSIM_EIO, "cannot create output folder '%s': %s",

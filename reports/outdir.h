@@ -1,7 +1,9 @@
 /*
  * outdir.h - write a folder of results all at once: everything goes into
- * DIR.tmp-XXXXXX next to DIR, and only a finished folder is renamed into
- * place, so a failure at any step leaves the file system as it was. A
+ * DIR.tmp-<pid>-<host>-XXXXXX next to DIR (base/staging.h), and only a
+ * finished folder is renamed into place, so a failure at any step leaves
+ * the file system as it was; a staging folder a killed run left is removed
+ * by the next one. A
  * committed folder holds a marker file, LLMSIM_OUTDIR_MARKER, and only a
  * folder holding one is ever replaced (--force): nothing else a user keeps
  * is deleted.
@@ -42,7 +44,7 @@ int llmsim_outdir_commit(struct llmsim_outdir *o, struct llmsim_err *err);
 /* Remove the staging folder and all in it (no-op when none). */
 void llmsim_outdir_abort(struct llmsim_outdir *o);
 
-/* Remove a folder tree (no symlinks followed). 0, or -1 with errno. */
-int llmsim_rmtree(const char *path);
+/* llmsim_rmtree, llmsim_stage_name and the sweep of stale staging folders */
+#include "base/staging.h"
 
 #endif

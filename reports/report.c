@@ -106,12 +106,14 @@ int llmsim_report_write(const struct llmsim_report_data *in, struct llmsim_repor
 	if (rc)
 		return rc;
 	const char *tmpdir = getenv("TMPDIR");
-	snprintf(work, sizeof work, "%s/llmsim-report-XXXXXX",
-		 tmpdir && *tmpdir ? tmpdir : "/tmp");
-	if (!mkdtemp(work)) {
+	tmpdir = tmpdir && *tmpdir ? tmpdir : "/tmp";
+	/* the work folder is named for its run, so the next run removes it
+	 * when a kill left it */
+	llmsim_stage_sweep_in(tmpdir, "llmsim-report");
+	if (llmsim_stage_name_in(work, sizeof work, tmpdir, "llmsim-report") || !mkdtemp(work)) {
 		llmsim_outdir_abort(&out);
 		return llmsim_err_set(err, LLMSIM_EIO, "cannot create a work folder in '%s'",
-				      tmpdir && *tmpdir ? tmpdir : "/tmp");
+				      tmpdir);
 	}
 
 	/* Both are large (every op's prediction, every picture's path). */

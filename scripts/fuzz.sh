@@ -55,7 +55,7 @@ for t in "${targets[@]}"; do
 	# new inputs stay small (seeds larger than this are cut to it while
 	# fuzzing, and replayed whole by the tests); traces and store dumps
 	# need a few kernel lines to reach their checks of a whole run
-	case $t in trace | store) max_len=16384 ;; *) max_len=10240 ;; esac
+	case $t in trace | store | store_db) max_len=16384 ;; *) max_len=10240 ;; esac
 	dict=()
 	[ -f "$src/fuzz/$t.dict" ] && dict=(-dict="$src/fuzz/$t.dict")
 	: >"$log"

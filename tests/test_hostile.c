@@ -242,7 +242,8 @@ static void die_mid_write(const char *path, const char *journal)
 Test(hostile, killed_writer_blocks_no_reader)
 {
 	char args[512];
-	/* WAL (what llmsim writes): the reader ignores the uncommitted frames */
+	/* WAL (an older llmsim's files, another program's): the reader ignores
+	 * the uncommitted frames */
 	crafted_db(in_dir("w.db"), "SELECT 1");
 	die_mid_write(in_dir("w.db"), "WAL");
 	snprintf(args, sizeof args, "trace show --db %s --json", in_dir("w.db"));

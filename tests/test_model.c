@@ -258,11 +258,12 @@ Test(model, buffer_entry_point_matches_file)
 
 Test(model, absurd_sizes_are_rejected)
 {
-	/* 2e9 layers of hidden 2e9: about 2e9 x 12 x (2e9)^2 parameters, far past
-	 * the 1e15 cap that keeps every derived count in 64 bits */
-	const char y[] = "name: b\nfull_name: B\nsource: s\nlayers: 2000000000\n"
-			 "hidden: 2000000000\nheads: 4\nkv_heads: 2\nhead_dim: 16\nvocab: 10\n"
-			 "intermediate: 128\nmax_seq: 8\nmlp: gated\nactivation: silu\nnorm: rms\n"
+	/* 2^16 layers of hidden and MLP width 2^20, each within its bound:
+	 * about 2^16 x 3 x 2^40 parameters, far past the 1e15 cap that keeps
+	 * every derived count in 64 bits */
+	const char y[] = "name: b\nfull_name: B\nsource: s\nlayers: 65536\n"
+			 "hidden: 1048576\nheads: 4\nkv_heads: 2\nhead_dim: 16\nvocab: 10\n"
+			 "intermediate: 1048576\nmax_seq: 8\nmlp: gated\nactivation: silu\nnorm: rms\n"
 			 "position: rope\n";
 	struct llmsim_model m;
 	struct llmsim_err err = {0};

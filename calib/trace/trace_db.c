@@ -6,8 +6,9 @@
  * same file format; these tables are separate and versioned on their own
  * (trace_meta.trace_schema_version). A run is written in one transaction,
  * so a writer killed half-way leaves the file as it was; files are opened
- * as calib/sqlite_open.h says (readers read-only, writers in WAL mode,
- * every open checked). Every row read is checked like a line of the text
+ * as calib/sqlite_open.h says (readers read-only and writing nothing,
+ * the rollback journal at rest, every open checked: integrity, and the
+ * trace tables are tables, no trigger). Every row read is checked like a line of the text
  * form (trace_check.c): the integers in range of their fields, then the
  * record and the run as a whole. Compiled into the injection library too:
  * it depends on base/ and calib/sqlite_open.c only.
@@ -48,6 +49,9 @@ static const char schema_sql[] =
 	"CREATE INDEX IF NOT EXISTS trace_kernels_run ON trace_kernels(run_id);"
 	"CREATE INDEX IF NOT EXISTS trace_memcpys_run ON trace_memcpys(run_id);"
 	"CREATE INDEX IF NOT EXISTS trace_ranges_run ON trace_ranges(run_id);";
+
+static const char *const trace_tables[] = {"trace_meta", "trace_runs", "trace_kernels",
+					   "trace_memcpys", "trace_ranges", NULL};
 
 static int db_fail(struct llmsim_err *err, sqlite3 *db, const char *path, const char *what)
 {
@@ -196,7 +200,7 @@ int llmsim_trace_db_write(const char *path, const struct llmsim_trace *t,
 			  int64_t *run_id, struct llmsim_err *err)
 {
 	sqlite3 *db = NULL;
-	if (llmsim_sqlite_open(path, LLMSIM_SQLITE_CREATE, "an llmsim trace", &db, err))
+	if (llmsim_sqlite_open(path, LLMSIM_SQLITE_CREATE, "an llmsim trace", trace_tables, &db, err))
 		return LLMSIM_EDB;
 	sqlite3_busy_timeout(db, 30000);
 	int rc = 0;
@@ -226,7 +230,7 @@ static int open_read(const char *path, sqlite3 **out, struct llmsim_err *err)
 {
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
-	int rc = llmsim_sqlite_open(path, LLMSIM_SQLITE_READ, "an llmsim trace", &db, err);
+	int rc = llmsim_sqlite_open(path, LLMSIM_SQLITE_READ, "an llmsim trace", trace_tables, &db, err);
 	if (rc)
 		return rc;
 	rc = sqlite3_prepare_v2(db,

@@ -2,7 +2,7 @@
  * trace_load.c - open a trace in whichever form it comes: the SQLite trace
  * tables, the text form, or the text form compressed with gzip (read
  * through zlib, base/gzfile.h, so that a committed calib/data/trace_*.txt.gz
- * reads like a database).
+ * reads like a database). A pipe is read once, as text.
  */
 #include "trace.h"
 
@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/gzfile.h"
 
@@ -43,9 +44,35 @@ static int load_text(FILE *f, const char *path, int64_t run_id, struct llmsim_tr
 	return rc;
 }
 
+/* The text form, plain or gzip, from path. */
+static int load_stream(const char *path, int64_t run_id, struct llmsim_trace *t,
+		       struct llmsim_err *err)
+{
+	/* a cut-off stream explains any parse error: its error wins */
+	struct llmsim_err zerr = {0};
+	FILE *in = llmsim_gz_open(path, NULL, &zerr);
+	if (!in) {
+		if (err)
+			*err = zerr;
+		return zerr.code;
+	}
+	int rc = load_text(in, path, run_id, t, err);
+	if (llmsim_gz_close(in, path, &zerr)) {
+		llmsim_trace_release(t);
+		llmsim_trace_init(t);
+		if (err)
+			*err = zerr;
+		rc = zerr.code;
+	}
+	return rc;
+}
+
 int llmsim_trace_load(const char *path, int64_t run_id, struct llmsim_trace *t,
 		      struct llmsim_err *err)
 {
+	struct stat st;
+	if (!stat(path, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return load_stream(path, run_id, t, err); /* a pipe is read once: text */
 	FILE *f = fopen(path, "rb");
 	if (!f)
 		return llmsim_err_set(err, errno == ENOENT ? LLMSIM_ENOENT : LLMSIM_EIO, "%s: %s",
@@ -59,23 +86,7 @@ int llmsim_trace_load(const char *path, int64_t run_id, struct llmsim_trace *t,
 	int gz = n >= 2 && head[0] == 0x1f && head[1] == 0x8b;
 	if (gz || (n >= 12 && !memcmp(head, "llmsim-trace", 12)) || (n >= 1 && head[0] == '#')) {
 		fclose(f);
-		/* a cut-off stream explains any parse error: its error wins */
-		struct llmsim_err zerr = {0};
-		FILE *in = llmsim_gz_open(path, NULL, &zerr);
-		if (!in) {
-			if (err)
-				*err = zerr;
-			return zerr.code;
-		}
-		int rc = load_text(in, path, run_id, t, err);
-		if (llmsim_gz_close(in, path, &zerr)) {
-			llmsim_trace_release(t);
-			llmsim_trace_init(t);
-			if (err)
-				*err = zerr;
-			rc = zerr.code;
-		}
-		return rc;
+		return load_stream(path, run_id, t, err);
 	}
 	fclose(f);
 	if (n == 0)

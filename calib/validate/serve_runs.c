@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bounds.h"
 #include "base/enum.h"
 #include "base/yaml.h"
 #include "suite.h"
@@ -45,23 +46,27 @@ struct raw {
 		published_kv_waste_fraction;
 };
 
-#define S(k, size, req) {#k, LLMSIM_YF_STRING, offsetof(struct raw, k), size, req, LLMSIM_YR_ANY, NULL}
-#define I(k) {#k, LLMSIM_YF_INT, offsetof(struct raw, k), 0, 0, LLMSIM_YR_POSITIVE, NULL}
-#define D(k, range) {#k, LLMSIM_YF_DOUBLE, offsetof(struct raw, k), 0, 0, LLMSIM_YR_##range, NULL}
-#define E(k, key, names) {key, LLMSIM_YF_ENUM, offsetof(struct raw, k), 0, 0, LLMSIM_YR_ANY, names}
+/* Counts take the bounds of the flags of the same name (base/bounds.h). */
+#define S(k, size, req) {#k, LLMSIM_YF_STRING, offsetof(struct raw, k), size, req, LLMSIM_YR_ANY, NULL, 0}
+#define I(k) {#k, LLMSIM_YF_INT, offsetof(struct raw, k), 0, 0, LLMSIM_YR_POSITIVE, NULL, LLMSIM_MAX_GPUS}
+#define D(k, range, mx) {#k, LLMSIM_YF_DOUBLE, offsetof(struct raw, k), 0, 0, LLMSIM_YR_##range, NULL, mx}
+#define E(k, key, names) {key, LLMSIM_YF_ENUM, offsetof(struct raw, k), 0, 0, LLMSIM_YR_ANY, names, 0}
 static const struct llmsim_yfield fields[] = {
 	S(name, 64, 1), S(source, 256, 1), S(model, 64, 1), S(gpu, 64, 0),
 	S(prompt_dist, 64, 0), S(output_dist, 64, 0),
-	{"mode", LLMSIM_YF_ENUM, offsetof(struct raw, mode), 0, 1, LLMSIM_YR_ANY, modes},
-	{"engine", LLMSIM_YF_ENUM, offsetof(struct raw, engine), 0, 0, LLMSIM_YR_ANY, engines},
+	{"mode", LLMSIM_YF_ENUM, offsetof(struct raw, mode), 0, 1, LLMSIM_YR_ANY, modes, 0},
+	{"engine", LLMSIM_YF_ENUM, offsetof(struct raw, engine), 0, 0, LLMSIM_YR_ANY, engines, 0},
 	I(gpus), I(tp), I(pp), I(ep),
 	E(wdt, "weight_dtype", wdts), E(kvdt, "kv_dtype", kvdts), E(sched, "scheduler", scheds),
 	E(alloc, "kv_alloc", allocs),
-	{"chunked_prefill", LLMSIM_YF_BOOL, offsetof(struct raw, chunked), 0, 0, LLMSIM_YR_ANY, NULL},
-	D(max_batch, POSITIVE), D(max_tokens, POSITIVE), D(requests, POSITIVE), D(prompt, POSITIVE),
-	D(output, POSITIVE), D(batch, POSITIVE), D(rate_per_s, NONNEG), D(reserve, POSITIVE),
-	D(published_tokens_per_s, POSITIVE), D(published_tokens_per_s_per_gpu, POSITIVE),
-	D(published_kv_waste_fraction, FRACTION),
+	{"chunked_prefill", LLMSIM_YF_BOOL, offsetof(struct raw, chunked), 0, 0, LLMSIM_YR_ANY, NULL,
+	 0},
+	D(max_batch, POSITIVE, LLMSIM_MAX_BATCH), D(max_tokens, POSITIVE, LLMSIM_MAX_TOKENS),
+	D(requests, POSITIVE, LLMSIM_MAX_REQUESTS), D(prompt, POSITIVE, LLMSIM_MAX_TOKENS),
+	D(output, POSITIVE, LLMSIM_MAX_TOKENS), D(batch, POSITIVE, LLMSIM_MAX_BATCH),
+	D(rate_per_s, NONNEG, LLMSIM_MAX_RATE), D(reserve, POSITIVE, LLMSIM_MAX_TOKENS),
+	D(published_tokens_per_s, POSITIVE, 0), D(published_tokens_per_s_per_gpu, POSITIVE, 0),
+	D(published_kv_waste_fraction, FRACTION, 0),
 };
 
 /* The counts read as doubles, stored as int64_t: whole numbers, and small

@@ -52,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bounds.h"
 #include "base/enum.h"
 #include "base/yaml.h"
 #include "sim/train/stack.h"
@@ -69,77 +70,80 @@ struct raw_model {
 	int style, layers, hidden, heads, kv_heads, vocab, intermediate;
 };
 
-#define RF(key, type, range, req) \
-	{#key, LLMSIM_YF_##type, offsetof(struct raw_run, key), 0, req, LLMSIM_YR_##range, NULL}
+/* Counts take the bounds of the flags of the same name (base/bounds.h). */
+#define RF(key, type, range, req, mx) \
+	{#key, LLMSIM_YF_##type, offsetof(struct raw_run, key), 0, req, LLMSIM_YR_##range, NULL, mx}
 
 static const struct llmsim_yfield run_fields[] = {
-	{"name", LLMSIM_YF_STRING, offsetof(struct raw_run, name), 64, 1, LLMSIM_YR_ANY, NULL},
-	{"source", LLMSIM_YF_STRING, offsetof(struct raw_run, source), 384, 1, LLMSIM_YR_ANY, NULL},
-	{"gpu", LLMSIM_YF_STRING, offsetof(struct raw_run, gpu), 32, 1, LLMSIM_YR_ANY, NULL},
-	{"suite", LLMSIM_YF_STRING, offsetof(struct raw_run, suite), 32, 0, LLMSIM_YR_ANY, NULL},
-	RF(gpus, INT, POSITIVE, 1),
-	RF(tp, INT, POSITIVE, 0),
-	RF(pp, INT, POSITIVE, 0),
-	RF(dp, INT, POSITIVE, 0),
-	RF(cp, INT, POSITIVE, 0),
-	RF(ep, INT, POSITIVE, 0),
-	RF(zero, INT, NONNEG, 0),
-	RF(micro_batch, INT, POSITIVE, 0),
-	RF(global_batch, INT, POSITIVE, 1),
-	RF(seq, INT, POSITIVE, 1),
+	{"name", LLMSIM_YF_STRING, offsetof(struct raw_run, name), 64, 1, LLMSIM_YR_ANY, NULL, 0},
+	{"source", LLMSIM_YF_STRING, offsetof(struct raw_run, source), 384, 1, LLMSIM_YR_ANY, NULL, 0},
+	{"gpu", LLMSIM_YF_STRING, offsetof(struct raw_run, gpu), 32, 1, LLMSIM_YR_ANY, NULL, 0},
+	{"suite", LLMSIM_YF_STRING, offsetof(struct raw_run, suite), 32, 0, LLMSIM_YR_ANY, NULL, 0},
+	RF(gpus, INT, POSITIVE, 1, LLMSIM_MAX_GPUS),
+	RF(tp, INT, POSITIVE, 0, LLMSIM_MAX_GPUS),
+	RF(pp, INT, POSITIVE, 0, LLMSIM_MAX_GPUS),
+	RF(dp, INT, POSITIVE, 0, LLMSIM_MAX_GPUS),
+	RF(cp, INT, POSITIVE, 0, LLMSIM_MAX_GPUS),
+	RF(ep, INT, POSITIVE, 0, LLMSIM_MAX_GPUS),
+	RF(zero, INT, NONNEG, 0, 3),
+	RF(micro_batch, INT, POSITIVE, 0, LLMSIM_MAX_BATCH),
+	RF(global_batch, INT, POSITIVE, 1, LLMSIM_MAX_BATCH),
+	RF(seq, INT, POSITIVE, 1, LLMSIM_MAX_TOKENS),
 	{"recompute", LLMSIM_YF_ENUM, offsetof(struct raw_run, recompute), 0, 0, LLMSIM_YR_ANY,
-	 llmsim_run_recompute_kind_names},
+	 llmsim_run_recompute_kind_names, 0},
 	{"recompute_method", LLMSIM_YF_ENUM, offsetof(struct raw_run, recompute_method), 0, 0,
-	 LLMSIM_YR_ANY, llmsim_run_recompute_method_names},
-	RF(recompute_num_layers, INT, POSITIVE, 0),
-	RF(offload_activations, DOUBLE, NONNEG, 0),
+	 LLMSIM_YR_ANY, llmsim_run_recompute_method_names, 0},
+	RF(recompute_num_layers, INT, POSITIVE, 0, LLMSIM_MAX_LAYERS),
+	RF(offload_activations, DOUBLE, NONNEG, 0, 0),
 	{"precision", LLMSIM_YF_ENUM, offsetof(struct raw_run, precision), 0, 0, LLMSIM_YR_ANY,
-	 llmsim_run_precision_names},
+	 llmsim_run_precision_names, 0},
 	{"fsdp", LLMSIM_YF_ENUM, offsetof(struct raw_run, fsdp), 0, 0, LLMSIM_YR_ANY,
-	 llmsim_run_fsdp_names},
+	 llmsim_run_fsdp_names, 0},
 	{"moe_dispatch", LLMSIM_YF_ENUM, offsetof(struct raw_run, moe_dispatch), 0, 0, LLMSIM_YR_ANY,
-	 llmsim_run_moe_dispatch_names},
+	 llmsim_run_moe_dispatch_names, 0},
 	{"moe_overlap", LLMSIM_YF_BOOL, offsetof(struct raw_run, moe_overlap), 0, 0, LLMSIM_YR_ANY,
-	 NULL},
+	 NULL, 0},
 	{"tp_overlap", LLMSIM_YF_ENUM, offsetof(struct raw_run, tp_overlap), 0, 0, LLMSIM_YR_ANY,
-	 llmsim_run_tp_overlap_names},
+	 llmsim_run_tp_overlap_names, 0},
 	{"cp_comm", LLMSIM_YF_ENUM, offsetof(struct raw_run, cp_comm), 0, 0, LLMSIM_YR_ANY,
-	 llmsim_run_cp_comm_names},
+	 llmsim_run_cp_comm_names, 0},
 	{"schedule", LLMSIM_YF_ENUM, offsetof(struct raw_run, schedule), 0, 0, LLMSIM_YR_ANY,
-	 llmsim_pp_sched_names},
-	RF(chunks, INT, POSITIVE, 0),
-	{"dtype", LLMSIM_YF_ENUM, offsetof(struct raw_run, dtype), 0, 0, LLMSIM_YR_ANY, llmsim_run_dtype_names},
+	 llmsim_pp_sched_names, 0},
+	RF(chunks, INT, POSITIVE, 0, LLMSIM_MAX_LAYERS),
+	{"dtype", LLMSIM_YF_ENUM, offsetof(struct raw_run, dtype), 0, 0, LLMSIM_YR_ANY, llmsim_run_dtype_names, 0},
 	{"recipe", LLMSIM_YF_ENUM, offsetof(struct raw_run, recipe), 0, 0, LLMSIM_YR_ANY,
-	 llmsim_recipe_names},
+	 llmsim_recipe_names, 0},
 	{"offload", LLMSIM_YF_ENUM, offsetof(struct raw_run, offload), 0, 0, LLMSIM_YR_ANY,
-	 llmsim_offload_names},
-	{"dpu", LLMSIM_YF_BOOL, offsetof(struct raw_run, dpu), 0, 0, LLMSIM_YR_ANY, NULL},
+	 llmsim_offload_names, 0},
+	{"dpu", LLMSIM_YF_BOOL, offsetof(struct raw_run, dpu), 0, 0, LLMSIM_YR_ANY, NULL, 0},
 	{"attention", LLMSIM_YF_ENUM, offsetof(struct raw_run, attention), 0, 0, LLMSIM_YR_ANY,
-	 attn_names},
-	RF(lora_rank, INT, NONNEG, 0),
+	 attn_names, 0},
+	RF(lora_rank, INT, NONNEG, 0, LLMSIM_MAX_WIDTH),
 	{"sequence_parallel", LLMSIM_YF_BOOL, offsetof(struct raw_run, sequence_parallel), 0, 0,
-	 LLMSIM_YR_ANY, NULL},
-	{"uneven_pp", LLMSIM_YF_BOOL, offsetof(struct raw_run, uneven_pp), 0, 0, LLMSIM_YR_ANY, NULL},
+	 LLMSIM_YR_ANY, NULL, 0},
+	{"uneven_pp", LLMSIM_YF_BOOL, offsetof(struct raw_run, uneven_pp), 0, 0, LLMSIM_YR_ANY, NULL, 0},
 	{"stack", LLMSIM_YF_ENUM, offsetof(struct raw_run, stack), 0, 0, LLMSIM_YR_ANY,
-	 llmsim_run_stack_names},
-	{"ddp", LLMSIM_YF_ENUM, offsetof(struct raw_run, ddp), 0, 0, LLMSIM_YR_ANY, llmsim_ddp_names},
-	RF(moe_imbalance, DOUBLE, POSITIVE, 0),
-	RF(published_step_time_s, DOUBLE, POSITIVE, 0),
-	RF(published_mfu, DOUBLE, FRACTION, 0),
-	RF(published_model_state_bytes, DOUBLE, POSITIVE, 0),
-	RF(published_activation_layer_bytes, DOUBLE, POSITIVE, 0),
-	RF(published_tokens_per_s_per_gpu, DOUBLE, POSITIVE, 0),
-	RF(published_model_flops_per_s_per_gpu, DOUBLE, POSITIVE, 0),
-	RF(published_peak_memory_bytes, DOUBLE, POSITIVE, 0),
-	RF(target_pct, DOUBLE, POSITIVE, 0),
-	RF(suite_mean_target_pct, DOUBLE, POSITIVE, 0),
+	 llmsim_run_stack_names, 0},
+	{"ddp", LLMSIM_YF_ENUM, offsetof(struct raw_run, ddp), 0, 0, LLMSIM_YR_ANY, llmsim_ddp_names, 0},
+	RF(moe_imbalance, DOUBLE, POSITIVE, 0, LLMSIM_MAX_EXPERTS),
+	RF(published_step_time_s, DOUBLE, POSITIVE, 0, 0),
+	RF(published_mfu, DOUBLE, FRACTION, 0, 0),
+	RF(published_model_state_bytes, DOUBLE, POSITIVE, 0, 0),
+	RF(published_activation_layer_bytes, DOUBLE, POSITIVE, 0, 0),
+	RF(published_tokens_per_s_per_gpu, DOUBLE, POSITIVE, 0, 0),
+	RF(published_model_flops_per_s_per_gpu, DOUBLE, POSITIVE, 0, 0),
+	RF(published_peak_memory_bytes, DOUBLE, POSITIVE, 0, 0),
+	RF(target_pct, DOUBLE, POSITIVE, 0, 0),
+	RF(suite_mean_target_pct, DOUBLE, POSITIVE, 0, 0),
 };
 
-#define MF(key) {#key, LLMSIM_YF_INT, offsetof(struct raw_model, key), 0, 0, LLMSIM_YR_POSITIVE, NULL}
+#define MF(key, mx) {#key, LLMSIM_YF_INT, offsetof(struct raw_model, key), 0, 0, LLMSIM_YR_POSITIVE, NULL, mx}
 static const struct llmsim_yfield model_fields[] = {
-	{"name", LLMSIM_YF_STRING, offsetof(struct raw_model, name), 64, 1, LLMSIM_YR_ANY, NULL},
-	{"style", LLMSIM_YF_ENUM, offsetof(struct raw_model, style), 0, 1, LLMSIM_YR_ANY, styles},
-	MF(layers), MF(hidden), MF(heads), MF(kv_heads), MF(vocab), MF(intermediate),
+	{"name", LLMSIM_YF_STRING, offsetof(struct raw_model, name), 64, 1, LLMSIM_YR_ANY, NULL, 0},
+	{"style", LLMSIM_YF_ENUM, offsetof(struct raw_model, style), 0, 1, LLMSIM_YR_ANY, styles, 0},
+	MF(layers, LLMSIM_MAX_LAYERS), MF(hidden, LLMSIM_MAX_WIDTH), MF(heads, LLMSIM_MAX_WIDTH),
+	MF(kv_heads, LLMSIM_MAX_WIDTH), MF(vocab, LLMSIM_MAX_VOCAB),
+	MF(intermediate, LLMSIM_MAX_WIDTH),
 };
 
 /* A GPT-style (MHA, LayerNorm, GeLU 4h MLP, learned positions, biases,
@@ -302,10 +306,10 @@ struct raw_suite {
 };
 
 #define SF(key, type, range) \
-	{#key, LLMSIM_YF_##type, offsetof(struct raw_suite, key), 0, 0, LLMSIM_YR_##range, NULL}
+	{#key, LLMSIM_YF_##type, offsetof(struct raw_suite, key), 0, 0, LLMSIM_YR_##range, NULL, 0}
 static const struct llmsim_yfield suite_fields[] = {
 	{"held_back", LLMSIM_YF_BOOL, offsetof(struct raw_suite, held_back), 0, 0, LLMSIM_YR_ANY,
-	 NULL},
+	 NULL, 0},
 	SF(not_fit_max, INT, NONNEG),
 	SF(median_abs_target_pct, DOUBLE, POSITIVE),
 	SF(within_pct, DOUBLE, POSITIVE),

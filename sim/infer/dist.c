@@ -210,6 +210,14 @@ int llmsim_lengths_load(const char *path, int64_t **prompt, int64_t **output, in
 					       "unexpected text after the output length");
 			break;
 		}
+		if (*n >= LLMSIM_MAX_REQUESTS) {
+			/* what one simulation runs, and a bound on memory however
+			 * small the (gzip) file is */
+			rc = llmsim_err_setloc(err, LLMSIM_EPARSE, path, lineno, 0,
+					       "more than %d requests, the most llmsim simulates",
+					       LLMSIM_MAX_REQUESTS);
+			break;
+		}
 		if ((size_t)*n == alloc) {
 			alloc = alloc ? 2 * alloc : 256;
 			int64_t *np = realloc(*prompt, alloc * sizeof *np);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/bounds.h"
 #include "base/enum.h"
 
 /*
@@ -112,6 +113,12 @@ int llmsim_infer_cfg_check(const struct llmsim_infer_cfg *cfg, struct llmsim_err
 	const struct llmsim_model *m = cfg->model;
 	if (cfg->tp < 1 || cfg->pp < 1 || cfg->ep < 1)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "tp, pp and ep must be at least 1");
+	if ((int64_t)cfg->tp * cfg->pp > LLMSIM_MAX_GPUS || cfg->ep > LLMSIM_MAX_GPUS)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "tp x pp and ep must be at most %d GPUs",
+				      LLMSIM_MAX_GPUS);
+	if (m->layers > LLMSIM_MAX_LAYERS)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "%s: %d layers, more than %d", m->name,
+				      m->layers, LLMSIM_MAX_LAYERS);
 	if (m->heads % cfg->tp)
 		return llmsim_err_set(err, LLMSIM_EINVAL,
 				      "tp %d does not divide the %d attention heads of %s",
@@ -182,6 +189,9 @@ int llmsim_infer_layout(struct llmsim_infer_cfg *cfg, int gpus, int tp, int pp, 
 	if (cfg->tp < 1)
 		return llmsim_err_set(err, LLMSIM_EINVAL, "--pp %d does not divide --gpus %d", cfg->pp, gpus);
 	cfg->ep = ep ? ep : 1;
+	if ((int64_t)cfg->tp * cfg->pp > LLMSIM_MAX_GPUS)
+		return llmsim_err_set(err, LLMSIM_EINVAL, "tp %d x pp %d: more than %d GPUs", cfg->tp,
+				      cfg->pp, LLMSIM_MAX_GPUS);
 	int replica = cfg->tp * cfg->pp;
 	if (!gpus)
 		gpus = replica;
@@ -219,7 +229,10 @@ int64_t llmsim_infer_kv_tokens(const struct llmsim_infer_cfg *cfg, int64_t len)
 /* Layers of the busiest pipeline stage. */
 static int stage_layers(const struct llmsim_infer_cfg *cfg)
 {
-	return (cfg->model->layers + cfg->pp - 1) / cfg->pp;
+	/* ceil(layers / pp) without forming layers + pp - 1, which overflows
+	 * an int for a layer count near INT_MAX */
+	int l = cfg->model->layers;
+	return l / cfg->pp + (l % cfg->pp != 0);
 }
 
 int llmsim_infer_memory(const struct llmsim_infer_cfg *cfg, struct llmsim_infer_mem *mem,

@@ -1,0 +1,1 @@
+CREATE VIEW extra AS SELECT * FROM runs;

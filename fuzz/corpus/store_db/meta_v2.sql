@@ -1,0 +1,1 @@
+UPDATE meta SET value = '2' WHERE key = 'schema_version';

@@ -1,0 +1,1 @@
+ALTER TABLE kernels RENAME COLUMN name TO kname;

@@ -1,0 +1,1 @@
+DROP TABLE counters; CREATE TABLE counters(case_id, name, value);

@@ -1,0 +1,1 @@
+PRAGMA journal_mode=WAL; INSERT INTO counters VALUES (1, 'x', 1);
