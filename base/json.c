@@ -74,9 +74,24 @@ void llmsim_json_obj_end(struct llmsim_json *j) { close_(j, '}'); }
 void llmsim_json_arr_begin(struct llmsim_json *j, const char *key) { open_(j, key, '['); }
 void llmsim_json_arr_end(struct llmsim_json *j) { close_(j, ']'); }
 
+#define JSON_NUM_MAX 32 /* bytes of a number json_fmt_num writes */
+
+/* The shortest of 15, 16 and 17 significant digits that reads back as v:
+ * 15 digits print every double of up to 15 digits as written (0.1, not
+ * 0.10000000000000001), and 17 always round-trip. */
+static char *json_fmt_num(char *buf, double v)
+{
+	for (int p = 15; p <= 17; p++) {
+		snprintf(buf, JSON_NUM_MAX, "%.*g", p, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	return buf;
+}
+
 void llmsim_json_num(struct llmsim_json *j, const char *key, double v)
 {
-	char buf[LLMSIM_JSON_NUM_MAX];
+	char buf[JSON_NUM_MAX];
 	prefix(j, key);
 	if (!isfinite(v))
 		fputs("null", j->f);
@@ -84,21 +99,9 @@ void llmsim_json_num(struct llmsim_json *j, const char *key, double v)
 		fprintf(j->f, "%.0f", v); /* an integer prints as one (past 2^53 its
 					   * exact decimal value, which reads back as v) */
 	else
-		fputs(llmsim_json_fmt_num(buf, v), j->f);
+		fputs(json_fmt_num(buf, v), j->f);
 }
 
-/* The shortest of 15, 16 and 17 significant digits that reads back as v:
- * 15 digits print every double of up to 15 digits as written (0.1, not
- * 0.10000000000000001), and 17 always round-trip. */
-char *llmsim_json_fmt_num(char *buf, double v)
-{
-	for (int p = 15; p <= 17; p++) {
-		snprintf(buf, LLMSIM_JSON_NUM_MAX, "%.*g", p, v);
-		if (strtod(buf, NULL) == v)
-			break;
-	}
-	return buf;
-}
 
 void llmsim_json_int(struct llmsim_json *j, const char *key, int64_t v)
 {

@@ -28,11 +28,6 @@ void llmsim_json_obj_end(struct llmsim_json *j);
 void llmsim_json_arr_begin(struct llmsim_json *j, const char *key);
 void llmsim_json_arr_end(struct llmsim_json *j);
 void llmsim_json_num(struct llmsim_json *j, const char *key, double v);
-/* A finite double as the writer prints a non-integer (shortest of %.15g,
- * %.16g, %.17g that reads back as v) into buf of LLMSIM_JSON_NUM_MAX
- * bytes; returns buf. */
-#define LLMSIM_JSON_NUM_MAX 32
-char *llmsim_json_fmt_num(char *buf, double v);
 void llmsim_json_int(struct llmsim_json *j, const char *key, int64_t v);
 void llmsim_json_str(struct llmsim_json *j, const char *key, const char *v);
 void llmsim_json_bool(struct llmsim_json *j, const char *key, int v);

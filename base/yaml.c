@@ -19,6 +19,7 @@
 #include <yaml.h>
 
 #include "bounds.h"
+#include "enum.h"
 #include "gzfile.h"
 #include "hash.h"
 
@@ -497,11 +498,12 @@ int llmsim_yaml_extract(const struct llmsim_ynode *map,
 			break;
 		}
 		case LLMSIM_YF_ENUM: {
-			int idx = -1;
-			if (v->kind == LLMSIM_Y_SCALAR)
-				for (int j = 0; f->names[j]; j++)
-					if (!strcmp(f->names[j], v->scalar))
-						idx = j;
+			int nnames = 0; /* the owning module's table, NULL-terminated */
+			while (f->names[nnames])
+				nnames++;
+			int idx = v->kind == LLMSIM_Y_SCALAR
+					  ? llmsim_enum_parse(f->names, nnames, v->scalar)
+					  : -1;
 			if (idx < 0) {
 				char opts[256] = "";
 				for (int j = 0; f->names[j]; j++) {

@@ -517,7 +517,9 @@ int llmsim_store_schema_version(const struct llmsim_store *s)
 	return s->version;
 }
 
-int llmsim_sdb_device_id(struct llmsim_store *s, const struct llmsim_device_info *d, int64_t *id,
+/* Find an identical device row or insert one; *id gets its id. Must be
+ * called inside a transaction. */
+static int sdb_device_id(struct llmsim_store *s, const struct llmsim_device_info *d, int64_t *id,
 			 struct llmsim_err *err)
 {
 	/* "IS" so that NULL (NaN) reals compare equal to each other. */
@@ -589,8 +591,8 @@ int llmsim_store_run_begin(struct llmsim_store *s, const struct llmsim_device_in
 	int rc = llmsim_sdb_exec(s, "BEGIN IMMEDIATE", err);
 	if (rc)
 		return rc;
-	int64_t dev_id;
-	if ((rc = llmsim_sdb_device_id(s, dev, &dev_id, err)))
+	int64_t dev_id = 0; /* set by sdb_device_id when it returns 0 */
+	if ((rc = sdb_device_id(s, dev, &dev_id, err)))
 		goto fail;
 	sqlite3_stmt *st;
 	if ((rc = llmsim_sdb_prepare(
@@ -827,37 +829,6 @@ int llmsim_store_add_step(struct llmsim_store *s, int64_t run_id, const struct l
 	sqlite3_finalize(st);
 	if (!rc && step_id)
 		*step_id = sqlite3_last_insert_rowid(s->db);
-	return rc;
-}
-
-int llmsim_store_add_step_kernel(struct llmsim_store *s, int64_t step_id,
-				 const struct llmsim_step_kernel_rec *k, struct llmsim_err *err)
-{
-	if (!s->active_run)
-		return llmsim_err_set(err, LLMSIM_EINVAL, "%s: no run is open", s->path);
-	sqlite3_stmt *st;
-	int rc = llmsim_sdb_prepare(s,
-				    "INSERT INTO step_kernels (step_id, seq, op, name, calls, time_s)"
-				    " SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE EXISTS (SELECT 1 FROM steps"
-				    " WHERE id = ?1 AND run_id = ?7)",
-				    &st, err);
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, step_id);
-	sqlite3_bind_int(st, 2, k->seq);
-	llmsim_sdb_bind_text(st, 3, k->op);
-	llmsim_sdb_bind_text(st, 4, k->name);
-	if (k->calls > 0)
-		sqlite3_bind_int(st, 5, k->calls);
-	else
-		sqlite3_bind_null(st, 5);
-	sqlite3_bind_double(st, 6, k->time_s);
-	sqlite3_bind_int64(st, 7, s->active_run);
-	rc = step_reset(s, st, "cannot write the step's kernel", err);
-	if (!rc && sqlite3_changes(s->db) != 1)
-		rc = llmsim_err_set(err, LLMSIM_EINVAL, "%s: step %lld is not in the open run",
-				    s->path, (long long)step_id);
-	sqlite3_finalize(st);
 	return rc;
 }
 

@@ -150,11 +150,6 @@ int llmsim_store_cases(struct llmsim_store *s, const struct llmsim_store_filter 
 		       int (*fn)(const struct llmsim_store_case_row *row, void *ctx),
 		       void *ctx, struct llmsim_err *err);
 
-/* Calls fn(name, value, ctx) for each counter of a case, ordered by name. */
-int llmsim_store_counters(struct llmsim_store *s, int64_t case_id,
-			  int (*fn)(const char *name, double value, void *ctx),
-			  void *ctx, struct llmsim_err *err);
-
 /* One counter of a case: 0 and *value, or LLMSIM_ENOENT when absent. */
 int llmsim_store_counter(struct llmsim_store *s, int64_t case_id, const char *name,
 			 double *value, struct llmsim_err *err);
@@ -198,15 +193,6 @@ struct llmsim_step_rec {
 	char notes[256];
 };
 
-/* A kernel of a step, summed over the step (profiler names). */
-struct llmsim_step_kernel_rec {
-	int seq;                  /* order, most time first */
-	char op[64];              /* the op it belongs to, "" when not attributed */
-	char name[256];
-	int calls;                /* launches per step (0: unknown) */
-	double time_s;            /* device time per step */
-};
-
 struct llmsim_store_step_row {
 	int64_t step_id, run_id, device_id;
 	struct llmsim_step_rec st;
@@ -221,20 +207,14 @@ struct llmsim_store_step_filter {
 	const char *phase;
 };
 
-/* Write a step and its kernels inside an open run. */
+/* Write a step inside an open run. */
 int llmsim_store_add_step(struct llmsim_store *s, int64_t run_id, const struct llmsim_step_rec *st,
 			  int64_t *step_id, struct llmsim_err *err);
-int llmsim_store_add_step_kernel(struct llmsim_store *s, int64_t step_id,
-				 const struct llmsim_step_kernel_rec *k, struct llmsim_err *err);
 
 /* Calls fn for every matching step of a committed run, by run then id. */
 int llmsim_store_steps(struct llmsim_store *s, const struct llmsim_store_step_filter *f,
 		       int (*fn)(const struct llmsim_store_step_row *row, void *ctx), void *ctx,
 		       struct llmsim_err *err);
-/* Calls fn for each kernel of a step, in order. */
-int llmsim_store_step_kernels(struct llmsim_store *s, int64_t step_id,
-			      int (*fn)(const struct llmsim_step_kernel_rec *k, void *ctx), void *ctx,
-			      struct llmsim_err *err);
 
 /* Calls fn for every committed run, oldest first. */
 int llmsim_store_runs(struct llmsim_store *s,

@@ -59,11 +59,6 @@ int llmsim_sdb_prepare(struct llmsim_store *s, const char *sql, sqlite3_stmt **s
 /* Run one or more statements without results. */
 int llmsim_sdb_exec(struct llmsim_store *s, const char *sql, struct llmsim_err *err);
 
-/* Find an identical device row or insert one; *id gets its id. Must be
- * called inside a transaction. */
-int llmsim_sdb_device_id(struct llmsim_store *s, const struct llmsim_device_info *d, int64_t *id,
-			 struct llmsim_err *err);
-
 /* Bind a C string as text (never NULL). */
 int llmsim_sdb_bind_text(sqlite3_stmt *st, int i, const char *v);
 

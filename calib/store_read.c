@@ -54,10 +54,8 @@ struct cb {
 	union {
 		int (*run)(const struct llmsim_store_run_row *row, void *ctx);
 		int (*cas)(const struct llmsim_store_case_row *row, void *ctx);
-		int (*counter)(const char *name, double value, void *ctx);
 		int (*kernel)(const struct llmsim_kernel_rec *k, void *ctx);
 		int (*step)(const struct llmsim_store_step_row *row, void *ctx);
-		int (*step_kernel)(const struct llmsim_step_kernel_rec *k, void *ctx);
 	} fn;
 	void *ctx;
 };
@@ -164,26 +162,6 @@ int llmsim_store_cases(struct llmsim_store *s, const struct llmsim_store_filter 
 		sqlite3_bind_int(st, 4, 1);
 	struct cb cb = {.fn.cas = fn, .ctx = ctx};
 	return each_row(s, st, cases_row, &cb, err);
-}
-
-static int counters_row(sqlite3_stmt *st, const struct cb *cb)
-{
-	const unsigned char *name = sqlite3_column_text(st, 0);
-	return cb->fn.counter(name ? (const char *)name : "", llmsim_sdb_col_real(st, 1), cb->ctx);
-}
-
-int llmsim_store_counters(struct llmsim_store *s, int64_t case_id,
-			  int (*fn)(const char *name, double value, void *ctx), void *ctx,
-			  struct llmsim_err *err)
-{
-	sqlite3_stmt *st;
-	int rc = llmsim_sdb_prepare(
-	    s, "SELECT name, value FROM counters WHERE case_id = ?1 ORDER BY name", &st, err);
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, case_id);
-	struct cb cb = {.fn.counter = fn, .ctx = ctx};
-	return each_row(s, st, counters_row, &cb, err);
 }
 
 int llmsim_store_counter(struct llmsim_store *s, int64_t case_id, const char *name, double *value,
@@ -301,30 +279,3 @@ int llmsim_store_steps(struct llmsim_store *s, const struct llmsim_store_step_fi
 	return each_row(s, st, steps_row, &cb, err);
 }
 
-static int step_kernels_row(sqlite3_stmt *st, const struct cb *cb)
-{
-	struct llmsim_step_kernel_rec k;
-	memset(&k, 0, sizeof k);
-	k.seq = sqlite3_column_int(st, 0);
-	llmsim_sdb_col_text(st, 1, k.op, sizeof k.op);
-	llmsim_sdb_col_text(st, 2, k.name, sizeof k.name);
-	k.calls = sqlite3_column_int(st, 3);
-	k.time_s = llmsim_sdb_col_real(st, 4);
-	return cb->fn.step_kernel(&k, cb->ctx);
-}
-
-int llmsim_store_step_kernels(struct llmsim_store *s, int64_t step_id,
-			      int (*fn)(const struct llmsim_step_kernel_rec *k, void *ctx), void *ctx,
-			      struct llmsim_err *err)
-{
-	sqlite3_stmt *st;
-	int rc = llmsim_sdb_prepare(s,
-				    "SELECT seq, op, name, calls, time_s FROM step_kernels"
-				    " WHERE step_id = ?1 ORDER BY seq",
-				    &st, err);
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, step_id);
-	struct cb cb = {.fn.step_kernel = fn, .ctx = ctx};
-	return each_row(s, st, step_kernels_row, &cb, err);
-}

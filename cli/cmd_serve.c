@@ -98,10 +98,22 @@ static void pcts_row(struct llmsim_table *t, const char *name, const struct llms
 			  llmsim_fmt_time(d, p->p99));
 }
 
+/* A run whose load slows the clock under the power limit runs again at
+ * that clock (llmsim_serve_run): its count starts over, and says why. */
+struct serve_pass {
+	int64_t last;
+	int again;
+};
+
 static void serve_progress(void *ctx, int64_t done, int64_t total)
 {
-	(void)ctx;
-	cli_progress("llmsim serve: %lld of %lld requests done", (long long)done, (long long)total);
+	struct serve_pass *p = ctx;
+	if (done < p->last)
+		p->again = 1;
+	p->last = done;
+	cli_progress("llmsim serve: %s%lld of %lld requests done",
+		     p->again ? "again at the clock its load sets: " : "", (long long)done,
+		     (long long)total);
 }
 
 int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
@@ -241,7 +253,9 @@ int cmd_serve(int argc, char **argv, const struct cli_setup *setup)
 	struct llmsim_timeline tl = {.max_events = CLI_TRACE_MAX_EVENTS};
 	cfg.timeline = trace_out ? &tl : NULL;
 	cfg.timeline_requests = CLI_TRACE_MAX_REQUESTS;
+	struct serve_pass pass = {0};
 	cfg.progress = serve_progress; /* shown on a terminal only (json_error.h) */
+	cfg.progress_ctx = &pass;
 	int served = llmsim_serve_run(&cfg, &res, &err);
 	cli_progress_done();
 	if (served) {

@@ -186,7 +186,9 @@ int cli_json_run(int (*fn)(int argc, char **argv, void *ctx), int argc, char **a
 	return rc;
 }
 
-int cli_progress_fd(void)
+/* The terminal progress lines go to: the process's stderr as it was
+ * before cli_json_run held it, when that is a terminal; else -1. */
+static int cli_progress_fd(void)
 {
 	if (progress_fd == -2)
 		return isatty(2) ? 2 : -1;

@@ -25,10 +25,6 @@ int cli_json_run(int (*fn)(int argc, char **argv, void *ctx), int argc, char **a
  * starting with a digit). */
 void cli_json_error_print(FILE *f, const char *msg);
 
-/* The terminal progress lines go to: the process's stderr as it was
- * before cli_json_run held it, when that is a terminal; else -1. */
-int cli_progress_fd(void);
-
 /* One progress line on the terminal ("\r" and the text, cleared by
  * cli_progress_done), once the run has taken a second, then at most every
  * 0.2 s; nothing when stderr is not a terminal, so that logs and pipes

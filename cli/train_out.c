@@ -357,7 +357,8 @@ void train_print_result(FILE *f, const struct llmsim_train_result *r,
 	fprintf(f, "expected     step time +/- %.1f%% (%s)\n", 100 * x.abs_frac, x.source);
 }
 
-void train_json_cfg(struct llmsim_json *j, const struct llmsim_train_cfg *c)
+/* JSON fields of a configuration (inside an open object). */
+static void train_json_cfg(struct llmsim_json *j, const struct llmsim_train_cfg *c)
 {
 	llmsim_json_int(j, "gpus", c->gpus);
 	llmsim_json_int(j, "tp", c->tp);

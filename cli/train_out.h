@@ -29,8 +29,6 @@ void train_json_torch(struct llmsim_json *j, const struct llmsim_train_result *r
 void train_load_line(char *buf, size_t size, const struct llmsim_train_result *r,
 		     const struct llmsim_gpu *gpu);
 
-/* JSON fields of a configuration (inside an open object). */
-void train_json_cfg(struct llmsim_json *j, const struct llmsim_train_cfg *c);
 /* JSON fields of a result (inside an open object): config, memory,
  * times, throughput. */
 void train_json_result(struct llmsim_json *j, const struct llmsim_train_result *r);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "base/datafind.h"
+#include "base/enum.h"
 #include "base/yaml.h"
 #include "gpu_load.h"
 
@@ -66,15 +67,12 @@ _Static_assert(sizeof operand_data_names / sizeof operand_data_names[0] == LLMSI
 
 const char *llmsim_operand_data_name(enum llmsim_operand_data d)
 {
-	return (unsigned)d < LLMSIM_OPD_COUNT ? operand_data_names[d] : NULL;
+	return llmsim_enum_name(operand_data_names, LLMSIM_OPD_COUNT, (int)d);
 }
 
 int llmsim_operand_data_parse(const char *s)
 {
-	for (int i = 0; s && i < LLMSIM_OPD_COUNT; i++)
-		if (!strcmp(s, operand_data_names[i]))
-			return i;
-	return -1;
+	return llmsim_enum_parse(operand_data_names, LLMSIM_OPD_COUNT, s);
 }
 
 const char *llmsim_operand_data_choices(void)

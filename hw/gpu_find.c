@@ -29,7 +29,9 @@ int llmsim_gpu_list(void (*fn)(const char *path, void *ctx), void *ctx, struct l
 	return llmsim_data_list(llmsim_gpu_kind.sub, fn, ctx, err);
 }
 
-int llmsim_gpu_profile_path(const char *gpu_name, char *buf, size_t size)
+/* The default profile path for a GPU short name: <data>/hw/profiles/NAME.yaml.
+ * Returns 0, or -1 when it does not fit or there is no data folder. */
+static int gpu_profile_path(const char *gpu_name, char *buf, size_t size)
 {
 	char file[128];
 	if (snprintf(file, sizeof file, "%s.yaml", gpu_name) >= (int)sizeof file)
@@ -48,7 +50,7 @@ int llmsim_gpu_load(const char *name_or_path, struct llmsim_gpu *gpu, struct llm
 	if (no && !strcmp(no, "1"))
 		return 0;
 	char prof[4096];
-	if (llmsim_gpu_profile_path(gpu->name, prof, sizeof prof) || access(prof, F_OK))
+	if (gpu_profile_path(gpu->name, prof, sizeof prof) || access(prof, F_OK))
 		return 0;
 	return llmsim_gpu_apply_profile(gpu, prof, err);
 }

@@ -29,10 +29,6 @@ int llmsim_gpu_profile_calibration(const char *path,
 					      void *ctx),
 				   void *ctx, struct llmsim_err *err);
 
-/* The default profile path for a GPU short name: <data>/hw/profiles/NAME.yaml.
- * Returns 0, or -1 when it does not fit or there is no data folder. */
-int llmsim_gpu_profile_path(const char *gpu_name, char *buf, size_t size);
-
 /* Extract an `efficiency:` mapping into param[LLMSIM_PARAM_COUNT]: keys left
  * out keep their value; unknown keys and values out of range fail. Shared
  * by the hardware-file and profile loaders. */

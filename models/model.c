@@ -24,6 +24,7 @@
 
 #include "base/bounds.h"
 #include "base/datafind.h"
+#include "base/enum.h"
 #include "base/paths.h"
 #include "base/yaml.h"
 #include "models/hf.h"
@@ -103,7 +104,7 @@ const char *llmsim_attn_kind_name(enum llmsim_attn_kind k)
 		[LLMSIM_ATTN_MLA] = "mla",
 	};
 	_Static_assert(N(names) == LLMSIM_ATTN_MLA + 1, "attention kind names");
-	return (unsigned)k < N(names) ? names[k] : "?";
+	return llmsim_enum_label(names, N(names), (int)k);
 }
 
 /* Complain at the value of `key` in map. */

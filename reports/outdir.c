@@ -110,13 +110,6 @@ int llmsim_outdir_path(const struct llmsim_outdir *o, const char *name, char *bu
 	return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
-int llmsim_outdir_final_path(const struct llmsim_outdir *o, const char *name, char *buf,
-			     size_t size)
-{
-	int n = snprintf(buf, size, "%s/%s", o->dir, name);
-	return n < 0 || (size_t)n >= size ? -1 : 0;
-}
-
 int llmsim_outdir_commit(struct llmsim_outdir *o, struct llmsim_err *err)
 {
 	int rc;

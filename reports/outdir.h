@@ -36,10 +36,6 @@ int llmsim_outdir_begin(struct llmsim_outdir *o, const char *dir, int force,
 int llmsim_outdir_path(const struct llmsim_outdir *o, const char *name, char *buf,
 		       size_t size);
 
-/* Path `name` will have once committed (inside dir) into buf. */
-int llmsim_outdir_final_path(const struct llmsim_outdir *o, const char *name, char *buf,
-			     size_t size);
-
 /* Write the marker into the staging folder and move it into place
  * (replacing dir's old contents when forced). On failure the staging
  * folder is removed and dir is unchanged. */

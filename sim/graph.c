@@ -34,6 +34,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/enum.h"
+
 void llmsim_graph_cfg_init(struct llmsim_graph_cfg *c)
 {
 	memset(c, 0, sizeof *c);
@@ -144,9 +146,6 @@ static const char *const sec_names[LLMSIM_SEC_COUNT] = {
 	[LLMSIM_SEC_PRE] = "pre", [LLMSIM_SEC_DENSE] = "dense", [LLMSIM_SEC_MOE] = "moe",
 	[LLMSIM_SEC_POST] = "post", [LLMSIM_SEC_P2P] = "p2p",
 };
-static const char *const phase_names[LLMSIM_PH_COUNT] = {
-	[LLMSIM_PH_FWD] = "fwd", [LLMSIM_PH_BWD] = "bwd", [LLMSIM_PH_RECOMPUTE] = "recompute",
-};
 static const char *const cat_names[LLMSIM_BYTES_CAT_COUNT] = {
 	[LLMSIM_BYTES_WEIGHTS] = "weights", [LLMSIM_BYTES_KV] = "kv",
 	[LLMSIM_BYTES_ACT] = "activations",
@@ -154,17 +153,12 @@ static const char *const cat_names[LLMSIM_BYTES_CAT_COUNT] = {
 
 const char *llmsim_gsec_name(enum llmsim_gsec s)
 {
-	return (unsigned)s < LLMSIM_SEC_COUNT ? sec_names[s] : "?";
-}
-
-const char *llmsim_gphase_name(enum llmsim_gphase p)
-{
-	return (unsigned)p < LLMSIM_PH_COUNT ? phase_names[p] : "?";
+	return llmsim_enum_label(sec_names, LLMSIM_SEC_COUNT, (int)s);
 }
 
 const char *llmsim_byte_cat_name(enum llmsim_byte_cat c)
 {
-	return (unsigned)c < LLMSIM_BYTES_CAT_COUNT ? cat_names[c] : "?";
+	return llmsim_enum_label(cat_names, LLMSIM_BYTES_CAT_COUNT, (int)c);
 }
 
 int llmsim_graph_price(const struct llmsim_gpu *gpu, const struct llmsim_gnode *n,
@@ -222,7 +216,7 @@ struct llmsim_gnode *gb_node(struct bld *b, const char *name, enum llmsim_gphase
 	return n;
 }
 
-int gb_idx(const struct bld *b, const struct llmsim_gnode *n)
+static int gb_idx(const struct bld *b, const struct llmsim_gnode *n)
 {
 	return (int)(n - b->g->node);
 }
@@ -292,7 +286,7 @@ static void gb_quant(struct bld *b, const char *name, const char *what, enum llm
  * gradient; each quantize writes the copies the GEMMs read (quant_copies).
  * NVFP4's Hadamard transform of the weight-gradient inputs runs inside
  * their quantize (its 16-point transform is not priced apart). */
-void gb_gemm_fb(struct bld *b, const char *name, int64_t T, int64_t out, int64_t in,
+static void gb_gemm_fb(struct bld *b, const char *name, int64_t T, int64_t out, int64_t in,
 		    int64_t batch, int quantized, int trained, unsigned role)
 {
 	char nm[48];
@@ -330,7 +324,7 @@ void gb_gemm_fb(struct bld *b, const char *name, int64_t T, int64_t out, int64_t
 
 /* A linear layer of the model (out x in on T tokens), with its LoRA
  * adapter when `lora` and the config trains adapters. */
-void gb_linear(struct bld *b, const char *name, int64_t T, int64_t out, int64_t in,
+static void gb_linear(struct bld *b, const char *name, int64_t T, int64_t out, int64_t in,
 		   int lora)
 {
 	int lr = b->train ? b->c->lora_rank : 0;
@@ -370,7 +364,7 @@ void gb_ew(struct bld *b, const char *name, enum llmsim_ew_kind kind, int64_t to
 		gb_ew1(b, name, LLMSIM_PH_BWD, kind, tokens, hidden, cat, strided, role);
 }
 
-struct llmsim_gnode *gb_coll(struct bld *b, const char *name, enum llmsim_gphase ph,
+static struct llmsim_gnode *gb_coll(struct bld *b, const char *name, enum llmsim_gphase ph,
 				 enum llmsim_coll_kind kind, double bytes, int gpus, int nodes,
 				 unsigned role)
 {

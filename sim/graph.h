@@ -388,7 +388,6 @@ int llmsim_graph_price(const struct llmsim_gpu *gpu, const struct llmsim_gnode *
 /* Names, for listings and JSON: "pre", "dense", "moe", "post", "p2p";
  * "fwd", "bwd", "recompute"; "weights", "kv", "activations". */
 const char *llmsim_gsec_name(enum llmsim_gsec s);
-const char *llmsim_gphase_name(enum llmsim_gphase p);
 const char *llmsim_byte_cat_name(enum llmsim_byte_cat c);
 
 #endif

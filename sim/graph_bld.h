@@ -49,19 +49,11 @@ void gb_cat3(char *dst, size_t size, const char *a, const char *b, const char *c
 /* A node of op kind `kind`, or NULL when the config leaves it out. */
 struct llmsim_gnode *gb_node(struct bld *b, const char *name, enum llmsim_gphase ph,
 			     enum llmsim_op_kind kind, enum llmsim_byte_cat cat, unsigned role);
-int gb_idx(const struct bld *b, const struct llmsim_gnode *n);
 
 /* One GEMM node (m, n, k, batch); quantized: in the linear layers' math and
  * weight types, else the activation type. */
 struct llmsim_gnode *gb_gemm(struct bld *b, const char *name, enum llmsim_gphase ph, int64_t m,
 			     int64_t n, int64_t k, int64_t batch, int quantized, unsigned role);
-/* A GEMM of a linear layer and, in training, its data gradient and (when
- * trained) its weight gradient. */
-void gb_gemm_fb(struct bld *b, const char *name, int64_t T, int64_t out, int64_t in,
-		int64_t batch, int quantized, int trained, unsigned role);
-/* A linear layer of the model (out x in on T tokens), with its LoRA
- * adapter when `lora` and the config trains adapters. */
-void gb_linear(struct bld *b, const char *name, int64_t T, int64_t out, int64_t in, int lora);
 
 /* An element-wise node in the activation type. */
 struct llmsim_gnode *gb_ew1(struct bld *b, const char *name, enum llmsim_gphase ph,
@@ -70,10 +62,6 @@ struct llmsim_gnode *gb_ew1(struct bld *b, const char *name, enum llmsim_gphase 
 /* An element-wise op, and its backward in training. */
 void gb_ew(struct bld *b, const char *name, enum llmsim_ew_kind kind, int64_t tokens,
 	   int64_t hidden, enum llmsim_byte_cat cat, int strided, unsigned role);
-
-struct llmsim_gnode *gb_coll(struct bld *b, const char *name, enum llmsim_gphase ph,
-			     enum llmsim_coll_kind kind, double bytes, int gpus, int nodes,
-			     unsigned role);
 
 /* ---- PyTorch's training step (graph_torch_train.c) ---- */
 

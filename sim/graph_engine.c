@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/enum.h"
 #include "graph_bld.h"
 
 static const char *const engine_names[LLMSIM_ENGINE_COUNT] = {
@@ -25,15 +26,12 @@ static const char *const engine_names[LLMSIM_ENGINE_COUNT] = {
 
 const char *llmsim_engine_name(enum llmsim_engine e)
 {
-	return (unsigned)e < LLMSIM_ENGINE_COUNT ? engine_names[e] : "?";
+	return llmsim_enum_label(engine_names, LLMSIM_ENGINE_COUNT, (int)e);
 }
 
 int llmsim_engine_parse(const char *s)
 {
-	for (int i = 0; s && i < LLMSIM_ENGINE_COUNT; i++)
-		if (!strcasecmp(s, engine_names[i]))
-			return i;
-	return -1;
+	return llmsim_enum_parse_nocase(engine_names, LLMSIM_ENGINE_COUNT, s);
 }
 
 const char *llmsim_engine_choices(void)

@@ -61,6 +61,20 @@ int sim_blocks_per_sm(const struct llmsim_gpu *gpu, int threads, int regs, doubl
 	return n > 0 ? n : 0;
 }
 
+/* Burst over quoted tensor clock (hardware file's burst_clock_hz /
+ * tensor_clock_hz, at most 1; 1 when either is absent): the factor on
+ * every tensor peak. */
+static double sim_tensor_clock_ratio(const struct llmsim_gpu *gpu)
+{
+	/* a tensor-heavy kernel draws the board to its power limit and the
+	 * SM clock settles below the one the datasheet's tensor peaks assume
+	 * (H200: 1830 MHz quoted, ~1650 MHz held): the MMAs issue per clock */
+	if (gpu->tensor_clock_hz > 0 && gpu->burst_clock_hz > 0 &&
+	    gpu->burst_clock_hz < gpu->tensor_clock_hz)
+		return gpu->burst_clock_hz / gpu->tensor_clock_hz;
+	return 1;
+}
+
 double sim_mm_rate(const struct llmsim_gpu *gpu, enum llmsim_dtype dt, int *tensor)
 {
 	if ((unsigned)dt >= LLMSIM_DT_COUNT)
@@ -71,17 +85,6 @@ double sim_mm_rate(const struct llmsim_gpu *gpu, enum llmsim_dtype dt, int *tens
 	}
 	*tensor = 0;
 	return gpu->vector_flops_per_s[dt];
-}
-
-double sim_tensor_clock_ratio(const struct llmsim_gpu *gpu)
-{
-	/* a tensor-heavy kernel draws the board to its power limit and the
-	 * SM clock settles below the one the datasheet's tensor peaks assume
-	 * (H200: 1830 MHz quoted, ~1650 MHz held): the MMAs issue per clock */
-	if (gpu->tensor_clock_hz > 0 && gpu->burst_clock_hz > 0 &&
-	    gpu->burst_clock_hz < gpu->tensor_clock_hz)
-		return gpu->burst_clock_hz / gpu->tensor_clock_hz;
-	return 1;
 }
 
 double sim_vec_rate(const struct llmsim_gpu *gpu)
@@ -354,7 +357,8 @@ void sim_acc_finish(struct sim_acc *a)
 	p->bound = (enum llmsim_bound)b;
 }
 
-int sim_mul(int64_t a, int64_t b, int64_t *out)
+/* A checked product: 0 on success, LLMSIM_EINVAL on overflow. */
+static int sim_mul(int64_t a, int64_t b, int64_t *out)
 {
 	return __builtin_mul_overflow(a, b, out) ? -1 : 0;
 }

@@ -4,6 +4,7 @@
  */
 #include <string.h>
 
+#include "base/enum.h"
 #include "sim.h"
 
 static const char *const op_kind_names[] = {
@@ -86,17 +87,8 @@ static const char *const pass_names[] = {
 	[LLMSIM_PASS_FWDBWD] = "fwdbwd",
 };
 
-#define NAME(tab, k) ((unsigned)(k) < sizeof tab / sizeof tab[0] ? tab[k] : NULL)
-
-static int find(const char *const *tab, int n, const char *s)
-{
-	if (!s)
-		return -1;
-	for (int i = 0; i < n; i++)
-		if (!strcmp(tab[i], s))
-			return i;
-	return -1;
-}
+#define NAME(tab, k) llmsim_enum_name(tab, LLMSIM_ENUM_N(tab), (int)(k))
+#define PARSE(tab, s) llmsim_enum_parse(tab, LLMSIM_ENUM_N(tab), s)
 
 const char *llmsim_op_kind_name(enum llmsim_op_kind k) { return NAME(op_kind_names, k); }
 const char *llmsim_ew_kind_name(enum llmsim_ew_kind k) { return NAME(ew_names, k); }
@@ -106,11 +98,11 @@ const char *llmsim_coll_kind_name(enum llmsim_coll_kind k) { return NAME(coll_na
 const char *llmsim_bound_name(enum llmsim_bound b) { return NAME(bound_names, b); }
 const char *llmsim_pass_name(enum llmsim_pass p) { return NAME(pass_names, p); }
 
-int llmsim_ew_kind_parse(const char *s) { return find(ew_names, LLMSIM_EW_COUNT, s); }
-int llmsim_attn_impl_parse(const char *s) { return find(attn_names, LLMSIM_ATTN_IMPL_COUNT, s); }
-int llmsim_decode_impl_parse(const char *s) { return find(dec_names, LLMSIM_DEC_IMPL_COUNT, s); }
-int llmsim_coll_kind_parse(const char *s) { return find(coll_names, LLMSIM_COLL_COUNT, s); }
-int llmsim_pass_parse(const char *s) { return find(pass_names, 3, s); }
+int llmsim_ew_kind_parse(const char *s) { return PARSE(ew_names, s); }
+int llmsim_attn_impl_parse(const char *s) { return PARSE(attn_names, s); }
+int llmsim_decode_impl_parse(const char *s) { return PARSE(dec_names, s); }
+int llmsim_coll_kind_parse(const char *s) { return PARSE(coll_names, s); }
+int llmsim_pass_parse(const char *s) { return PARSE(pass_names, s); }
 
 const char *llmsim_op_class(const struct llmsim_op *op)
 {

@@ -125,10 +125,6 @@ void sim_reduce_kern(const struct llmsim_gpu *gpu, struct kern *k, double out_el
 /* Peak rate for matrix math in dt: tensor if present, else CUDA cores. Sets
  * *tensor. 0 when the GPU has neither. */
 double sim_mm_rate(const struct llmsim_gpu *gpu, enum llmsim_dtype dt, int *tensor);
-/* Burst over quoted tensor clock (hardware file's burst_clock_hz /
- * tensor_clock_hz, at most 1; 1 when either is absent): the factor on
- * every tensor peak. */
-double sim_tensor_clock_ratio(const struct llmsim_gpu *gpu);
 /* FP32 CUDA-core peak (what element-wise math and softmax run at). */
 double sim_vec_rate(const struct llmsim_gpu *gpu);
 /* Special-function unit rate (exp per second over the chip). */
@@ -139,7 +135,6 @@ int sim_is_hopper(const struct llmsim_gpu *gpu);
 int sim_is_sm90_plus(const struct llmsim_gpu *gpu);
 
 /* Checked products: 0 on success, LLMSIM_EINVAL with message on overflow. */
-int sim_mul(int64_t a, int64_t b, int64_t *out);
 int sim_mul_chk(struct llmsim_err *err, const char *what, int n, const int64_t *f,
 		int64_t *out);
 

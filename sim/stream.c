@@ -22,6 +22,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/enum.h"
 #include "sim_internal.h"
 
 static const char *const stream_names[] = {
@@ -34,15 +35,12 @@ _Static_assert(sizeof stream_names / sizeof stream_names[0] == LLMSIM_STREAM_COU
 
 const char *llmsim_stream_kind_name(enum llmsim_stream_kind k)
 {
-	return (unsigned)k < LLMSIM_STREAM_COUNT ? stream_names[k] : NULL;
+	return llmsim_enum_name(stream_names, LLMSIM_STREAM_COUNT, (int)k);
 }
 
 int llmsim_stream_kind_parse(const char *s)
 {
-	for (int i = 0; s && i < LLMSIM_STREAM_COUNT; i++)
-		if (!strcmp(s, stream_names[i]))
-			return i;
-	return -1;
+	return llmsim_enum_parse(stream_names, LLMSIM_STREAM_COUNT, s);
 }
 
 int sim_stream(const struct llmsim_gpu *gpu, const struct llmsim_op *op, struct llmsim_pred *p,

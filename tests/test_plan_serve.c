@@ -208,6 +208,41 @@ Test(plan_serve, bad_requests)
 	cr_expect_str_eq(e.msg, "the target quantile is p50, p90 or p99");
 }
 
+struct seen {
+	int calls;
+	int64_t last;
+	int monotone;
+};
+
+static void count_progress(void *ctx, int64_t simulated, int64_t pruned)
+{
+	struct seen *s = ctx;
+	(void)pruned;
+	s->monotone &= simulated >= s->last;
+	s->last = simulated;
+	s->calls++;
+}
+
+/* The progress callback comes after each row is judged, with the counts
+ * so far: one call per row of an aggregated search, counts that only
+ * grow, the last no more than the runs simulated. */
+Test(plan_serve, progress_after_each_row)
+{
+	struct llmsim_plan_serve_cfg pc;
+	struct llmsim_plan_serve_out o;
+	struct seen s = {.monotone = 1};
+	cfg(&pc, 2);
+	pc.no_disagg = 1;
+	pc.progress = count_progress;
+	pc.progress_ctx = &s;
+	run(&pc, &o);
+	cr_expect_gt(s.calls, 0);
+	cr_expect_eq(s.calls, o.nrows, "%d calls, %lld rows", s.calls, (long long)o.nrows);
+	cr_expect(s.monotone);
+	cr_expect_leq(s.last, o.simulated);
+	llmsim_plan_serve_release(&o);
+}
+
 /* ---- the capacity question (gpus = 0) ---- */
 
 /* 8B, 2048 + 64 tokens at a rate, no GPU count: the capacity question. */

@@ -316,11 +316,11 @@ Test(precision, moe_overlap_of_one_microbatch)
 	 * = 96 ms: 32 ms uncovered, and the 96 ms overlapped run on the SMs
 	 * DeepEP's 20 leave of 132: + 96 x 20/132 = 14.545 ms; 46.545 ms
 	 * exposed, half in each direction */
-	expect_close(mb.epf + mb.epb, 0.032 + 0.096 * 20 / 132, 1e-9);
-	expect_close(mb.epf, mb.epb, 1e-12);
+	expect_close(mb.ep_fwd_s + mb.ep_bwd_s, 0.032 + 0.096 * 20 / 132, 1e-9);
+	expect_close(mb.ep_fwd_s, mb.ep_bwd_s, 1e-12);
 	c.moe_overlap = 0;
 	train_mb_parts(ctx, &c, &sc, &dc, &mb);
-	expect_close(mb.epf + mb.epb, 0.128, 1e-12);
+	expect_close(mb.ep_fwd_s + mb.ep_bwd_s, 0.128, 1e-12);
 	llmsim_train_ctx_free(ctx);
 }
 
@@ -458,9 +458,9 @@ Test(precision, interleaved_sends_beside_the_next_chunk)
 	 * 4 ms, its backward 8 ms. A 5 ms send beside the next forward chunk
 	 * shows 1 ms, beside a backward one nothing: per direction and
 	 * micro-batch (2 chunks) 0.5 x 2 x (1 + 0) = 1 ms, not 2 x 5 = 10 */
-	expect_close(mb.p2p, 1e-3, 1e-9);
+	expect_close(mb.p2p_s, 1e-3, 1e-9);
 	c.stack = LLMSIM_STACK_MEGATRON_2022; /* Megatron-LM v3: no asynchronous sends */
 	train_mb_parts(ctx, &c, &sc, &dc, &mb);
-	expect_close(mb.p2p, 10e-3, 1e-9);
+	expect_close(mb.p2p_s, 10e-3, 1e-9);
 	llmsim_train_ctx_free(ctx);
 }

@@ -215,15 +215,6 @@ int llmsim_trace_instances(const struct llmsim_trace *t, const struct llmsim_gpu
 			   int (*fn)(const struct llmsim_trace_instance *in, void *ctx), void *ctx,
 			   struct llmsim_err *err);
 
-/* How an unmatched kernel of class c scales from gpu to target: the ratio
- * of the resource the class is bound by (source / target), and its name:
- * gemm and attention by the bf16 dense peak, elementwise, normalization,
- * other and device copies by HBM bandwidth, host copies by PCIe, and
- * communication by NVLink bandwidth. dir is a copy's direction or NULL. */
-double llmsim_trace_replay_ratio(enum llmsim_trace_class c, const char *dir,
-				 const struct llmsim_gpu *gpu, const struct llmsim_gpu *target,
-				 const char **rule);
-
 /* ---- the ops of an op range (trace_ops.c) -------------------------- */
 
 /* The graphs of model m for one phase, rebuilt when the phase changes

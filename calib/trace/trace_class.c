@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/enum.h"
+
 /* From the C++ runtime (libstdc++), declared here to stay in C. */
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
@@ -28,7 +30,7 @@ _Static_assert(sizeof class_names / sizeof class_names[0] == LLMSIM_TC_COUNT, "c
 
 const char *llmsim_trace_class_name(enum llmsim_trace_class c)
 {
-	return c >= 0 && c < LLMSIM_TC_COUNT ? class_names[c] : "?";
+	return llmsim_enum_label(class_names, LLMSIM_TC_COUNT, (int)c);
 }
 
 /* Substrings (lowercase) naming each class, tried in this order: attention

@@ -27,7 +27,12 @@ void llmsim_trace_cmp_release(struct llmsim_trace_cmp *c)
 	memset(c, 0, sizeof *c);
 }
 
-double llmsim_trace_replay_ratio(enum llmsim_trace_class c, const char *dir,
+/* How an unmatched kernel of class c scales from gpu to target: the ratio
+ * of the resource the class is bound by (source / target), and its name:
+ * gemm and attention by the bf16 dense peak, elementwise, normalization,
+ * other and device copies by HBM bandwidth, host copies by PCIe, and
+ * communication by NVLink bandwidth. dir is a copy's direction or NULL. */
+static double trace_replay_ratio(enum llmsim_trace_class c, const char *dir,
 				 const struct llmsim_gpu *gpu, const struct llmsim_gpu *target,
 				 const char **rule)
 {
@@ -223,7 +228,7 @@ static void fill_unmatched(struct ctx *c, struct llmsim_trace_row *r, const char
 	r->predicted_s = r->measured_s;
 	r->target_s = r->replay_s = r->measured_s;
 	if (c->target) {
-		double k = llmsim_trace_replay_ratio(r->cls, dir, c->gpu, c->target, NULL);
+		double k = trace_replay_ratio(r->cls, dir, c->gpu, c->target, NULL);
 		r->target_s = r->replay_s = r->measured_s * k;
 	}
 }
@@ -743,7 +748,7 @@ static int run_pass(const struct request *q, const struct pass_load *ld,
 		snprintf(out->target, sizeof out->target, "%s", q->target->name);
 		for (int k = 0; k < LLMSIM_TC_COUNT; k++)
 			out->unmatched_ratio[k] =
-				llmsim_trace_replay_ratio(k, NULL, q->gpu, q->target, &out->rule[k]);
+				trace_replay_ratio(k, NULL, q->gpu, q->target, &out->rule[k]);
 	}
 	if (q->m)
 		snprintf(out->model, sizeof out->model, "%s", q->m->name);

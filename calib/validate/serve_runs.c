@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/bounds.h"
+#include "base/enum.h"
 #include "base/yaml.h"
 #include "suite.h"
 
@@ -34,7 +35,7 @@ _Static_assert(sizeof metric_names / sizeof metric_names[0] == LLMSIM_PUB_COUNT,
 
 const char *llmsim_pub_metric_name(enum llmsim_pub_metric m)
 {
-	return (unsigned)m < LLMSIM_PUB_COUNT ? metric_names[m] : "?";
+	return llmsim_enum_label(metric_names, LLMSIM_PUB_COUNT, (int)m);
 }
 
 struct raw {

@@ -14,19 +14,23 @@
 #include "base/stats.h"
 #include "sim/infer/infer.h"
 
+/* The inference programs' predictor (below). */
+static int steps_predict_infer(const struct llmsim_gpu *gpu, const struct llmsim_model *m,
+			       struct llmsim_steps_row *row, struct llmsim_err *err);
+
 const struct llmsim_steps_program llmsim_steps_programs[] = {
 	{"lean_graph", "torch", "wall", "a lean PyTorch engine, one CUDA graph a step",
-	 llmsim_steps_predict_infer},
+	 steps_predict_infer},
 	{"hf_sdpa", "hf", "kernels", "HF transformers prefill, eager (its host gaps beside)",
-	 llmsim_steps_predict_infer},
+	 steps_predict_infer},
 	{"hf_sdpa_eager", "hf", "wall", "HF transformers decode, eager (launch-bound)",
-	 llmsim_steps_predict_infer},
+	 steps_predict_infer},
 	{"torch_train", "torch", "wall", "a one-GPU PyTorch training step (steps_train.py)",
 	 llmsim_steps_predict_train},
 	{NULL, NULL, NULL, NULL, NULL},
 };
 
-const struct llmsim_steps_program *llmsim_steps_program_find(const char *program)
+static const struct llmsim_steps_program *steps_program_find(const char *program)
 {
 	for (const struct llmsim_steps_program *p = llmsim_steps_programs; p->program; p++)
 		if (!strcmp(p->program, program))
@@ -94,7 +98,7 @@ int llmsim_steps_run_one(struct llmsim_infer_cfg *cfg, int decode, int64_t batch
 	return llmsim_infer_run(cfg, &req, res, err);
 }
 
-int llmsim_steps_predict_infer(const struct llmsim_gpu *gpu, const struct llmsim_model *m,
+static int steps_predict_infer(const struct llmsim_gpu *gpu, const struct llmsim_model *m,
 			       struct llmsim_steps_row *row, struct llmsim_err *err)
 {
 	const struct llmsim_step_rec *st = &row->st;
@@ -147,7 +151,7 @@ static int add_row(const struct llmsim_store_step_row *sr, void *ctx)
 	struct collect *c = ctx;
 	if (c->program && strcmp(sr->st.program, c->program))
 		return 0;
-	if (!llmsim_steps_program_find(sr->st.program)) {
+	if (!steps_program_find(sr->st.program)) {
 		c->unknown++;
 		return 0;
 	}
@@ -194,7 +198,7 @@ static double nan_or(double v)
 /* Predict one row through its program's predictor. */
 static void predict_row(const struct llmsim_gpu *gpu, struct llmsim_steps_row *w)
 {
-	const struct llmsim_steps_program *p = llmsim_steps_program_find(w->st.program);
+	const struct llmsim_steps_program *p = steps_program_find(w->st.program);
 	struct llmsim_err err = {0};
 	struct llmsim_model m;
 	w->engine = p->engine;
@@ -301,7 +305,7 @@ static void classes(struct llmsim_steps_report *r, double *abs, double *sgn, uns
 				seen = member(w, &r->classes[c]) && r->classes[c].quantity == k.quantity;
 			if (seen || r->nclasses >= LLMSIM_STEPS_MAX_CLASSES)
 				continue;
-			k.engine = llmsim_steps_program_find(k.program)->engine;
+			k.engine = steps_program_find(k.program)->engine;
 			for (int j = 0; j < r->n; j++)
 				in[j] = (unsigned char)member(&r->rows[j], &k);
 			class_stats(r, &k, in, q, abs, sgn);
@@ -390,7 +394,14 @@ const struct llmsim_steps_class *llmsim_steps_class_find(const struct llmsim_ste
 	return NULL;
 }
 
-void llmsim_steps_write_profile(FILE *f, const struct llmsim_steps_report *r)
+/* The profile block of r's inference time classes (the GPU's whole-step
+ * expected errors, read back by the loader into gpu->step_errors):
+ *   steps_errors:  # whole steps: ...
+ *     torch/prefill: {p80: 6.1, median: 3.2, bias: -2.4, n: 40, program: lean_graph}
+ * keyed engine/phase (the engine a user picks); written to f. Training's
+ * are torch/train and torch/train_memory, over every torch_train step
+ * whatever its recompute (steps_train.c). */
+static void steps_write_profile(FILE *f, const struct llmsim_steps_report *r)
 {
 	int any = 0;
 	for (int c = 0; c <= r->nclasses; c++) {
@@ -454,7 +465,7 @@ int llmsim_steps_update_profile(const char *path, const struct llmsim_steps_repo
 	if (len)
 		fwrite(text, 1, len, f);
 	free(text);
-	llmsim_steps_write_profile(f, r);
+	steps_write_profile(f, r);
 	if (fclose(f))
 		return llmsim_err_set(err, LLMSIM_EIO, "%s: %s", path, strerror(errno));
 	return 0;

@@ -103,16 +103,12 @@ struct llmsim_infer_result;
 int llmsim_steps_run_one(struct llmsim_infer_cfg *cfg, int decode, int64_t batch, int64_t len,
 			 struct llmsim_infer_result *res, struct llmsim_err *err);
 
-/* The inference programs (steps.c). */
-int llmsim_steps_predict_infer(const struct llmsim_gpu *gpu, const struct llmsim_model *m,
-			       struct llmsim_steps_row *row, struct llmsim_err *err);
 /* The torch_train rows (steps_train.c, `llmsim train`'s function). */
 int llmsim_steps_predict_train(const struct llmsim_gpu *gpu, const struct llmsim_model *m,
 			       struct llmsim_steps_row *row, struct llmsim_err *err);
 
 /* The programs predicted, NULL-terminated by program. */
 extern const struct llmsim_steps_program llmsim_steps_programs[];
-const struct llmsim_steps_program *llmsim_steps_program_find(const char *program);
 
 /* One class: a program and phase (and recompute), of one quantity. */
 struct llmsim_steps_class {
@@ -154,15 +150,6 @@ void llmsim_steps_report_free(struct llmsim_steps_report *r);
 const struct llmsim_steps_class *llmsim_steps_class_find(const struct llmsim_steps_report *r,
 							 const char *program, const char *phase,
 							 const char *quantity);
-
-/* The profile block of r's inference time classes (the GPU's whole-step
- * expected errors, read back by the loader into gpu->step_errors):
- *   steps_errors:  # whole steps: ...
- *     torch/prefill: {p80: 6.1, median: 3.2, bias: -2.4, n: 40, program: lean_graph}
- * keyed engine/phase (the engine a user picks); written to f. Training's
- * are torch/train and torch/train_memory, over every torch_train step
- * whatever its recompute (steps_train.c). */
-void llmsim_steps_write_profile(FILE *f, const struct llmsim_steps_report *r);
 
 /* The training classes' lines of the profile's steps_errors: block
  * (steps_train.c): torch/train (time) and torch/train_memory (peak

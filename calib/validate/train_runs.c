@@ -53,6 +53,7 @@
 #include <string.h>
 
 #include "base/bounds.h"
+#include "base/enum.h"
 #include "base/yaml.h"
 #include "sim/train/stack.h"
 #include "suite.h"
@@ -418,7 +419,7 @@ static const char *const run_metric_names[LLMSIM_RUN_METRIC_COUNT] = {
 
 const char *llmsim_run_metric_name(enum llmsim_run_metric m)
 {
-	return (unsigned)m < LLMSIM_RUN_METRIC_COUNT ? run_metric_names[m] : "?";
+	return llmsim_enum_label(run_metric_names, LLMSIM_RUN_METRIC_COUNT, (int)m);
 }
 
 int llmsim_run_predict(const struct llmsim_run_entry *e, struct llmsim_run_outcome *o,

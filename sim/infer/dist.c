@@ -51,7 +51,8 @@ double llmsim_rng_uniform(struct llmsim_rng *r)
 	return (double)(llmsim_rng_u64(r) >> 11) * 0x1.0p-53;
 }
 
-double llmsim_rng_normal(struct llmsim_rng *r)
+/* mean 0, sd 1 */
+static double rng_normal(struct llmsim_rng *r)
 {
 	/* Box-Muller; 1 - u keeps the log's argument in (0, 1] */
 	double u = 1.0 - llmsim_rng_uniform(r), v = llmsim_rng_uniform(r);
@@ -128,10 +129,10 @@ int64_t llmsim_dist_sample(const struct llmsim_dist *d, struct llmsim_rng *r)
 		x = floor(d->a) + floor(llmsim_rng_uniform(r) * (floor(d->b) - floor(d->a) + 1));
 		break;
 	case LLMSIM_DIST_NORMAL:
-		x = d->a + d->b * llmsim_rng_normal(r);
+		x = d->a + d->b * rng_normal(r);
 		break;
 	case LLMSIM_DIST_LOGNORMAL:
-		x = exp(d->a + d->b * llmsim_rng_normal(r));
+		x = exp(d->a + d->b * rng_normal(r));
 		break;
 	}
 	x = nearbyint(x);

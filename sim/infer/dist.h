@@ -19,7 +19,6 @@ struct llmsim_rng {
 void llmsim_rng_seed(struct llmsim_rng *r, uint64_t seed);
 uint64_t llmsim_rng_u64(struct llmsim_rng *r);
 double llmsim_rng_uniform(struct llmsim_rng *r);     /* [0, 1) */
-double llmsim_rng_normal(struct llmsim_rng *r);      /* mean 0, sd 1 */
 double llmsim_rng_exponential(struct llmsim_rng *r, double rate); /* mean 1/rate */
 
 enum llmsim_dist_kind {

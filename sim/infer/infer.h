@@ -257,11 +257,6 @@ double llmsim_infer_load(const struct llmsim_gpu *gpu, double busy_s, double dur
  * their energy (narrow_tensor_energy_relative); at most 1. */
 double llmsim_infer_rho(const struct llmsim_infer_cfg *cfg, double flops, double busy_s);
 
-/* The load a phase that keeps the GPU busy busy_s of its wall_s puts on
- * the power controller when it runs back to back (the busy load): its busy
- * share, at most 1; 0 when the GPU states no power-capped clock. */
-double llmsim_infer_busy_duty(const struct llmsim_gpu *gpu, double busy_s, double wall_s);
-
 /* Names and parsers (-1 if unknown). */
 const char *llmsim_runtime_name(enum llmsim_runtime r);
 const char *llmsim_attn_choice_name(enum llmsim_attn_choice a);

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "base/bounds.h"
+#include "base/enum.h"
 
 /*
  * Assumptions, not GPU efficiencies (those live in hw/gpu_params.h):
@@ -59,20 +60,17 @@ _Static_assert(sizeof attn_names / sizeof attn_names[0] == LLMSIM_AC_COUNT, "att
 
 const char *llmsim_runtime_name(enum llmsim_runtime r)
 {
-	return (unsigned)r < LLMSIM_RT_COUNT ? runtime_names[r] : "?";
+	return llmsim_enum_label(runtime_names, LLMSIM_RT_COUNT, (int)r);
 }
 
 const char *llmsim_attn_choice_name(enum llmsim_attn_choice a)
 {
-	return (unsigned)a < LLMSIM_AC_COUNT ? attn_names[a] : "?";
+	return llmsim_enum_label(attn_names, LLMSIM_AC_COUNT, (int)a);
 }
 
 int llmsim_attn_choice_parse(const char *s)
 {
-	for (int i = 0; i < LLMSIM_AC_COUNT; i++)
-		if (!strcasecmp(s, attn_names[i]))
-			return i;
-	return -1;
+	return llmsim_enum_parse_nocase(attn_names, LLMSIM_AC_COUNT, s);
 }
 
 

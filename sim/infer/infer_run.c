@@ -315,7 +315,10 @@ double llmsim_infer_load(const struct llmsim_gpu *gpu, double busy_s, double dur
 	return llmsim_power_load(gpu, busy_s / duration_s, duration_s);
 }
 
-double llmsim_infer_busy_duty(const struct llmsim_gpu *gpu, double busy_s, double wall_s)
+/* The load a phase that keeps the GPU busy busy_s of its wall_s puts on
+ * the power controller when it runs back to back (the busy load): its busy
+ * share, at most 1; 0 when the GPU states no power-capped clock. */
+static double infer_busy_duty(const struct llmsim_gpu *gpu, double busy_s, double wall_s)
 {
 	if (!(wall_s > 0) || !(busy_s > 0) || !(llmsim_gpu_power_cap_hz(gpu) > 0))
 		return 0;
@@ -337,7 +340,7 @@ static void phase_load(const struct llmsim_infer_cfg *base, const struct llmsim_
 		       struct llmsim_infer_cfg *c)
 {
 	*c = *base;
-	c->load_duty = llmsim_infer_busy_duty(base->gpu, lone->cost.gpu_s, lone->cost.time_s);
+	c->load_duty = infer_busy_duty(base->gpu, lone->cost.gpu_s, lone->cost.time_s);
 	c->load_rho = base->load_rho > 0 ? base->load_rho
 					 : llmsim_infer_rho(base, lone->cost.flops / base->pp,
 							    lone->cost.gpu_s);

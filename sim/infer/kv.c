@@ -7,6 +7,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/enum.h"
+
 static const char *const alloc_names[LLMSIM_KV_ALLOC_COUNT] = {
 	[LLMSIM_KV_PAGED] = "paged",
 	[LLMSIM_KV_CONTIGUOUS] = "contiguous",
@@ -15,15 +17,12 @@ _Static_assert(sizeof alloc_names / sizeof alloc_names[0] == LLMSIM_KV_ALLOC_COU
 
 const char *llmsim_kv_alloc_name(enum llmsim_kv_alloc k)
 {
-	return (unsigned)k < LLMSIM_KV_ALLOC_COUNT ? alloc_names[k] : "?";
+	return llmsim_enum_label(alloc_names, LLMSIM_KV_ALLOC_COUNT, (int)k);
 }
 
 int llmsim_kv_alloc_parse(const char *s)
 {
-	for (int i = 0; i < LLMSIM_KV_ALLOC_COUNT; i++)
-		if (!strcasecmp(s, alloc_names[i]))
-			return i;
-	return -1;
+	return llmsim_enum_parse_nocase(alloc_names, LLMSIM_KV_ALLOC_COUNT, s);
 }
 
 int llmsim_kv_init(struct llmsim_kv *kv, enum llmsim_kv_alloc kind, int64_t capacity_tokens,
@@ -49,7 +48,8 @@ static int64_t round_up(const struct llmsim_kv *kv, int64_t tokens)
 	return (tokens + kv->block_size - 1) / kv->block_size * kv->block_size;
 }
 
-int64_t llmsim_kv_free_tokens(const struct llmsim_kv *kv)
+/* Slots free. */
+static int64_t kv_free_tokens(const struct llmsim_kv *kv)
 {
 	return kv->capacity_tokens - kv->allocated_tokens;
 }
@@ -64,7 +64,7 @@ int llmsim_kv_admit(struct llmsim_kv *kv, struct llmsim_kv_seq *s, int64_t token
 {
 	LLMSIM_ASSERT(s->reserved_tokens == 0 && tokens >= 0 && max_tokens >= tokens);
 	int64_t want = kv->kind == LLMSIM_KV_CONTIGUOUS ? max_tokens : round_up(kv, tokens);
-	if (want > llmsim_kv_free_tokens(kv))
+	if (want > kv_free_tokens(kv))
 		return LLMSIM_ENOFIT;
 	kv->allocated_tokens += want;
 	kv->used_tokens += tokens;
@@ -80,7 +80,7 @@ int llmsim_kv_grow(struct llmsim_kv *kv, struct llmsim_kv_seq *s, int64_t tokens
 		if (kv->kind == LLMSIM_KV_CONTIGUOUS)
 			return LLMSIM_ENOFIT;
 		int64_t more = round_up(kv, tokens) - s->reserved_tokens;
-		if (more > llmsim_kv_free_tokens(kv))
+		if (more > kv_free_tokens(kv))
 			return LLMSIM_ENOFIT;
 		kv->allocated_tokens += more;
 		s->reserved_tokens += more;

@@ -46,8 +46,7 @@ int llmsim_kv_grow(struct llmsim_kv *kv, struct llmsim_kv_seq *s, int64_t tokens
 /* Return a sequence's slots to the pool (a zeroed sequence is a no-op). */
 void llmsim_kv_release(struct llmsim_kv *kv, struct llmsim_kv_seq *s);
 
-/* Slots free, and slots reserved but holding no KV. */
-int64_t llmsim_kv_free_tokens(const struct llmsim_kv *kv);
+/* Slots reserved but holding no KV. */
 int64_t llmsim_kv_waste_tokens(const struct llmsim_kv *kv);
 
 const char *llmsim_kv_alloc_name(enum llmsim_kv_alloc k);

@@ -837,8 +837,11 @@ static int collect(struct engine *e)
 	return 0;
 }
 
+/* One run of the engine. burst (may be NULL): where its step prices go
+ * (its configuration and price cache, the caller's to release), for
+ * same_prices. */
 static int serve_once(const struct llmsim_serve_cfg *cfg, struct llmsim_serve_result *res,
-		      struct llmsim_err *err)
+		      struct sim *burst, struct llmsim_err *err)
 {
 	struct engine e;
 	memset(res, 0, sizeof *res);
@@ -912,8 +915,34 @@ static int serve_once(const struct llmsim_serve_cfg *cfg, struct llmsim_serve_re
 			llmsim_tl_figure(cfg->timeline, "makespan_s", res->duration_s);
 		}
 	}
+	if (burst && !rc) {
+		*burst = e.sim;
+		memset(&e.sim.pc, 0, sizeof e.sim.pc); /* handed over */
+	}
 	engine_release(&e);
 	return rc;
+}
+
+/* Whether every step part a run priced (burst: its configuration and
+ * prices) costs the same in the load (duty, rho): then a run in that load
+ * takes every step as that one did (the engine is deterministic in its
+ * step prices) and is that run, not to be simulated again. Sets *same. */
+static int same_prices(const struct sim *burst, double duty, double rho, int *same,
+		       struct llmsim_err *err)
+{
+	struct sim s = {.icfg = burst->icfg, .err = err};
+	s.icfg.load_duty = duty;
+	s.icfg.load_rho = rho;
+	*same = 1;
+	for (size_t i = 0; i < burst->pc.cap && *same && !s.rc; i++) {
+		if (!burst->pc.used[i])
+			continue;
+		const struct pkey *k = &burst->pc.keys[i];
+		struct pval p = part(&s, (int)k->tag, k->a, k->b, k->c);
+		*same = p.time_s == burst->pc.vals[i].time_s && p.flops == burst->pc.vals[i].flops;
+	}
+	pc_release(&s.pc);
+	return s.rc;
 }
 
 int llmsim_serve_run(const struct llmsim_serve_cfg *cfg, struct llmsim_serve_result *res,
@@ -924,24 +953,33 @@ int llmsim_serve_run(const struct llmsim_serve_cfg *cfg, struct llmsim_serve_res
 		/* every op a lone kernel at its burst clock */
 		struct llmsim_serve_cfg lone = *cfg;
 		lone.infer.load_duty = lone.infer.load_rho = 0;
-		return serve_once(&lone, res, err);
+		return serve_once(&lone, res, NULL, err);
 	}
-	rc = serve_once(cfg, res, err);
-	if (rc || cfg->infer.load_duty > 0)
-		return rc;
-	double load = llmsim_infer_load(cfg->infer.gpu, res->busy_s, res->duration_s);
-	if (!(load > 0))
-		return 0;
+	if (cfg->infer.load_duty > 0)
+		return serve_once(cfg, res, NULL, err);
+	/* at the burst clock first: the load that run puts on the GPU sets
+	 * the clock of the run that counts */
+	struct sim burst;
+	memset(&burst, 0, sizeof burst);
+	rc = serve_once(cfg, res, &burst, err);
+	double load = rc ? 0 : llmsim_infer_load(cfg->infer.gpu, res->busy_s, res->duration_s);
 	struct llmsim_serve_cfg loaded = *cfg;
 	loaded.infer.load_duty = load;
 	/* one clock for the run: the FLOP rate of the steps it priced, one GPU
 	 * (the steps walk every stage of a pipeline in turn: each GPU does 1/pp
 	 * of their work) */
-	loaded.infer.load_rho =
-		llmsim_infer_rho(&cfg->infer, res->flops / cfg->infer.pp, res->busy_s);
-	if (!(loaded.infer.load_rho > 0))
-		return 0;
-	if ((rc = serve_once(&loaded, res, err)))
+	if (load > 0)
+		loaded.infer.load_rho =
+			llmsim_infer_rho(&cfg->infer, res->flops / cfg->infer.pp, res->busy_s);
+	int same = 1;
+	if (load > 0 && loaded.infer.load_rho > 0)
+		rc = same_prices(&burst, load, loaded.infer.load_rho, &same, err);
+	pc_release(&burst.pc);
+	if (rc || !(load > 0) || !(loaded.infer.load_rho > 0))
+		return rc;
+	/* a load under the power limit leaves every price as it was: the run
+	 * at the burst clock is the run in the load */
+	if (!same && (rc = serve_once(&loaded, res, NULL, err)))
 		return rc;
 	res->load_duty = load;
 	return 0;

@@ -7,25 +7,47 @@
 #include <string.h>
 
 #include "base/bounds.h"
+#include "base/enum.h"
 #include "train_int.h"
 
-const char *const llmsim_recompute_names[] = {"none", "selective", "full", "modules", NULL};
+/* Each NULL-terminated (the YAML loaders' and the CLI's choices). */
+const char *const llmsim_recompute_names[] = {
+	[LLMSIM_RECOMP_NONE] = "none", [LLMSIM_RECOMP_SELECTIVE] = "selective",
+	[LLMSIM_RECOMP_FULL] = "full", [LLMSIM_RECOMP_MODULES] = "modules",
+	[LLMSIM_RECOMP_COUNT] = NULL};
 const char *const llmsim_recompute_module_names[] = {
 	[LLMSIM_RM_CORE_ATTN] = "core_attn", [LLMSIM_RM_MLP] = "mlp",
 	[LLMSIM_RM_MOE_ACT] = "moe_act", [LLMSIM_RM_MLA_UP_PROJ] = "mla_up_proj",
 	[LLMSIM_RM_LAYERNORM] = "layernorm", [LLMSIM_RM_MOE] = "moe",
 	[LLMSIM_RM_SHARED_EXPERTS] = "shared_experts", [LLMSIM_RM_COUNT] = NULL};
-const char *const llmsim_recompute_method_names[] = {"uniform", "block", NULL};
-const char *const llmsim_fsdp_names[] = {"none", "megatron", "fsdp2", NULL};
+const char *const llmsim_recompute_method_names[] = {
+	[LLMSIM_RECOMP_UNIFORM] = "uniform", [LLMSIM_RECOMP_BLOCK] = "block",
+	[LLMSIM_RECOMP_METHOD_COUNT] = NULL};
+const char *const llmsim_fsdp_names[] = {
+	[LLMSIM_FSDP_NONE] = "none", [LLMSIM_FSDP_MEGATRON] = "megatron",
+	[LLMSIM_FSDP_FSDP2] = "fsdp2", [LLMSIM_FSDP_COUNT] = NULL};
+_Static_assert(sizeof llmsim_recompute_module_names / sizeof *llmsim_recompute_module_names ==
+	       LLMSIM_RM_COUNT + 1, "recompute module names");
 _Static_assert(sizeof llmsim_recompute_method_names / sizeof *llmsim_recompute_method_names ==
 	       LLMSIM_RECOMP_METHOD_COUNT + 1, "recompute method names");
 _Static_assert(sizeof llmsim_fsdp_names / sizeof *llmsim_fsdp_names == LLMSIM_FSDP_COUNT + 1,
 	       "fsdp names");
-const char *const llmsim_pp_sched_names[] = {"1f1b", "interleaved", "dualpipe", NULL};
-const char *const llmsim_recipe_names[] = {"amp", "megatron", "zero", "llama3", NULL};
-const char *const llmsim_offload_names[] = {"none", "optimizer", "params", NULL};
-const char *const llmsim_stack_names[] = {"core", "megatron-2021", "megatron-2022", NULL};
-const char *const llmsim_ddp_names[] = {"stack", "torch", "local", NULL};
+const char *const llmsim_pp_sched_names[] = {
+	[LLMSIM_SCHED_1F1B] = "1f1b", [LLMSIM_SCHED_INTERLEAVED] = "interleaved",
+	[LLMSIM_SCHED_DUALPIPE] = "dualpipe", [LLMSIM_SCHED_COUNT] = NULL};
+const char *const llmsim_recipe_names[] = {
+	[LLMSIM_RECIPE_AMP] = "amp", [LLMSIM_RECIPE_MEGATRON] = "megatron",
+	[LLMSIM_RECIPE_ZERO] = "zero", [LLMSIM_RECIPE_LLAMA3] = "llama3",
+	[LLMSIM_RECIPE_COUNT] = NULL};
+const char *const llmsim_offload_names[] = {
+	[LLMSIM_OFFLOAD_NONE] = "none", [LLMSIM_OFFLOAD_OPTIMIZER] = "optimizer",
+	[LLMSIM_OFFLOAD_PARAMS] = "params", [LLMSIM_OFFLOAD_COUNT] = NULL};
+const char *const llmsim_stack_names[] = {
+	[LLMSIM_STACK_CORE] = "core", [LLMSIM_STACK_MEGATRON_2021] = "megatron-2021",
+	[LLMSIM_STACK_MEGATRON_2022] = "megatron-2022", [LLMSIM_STACK_COUNT] = NULL};
+const char *const llmsim_ddp_names[] = {
+	[LLMSIM_DDP_STACK] = "stack", [LLMSIM_DDP_TORCH] = "torch", [LLMSIM_DDP_LOCAL] = "local",
+	[LLMSIM_DDP_COUNT] = NULL};
 _Static_assert(sizeof llmsim_ddp_names / sizeof *llmsim_ddp_names == LLMSIM_DDP_COUNT + 1,
 	       "ddp names");
 _Static_assert(sizeof llmsim_stack_names / sizeof *llmsim_stack_names == LLMSIM_STACK_COUNT + 1,
@@ -39,73 +61,36 @@ _Static_assert(sizeof llmsim_pp_sched_names / sizeof *llmsim_pp_sched_names ==
 _Static_assert(sizeof llmsim_recipe_names / sizeof *llmsim_recipe_names ==
 	       LLMSIM_RECIPE_COUNT + 1, "recipe names");
 
-static const char *const reject_names[LLMSIM_REJ_COUNT] = {
-	[LLMSIM_REJ_NONE] = "valid",
-	[LLMSIM_REJ_GPUS] = "gpu count",
-	[LLMSIM_REJ_HEADS] = "heads not divisible by tp",
-	[LLMSIM_REJ_LAYERS] = "layers not divisible by pp*chunks",
-	[LLMSIM_REJ_BATCH] = "batch not divisible by micro-batch*dp",
-	[LLMSIM_REJ_SEQ] = "seq not divisible by 2*cp",
-	[LLMSIM_REJ_EXPERTS] = "experts not divisible by ep",
-	[LLMSIM_REJ_SCHEDULE] = "interleaving needs pp > 1 and micro-batches % pp == 0",
-	[LLMSIM_REJ_OPTION] = "unsupported option (ZeRO-3 with pp, kernel the GPU lacks)",
-	[LLMSIM_REJ_OOM] = "out of memory",
-	[LLMSIM_REJ_HOST_OOM] = "offloaded states exceed host memory",
-};
-
-static const char *const reject_keys[LLMSIM_REJ_COUNT] = {
-	[LLMSIM_REJ_NONE] = "valid",       [LLMSIM_REJ_GPUS] = "gpus",
-	[LLMSIM_REJ_HEADS] = "heads",      [LLMSIM_REJ_LAYERS] = "layers",
-	[LLMSIM_REJ_BATCH] = "batch",      [LLMSIM_REJ_SEQ] = "seq",
-	[LLMSIM_REJ_EXPERTS] = "experts",  [LLMSIM_REJ_SCHEDULE] = "schedule",
-	[LLMSIM_REJ_OPTION] = "option",    [LLMSIM_REJ_OOM] = "oom",
-	[LLMSIM_REJ_HOST_OOM] = "host_oom",
-};
-
-const char *llmsim_train_reject_key(enum llmsim_train_reject r)
-{
-	return (unsigned)r < LLMSIM_REJ_COUNT ? reject_keys[r] : "?";
-}
-
 const char *llmsim_recompute_name(enum llmsim_recompute r)
 {
-	return (unsigned)r < LLMSIM_RECOMP_COUNT ? llmsim_recompute_names[r] : "?";
+	return llmsim_enum_label(llmsim_recompute_names, LLMSIM_RECOMP_COUNT, (int)r);
 }
 
 const char *llmsim_pp_sched_name(enum llmsim_pp_sched s)
 {
-	return (unsigned)s < LLMSIM_SCHED_COUNT ? llmsim_pp_sched_names[s] : "?";
+	return llmsim_enum_label(llmsim_pp_sched_names, LLMSIM_SCHED_COUNT, (int)s);
 }
 
 const char *llmsim_recipe_name(enum llmsim_recipe r)
 {
-	return (unsigned)r < LLMSIM_RECIPE_COUNT ? llmsim_recipe_names[r] : "?";
+	return llmsim_enum_label(llmsim_recipe_names, LLMSIM_RECIPE_COUNT, (int)r);
 }
 
 const char *llmsim_offload_name(enum llmsim_offload o)
 {
-	return (unsigned)o < LLMSIM_OFFLOAD_COUNT ? llmsim_offload_names[o] : "?";
+	return llmsim_enum_label(llmsim_offload_names, LLMSIM_OFFLOAD_COUNT, (int)o);
 }
 
 const char *llmsim_stack_name(enum llmsim_stack s)
 {
-	return (unsigned)s < LLMSIM_STACK_COUNT ? llmsim_stack_names[s] : "?";
-}
-
-const char *llmsim_train_reject_name(enum llmsim_train_reject r)
-{
-	return (unsigned)r < LLMSIM_REJ_COUNT ? reject_names[r] : "?";
+	return llmsim_enum_label(llmsim_stack_names, LLMSIM_STACK_COUNT, (int)s);
 }
 
 double llmsim_train_stage_layers(const struct llmsim_model *m, const struct llmsim_train_cfg *c)
 {
-	int v = c->schedule == LLMSIM_SCHED_INTERLEAVED && c->chunks > 1 ? c->chunks : 1;
-	int64_t pv = (int64_t)(c->pp > 0 ? c->pp : 1) * v;
 	if (llmsim_train_pp_ends_in_slots(c)) /* the fullest rank (pp_layout.c) */
 		return train_pp_max_layers(m, c);
-	if (!c->uneven_pp || m->layers % pv == 0)
-		return (double)m->layers / (c->pp > 0 ? c->pp : 1);
-	return (double)((m->layers + pv - 1) / pv) * v;
+	return train_stage_layers(m, c); /* train_int.h */
 }
 
 void llmsim_train_cfg_init(struct llmsim_train_cfg *c)

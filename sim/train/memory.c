@@ -80,7 +80,7 @@ void train_params_per_gpu(const struct train_geom *g, const struct llmsim_model 
 		emb = (g->embedding + g->lm_head) / t;
 	else /* tied embeddings keep a copy on the last stage */
 		emb = fmax(g->embedding, g->lm_head > 0 ? g->lm_head : g->embedding) / t;
-	if (llmsim_train_pp_ends_in_slots(c)) { /* the fullest rank's (pp_layout.c) */
+	if (train_ends_in_slots(c)) { /* the fullest rank's (pp_layout.c) */
 		struct train_params q;
 		int e, h;
 		memset(p, 0, sizeof *p);
@@ -100,10 +100,10 @@ void train_params_per_gpu(const struct train_geom *g, const struct llmsim_model 
 		/* DualPipe: two stages a rank, rank 0 the first and the last
 		 * (DeepSeek-V3 Table 2: the parameters twice) */
 		double ends = g->embedding + (g->lm_head > 0 ? g->lm_head : g->embedding);
-		train_params_layers(g, c, 2 * llmsim_train_stage_layers(m, c), ends / t, p);
+		train_params_layers(g, c, 2 * train_stage_layers(m, c), ends / t, p);
 		return;
 	}
-	train_params_layers(g, c, llmsim_train_stage_layers(m, c), emb, p);
+	train_params_layers(g, c, train_stage_layers(m, c), emb, p);
 }
 
 void train_params_layers(const struct train_geom *g, const struct llmsim_train_cfg *c,
@@ -333,6 +333,8 @@ double train_allow_bytes(const struct llmsim_train_cfg *c)
 
 double train_act_offloaded(const struct llmsim_train_cfg *c, double layers, double per_layer)
 {
+	if (!(c->offload_activations > 0))
+		return 0;
 	/* the layer computing and the one in flight to or from the host stay */
 	return c->offload_activations * fmax(0, layers - 2) * per_layer;
 }
@@ -391,17 +393,69 @@ double train_quant_weight_bytes(const struct llmsim_gpu *gpu, const struct llmsi
 	       layers * QUANT_TENSORS_PER_LAYER * d->state_bytes;
 }
 
+/* train_params_per_gpu and train_act_per_layer through the memo (NULL:
+ * none); a hit is the very value a call gives. */
+static void params_memo(const struct train_geom *g, const struct llmsim_model *m,
+			const struct llmsim_train_cfg *c, struct train_pp_memo *memo,
+			struct train_params *p)
+{
+	if (!memo) {
+		train_params_per_gpu(g, m, c, p);
+		return;
+	}
+	struct train_params_memo *e = &memo->params[c->chunks & (TRAIN_PARAMS_MEMO - 1)];
+	if (!e->used || e->tp != c->tp || e->pp != c->pp || e->ep != c->ep ||
+	    e->lora_rank != c->lora_rank || e->chunks != c->chunks ||
+	    e->schedule != (int)c->schedule || e->uneven_pp != c->uneven_pp ||
+	    e->recipe != (int)c->recipe) {
+		*e = (struct train_params_memo){
+			.used = 1, .tp = c->tp, .pp = c->pp, .ep = c->ep, .lora_rank = c->lora_rank,
+			.chunks = c->chunks, .schedule = c->schedule, .uneven_pp = c->uneven_pp,
+			.recipe = c->recipe};
+		train_params_per_gpu(g, m, c, &e->p);
+	}
+	*p = e->p;
+}
+
+static double act_memo(const struct train_geom *g, const struct llmsim_model *m,
+		       const struct llmsim_train_cfg *c, struct train_pp_memo *memo, double *ad,
+		       double *transient)
+{
+	/* full recomputation over groups or blocks of layers depends on the
+	 * stage's layers too: not memoized */
+	if (!memo || (c->recompute == LLMSIM_RECOMP_FULL && c->recompute_layers > 0))
+		return train_act_per_layer(g, m, c, ad, transient);
+	struct train_act_memo *e = &memo->act;
+	if (!e->used || e->tp != c->tp || e->cp != c->cp || e->micro_batch != c->micro_batch ||
+	    e->recompute != (int)c->recompute || e->modules != c->recompute_modules ||
+	    e->method != (int)c->recompute_method || e->attn != (int)c->attn ||
+	    e->precision != (int)c->precision || e->lora != (c->lora_rank > 0) ||
+	    e->sp != c->sequence_parallel || e->seq != c->seq ||
+	    e->moe_imbalance != c->moe_imbalance) {
+		*e = (struct train_act_memo){
+			.used = 1, .tp = c->tp, .cp = c->cp, .micro_batch = c->micro_batch,
+			.recompute = c->recompute, .modules = c->recompute_modules,
+			.method = c->recompute_method, .attn = c->attn,
+			.precision = c->precision, .lora = c->lora_rank > 0, .sp = c->sequence_parallel,
+			.seq = c->seq, .moe_imbalance = c->moe_imbalance};
+		e->per_layer = train_act_per_layer(g, m, c, &e->ad, &e->transient);
+	}
+	*ad = e->ad;
+	*transient = e->transient;
+	return e->per_layer;
+}
+
 void train_memory(const struct train_geom *g, const struct llmsim_model *m,
 		  const struct llmsim_gpu *gpu, const struct llmsim_train_cfg *c,
 		  int64_t microbatches, struct train_pp_memo *memo,
 		  struct llmsim_train_mem *mem)
 {
-	if (llmsim_train_pp_ends_in_slots(c)) { /* per pipeline rank (memory_rank.c) */
+	if (train_ends_in_slots(c)) { /* per pipeline rank (memory_rank.c) */
 		train_memory_ranks(g, m, gpu, c, microbatches, memo, mem);
 		return;
 	}
 	struct train_params p;
-	train_params_per_gpu(g, m, c, &p);
+	params_memo(g, m, c, memo, &p);
 	memset(mem, 0, sizeof *mem);
 	mem->pp_rank = -1;
 	int n_dense = c->dp * c->cp;              /* ZeRO group of dense params */
@@ -431,8 +485,7 @@ void train_memory(const struct train_geom *g, const struct llmsim_model *m,
 		if (c->recipe == LLMSIM_RECIPE_AMP && !fsdp) /* bf16 autocast copies of the weights */
 			other += 2 * (c->zero >= 3 ? 2 * p.layer : p.dense + p.expert);
 	}
-	mem->quant_weights_bytes = train_quant_weight_bytes(gpu, c, &p,
-							   llmsim_train_stage_layers(m, c));
+	mem->quant_weights_bytes = train_quant_weight_bytes(gpu, c, &p, train_stage_layers(m, c));
 	other += mem->quant_weights_bytes;
 	if (fsdp)
 		other += train_fsdp_buffer_bytes(c, p.layer);
@@ -445,8 +498,8 @@ void train_memory(const struct train_geom *g, const struct llmsim_model *m,
 	/* activations of the first stage (most micro-batches in flight) and
 	 * the last (the logits) */
 	double ad, transient;
-	double per_layer = train_act_per_layer(g, m, c, &ad, &transient);
-	double stage_layers = llmsim_train_stage_layers(m, c);
+	double per_layer = act_memo(g, m, c, memo, &ad, &transient);
+	double stage_layers = train_stage_layers(m, c);
 	double inflight;
 	int64_t mb = microbatches;
 	if (c->pp == 1)

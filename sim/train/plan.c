@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "base/bounds.h"
+#include "base/enum.h"
 #include "plan_int.h"
 #include "train_int.h"
 
@@ -69,12 +70,12 @@ static const char *const why_keys[LLMSIM_PLAN_WHY_COUNT] = {
 
 const char *llmsim_plan_why_name(enum llmsim_plan_why w)
 {
-	return (unsigned)w < LLMSIM_PLAN_WHY_COUNT ? why_names[w] : "?";
+	return llmsim_enum_label(why_names, LLMSIM_PLAN_WHY_COUNT, (int)w);
 }
 
 const char *llmsim_plan_why_key(enum llmsim_plan_why w)
 {
-	return (unsigned)w < LLMSIM_PLAN_WHY_COUNT ? why_keys[w] : "?";
+	return llmsim_enum_label(why_keys, LLMSIM_PLAN_WHY_COUNT, (int)w);
 }
 
 int llmsim_plan_why_priced(enum llmsim_plan_why w)
@@ -159,7 +160,7 @@ static void reject(struct search *s, enum llmsim_plan_why why, int64_t n)
 		s->out->pruned += n;
 }
 
-static void keep(struct search *s, const struct llmsim_train_result *r)
+static void keep(struct search *s, const struct llmsim_train_cfg *c, const struct train_step *st)
 {
 	struct plan_entries *es = &s->es;
 	if (es->n == es->cap) {
@@ -172,24 +173,46 @@ static void keep(struct search *s, const struct llmsim_train_result *r)
 		es->v = v;
 		es->cap = cap;
 	}
-	const struct llmsim_train_cfg *c = &r->cfg;
 	es->v[es->n++] = (struct plan_entry){
-		.tokens_per_s = r->tokens_per_s,
-		.rank_tps = plan_rank_tps(r, s->out->error_frac),
+		.tokens_per_s = st->tokens_per_s,
+		.rank_tps = plan_rank_tps(st->tokens_per_s, c->offload, st->mem_tight,
+					  s->out->error_frac),
 		.tp = c->tp, .pp = c->pp, .cp = c->cp, .ep = c->ep,
 		.zero = (uint8_t)c->zero, .micro_batch = (uint8_t)c->micro_batch,
 		.recompute = (uint8_t)c->recompute, .modules = (uint8_t)c->recompute_modules,
 		.chunks = (uint8_t)c->chunks,
 		.attn = (uint8_t)c->attn, .offload = (uint8_t)c->offload, .lora = (uint8_t)s->lora,
 		.cp_comm = (uint8_t)c->cp_comm,
-		.tight = (uint8_t)r->mem_tight,
-		.act_offload = (uint8_t)lround(100 * c->offload_activations)};
+		.tight = (uint8_t)st->mem_tight,
+		.act_offload = c->offload_activations > 0
+				       ? (uint8_t)lround(100 * c->offload_activations)
+				       : 0};
+}
+
+/* A configuration that does not fit: the closest so far (smallest
+ * shortfall per GPU: HBM short, plus this rank's part of the host's) is
+ * kept whole, priced again in full only when it is one. */
+static void near_miss(struct search *s, const struct llmsim_train_cfg *c,
+		      const struct shape_cost *sc, const struct dp_cost *dc,
+		      const struct train_step *st)
+{
+	int ranks = c->gpus < s->ctx->gpu.gpus_per_node ? c->gpus : s->ctx->gpu.gpus_per_node;
+	double sh = fmax(0, st->mem.total_bytes - st->mem.hbm_bytes) +
+		    fmax(0, st->mem.host_per_node_bytes - st->mem.host_bytes) / ranks;
+	if (!s->out->have_closest || sh < s->best_short) {
+		train_combine(s->ctx, c, sc, dc, &s->out->closest);
+		s->out->closest.load_rho = sc->load_rho;
+		s->out->have_closest = 1;
+		s->best_short = sh;
+	}
 }
 
 /* The innermost loop: offload none first, then optimizer, then params
  * (each only where it is valid: ZeRO >= 1, ZeRO-3 for params). Offload
  * only trades GPU memory for PCIe and CPU time, so all three are priced
- * alike; the ranking decides whether offload wins by more than the error. */
+ * alike; the ranking decides whether offload wins by more than the error.
+ * Pricing here is the step time and memory alone (train_step_lean): the
+ * rest of a result is worked out for the rows shown (plan_rank.c). */
 static void search_offload(struct search *s, struct llmsim_train_cfg *c,
 			   const struct shape_cost *sc, const struct dp_cost *dc)
 {
@@ -208,29 +231,19 @@ static void search_offload(struct search *s, struct llmsim_train_cfg *c,
 			reject(s, LLMSIM_PLAN_STACK, 1);
 			continue;
 		}
-		struct llmsim_train_result r;
-		train_combine(s->ctx, c, sc, dc, &r);
-		r.load_rho = sc->load_rho;
+		struct train_step st;
+		train_step_lean(s->ctx, c, sc, dc, &st);
 		s->out->priced++;
-		if (!r.fits) {
-			reject(s, r.gpu_fits ? LLMSIM_PLAN_HOST_OOM : LLMSIM_PLAN_OOM, 1);
-			/* per GPU: HBM short, plus this rank's part of the host's */
-			int ranks = c->gpus < s->ctx->gpu.gpus_per_node ? c->gpus
-									: s->ctx->gpu.gpus_per_node;
-			double sh = fmax(0, r.mem.total_bytes - r.mem.hbm_bytes) +
-				    fmax(0, r.mem.host_per_node_bytes - r.mem.host_bytes) / ranks;
-			if (!s->out->have_closest || sh < s->best_short) {
-				s->out->closest = r;
-				s->out->have_closest = 1;
-				s->best_short = sh;
-			}
+		if (!st.fits) {
+			reject(s, st.gpu_fits ? LLMSIM_PLAN_HOST_OOM : LLMSIM_PLAN_OOM, 1);
+			near_miss(s, c, sc, dc, &st);
 			continue;
 		}
 		s->out->feasible++;
-		s->out->tight += r.mem_tight;
+		s->out->tight += st.mem_tight;
 		if (o != LLMSIM_OFFLOAD_NONE)
 			s->out->feasible_offload++;
-		keep(s, &r);
+		keep(s, c, &st);
 	}
 	c->offload = LLMSIM_OFFLOAD_NONE;
 	c->dpu = 0;

@@ -76,15 +76,52 @@ int plan_stack_offloads(const struct llmsim_plan_req *req, char *note, size_t n)
  * the memory model's error of the limit, so that either ranks above a
  * configuration in HBM with room to spare only when faster by more than
  * the error. */
-double plan_rank_tps(const struct llmsim_train_result *r, double e);
+double plan_rank_tps(double tokens_per_s, enum llmsim_offload offload, int mem_tight, double e);
 
 /* The full configuration of an entry. */
 void plan_entry_cfg(const struct plan_entry *e, const struct plan_base *b,
 		    struct llmsim_train_cfg *c);
 
-/* Sort the entries, group them into rows, find the best of each kind and
- * expand what is shown (priced again through llmsim_train_simulate, from
- * the context's cache). */
+/* The order of the ranking: plan_rank_tps first, then tokens/s, then
+ * memory to spare before within the error of the limit; ties in an order
+ * that does not depend on the search's: HBM alone before offload, then
+ * the smaller degrees and options (configurations differ in some key: a
+ * total order). Negative when a comes first. */
+int plan_entry_cmp(const struct plan_entry *a, const struct plan_entry *b);
+
+/* A row: the first of a layout in the ranking's order (shown), with the
+ * layout's later entries within the error of it folded in (n in all,
+ * shown among them; their best and worst tokens/s). */
+struct plan_group {
+	struct plan_entry shown;
+	int64_t n;
+	double best_tps, worst_tps;
+};
+
+/* What the ranking shows, chosen from the entries. */
+struct plan_selection {
+	struct plan_entry fastest;
+	struct plan_group *rows;      /* room for top (the caller's) */
+	int nrows;
+	struct plan_entry kind[LLMSIM_PLAN_KIND_COUNT];
+	int have_kind[LLMSIM_PLAN_KIND_COUNT];
+};
+
+/* The fastest entry (the highest tokens/s, ties in the ranking's order),
+ * the rows (at most top: in the ranking's order, the first entry of each
+ * layout, a layout's tp, pp, cp, ep, ZeRO stage, offload and LoRA, with
+ * its later entries within (1 + e) folded in) and the best of each kind
+ * searched (a bit each in `searched`, 1u << enum llmsim_plan_kind; the TP
+ * kind: tp <= gpus_per_node: its first, or the first of it in HBM alone
+ * within the error of that), as sorting all the entries by
+ * plan_entry_cmp and walking them would give, without the sort
+ * (plan_rank.c says how). Returns 0, or LLMSIM_ENOMEM. */
+int plan_select(const struct plan_entries *es, double e, int top, unsigned searched,
+		int gpus_per_node, struct plan_selection *sel);
+
+/* Group the entries into rows and find the best of each kind
+ * (plan_select), and expand what is shown (priced again through
+ * llmsim_train_simulate, from the context's cache). */
 int plan_rank(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *req,
 	      const struct plan_base *b, struct plan_entries *es, struct llmsim_plan_out *out,
 	      struct llmsim_err *err);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/bounds.h"
+#include "base/enum.h"
 #include "plan_int.h"
 #include "train_int.h"
 
@@ -30,12 +31,12 @@ static const char *const kind_keys[LLMSIM_PLAN_KIND_COUNT] = {
 
 const char *llmsim_plan_kind_name(enum llmsim_plan_kind k)
 {
-	return (unsigned)k < LLMSIM_PLAN_KIND_COUNT ? kind_names[k] : "?";
+	return llmsim_enum_label(kind_names, LLMSIM_PLAN_KIND_COUNT, (int)k);
 }
 
 const char *llmsim_plan_kind_key(enum llmsim_plan_kind k)
 {
-	return (unsigned)k < LLMSIM_PLAN_KIND_COUNT ? kind_keys[k] : "?";
+	return llmsim_enum_label(kind_keys, LLMSIM_PLAN_KIND_COUNT, (int)k);
 }
 
 int64_t llmsim_plan_batch_rule(int gpus, int64_t seq, double *tokens)
@@ -75,23 +76,20 @@ void plan_entry_cfg(const struct plan_entry *e, const struct plan_base *b,
 	c->lora_rank = e->lora ? b->lora_rank : 0;
 }
 
-double plan_rank_tps(const struct llmsim_train_result *r, double e)
+double plan_rank_tps(double tokens_per_s, enum llmsim_offload offload, int mem_tight, double e)
 {
-	double t = r->tokens_per_s;
-	if (r->cfg.offload != LLMSIM_OFFLOAD_NONE)
+	double t = tokens_per_s;
+	if (offload != LLMSIM_OFFLOAD_NONE)
 		t /= 1 + e;
-	if (r->mem_tight)
+	if (mem_tight)
 		t /= 1 + e;
 	return t;
 }
 
-/* The ranking's order (plan.h): plan_rank_tps, then tokens/s, then memory
- * to spare before within the error of the limit; ties in an order that
- * does not depend on the search's: HBM alone before offload, then the
- * smaller degrees and options. */
-static int cmp_entry(const void *pa, const void *pb)
+/* The one order of the ranking (plan_int.h): every "first" below is the
+ * least by it. */
+int plan_entry_cmp(const struct plan_entry *a, const struct plan_entry *b)
 {
-	const struct plan_entry *a = pa, *b = pb;
 	if (a->rank_tps != b->rank_tps)
 		return a->rank_tps > b->rank_tps ? -1 : 1;
 	if (a->tokens_per_s != b->tokens_per_s)
@@ -108,45 +106,41 @@ static int cmp_entry(const void *pa, const void *pb)
 	return 0;
 }
 
+/* a before b (b may be NULL: nothing yet); the common case, ranked apart,
+ * decided here (plan_entry_cmp's first key, the same answer) */
+static inline int first_of(const struct plan_entry *a, const struct plan_entry *b)
+{
+	if (!b)
+		return 1;
+	if (a->rank_tps != b->rank_tps)
+		return a->rank_tps > b->rank_tps;
+	return plan_entry_cmp(a, b) < 0;
+}
+
+/* a faster than b (b may be NULL), ties in the ranking's order: the
+ * fastest is the first of the highest tokens/s */
+static inline int faster(const struct plan_entry *a, const struct plan_entry *b)
+{
+	if (!b)
+		return 1;
+	if (a->tokens_per_s != b->tokens_per_s)
+		return a->tokens_per_s > b->tokens_per_s;
+	return plan_entry_cmp(a, b) < 0;
+}
+
+/* The lesser of low and e's rank (e NULL: nothing yet, -inf). */
+static inline double below(double low, const struct plan_entry *e)
+{
+	double r = e ? e->rank_tps : -INFINITY;
+	return r < low ? r : low;
+}
+
 /* One layout: the parallel degrees, ZeRO stage, offload and LoRA; what
  * varies inside it (micro-batch, recomputation, schedule, attention) folds. */
 static int same_layout(const struct plan_entry *a, const struct plan_entry *b)
 {
 	return a->tp == b->tp && a->pp == b->pp && a->cp == b->cp && a->ep == b->ep &&
 	       a->zero == b->zero && a->offload == b->offload && a->lora == b->lora;
-}
-
-/* The rows: in the ranking's order, the first configuration of each
- * layout not shown yet, until `top`; every later configuration of a shown
- * layout within the error e of its row folds into it. first[k]: the entry
- * of row k. Returns the rows found. */
-static int fold_rows(const struct plan_entries *es, double e, int top, int64_t *first,
-		     struct llmsim_plan_row *rows)
-{
-	int n = 0;
-	for (int64_t i = 0; i < es->n; i++) {
-		const struct plan_entry *x = &es->v[i];
-		int k = 0;
-		while (k < n && !same_layout(&es->v[first[k]], x))
-			k++;
-		if (k < n) {
-			if (x->tokens_per_s * (1 + e) >= es->v[first[k]].tokens_per_s) {
-				rows[k].equivalent++;
-				rows[k].group_best_tokens_per_s =
-					fmax(rows[k].group_best_tokens_per_s, x->tokens_per_s);
-				rows[k].group_worst_tokens_per_s =
-					fmin(rows[k].group_worst_tokens_per_s, x->tokens_per_s);
-			}
-			continue;
-		}
-		if (n == top)
-			continue;
-		first[n] = i;
-		rows[n].equivalent = 0;
-		rows[n].group_best_tokens_per_s = rows[n].group_worst_tokens_per_s = x->tokens_per_s;
-		n++;
-	}
-	return n;
 }
 
 static int expand(struct llmsim_train_ctx *ctx, const struct plan_base *b,
@@ -157,64 +151,152 @@ static int expand(struct llmsim_train_ctx *ctx, const struct plan_base *b,
 	return llmsim_train_simulate(ctx, &c, r, err);
 }
 
-static int of_kind(const struct llmsim_train_ctx *ctx, const struct plan_entry *e,
-		   enum llmsim_plan_kind k)
+/* The kinds an entry is of, a bit each (1u << enum llmsim_plan_kind). */
+static unsigned kinds_of(int gpus_per_node, const struct plan_entry *e)
 {
-	switch (k) {
-	case LLMSIM_PLAN_KIND_HBM: return e->offload == LLMSIM_OFFLOAD_NONE;
-	case LLMSIM_PLAN_KIND_OFFLOAD: return e->offload != LLMSIM_OFFLOAD_NONE;
-	case LLMSIM_PLAN_KIND_TP_NODE: return e->tp <= ctx->gpu.gpus_per_node;
-	case LLMSIM_PLAN_KIND_FULL: return !e->lora;
-	case LLMSIM_PLAN_KIND_LORA: return e->lora;
-	default: return 0;
-	}
+	return 1u << (e->offload == LLMSIM_OFFLOAD_NONE ? LLMSIM_PLAN_KIND_HBM
+							: LLMSIM_PLAN_KIND_OFFLOAD) |
+	       (e->tp <= gpus_per_node ? 1u << LLMSIM_PLAN_KIND_TP_NODE : 0) |
+	       1u << (e->lora ? LLMSIM_PLAN_KIND_LORA : LLMSIM_PLAN_KIND_FULL);
 }
 
-/* The best of each kind, and whether it differs from what it is held
- * against by more than the error. */
-static int best_kinds(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *req,
-		      const struct plan_base *b, const struct plan_entries *es,
-		      struct llmsim_plan_out *out, struct llmsim_err *err)
+/* The kinds this search has (out->kind[].searched), a bit each. */
+static unsigned kinds_searched(const struct llmsim_plan_req *req, struct llmsim_plan_out *out)
 {
-	double e = out->error_frac, first = out->rows[0].r.tokens_per_s;
+	unsigned searched = 0;
 	for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT; k++) {
-		struct llmsim_plan_best *kb = &out->kind[k];
-		kb->searched = k == LLMSIM_PLAN_KIND_OFFLOAD	? out->offload_searched
-			       : k >= LLMSIM_PLAN_KIND_FULL	? req->lora_rank > 0
-								: 1;
-		if (!kb->searched)
+		out->kind[k].searched = k == LLMSIM_PLAN_KIND_OFFLOAD ? out->offload_searched
+					: k >= LLMSIM_PLAN_KIND_FULL  ? req->lora_rank > 0
+								      : 1;
+		searched |= out->kind[k].searched ? 1u << k : 0;
+	}
+	return searched;
+}
+
+/* x into the rows' heads (row[0..*n), in the ranking's order, one per
+ * layout, at most top): x heads its layout's row when it is first of it,
+ * a new layout's when it is before the last head (which then drops out
+ * when the rows are full). A head that drops out is no layout's first:
+ * top heads of other layouts come before it, and every later head
+ * before the last one. */
+static void offer_row(const struct plan_entry **row, int *n, int top, const struct plan_entry *x)
+{
+	int k = 0;
+	while (k < *n && !same_layout(row[k], x))
+		k++;
+	if (k < *n) {
+		if (!first_of(x, row[k]))
+			return;
+	} else if (*n < top) {
+		k = (*n)++;
+	} else {
+		k = top - 1; /* x is before it (the caller's test): it drops out */
+	}
+	for (; k > 0 && first_of(x, row[k - 1]); k--)
+		row[k] = row[k - 1];
+	row[k] = x;
+}
+
+/* The kinds whose best may be an entry other than their first: those an
+ * entry in HBM alone can be of, apart from HBM (whose first is one). */
+#define PLAN_KINDS_HBM_PICK                                                             \
+	(1u << LLMSIM_PLAN_KIND_TP_NODE | 1u << LLMSIM_PLAN_KIND_FULL |                 \
+	 1u << LLMSIM_PLAN_KIND_LORA)
+
+int plan_select(const struct plan_entries *es, double e, int top, unsigned searched,
+		int gpus_per_node, struct plan_selection *sel)
+{
+	enum { NK = LLMSIM_PLAN_KIND_COUNT };
+	sel->nrows = 0;
+	for (int k = 0; k < NK; k++)
+		sel->have_kind[k] = 0;
+	if (!es->n || top < 1)
+		return 0;
+	const struct plan_entry *fastest = NULL, *first[NK] = {0}, *cand[NK] = {0};
+	const struct plan_entry **row = malloc((size_t)top * sizeof *row);
+	if (!row)
+		return LLMSIM_ENOMEM;
+	int n = 0;
+	/* one pass: the fastest, the rows' heads, each kind's first and (the
+	 * kinds of PLAN_KINDS_HBM_PICK) its first in HBM alone; an entry
+	 * ranked below `low` (the least of those it could displace, once
+	 * each is there) is first of none of them */
+	unsigned pick = searched & PLAN_KINDS_HBM_PICK;
+	double low = -INFINITY;
+	for (int64_t i = 0; i < es->n; i++) {
+		const struct plan_entry *x = &es->v[i];
+		if (faster(x, fastest))
+			fastest = x;
+		if (x->rank_tps < low)
 			continue;
-		/* the fastest of the kind, or (as the rows do) the fastest of it in
-		 * HBM alone within the error of that */
-		int64_t first_i = -1, pick = -1;
-		for (int64_t i = 0; i < es->n && pick < 0; i++) {
-			if (!of_kind(ctx, &es->v[i], k))
-				continue;
-			if (first_i < 0)
-				first_i = i;
-			if (es->v[i].tokens_per_s * (1 + e) < es->v[first_i].tokens_per_s)
-				break;
-			if (es->v[i].offload == LLMSIM_OFFLOAD_NONE || k == LLMSIM_PLAN_KIND_OFFLOAD)
-				pick = i;
+		if (n < top || first_of(x, row[top - 1]))
+			offer_row(row, &n, top, x);
+		unsigned of = kinds_of(gpus_per_node, x) & searched;
+		unsigned hbm = x->offload == LLMSIM_OFFLOAD_NONE ? of & PLAN_KINDS_HBM_PICK : 0;
+		for (; of; of &= of - 1) {
+			int k = __builtin_ctz(of);
+			if (first_of(x, first[k]))
+				first[k] = x;
 		}
-		if (pick < 0)
-			pick = first_i;
-		if (pick >= 0) {
-			int rc = expand(ctx, b, &es->v[pick], &kb->r, err);
-			if (rc)
-				return rc;
-			kb->found = 1;
+		for (; hbm; hbm &= hbm - 1) {
+			int k = __builtin_ctz(hbm);
+			if (first_of(x, cand[k]))
+				cand[k] = x;
 		}
-		if (kb->found) {
-			kb->vs_first = kb->r.tokens_per_s / first - 1;
-			kb->beyond_error = first > kb->r.tokens_per_s * (1 + e);
+		low = n == top ? row[top - 1]->rank_tps : -INFINITY;
+		for (int k = 0; k < NK; k++) {
+			if (searched >> k & 1)
+				low = below(low, first[k]);
+			if (pick >> k & 1)
+				low = below(low, cand[k]);
 		}
 	}
-	/* offload wins only by more than the error over the best in HBM alone */
-	struct llmsim_plan_best *off = &out->kind[LLMSIM_PLAN_KIND_OFFLOAD];
-	const struct llmsim_plan_best *hbm = &out->kind[LLMSIM_PLAN_KIND_HBM];
-	if (off->found)
-		off->beyond_error = !hbm->found || off->r.tokens_per_s > hbm->r.tokens_per_s * (1 + e);
+	/* the kinds whose walk would reach their first in HBM alone only past
+	 * their first: it stops at an entry of the kind out of the error of
+	 * the first (tokens/s (1 + e) below it), that one or one before it */
+	unsigned walk = 0;
+	for (int k = 0; k < NK; k++)
+		if (cand[k] && cand[k] != first[k])
+			walk |= 1u << k;
+	/* another pass: what folds into each row (its layout's later entries
+	 * within the error of its head), and whether a kind's walk stops */
+	double floor_tps = INFINITY;
+	for (int r = 0; r < n; r++) {
+		struct plan_group *g = &sel->rows[r];
+		g->shown = *row[r];
+		g->n = 1;
+		g->best_tps = g->worst_tps = row[r]->tokens_per_s;
+		floor_tps = fmin(floor_tps, row[r]->tokens_per_s);
+	}
+	unsigned stopped = 0;
+	for (int64_t i = 0; i < es->n; i++) {
+		const struct plan_entry *x = &es->v[i];
+		double up = x->tokens_per_s * (1 + e);
+		if (up >= floor_tps)
+			for (int r = 0; r < n; r++)
+				if (x != row[r] && same_layout(x, row[r]) &&
+				    up >= row[r]->tokens_per_s) {
+					struct plan_group *g = &sel->rows[r];
+					g->n++;
+					g->best_tps = fmax(g->best_tps, x->tokens_per_s);
+					g->worst_tps = fmin(g->worst_tps, x->tokens_per_s);
+				}
+		if (!(walk & ~stopped))
+			continue;
+		for (unsigned w = walk & ~stopped & kinds_of(gpus_per_node, x); w; w &= w - 1) {
+			int k = __builtin_ctz(w);
+			if (up < first[k]->tokens_per_s && (x == cand[k] || first_of(x, cand[k])))
+				stopped |= 1u << k;
+		}
+	}
+	sel->nrows = n;
+	sel->fastest = *fastest;
+	for (int k = 0; k < NK; k++) {
+		sel->have_kind[k] = first[k] != NULL;
+		if (first[k])
+			sel->kind[k] = cand[k] && !(stopped >> k & 1) ? *cand[k] : *first[k];
+	}
+	free(row);
 	return 0;
 }
 
@@ -224,25 +306,44 @@ int plan_rank(struct llmsim_train_ctx *ctx, const struct llmsim_plan_req *req,
 {
 	if (!es->n)
 		return 0;
-	qsort(es->v, (size_t)es->n, sizeof *es->v, cmp_entry);
 	int top = req->top > 0 ? req->top : 5;
+	struct plan_selection sel = {.rows = calloc((size_t)top, sizeof *sel.rows)};
 	out->rows = calloc((size_t)top, sizeof *out->rows);
-	if (!out->rows)
+	if (!out->rows || !sel.rows) {
+		free(sel.rows);
 		return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
-	int64_t fastest = 0;
-	for (int64_t i = 1; i < es->n; i++)
-		if (es->v[i].tokens_per_s > es->v[fastest].tokens_per_s)
-			fastest = i;
-	int rc = expand(ctx, b, &es->v[fastest], &out->fastest, err);
-	int64_t *first = malloc((size_t)top * sizeof *first);
-	if (!first)
+	}
+	double e = out->error_frac;
+	if (plan_select(es, e, top, kinds_searched(req, out), ctx->gpu.gpus_per_node, &sel)) {
+		free(sel.rows);
 		return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
-	out->nrows = fold_rows(es, out->error_frac, top, first, out->rows);
-	for (int k = 0; k < out->nrows && !rc; k++)
-		rc = expand(ctx, b, &es->v[first[k]], &out->rows[k].r, err);
-	free(first);
-	if (!rc)
-		rc = best_kinds(ctx, req, b, es, out, err);
+	}
+	int rc = expand(ctx, b, &sel.fastest, &out->fastest, err);
+	for (int i = 0; i < sel.nrows && !rc; i++) {
+		struct llmsim_plan_row *row = &out->rows[out->nrows++];
+		rc = expand(ctx, b, &sel.rows[i].shown, &row->r, err);
+		row->equivalent = sel.rows[i].n - 1;
+		row->group_best_tokens_per_s = sel.rows[i].best_tps;
+		row->group_worst_tokens_per_s = sel.rows[i].worst_tps;
+	}
+	free(sel.rows);
+	/* the best of each kind, and whether it differs from what it is held
+	 * against by more than the error */
+	double first_tps = out->nrows ? out->rows[0].r.tokens_per_s : 0;
+	for (int k = 0; k < LLMSIM_PLAN_KIND_COUNT && !rc; k++) {
+		struct llmsim_plan_best *kb = &out->kind[k];
+		if (!sel.have_kind[k])
+			continue;
+		rc = expand(ctx, b, &sel.kind[k], &kb->r, err);
+		kb->found = !rc;
+		kb->vs_first = kb->r.tokens_per_s / first_tps - 1;
+		kb->beyond_error = first_tps > kb->r.tokens_per_s * (1 + e);
+	}
+	/* offload wins only by more than the error over the best in HBM alone */
+	struct llmsim_plan_best *off = &out->kind[LLMSIM_PLAN_KIND_OFFLOAD];
+	const struct llmsim_plan_best *hbm = &out->kind[LLMSIM_PLAN_KIND_HBM];
+	if (!rc && off->found)
+		off->beyond_error = !hbm->found || off->r.tokens_per_s > hbm->r.tokens_per_s * (1 + e);
 	return rc;
 }
 

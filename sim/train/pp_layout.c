@@ -29,7 +29,7 @@
 
 int llmsim_train_pp_ends_in_slots(const struct llmsim_train_cfg *c)
 {
-	return c->recipe == LLMSIM_RECIPE_LLAMA3 && c->pp > 1;
+	return train_ends_in_slots(c); /* train_int.h */
 }
 
 int64_t llmsim_train_pp_slots(const struct llmsim_model *m, const struct llmsim_train_cfg *c)

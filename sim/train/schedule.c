@@ -3,7 +3,7 @@
  * the pipeline schedule the step was priced with, laid out event by event.
  *
  * Every stage runs the slowest stage's micro-batch (the step prices them
- * alike: step.c's tf and tb), each model chunk a 1/v share of it. The
+ * alike: struct train_mb's fwd_s and bwd_s), each model chunk a 1/v share of it. The
  * order of a stage's forward and backward chunks is Megatron-LM's
  * (megatron/core/pipeline_parallel/schedules.py):
  *  - 1F1B: min(p - s - 1, m) warm-up forwards, then one forward and one
@@ -15,7 +15,7 @@
  * forward of the virtual stage before (chunk c of stage s follows stage
  * s - 1, or chunk c - 1 of the last stage), the backward of the one after.
  * With identical stages this schedule ends at exactly the analytic
- * (m + (p - 1) / v)(tf + tb) of step.c (tests/test_trace_out.c checks
+ * (m + (p - 1) / v)(fwd_s + bwd_s) of step.c (tests/test_trace_out.c checks
  * both agree); p2p sends are inside each chunk, as the step prices them.
  *
  * Around the pipeline, as step.c prices them: the exposed part of the
@@ -154,16 +154,16 @@ static void chunk_parts(struct llmsim_timeline *tl, const int *tr, const struct 
 			const struct train_mb *mb, const struct dp_cost *dc)
 {
 	int b = o->bwd;
-	double v = mb->v, t = o->start;
+	double v = mb->chunks, t = o->start;
 	double rc = b ? mb->recompute_s / v : 0;
-	double k = (b ? mb->cb - mb->recompute_s : mb->cf) / v;
-	double z3_all = mb->ls * (b ? dc->z3_layer_bwd_s : dc->z3_layer_fwd_s);
-	double z3 = b ? mb->z3b : mb->z3f;
+	double k = (b ? mb->compute_bwd_s - mb->recompute_s : mb->compute_fwd_s) / v;
+	double z3_all = mb->layers * (b ? dc->z3_layer_bwd_s : dc->z3_layer_fwd_s);
+	double z3 = b ? mb->z3_bwd_s : mb->z3_fwd_s;
 	llmsim_tl_add(tl, tr[T_KERNELS], "compute", t, rc, "recompute");
 	t += rc;
 	const struct seg hidden[] = {
-		{T_TP, b ? mb->tpb_hidden / v : 0, "TP (hidden)"},
-		{T_CP, (b ? mb->cpb_hidden : mb->cpf_hidden) / v, "CP ring (hidden)"},
+		{T_TP, b ? mb->tp_bwd_hidden_s / v : 0, "TP (hidden)"},
+		{T_CP, (b ? mb->cp_bwd_hidden_s : mb->cp_fwd_hidden_s) / v, "CP ring (hidden)"},
 		{T_ZERO3, fmax(0, z3_all - z3) / v,
 		 b ? "ZeRO-3 gather+RS (hidden)" : "ZeRO-3 gather (hidden)"},
 	};
@@ -172,11 +172,11 @@ static void chunk_parts(struct llmsim_timeline *tl, const int *tr, const struct 
 			      hidden[i].name);
 	const struct seg serial[] = {
 		{T_KERNELS, k, b ? "backward kernels" : "forward kernels"},
-		{T_TP, (b ? mb->tpb : mb->tpf) / v, "TP (exposed)"},
-		{T_EP, (b ? mb->epb : mb->epf) / v, "EP all-to-all (exposed)"},
-		{T_CP, (b ? mb->cpb : mb->cpf) / v, "CP ring (exposed)"},
+		{T_TP, (b ? mb->tp_bwd_s : mb->tp_fwd_s) / v, "TP (exposed)"},
+		{T_EP, (b ? mb->ep_bwd_s : mb->ep_fwd_s) / v, "EP all-to-all (exposed)"},
+		{T_CP, (b ? mb->cp_bwd_s : mb->cp_fwd_s) / v, "CP ring (exposed)"},
 		{T_ZERO3, z3 / v, b ? "ZeRO-3 gather+RS (exposed)" : "ZeRO-3 gather (exposed)"},
-		{T_PP, mb->p2p / v, b ? "send gradients" : "send activations"},
+		{T_PP, mb->p2p_s / v, b ? "send gradients" : "send activations"},
 	};
 	for (size_t i = 0; i < sizeof serial / sizeof *serial; i++) {
 		llmsim_tl_add(tl, tr[serial[i].track], i ? "comm" : "compute", t, serial[i].dur,
@@ -215,7 +215,7 @@ static int fused_timeline(struct llmsim_train_ctx *ctx, const struct llmsim_trai
 	int64_t m = r->microbatches;
 	train_mb_parts(ctx, c, &sc, &dc, &mb);
 	train_dp_exposed(c, &dc, m, &mb, &dx);
-	int p = c->pp, v = (int)mb.v, il = c->schedule == LLMSIM_SCHED_INTERLEAVED;
+	int p = c->pp, v = (int)mb.chunks, il = c->schedule == LLMSIM_SCHED_INTERLEAVED;
 	int64_t n = 2 * m * v; /* chunks a stage runs */
 	if (tl->max_events && (double)p * (double)n + 4.0 * p > (double)tl->max_events)
 		return llmsim_err_set(err, LLMSIM_EINVAL,
@@ -238,7 +238,7 @@ static int fused_timeline(struct llmsim_train_ctx *ctx, const struct llmsim_trai
 	double *fc = malloc((size_t)p * sizeof *fc), *bc = malloc((size_t)p * sizeof *bc);
 	ok = ok && fc && bc;
 	for (int s = 0; ok && s < p; s++)
-		fc[s] = mb.tf / v, bc[s] = mb.tb / v;
+		fc[s] = mb.fwd_s / v, bc[s] = mb.bwd_s / v;
 	if (ok && run(&S, fc, bc, t0))
 		rc = llmsim_err_set(err, LLMSIM_EINVAL, "the pipeline schedule deadlocks");
 	else if (!ok)
@@ -322,9 +322,9 @@ static int fused_timeline(struct llmsim_train_ctx *ctx, const struct llmsim_trai
 	if (!rc && p > 1) {
 		const struct layer_cost *E = &sc.emb, *H = &sc.head;
 		for (int s = 0; s < p; s++) {
-			fc[s] = (mb.tf - mb.end_f + (s == 0) * (E->fwd_s + E->tp_fwd_s) +
+			fc[s] = (mb.fwd_s - mb.end_fwd_s + (s == 0) * (E->fwd_s + E->tp_fwd_s) +
 				 (s == p - 1) * (H->fwd_s + H->tp_fwd_s)) / v;
-			bc[s] = (mb.tb - mb.end_b + (s == 0) * (E->bwd_s + E->tp_bwd_s) +
+			bc[s] = (mb.bwd_s - mb.end_bwd_s + (s == 0) * (E->bwd_s + E->tp_bwd_s) +
 				 (s == p - 1) * (H->bwd_s + H->tp_bwd_s)) / v;
 		}
 		double own = t0;

@@ -176,7 +176,7 @@ int train_dp_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c
 		/* ZeRO-3: one layer's 16-bit weights gathered in forward and
 		 * again in backward, its gradients reduce-scattered */
 		double lw = p.layer * 2;
-		double lg = (c->lora_rank ? p.trained_dense / llmsim_train_stage_layers(&ctx->model, c)
+		double lg = (c->lora_rank ? p.trained_dense / train_stage_layers(&ctx->model, c)
 					  : p.layer) * gb;
 		double ag = coll(ctx, LLMSIM_COLL_ALLGATHER, lw, D, nd, &dc->z3_layer_bytes,
 				 &rc, err);
@@ -243,7 +243,7 @@ static void offload_cost(struct llmsim_train_ctx *ctx, const struct llmsim_train
 		return;
 	int D = c->dp * c->cp, De = D / (c->ep > 0 ? c->ep : 1);
 	int ranks = c->gpus < g->gpus_per_node ? c->gpus : g->gpus_per_node;
-	double ls = llmsim_train_stage_layers(&ctx->model, c);
+	double ls = train_stage_layers(&ctx->model, c);
 	/* the shard this rank updates (ZeRO partitions over DP even at
 	 * stage 0 here: offload needs stage >= 1) */
 	double upd = p->trained_dense / D + p->trained_expert / De;
@@ -280,7 +280,7 @@ static double fsdp_rs_exposed(const struct llmsim_train_cfg *c, int64_t m, doubl
 	int v = train_pp_chunks(c);
 	/* the rank of the most layers with the shortest window: rank 1 when
 	 * the ends take a slot (rank 0 holds a layer fewer), else rank 0 */
-	int rank = llmsim_train_pp_ends_in_slots(c) && c->pp > 2 ? 1 : 0;
+	int rank = train_ends_in_slots(c) && c->pp > 2 ? 1 : 0;
 	double warm = c->pp > 1 ? llmsim_train_pp_peak_inflight(c->pp, v, m, rank, NULL) - 1 : 0;
 	double window = m * (tf + tb) + bubble - warm / v * tf;
 	return exposed(m * rs, window, 1 / (m * (ls >= 1 ? ls : 1)));
@@ -364,7 +364,7 @@ double train_recompute_frac(const struct llmsim_model *m, const struct llmsim_tr
 {
 	if (c->recompute != LLMSIM_RECOMP_FULL)
 		return 0;
-	double ls = llmsim_train_stage_layers(m, c);
+	double ls = train_stage_layers(m, c);
 	if (c->recompute_method == LLMSIM_RECOMP_BLOCK && c->recompute_layers > 0 &&
 	    c->recompute_layers < ls)
 		return c->recompute_layers / ls;
@@ -395,7 +395,7 @@ static void act_offload_parts(const struct llmsim_train_ctx *ctx, const struct l
 			      const struct shape_cost *sc, struct train_mb *mb)
 {
 	const struct llmsim_gpu *g = &ctx->gpu;
-	mb->act_off_f = mb->act_off_b = 0;
+	mb->act_off_fwd_s = mb->act_off_bwd_s = 0;
 	if (!(c->offload_activations > 0) || !g->has_host)
 		return;
 	int ranks = c->gpus < g->gpus_per_node ? c->gpus : g->gpus_per_node;
@@ -405,8 +405,10 @@ static void act_offload_parts(const struct llmsim_train_ctx *ctx, const struct l
 		    llmsim_train_act_layer_bytes(&ctx->model, c, 1, ctx->geom.dropout) : 0;
 	double td = pcie_s(g, ranks, bd), tm = pcie_s(g, ranks, bm);
 	const struct layer_cost *D = &sc->dense, *M = &sc->moe;
-	mb->act_off_f = mb->ld * fmax(0, td - D->fwd_s) + mb->lm * fmax(0, tm - M->fwd_s);
-	mb->act_off_b = mb->ld * fmax(0, td - D->bwd_s) + mb->lm * fmax(0, tm - M->bwd_s);
+	mb->act_off_fwd_s = mb->dense_layers * fmax(0, td - D->fwd_s) +
+			    mb->moe_layers * fmax(0, tm - M->fwd_s);
+	mb->act_off_bwd_s = mb->dense_layers * fmax(0, td - D->bwd_s) +
+			    mb->moe_layers * fmax(0, tm - M->bwd_s);
 }
 
 void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
@@ -414,8 +416,8 @@ void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_trai
 {
 	const struct train_geom *g = &ctx->geom;
 	memset(mb, 0, sizeof *mb);
-	int in_slots = llmsim_train_pp_ends_in_slots(c); /* llama3: train_pp_slowest below */
-	double ls = in_slots ? 0 : llmsim_train_stage_layers(&ctx->model, c);
+	int in_slots = train_ends_in_slots(c); /* llama3: train_pp_slowest below */
+	double ls = in_slots ? 0 : train_stage_layers(&ctx->model, c);
 	double fm = g->layers ? (double)g->moe_layers / g->layers : 0;
 	double ld = ls * (1 - fm), lm = ls * fm;
 	const struct layer_cost *D = &sc->dense, *M = &sc->moe;
@@ -427,7 +429,7 @@ void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_trai
 		ls = train_pp_slowest(&ctx->model, c, sc, fm, &ends, &H);
 		ld = ls * (1 - fm), lm = ls * fm;
 	}
-	mb->ls = ls, mb->ld = ld, mb->lm = lm;
+	mb->layers = ls, mb->dense_layers = ld, mb->moe_layers = lm;
 
 	/* one micro-batch through the slowest stage */
 	double cf = ld * D->fwd_s + lm * M->fwd_s + H->fwd_s;
@@ -446,14 +448,14 @@ void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_trai
 	double epf = lm * M->ep_fwd_s, epb = lm * M->ep_bwd_s;
 	double cpf = ld * D->cp_fwd_exposed_s + lm * M->cp_fwd_exposed_s;
 	double cpb = ld * D->cp_bwd_exposed_s + lm * M->cp_bwd_exposed_s;
-	mb->tpb_hidden = ld * D->tp_bwd_hidden_s + lm * M->tp_bwd_hidden_s + H->tp_bwd_hidden_s;
-	mb->cpf_hidden = ld * D->cp_fwd_hidden_s + lm * M->cp_fwd_hidden_s;
-	mb->cpb_hidden = ld * D->cp_bwd_hidden_s + lm * M->cp_bwd_hidden_s;
+	mb->tp_bwd_hidden_s = ld * D->tp_bwd_hidden_s + lm * M->tp_bwd_hidden_s + H->tp_bwd_hidden_s;
+	mb->cp_fwd_hidden_s = ld * D->cp_fwd_hidden_s + lm * M->cp_fwd_hidden_s;
+	mb->cp_bwd_hidden_s = ld * D->cp_bwd_hidden_s + lm * M->cp_bwd_hidden_s;
 	if (full) { /* the recomputed forward communicates again */
 		tpb += rf * (ld * D->tp_fwd_s + lm * M->tp_fwd_s);
 		epb += rf * epf;
 		cpb += rf * cpf;
-		mb->cpb_hidden += rf * mb->cpf_hidden;
+		mb->cp_bwd_hidden_s += rf * mb->cp_fwd_hidden_s;
 	}
 	act_offload_parts(ctx, c, sc, mb);
 	double z3f = 0, z3b = 0, z3f_off = 0, z3b_off = 0;
@@ -470,9 +472,9 @@ void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_trai
 					     lb, ls) - z3b;
 		}
 	}
-	mb->v = c->schedule == LLMSIM_SCHED_INTERLEAVED ? c->chunks : 1;
-	mb->p2p = c->pp > 1 ? mb->v * sc->p2p_s : 0;
-	if (mb->p2p > 0 && c->stack == LLMSIM_STACK_CORE &&
+	mb->chunks = c->schedule == LLMSIM_SCHED_INTERLEAVED ? c->chunks : 1;
+	mb->p2p_s = c->pp > 1 ? mb->chunks * sc->p2p_s : 0;
+	if (mb->p2p_s > 0 && c->stack == LLMSIM_STACK_CORE &&
 	    c->schedule == LLMSIM_SCHED_INTERLEAVED) {
 		/* Megatron-Core overlaps the interleaved schedule's sends with
 		 * the next model chunk's compute (overlap_p2p_comm, on with
@@ -480,18 +482,18 @@ void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_trai
 		 * as Meta's stack does (Dubey et al. 2024 Sec. 3.3.2:
 		 * "asynchronous point-to-point communication in PP"): a send is
 		 * exposed only beyond the chunk beside it */
-		double v = mb->v;
-		mb->p2p = 0.5 * v * (fmax(0, sc->p2p_s - cf / v) + fmax(0, sc->p2p_s - cb / v));
+		double v = mb->chunks;
+		mb->p2p_s = 0.5 * v * (fmax(0, sc->p2p_s - cf / v) + fmax(0, sc->p2p_s - cb / v));
 	}
-	mb->cf = cf, mb->cb = cb;
-	mb->tpf = tpf, mb->tpb = tpb, mb->epf = epf, mb->epb = epb, mb->cpf = cpf, mb->cpb = cpb;
-	mb->z3f = z3f, mb->z3b = z3b, mb->z3f_off = z3f_off, mb->z3b_off = z3b_off;
-	mb->end_f = H->fwd_s + H->tp_fwd_s;
-	mb->end_b = H->bwd_s + H->tp_bwd_s;
+	mb->compute_fwd_s = cf, mb->compute_bwd_s = cb;
+	mb->tp_fwd_s = tpf, mb->tp_bwd_s = tpb, mb->ep_fwd_s = epf, mb->ep_bwd_s = epb, mb->cp_fwd_s = cpf, mb->cp_bwd_s = cpb;
+	mb->z3_fwd_s = z3f, mb->z3_bwd_s = z3b, mb->z3_fwd_off_s = z3f_off, mb->z3_bwd_off_s = z3b_off;
+	mb->end_fwd_s = H->fwd_s + H->tp_fwd_s;
+	mb->end_bwd_s = H->bwd_s + H->tp_bwd_s;
 	mb->end_tp_bytes = H->tp_bytes;
-	mb->tf = cf + tpf + epf + cpf + z3f + mb->p2p + mb->act_off_f;
-	mb->tb = cb + tpb + epb + cpb + z3b + mb->p2p + mb->act_off_b;
-	mb->bubble = (c->pp - 1) / mb->v * (mb->tf + mb->tb);
+	mb->fwd_s = cf + tpf + epf + cpf + z3f + mb->p2p_s + mb->act_off_fwd_s;
+	mb->bwd_s = cb + tpb + epb + cpb + z3b + mb->p2p_s + mb->act_off_bwd_s;
+	mb->bubble_s = (c->pp - 1) / mb->chunks * (mb->fwd_s + mb->bwd_s);
 	if (c->schedule == LLMSIM_SCHED_DUALPIPE) {
 		/* DualPipe: each chunk's all-to-alls and sends hidden by the paired
 		 * chunk's compute, which runs on the SMs the communication leaves;
@@ -501,13 +503,13 @@ void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_trai
 				      ? (double)sms / (sms - TRAIN_DUALPIPE_COMM_SMS)
 				      : 1;
 		double w = slow * (ld * D->wgrad_s + lm * M->wgrad_s + H->wgrad_s);
-		mb->cf = cf *= slow, mb->cb = cb *= slow;
-		mb->pair_exposed = fmax(0, epf + epb + 2 * mb->p2p - (cf + cb));
-		mb->epf = mb->epb = mb->p2p = 0;
-		mb->tf = cf + tpf + cpf + z3f;
-		mb->tb = cb + tpb + cpb + z3b;
-		mb->bubble = llmsim_train_dualpipe_bubble_s(c->pp, mb->tf + mb->tb + mb->pair_exposed,
-							    mb->tb, w);
+		mb->compute_fwd_s = cf *= slow, mb->compute_bwd_s = cb *= slow;
+		mb->pair_exposed_s = fmax(0, epf + epb + 2 * mb->p2p_s - (cf + cb));
+		mb->ep_fwd_s = mb->ep_bwd_s = mb->p2p_s = 0;
+		mb->fwd_s = cf + tpf + cpf + z3f;
+		mb->bwd_s = cb + tpb + cpb + z3b;
+		mb->bubble_s = llmsim_train_dualpipe_bubble_s(c->pp, mb->fwd_s + mb->bwd_s + mb->pair_exposed_s,
+							    mb->bwd_s, w);
 	} else if (c->moe_overlap && epf + epb > 0) {
 		/* the 1F1B overlap of MoE (Megatron-Core's
 		 * --overlap-moe-expert-parallel-comm): one micro-batch's forward
@@ -522,10 +524,10 @@ void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_trai
 		double frac = ctx->gpu.sms > 0 ? fmin(1, comm_sms / ctx->gpu.sms) : 0;
 		double ep = epf + epb, comp = cf + cb;
 		double x = fmax(0, ep - comp) + frac * fmin(ep, comp);
-		mb->epf = epf * x / ep, mb->epb = epb * x / ep;
-		mb->tf = cf + tpf + mb->epf + cpf + z3f + mb->p2p;
-		mb->tb = cb + tpb + mb->epb + cpb + z3b + mb->p2p;
-		mb->bubble = (c->pp - 1) / mb->v * (mb->tf + mb->tb);
+		mb->ep_fwd_s = epf * x / ep, mb->ep_bwd_s = epb * x / ep;
+		mb->fwd_s = cf + tpf + mb->ep_fwd_s + cpf + z3f + mb->p2p_s;
+		mb->bwd_s = cb + tpb + mb->ep_bwd_s + cpb + z3b + mb->p2p_s;
+		mb->bubble_s = (c->pp - 1) / mb->chunks * (mb->fwd_s + mb->bwd_s);
 	}
 }
 
@@ -535,8 +537,8 @@ void train_dp_exposed(const struct llmsim_train_cfg *c, const struct dp_cost *dc
 	memset(x, 0, sizeof *x);
 	if (c->zero == 2 && c->recipe == LLMSIM_RECIPE_LLAMA3) { /* FSDP beside the pipeline */
 		x->flushes = m;
-		x->grad_s = fsdp_rs_exposed(c, m, dc->grad_sync_s, mb->tf, mb->tb, mb->bubble,
-					    mb->ls);
+		x->grad_s = fsdp_rs_exposed(c, m, dc->grad_sync_s, mb->fwd_s, mb->bwd_s, mb->bubble_s,
+					    mb->layers);
 		x->grad_hidden_s = fmax(0, dc->grad_sync_s - x->grad_s / (double)m);
 	} else if (c->zero <= 2) {
 		x->flushes = c->zero == 2 ? m : 1;
@@ -545,20 +547,88 @@ void train_dp_exposed(const struct llmsim_train_cfg *c, const struct dp_cost *dc
 		 * of those stacks shares the SMs with the backward */
 		int overlap = c->ddp == LLMSIM_DDP_STACK ? c->stack == LLMSIM_STACK_CORE
 							  : c->ddp == LLMSIM_DDP_TORCH;
-		double one = exposed(dc->grad_sync_s, mb->tb, dc->bucket_frac);
+		double one = exposed(dc->grad_sync_s, mb->bwd_s, dc->bucket_frac);
 		if (c->zero <= 1 && !overlap)
 			one = dc->grad_sync_s;
 		else if (c->zero <= 1)
-			one += dc->overlap_contention * fmin(dc->grad_sync_s, mb->tb);
+			one += dc->overlap_contention * fmin(dc->grad_sync_s, mb->bwd_s);
 		x->grad_s = (double)x->flushes * one;
 		x->grad_hidden_s = fmax(0, dc->grad_sync_s - one);
 	}
 	if (c->zero == 1 || c->zero == 2) {
-		x->gather_s = exposed(dc->param_gather_s, mb->tf, dc->bucket_frac);
+		x->gather_s = exposed(dc->param_gather_s, mb->fwd_s, dc->bucket_frac);
 		x->gather_hidden_s = dc->param_gather_s - x->gather_s;
 	}
 	x->emb_s = dc->emb_sync_s;
 	x->total_s = x->grad_s + x->gather_s + x->emb_s;
+}
+
+/* The step time of c into t (and the PCIe bytes of offload into cm), its
+ * micro-batch parts into mb: what a search ranks by. */
+static void combine_time(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+			 const struct shape_cost *sc, const struct dp_cost *dc, int64_t m,
+			 struct train_mb *mb, struct llmsim_train_time *t,
+			 struct llmsim_train_comm *cm)
+{
+	struct train_dp_exp dx;
+	train_mb_parts(ctx, c, sc, dc, mb);
+	train_dp_exposed(c, dc, m, mb, &dx);
+	double ls = mb->layers;
+	t->fwd_mb_s = mb->fwd_s;
+	t->bwd_mb_s = mb->bwd_s;
+	/* the weights' quantize, once a step for every layer of the stage */
+	const struct layer_cost *D = &sc->dense, *M = &sc->moe;
+	double ld = mb->dense_layers, lm = mb->moe_layers;
+	t->compute_s = m * (mb->compute_fwd_s + mb->compute_bwd_s) + ld * D->per_step_s +
+		       lm * M->per_step_s;
+	t->quantize_s = m * (ld * D->quant_s + lm * M->quant_s) + ld * D->per_step_s +
+			lm * M->per_step_s;
+	t->tp_exposed_s = m * (mb->tp_fwd_s + mb->tp_bwd_s);
+	t->ep_exposed_s = m * (mb->ep_fwd_s + mb->ep_bwd_s + mb->pair_exposed_s);
+	t->cp_exposed_s = m * (mb->cp_fwd_s + mb->cp_bwd_s);
+	t->pp_exposed_s = m * 2 * mb->p2p_s;
+	t->zero3_exposed_s = m * (mb->z3_fwd_s + mb->z3_bwd_s);
+	t->dp_exposed_s = dx.total_s;
+	t->dp_comm_s = (c->zero == 2 ? m : 1) * dc->grad_sync_s + dc->param_gather_s +
+		       m * ls * (dc->z3_layer_fwd_s + dc->z3_layer_bwd_s);
+	t->comm_exposed_s = t->tp_exposed_s + t->ep_exposed_s + t->cp_exposed_s +
+			    t->pp_exposed_s + t->zero3_exposed_s + t->dp_exposed_s;
+	t->bubble_s = mb->bubble_s;
+	t->optimizer_s = dc->optimizer_s;
+	t->act_offload_s = m * (mb->act_off_fwd_s + mb->act_off_bwd_s);
+	t->step_s = t->compute_s + t->comm_exposed_s + t->bubble_s + t->optimizer_s +
+		    t->act_offload_s;
+	if (c->offload != LLMSIM_OFFLOAD_NONE && dc->has_host)
+		offload_time(c, dc, m, ls, mb->bwd_s, mb->z3_fwd_off_s, mb->z3_bwd_off_s, t, cm);
+}
+
+/* Whether mem fits the GPU: within the memory model's error of the limit
+ * (the stack's) it is not rejected but said to be tight. */
+static void gpu_fit(const struct llmsim_train_cfg *c, const struct llmsim_train_mem *mem,
+		    int *fits, int *tight)
+{
+	double e = c->allow.error_frac;
+	*fits = mem->total_bytes * (1 - e) <= mem->hbm_bytes;
+	*tight = *fits && mem->total_bytes * (1 + e) > mem->hbm_bytes;
+}
+
+static double tokens_per_step(const struct llmsim_train_cfg *c)
+{
+	return (double)c->global_batch * c->seq;
+}
+
+void train_step_lean(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+		     const struct shape_cost *sc, const struct dp_cost *dc,
+		     struct train_step *s)
+{
+	int64_t m = c->global_batch / ((int64_t)c->micro_batch * c->dp);
+	struct train_mb mb;
+	struct llmsim_train_comm cm;
+	combine_time(ctx, c, sc, dc, m, &mb, &s->time, &cm);
+	s->tokens_per_s = s->time.step_s > 0 ? tokens_per_step(c) / s->time.step_s : 0;
+	train_memory(&ctx->geom, &ctx->model, &ctx->gpu, c, m, &ctx->pp_memo, &s->mem);
+	gpu_fit(c, &s->mem, &s->gpu_fits, &s->mem_tight);
+	s->fits = s->gpu_fits && s->mem.host_per_node_bytes <= s->mem.host_bytes;
 }
 
 void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
@@ -571,38 +641,12 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 	int64_t m = c->global_batch / ((int64_t)c->micro_batch * c->dp);
 	r->microbatches = m;
 	struct train_mb mb;
-	struct train_dp_exp dx;
-	train_mb_parts(ctx, c, sc, dc, &mb);
-	train_dp_exposed(c, dc, m, &mb, &dx);
-	double ls = mb.ls, ld = mb.ld, lm = mb.lm;
+	struct llmsim_train_time *t = &r->time;
+	combine_time(ctx, c, sc, dc, m, &mb, t, &r->comm);
+	double ls = mb.layers, ld = mb.dense_layers, lm = mb.moe_layers;
 	const struct layer_cost *D = &sc->dense, *M = &sc->moe;
 	int full = c->recompute == LLMSIM_RECOMP_FULL;
 	int sel = c->recompute == LLMSIM_RECOMP_SELECTIVE;
-
-	struct llmsim_train_time *t = &r->time;
-	t->fwd_mb_s = mb.tf;
-	t->bwd_mb_s = mb.tb;
-	/* the weights' quantize, once a step for every layer of the stage */
-	t->compute_s = m * (mb.cf + mb.cb) + ld * D->per_step_s + lm * M->per_step_s;
-	t->quantize_s = m * (ld * D->quant_s + lm * M->quant_s) + ld * D->per_step_s +
-			lm * M->per_step_s;
-	t->tp_exposed_s = m * (mb.tpf + mb.tpb);
-	t->ep_exposed_s = m * (mb.epf + mb.epb + mb.pair_exposed);
-	t->cp_exposed_s = m * (mb.cpf + mb.cpb);
-	t->pp_exposed_s = m * 2 * mb.p2p;
-	t->zero3_exposed_s = m * (mb.z3f + mb.z3b);
-	t->dp_exposed_s = dx.total_s;
-	t->dp_comm_s = (c->zero == 2 ? m : 1) * dc->grad_sync_s + dc->param_gather_s +
-		       m * ls * (dc->z3_layer_fwd_s + dc->z3_layer_bwd_s);
-	t->comm_exposed_s = t->tp_exposed_s + t->ep_exposed_s + t->cp_exposed_s +
-			    t->pp_exposed_s + t->zero3_exposed_s + t->dp_exposed_s;
-	t->bubble_s = mb.bubble;
-	t->optimizer_s = dc->optimizer_s;
-	t->act_offload_s = m * (mb.act_off_f + mb.act_off_b);
-	t->step_s = t->compute_s + t->comm_exposed_s + t->bubble_s + t->optimizer_s +
-		    t->act_offload_s;
-	if (c->offload != LLMSIM_OFFLOAD_NONE && dc->has_host)
-		offload_time(c, dc, m, ls, mb.tb, mb.z3f_off, mb.z3b_off, &r->time, &r->comm);
 
 	/* communication volumes, bytes each GPU sends per step (the end stage
 	 * the slowest stage holds, as train_mb_parts chose it) */
@@ -612,7 +656,7 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 			    rf * (ld * D->tp_bytes + lm * M->tp_bytes) / 2);
 	cm->ep_bytes = m * lm * M->ep_bytes * (1 + rf / 2);
 	cm->cp_bytes = m * (ld * D->cp_bytes + lm * M->cp_bytes);
-	cm->pp_bytes = c->pp > 1 ? m * 2 * mb.v * sc->p2p_bytes : 0;
+	cm->pp_bytes = c->pp > 1 ? m * 2 * mb.chunks * sc->p2p_bytes : 0;
 	cm->dp_bytes = (c->zero == 2 ? m : 1) * dc->grad_bytes + dc->gather_bytes;
 	cm->zero3_bytes = m * ls * dc->z3_layer_bytes;
 	cm->tp_msg_bytes = sc->tp_msg_bytes;
@@ -631,7 +675,7 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 	double seqs_per_mb_shard = (double)c->global_batch / c->micro_batch;
 	r->model_flops = per_mb * c->tp * c->cp * seqs_per_mb_shard;
 	r->hw_flops = (per_mb + recomp) * c->tp * c->cp * seqs_per_mb_shard;
-	r->tokens_per_step = (double)c->global_batch * c->seq;
+	r->tokens_per_step = tokens_per_step(c);
 	r->tokens_per_s = t->step_s > 0 ? r->tokens_per_step / t->step_s : 0;
 	r->peak_flops_per_s = llmsim_gpu_peak_flops(&ctx->gpu, c->dtype);
 	double denom = t->step_s * c->gpus * r->peak_flops_per_s;
@@ -639,12 +683,8 @@ void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *
 	r->hfu = denom > 0 ? r->hw_flops / denom : 0;
 
 	train_memory(g, &ctx->model, &ctx->gpu, c, m, &ctx->pp_memo, &r->mem);
-	/* within the memory model's error of the limit (the stack's): not
-	 * rejected, said to be tight */
-	double e = c->allow.error_frac;
-	r->gpu_fits = r->mem.total_bytes * (1 - e) <= r->mem.hbm_bytes;
-	r->mem_tight = r->gpu_fits && r->mem.total_bytes * (1 + e) > r->mem.hbm_bytes;
-	r->mem_error_bytes = e * r->mem.total_bytes;
+	gpu_fit(c, &r->mem, &r->gpu_fits, &r->mem_tight);
+	r->mem_error_bytes = c->allow.error_frac * r->mem.total_bytes;
 	r->host_fits = r->mem.host_per_node_bytes <= r->mem.host_bytes;
 	r->fits = r->gpu_fits && r->host_fits;
 }

@@ -524,20 +524,3 @@ out:
 	return rc;
 }
 
-int llmsim_train_torch_ops(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
-			   double load_rho, struct llmsim_graph *g, struct llmsim_graph_mem *mem,
-			   struct llmsim_pred *pred, struct llmsim_err *err)
-{
-	struct llmsim_graph_cfg gc;
-	struct llmsim_train_cfg tc = *c;
-	tc.engine = LLMSIM_ENGINE_TORCH;
-	train_graph_cfg(ctx, &tc, 0, &gc);
-	int rc = llmsim_graph_build_mem(&ctx->model, &gc, g, mem, err);
-	for (int i = 0; !rc && i < g->n; i++) {
-		struct llmsim_gnode n = g->node[i];
-		n.op.operand_data = c->operand_data;
-		rc = llmsim_graph_price(&ctx->gpu, &n, load_rho > 0 ? 1 : 0, load_rho, &pred[i],
-					err);
-	}
-	return rc;
-}

@@ -308,9 +308,6 @@ enum llmsim_train_reject {
 	LLMSIM_REJ_HOST_OOM,  /* offloaded states do not fit in host memory */
 	LLMSIM_REJ_COUNT
 };
-const char *llmsim_train_reject_name(enum llmsim_train_reject r);
-/* Short snake_case key for JSON: "oom", "heads", "layers", ... */
-const char *llmsim_train_reject_key(enum llmsim_train_reject r);
 
 /* The largest MoE imbalance (busiest expert's load over the mean) model m
  * allows: experts / top_k, when the busiest expert gets every token; 1
@@ -527,13 +524,6 @@ int llmsim_train_simulate(struct llmsim_train_ctx *ctx, const struct llmsim_trai
 int llmsim_train_step_ops(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
 			  double load_rho, struct llmsim_graph *g, struct llmsim_pred *pred,
 			  struct llmsim_err *err);
-
-/* The op graph of one micro-batch of c with its tensors (sim/graph_mem.h)
- * as the torch engine walks it, priced like llmsim_train_step_ops. For
- * listings, the memory timeline and tests. */
-int llmsim_train_torch_ops(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
-			   double load_rho, struct llmsim_graph *g, struct llmsim_graph_mem *mem,
-			   struct llmsim_pred *pred, struct llmsim_err *err);
 
 /* The simulated timeline of one step of c into tl (sim/timeline.h; reset
  * first), r being llmsim_train_simulate's result for c. The fused engine:

@@ -52,6 +52,31 @@
 #define TRAIN_EAGER_HOST_S 30.6e-6
 #define TRAIN_LAUNCH_QUEUE 1024
 
+/* llmsim_train_pp_ends_in_slots and llmsim_train_stage_layers, inline for
+ * a search's every configuration (the functions return these). */
+static inline int train_ends_in_slots(const struct llmsim_train_cfg *c)
+{
+	return c->recipe == LLMSIM_RECIPE_LLAMA3 && c->pp > 1;
+}
+
+static inline double train_stage_layers(const struct llmsim_model *m,
+					const struct llmsim_train_cfg *c)
+{
+	int v = c->schedule == LLMSIM_SCHED_INTERLEAVED && c->chunks > 1 ? c->chunks : 1;
+	int64_t pv = (int64_t)(c->pp > 0 ? c->pp : 1) * v;
+	if (train_ends_in_slots(c)) /* the fullest rank (pp_layout.c) */
+		return llmsim_train_stage_layers(m, c);
+	if (pv <= INT32_MAX - m->layers) { /* 32-bit divisions, the cheaper */
+		int32_t p32 = (int32_t)pv;
+		if (!c->uneven_pp || m->layers % p32 == 0)
+			return (double)m->layers / (c->pp > 0 ? c->pp : 1);
+		return (double)((m->layers + p32 - 1) / p32) * v;
+	}
+	if (!c->uneven_pp || m->layers % pv == 0)
+		return (double)m->layers / (c->pp > 0 ? c->pp : 1);
+	return (double)((m->layers + pv - 1) / pv) * v;
+}
+
 /* The model's parameters split by how training shards them. */
 struct train_geom {
 	int layers, dense_layers, moe_layers;
@@ -160,8 +185,28 @@ struct train_pp_memo_entry {
 	struct train_pp_rank_terms r[3];
 };
 #define TRAIN_PP_MEMO 64
+/* The closed form's terms that many configurations of a search share
+ * (train_memory): a layer's activations, keyed by every field of the
+ * configuration train_act_per_layer reads (one entry: the search's inner
+ * loops change none of them), and the parameters a GPU holds, keyed by
+ * every field train_params_per_gpu reads (an entry per chunks & 7: the
+ * innermost loops change the chunks). */
+struct train_act_memo {
+	int used, tp, cp, micro_batch, recompute, method, attn, precision, lora, sp;
+	unsigned modules;
+	int64_t seq;
+	double moe_imbalance;
+	double per_layer, ad, transient;
+};
+struct train_params_memo {
+	int used, tp, pp, ep, lora_rank, chunks, schedule, uneven_pp, recipe;
+	struct train_params p;
+};
+#define TRAIN_PARAMS_MEMO 8
 struct train_pp_memo {
 	struct train_pp_memo_entry e[TRAIN_PP_MEMO];
+	struct train_act_memo act;
+	struct train_params_memo params[TRAIN_PARAMS_MEMO];
 };
 
 struct llmsim_train_ctx {
@@ -420,24 +465,25 @@ void train_alloc_release(struct train_alloc *a);
 /* One micro-batch through the slowest stage as the step prices it
  * (train_combine), in its parts; the schedule (schedule.c) lays them out. */
 struct train_mb {
-	double ls, ld, lm;          /* layers of the stage: all, dense, MoE */
-	double cf, cb;              /* kernels: forward; backward with its recompute */
-	double recompute_s;         /* the recomputed forward inside cb */
-	double act_off_f, act_off_b; /* activation offload's transfers beyond the
-				     * layers' compute (forward, backward) */
-	double tpf, tpb, epf, epb, cpf, cpb; /* exposed collectives (fwd, bwd) */
-	double tpb_hidden, cpf_hidden, cpb_hidden; /* the parts compute hides */
-	double z3f, z3b;            /* ZeRO-3 gathers and reductions not hidden */
-	double z3f_off, z3b_off;    /* offload: the PCIe part beyond z3f, z3b */
-	double p2p;                 /* pipeline send/recv, per direction (v of them) */
-	double tf, tb;              /* forward and backward of a micro-batch, all in */
-	double v;                   /* model chunks per stage (1: 1F1B) */
-	double end_f, end_b;        /* the slower end stage's own part of tf and tb (its
+	double layers, dense_layers, moe_layers; /* layers of the stage: all, dense, MoE */
+	double compute_fwd_s, compute_bwd_s; /* kernels: forward; backward with its recompute */
+	double recompute_s;         /* the recomputed forward inside compute_bwd_s */
+	double act_off_fwd_s, act_off_bwd_s; /* activation offload's transfers beyond
+				     * the layers' compute (forward, backward) */
+	double tp_fwd_s, tp_bwd_s, ep_fwd_s, ep_bwd_s, cp_fwd_s, cp_bwd_s; /* exposed
+				     * collectives */
+	double tp_bwd_hidden_s, cp_fwd_hidden_s, cp_bwd_hidden_s; /* the parts compute hides */
+	double z3_fwd_s, z3_bwd_s;  /* ZeRO-3 gathers and reductions not hidden */
+	double z3_fwd_off_s, z3_bwd_off_s; /* offload: the PCIe part beyond z3_fwd_s, z3_bwd_s */
+	double p2p_s;               /* pipeline send/recv, per direction (chunks of them) */
+	double fwd_s, bwd_s;        /* forward and backward of a micro-batch, all in */
+	double chunks;              /* model chunks per stage (1: 1F1B) */
+	double end_fwd_s, end_bwd_s; /* the slower end stage's own part of fwd_s and bwd_s (its
 				     * embedding or LM head with their TP collectives) */
 	double end_tp_bytes;        /* that end stage's TP bytes a micro-batch */
-	double pair_exposed;        /* DualPipe: the pair's communication its compute
-				     * does not cover (its tf/tb carry no EP or PP part) */
-	double bubble;              /* the schedule's bubble: (pp-1)/v (tf + tb), or
+	double pair_exposed_s;      /* DualPipe: the pair's communication its compute
+				     * does not cover (its fwd_s/bwd_s carry no EP or PP part) */
+	double bubble_s;            /* the schedule's bubble: (pp-1)/chunks (fwd_s + bwd_s), or
 				     * DualPipe's (llmsim_train_dualpipe_bubble_s) */
 };
 void train_mb_parts(const struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
@@ -461,6 +507,20 @@ struct train_dp_exp {
 };
 void train_dp_exposed(const struct llmsim_train_cfg *c, const struct dp_cost *dc, int64_t m,
 		      const struct train_mb *mb, struct train_dp_exp *x);
+
+/* What a search needs of a configuration: its step time and memory, and
+ * so its tokens/s and whether it fits (train_combine's figures, the same
+ * arithmetic). */
+struct train_step {
+	struct llmsim_train_time time;
+	struct llmsim_train_mem mem;
+	double tokens_per_s;
+	int fits, gpu_fits;
+	int mem_tight;              /* llmsim_train_result.mem_tight */
+};
+void train_step_lean(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
+		     const struct shape_cost *sc, const struct dp_cost *dc,
+		     struct train_step *s);
 
 /* Combine into a result (pure arithmetic). */
 void train_combine(struct llmsim_train_ctx *ctx, const struct llmsim_train_cfg *c,
