@@ -104,3 +104,42 @@ int main(int argc, char *argv[])
 	criterion_finalize(tests);
 	return run && rc == 0 && ran == 0 ? TEST_SKIP_STATUS : rc;
 }
+
+void test_tmpdir_make(char *dir, size_t size, const char *tag)
+{
+	snprintf(dir, size, "/tmp/llmsim-%s-XXXXXX", tag);
+	cr_assert_not_null(mkdtemp(dir), "mkdtemp %s", dir);
+}
+
+void test_tmpdir_remove(const char *dir)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	cr_expect_eq(system(cmd), 0);
+}
+
+const char *test_path_in(const char *dir, const char *name)
+{
+	static char buf[4][256];
+	static int i;
+	i = (i + 1) % 4;
+	snprintf(buf[i], sizeof buf[i], "%s/%s", dir, name);
+	return buf[i];
+}
+
+void test_write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f, "%s", path);
+	fputs(text, f);
+	cr_assert_eq(fclose(f), 0);
+}
+
+void test_expect_one_line(const char *args, int want, const char *has, char *out,
+			  size_t out_size, char *err, size_t err_size)
+{
+	int rc = run_llmsim(args, out, out_size, err, err_size);
+	cr_expect_eq(rc, want, "llmsim %s: exit %d, stderr: %s", args, rc, err);
+	cr_expect_eq(count_lines(err), 1, "llmsim %s: one line, got: %s", args, err);
+	cr_expect(strstr(err, has) != NULL, "llmsim %s: expected '%s' in: %s", args, has, err);
+}

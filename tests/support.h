@@ -41,6 +41,24 @@ int run_llmsim(const char *args, char *out, size_t size, char *err_out, size_t e
 /* Newlines in s: how many lines a command printed. */
 int count_lines(const char *s);
 
+/* A suite's temporary folder: test_tmpdir_make fills dir (at least 64
+ * bytes) with a new folder /tmp/llmsim-TAG-XXXXXX; test_tmpdir_remove
+ * removes it with everything in it. */
+void test_tmpdir_make(char *dir, size_t size, const char *tag);
+void test_tmpdir_remove(const char *dir);
+
+/* dir/name, in one of four rotating static buffers (so up to four may be
+ * used in one expression). */
+const char *test_path_in(const char *dir, const char *name);
+
+/* Write text to path, asserting it worked. */
+void test_write_text(const char *path, const char *text);
+
+/* Run llmsim with args, capturing into out/err; expect exit status want and
+ * exactly one line on stderr holding `has`. */
+void test_expect_one_line(const char *args, int want, const char *has, char *out,
+			  size_t out_size, char *err, size_t err_size);
+
 /* Whether text parses as JSON (python3 -m json.tool, as a user would check). */
 int json_parses(const char *text);
 

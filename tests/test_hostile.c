@@ -27,44 +27,26 @@ static char out[1 << 16], err[8192];
 
 static void setup(void)
 {
-	snprintf(dir, sizeof dir, "/tmp/llmsim-hostile-XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
+	test_tmpdir_make(dir, sizeof dir, "hostile");
 }
 
 static void teardown(void)
 {
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	cr_expect_eq(system(cmd), 0);
+	test_tmpdir_remove(dir);
 }
 
 TestSuite(hostile, .init = setup, .fini = teardown, .timeout = 120);
 
 static const char *in_dir(const char *name)
 {
-	static char buf[4][256];
-	static int i;
-	i = (i + 1) % 4;
-	snprintf(buf[i], sizeof buf[i], "%s/%s", dir, name);
-	return buf[i];
-}
-
-static void write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	cr_assert_not_null(f, "%s", path);
-	fputs(text, f);
-	cr_assert_eq(fclose(f), 0);
+	return test_path_in(dir, name);
 }
 
 /* Run llmsim; expect exit status want and exactly one line on stderr
  * holding `has`. */
 static void expect_one_line(const char *args, int want, const char *has)
 {
-	int rc = run_llmsim(args, out, sizeof out, err, sizeof err);
-	cr_expect_eq(rc, want, "llmsim %s: exit %d, stderr: %s", args, rc, err);
-	cr_expect_eq(count_lines(err), 1, "llmsim %s: one line, got: %s", args, err);
-	cr_expect(strstr(err, has) != NULL, "llmsim %s: expected '%s' in: %s", args, has, err);
+	test_expect_one_line(args, want, has, out, sizeof out, err, sizeof err);
 }
 
 /* ---- the range tree ---------------------------------------------------- */
@@ -80,7 +62,7 @@ static const char self_parent[] =
 
 Test(hostile, range_that_is_its_own_parent)
 {
-	write_text(in_dir("self.trace"), self_parent);
+	test_write_text(in_dir("self.trace"), self_parent);
 	char args[512];
 	snprintf(args, sizeof args, "trace show --db %s", in_dir("self.trace"));
 	expect_one_line(args, 1, "range is its own parent");
@@ -90,7 +72,7 @@ Test(hostile, range_that_is_its_own_parent)
 Test(hostile, two_ranges_in_a_cycle)
 {
 	/* 1 -> 2 -> 1: range 1 names a later parent */
-	write_text(in_dir("cycle.trace"),
+	test_write_text(in_dir("cycle.trace"),
 		   "llmsim-trace\t1\n"
 		   "run\t\th\tc\tNVIDIA H200\t132\t1\t1\t1\t0\tt\n"
 		   "kernel\tk\t1\t1\t1\t32\t1\t1\t0\t0\t0\t8\t0\t0\t100\t200\t7\t0\t1\t2\n"
@@ -104,7 +86,7 @@ Test(hostile, two_ranges_in_a_cycle)
 
 Test(hostile, range_naming_a_missing_parent)
 {
-	write_text(in_dir("orphan.trace"),
+	test_write_text(in_dir("orphan.trace"),
 		   "llmsim-trace\t1\n"
 		   "run\t\th\tc\tNVIDIA H200\t132\t1\t1\t1\t0\tt\n"
 		   "range\t5\t3\ta\t50\t300\t1\t1\n"
@@ -187,7 +169,7 @@ Test(hostile, database_with_impossible_kernels)
 Test(hostile, trace_model_is_a_name_not_a_path)
 {
 	/* a range "model ../x.yaml" must not make llmsim open that path */
-	write_text(in_dir("evil.yaml"), "not: a model\n");
+	test_write_text(in_dir("evil.yaml"), "not: a model\n");
 	char sql[512], args[512];
 	snprintf(sql, sizeof sql, "UPDATE trace_ranges SET name = 'model %s' WHERE range_id = 2",
 		 in_dir("evil.yaml"));

@@ -26,44 +26,26 @@ static char out[1 << 16], err[8192];
 
 static void setup(void)
 {
-	snprintf(dir, sizeof dir, "/tmp/llmsim-hinput-XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
+	test_tmpdir_make(dir, sizeof dir, "hinput");
 }
 
 static void teardown(void)
 {
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	cr_expect_eq(system(cmd), 0);
+	test_tmpdir_remove(dir);
 }
 
 TestSuite(hostile_input, .init = setup, .fini = teardown, .timeout = 240);
 
 static const char *in_dir(const char *name)
 {
-	static char buf[4][256];
-	static int i;
-	i = (i + 1) % 4;
-	snprintf(buf[i], sizeof buf[i], "%s/%s", dir, name);
-	return buf[i];
-}
-
-static void write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	cr_assert_not_null(f, "%s", path);
-	fputs(text, f);
-	cr_assert_eq(fclose(f), 0);
+	return test_path_in(dir, name);
 }
 
 /* Run llmsim; expect exit status want and exactly one line on stderr
  * holding `has`. */
 static void expect_one_line(const char *args, int want, const char *has)
 {
-	int rc = run_llmsim(args, out, sizeof out, err, sizeof err);
-	cr_expect_eq(rc, want, "llmsim %s: exit %d, stderr: %s", args, rc, err);
-	cr_expect_eq(count_lines(err), 1, "llmsim %s: one line, got: %s", args, err);
-	cr_expect(strstr(err, has) != NULL, "llmsim %s: expected '%s' in: %s", args, has, err);
+	test_expect_one_line(args, want, has, out, sizeof out, err, sizeof err);
 }
 
 /* ---- model files take the flags' bounds ------------------------------- */
@@ -79,7 +61,7 @@ Test(hostile_input, model_file_of_2_to_the_31_layers)
 	 * overflow in infer_cfg.c) with exit 0 */
 	char y[1024], args[512];
 	snprintf(y, sizeof y, "%slayers: 2147483647\n%s", model_head, model_tail);
-	write_text(in_dir("deep.yaml"), y);
+	test_write_text(in_dir("deep.yaml"), y);
 	char want[300];
 	snprintf(want, sizeof want, "%s:4:9: 'layers' must be at most 65536, got 2147483647",
 		 in_dir("deep.yaml"));
@@ -89,7 +71,7 @@ Test(hostile_input, model_file_of_2_to_the_31_layers)
 	expect_one_line(args, 1, want);
 	/* the bound itself loads */
 	snprintf(y, sizeof y, "%slayers: 65536\n%s", model_head, model_tail);
-	write_text(in_dir("ok.yaml"), y);
+	test_write_text(in_dir("ok.yaml"), y);
 	snprintf(args, sizeof args, "model show %s", in_dir("ok.yaml"));
 	cr_expect_eq(run_llmsim(args, out, sizeof out, err, sizeof err), 0, "%s", err);
 }
@@ -102,7 +84,7 @@ Test(hostile_input, moe_model_of_huge_depth_is_refused_at_once)
 		 "%slayers: 2147483647\n%smoe:\n  experts: 8\n  top_k: 2\n"
 		 "  expert_intermediate: 64\n",
 		 model_head, model_tail);
-	write_text(in_dir("moe.yaml"), y);
+	test_write_text(in_dir("moe.yaml"), y);
 	snprintf(args, sizeof args, "infer --model %s --gpu h200", in_dir("moe.yaml"));
 	expect_one_line(args, 1, ":4:9: 'layers' must be at most 65536");
 	/* and each count of its moe section */
@@ -110,7 +92,7 @@ Test(hostile_input, moe_model_of_huge_depth_is_refused_at_once)
 		 "%slayers: 4\n%smoe:\n  experts: 2147483647\n  top_k: 2\n"
 		 "  expert_intermediate: 64\n",
 		 model_head, model_tail);
-	write_text(in_dir("moe2.yaml"), y);
+	test_write_text(in_dir("moe2.yaml"), y);
 	snprintf(args, sizeof args, "infer --model %s --gpu h200", in_dir("moe2.yaml"));
 	expect_one_line(args, 1, ":17:12: 'experts' must be at most 65536");
 }

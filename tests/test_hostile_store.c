@@ -22,26 +22,19 @@ static char out[1 << 16], err[8192];
 
 static void setup(void)
 {
-	snprintf(dir, sizeof dir, "/tmp/llmsim-hstore-XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
+	test_tmpdir_make(dir, sizeof dir, "hstore");
 }
 
 static void teardown(void)
 {
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	cr_expect_eq(system(cmd), 0);
+	test_tmpdir_remove(dir);
 }
 
 TestSuite(hostile_store, .init = setup, .fini = teardown, .timeout = 120);
 
 static const char *in_dir(const char *name)
 {
-	static char buf[4][256];
-	static int i;
-	i = (i + 1) % 4;
-	snprintf(buf[i], sizeof buf[i], "%s/%s", dir, name);
-	return buf[i];
+	return test_path_in(dir, name);
 }
 
 /* A store holding the small fixture dump, as `calib import` writes it. */
