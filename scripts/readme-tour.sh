@@ -42,7 +42,9 @@ block() {
 	printf '```console\n'
 	while IFS= read -r c; do
 		printf '$ %s\n' "$c"
-		out=$(eval "${c//llmsim /$L }" 2>&1 | sed -e "s|$src/||g" -e "s|$tmp/run/||g")
+		# paths into this checkout print relative to it, whatever its folder;
+		# a trace's recorded command is data, printed as it was captured
+		out=$(eval "${c//llmsim /$L }" 2>&1 | sed -e "/^command: /!s|$src/||g" -e "s|$tmp/run/||g")
 		n=$(printf '%s\n' "$out" | wc -l)
 		if [ -z "$out" ]; then
 			: # a command that prints nothing (mkdir, a redirection)
