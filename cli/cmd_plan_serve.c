@@ -469,6 +469,11 @@ int cmd_plan_serve(int argc, char **argv, const struct cli_setup *setup)
 	if (emit >= 0 && plan_fw_trains(emit))
 		return llmsim_args_error(cmd, "--emit %s is for training plans; serving plans emit "
 					 "vllm or trtllm", plan_fw_names[emit]);
+	if (emit >= 0 && feat.server != LLMSIM_SERVER_GENERIC &&
+	    !(feat.server == LLMSIM_SERVER_VLLM && emit == PLAN_FW_VLLM) &&
+	    !(feat.server == LLMSIM_SERVER_TRTLLM && emit == PLAN_FW_TRTLLM))
+		return llmsim_args_error(cmd, "--emit %s launches another server than the --server "
+					 "priced: emit the server you price", plan_fw_names[emit]);
 	struct llmsim_plan_serve_cfg pc = {
 		.model = setup->model, .gpu = setup->gpu, .gpus = gpus, .prompt = prompt,
 		.output = output, .ttft_slo_s = ttft, .tpot_slo_s = tpot, .max_batch = max_batch,
@@ -557,7 +562,7 @@ int cmd_plan_serve(int argc, char **argv, const struct cli_setup *setup)
 		       wdts || kvdts ? "" : " (--weight-dtype / --kv-dtype allow quantized ones)");
 		char eb[320], nb[64];
 		cli_serve_eng_describe(&pc.engine, eb, sizeof eb);
-		printf("engine: %s\n", eb);
+		printf("server: %s\n", eb);
 		if (o.capacity)
 			printf("search: %lld replica layouts, %lld dropped by a bound (one request alone "
 			       "misses a target, or more GPUs than the best); %lld engine runs simulated "

@@ -39,13 +39,23 @@ static int gpu_profile_path(const char *gpu_name, char *buf, size_t size)
 	return llmsim_data_path(buf, size, "hw/profiles", file);
 }
 
+static int gpu_own_profile(struct llmsim_gpu *gpu, struct llmsim_err *err);
+
 int llmsim_gpu_load(const char *name_or_path, struct llmsim_gpu *gpu, struct llmsim_err *err)
 {
 	int rc = llmsim_data_find(&llmsim_gpu_kind, name_or_path, gpu, err);
-	if (rc || llmsim_data_is_path(name_or_path))
-		return rc; /* a file named by its path gets no profile */
-	if ((rc = llmsim_gpu_apply_basis(gpu, err)))
+	if (rc)
 		return rc;
+	/* its basis whether named or given by path (a copied h100 file states
+	 * no efficiencies of its own); a file named by its path gets no profile */
+	if ((rc = llmsim_gpu_apply_basis(gpu, err)) || llmsim_data_is_path(name_or_path))
+		return rc;
+	return gpu_own_profile(gpu, err);
+}
+
+/* The profile hw/profiles/NAME.yaml fitted for gpu, where there is one. */
+static int gpu_own_profile(struct llmsim_gpu *gpu, struct llmsim_err *err)
+{
 	const char *no = getenv("LLMSIM_NO_PROFILE");
 	if (no && !strcmp(no, "1"))
 		return 0;
@@ -124,7 +134,11 @@ int llmsim_gpu_apply_basis(struct llmsim_gpu *gpu, struct llmsim_err *err)
 	struct llmsim_gpu *b = malloc(sizeof *b);
 	if (!b)
 		return llmsim_err_set(err, LLMSIM_ENOMEM, "out of memory");
-	int rc = llmsim_gpu_load(gpu->basis, b, err);
+	/* the basis as found, with its profile, but never its own basis: a
+	 * chain (or two files naming each other) is refused below, not followed */
+	int rc = llmsim_data_find(&llmsim_gpu_kind, gpu->basis, b, err);
+	if (!rc && !b->basis[0])
+		rc = gpu_own_profile(b, err);
 	if (!rc && b->basis[0])
 		rc = llmsim_err_set(err, LLMSIM_EINVAL,
 				    "%s: its calibration basis '%s' has a basis of its own ('%s'): "

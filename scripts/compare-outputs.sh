@@ -23,6 +23,7 @@ out=${3:-$(mktemp -d /tmp/llmsim-compare.XXXXXX)}
 root=$(cd "$(dirname "$0")/.." && pwd)
 export LLMSIM_DATA_DIR=${LLMSIM_DATA_DIR:-$root}
 mkdir -p "$out/old" "$out/new"
+rm -f "$out/differs" # a reused folder's verdict is not this run's
 
 cmds='plan --model 70b --gpus 8
 plan --model 405b --gpu h100 --gpus 16384 --seq 8192 --global-batch 2048 --tp 8 --pp 16 --cp 1 --recipe llama3 --tokens 15.6e12 --top 3 --emit megatron

@@ -24,6 +24,7 @@ set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 n=${1:-20}
 llmsim=${2:-$src/build/cli/llmsim}
+case $llmsim in /*) ;; *) llmsim=$PWD/$llmsim ;; esac # the runs happen in a work folder
 export LLMSIM_DATA_DIR=${LLMSIM_DATA_DIR:-$src}
 work=$(mktemp -d "${TMPDIR:-/tmp}/llmsim-kill-XXXXXX")
 trap 'rm -rf "$work"' EXIT

@@ -368,10 +368,10 @@ enum llmsim_train_reject llmsim_train_check(const struct llmsim_model *m,
 	    (c->recompute_modules & (1u << LLMSIM_RM_MOE | 1u << LLMSIM_RM_MOE_ACT |
 				     1u << LLMSIM_RM_SHARED_EXPERTS)))
 		VIOLATE(LLMSIM_REJ_OPTION, "--recompute-modules moe, moe_act and shared_experts "
-			"need an MoE model; %s is dense", m->name);
+			"need an MoE model, and %s is dense", m->name);
 	if (c->recompute == LLMSIM_RECOMP_MODULES && !m->has_mla &&
 	    (c->recompute_modules & 1u << LLMSIM_RM_MLA_UP_PROJ))
-		VIOLATE(LLMSIM_REJ_OPTION, "--recompute-modules mla_up_proj needs MLA; %s has none",
+		VIOLATE(LLMSIM_REJ_OPTION, "--recompute-modules mla_up_proj needs MLA, and %s has none",
 			m->name);
 	if (c->recompute == LLMSIM_RECOMP_MODULES &&
 	    (c->recompute_modules & 1u << LLMSIM_RM_MOE) &&

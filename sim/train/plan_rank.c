@@ -60,7 +60,7 @@ void plan_entry_cfg(const struct plan_entry *e, const struct plan_base *b,
 	*c = b->cfg;
 	c->tp = e->tp, c->pp = e->pp, c->cp = e->cp, c->ep = e->ep;
 	c->dp = c->gpus / (c->tp * c->cp * c->pp);
-	if (c->tp == 1)
+	if (c->tp == 1 || !c->sequence_parallel) /* as the search set it */
 		c->tp_overlap = LLMSIM_TP_OVERLAP_NONE;
 	c->cp_comm = e->cp_comm;
 	c->zero = e->zero;

@@ -80,7 +80,8 @@ int plan_recompute_choices(const struct llmsim_plan_req *req, const struct llmsi
 			mods |= 1u << LLMSIM_RM_MLA_UP_PROJ;
 		rec[n++] = (struct plan_recompute){LLMSIM_RECOMP_MODULES, mods, 0};
 	}
-	if (req->stack && HAS(req, LLMSIM_FEAT_OFFLOAD_ACTIVATIONS) && gpu->has_host)
+	if (req->stack && HAS(req, LLMSIM_FEAT_OFFLOAD_ACTIVATIONS) && gpu->has_host &&
+	    !req->no_offload)
 		rec[n++] = (struct plan_recompute){LLMSIM_RECOMP_NONE, 0, 1.0};
 	return n;
 }
