@@ -52,4 +52,26 @@ static inline char *fuzz_input_str(const uint8_t *data, size_t size)
 	return s;
 }
 
+/* Write size bytes of data to the file p (created or truncated). */
+static inline void fuzz_write_file(const char *p, const void *data, size_t size)
+{
+	FILE *f = fopen(p, "wb");
+	if (!f || (size && fwrite(data, 1, size, f) != size) || fclose(f))
+		abort();
+}
+
+/* The suffixes of what SQLite keeps beside a database file. */
+static const char *const fuzz_sqlite_tails[] __attribute__((unused)) = {"-journal", "-wal", "-shm"};
+
+/* Remove the database file p and what SQLite keeps beside it. */
+static inline void fuzz_remove_db(const char *p)
+{
+	unlink(p);
+	for (int i = 0; i < 3; i++) {
+		char q[300];
+		snprintf(q, sizeof q, "%s%s", p, fuzz_sqlite_tails[i]);
+		unlink(q);
+	}
+}
+
 #endif

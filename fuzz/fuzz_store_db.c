@@ -33,6 +33,7 @@
 
 #include <sqlite3.h>
 
+#include "fuzz_input.h"
 #include "calib/fit.h"
 #include "calib/store.h"
 
@@ -73,13 +74,6 @@ static char path[256];
 static char *image; /* the template file's bytes */
 static size_t nimage;
 
-static void write_file(const char *p, const void *data, size_t size)
-{
-	FILE *f = fopen(p, "wb");
-	if (!f || (size && fwrite(data, 1, size, f) != size) || fclose(f))
-		abort();
-}
-
 /* The whole of p, malloc'd (NULL and 0 for no file). */
 static char *read_file(const char *p, size_t *size)
 {
@@ -101,17 +95,9 @@ static char *read_file(const char *p, size_t *size)
 	return b;
 }
 
-static const char *const tails[] = {"-journal", "-wal", "-shm"};
-
-/* Remove the file and what SQLite keeps beside it. */
 static void remove_all(void)
 {
-	unlink(path);
-	for (int i = 0; i < 3; i++) {
-		char p[300];
-		snprintf(p, sizeof p, "%s%s", path, tails[i]);
-		unlink(p);
-	}
+	fuzz_remove_db(path);
 }
 
 /* Whether any -journal, -wal or -shm is beside the file. */
@@ -120,7 +106,7 @@ static int litter(void)
 	struct stat st;
 	for (int i = 0; i < 3; i++) {
 		char p[300];
-		snprintf(p, sizeof p, "%s%s", path, tails[i]);
+		snprintf(p, sizeof p, "%s%s", path, fuzz_sqlite_tails[i]);
 		if (!stat(p, &st))
 			return 1;
 	}
@@ -194,7 +180,7 @@ static int run_sql(const char *sql)
 		return 1; /* the SQL made the database something else */
 	int same = (size_t)n == nimage && !memcmp(bytes, image, nimage);
 	if (!same)
-		write_file(path, bytes, (size_t)n);
+		fuzz_write_file(path, bytes, (size_t)n);
 	sqlite3_free(bytes);
 	return same;
 }
@@ -281,7 +267,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	remove_all();
 	if (size >= sizeof magic && !memcmp(data, magic, sizeof magic)) {
-		write_file(path, data, size);
+		fuzz_write_file(path, data, size);
 	} else {
 		char *sql = malloc(size + 1);
 		if (!sql)

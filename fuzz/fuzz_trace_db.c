@@ -25,6 +25,7 @@
 
 #include <sqlite3.h>
 
+#include "fuzz_input.h"
 #include "calib/trace/trace.h"
 #include "calib/trace/trace_analyze.h"
 
@@ -49,22 +50,9 @@ static char path[256];
 static char *image; /* the template file's bytes */
 static size_t nimage;
 
-static void write_file(const char *p, const void *data, size_t size)
-{
-	FILE *f = fopen(p, "wb");
-	if (!f || (size && fwrite(data, 1, size, f) != size) || fclose(f))
-		abort();
-}
-
-/* Remove the file and what SQLite keeps beside it. */
 static void remove_all(void)
 {
-	static const char *const tails[] = {"", "-journal", "-wal", "-shm"};
-	for (int i = 0; i < 4; i++) {
-		char p[300];
-		snprintf(p, sizeof p, "%s%s", path, tails[i]);
-		unlink(p);
-	}
+	fuzz_remove_db(path);
 }
 
 static int store(struct llmsim_trace *t, void *ctx)
@@ -183,9 +171,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	remove_all();
 	if (size >= sizeof magic && !memcmp(data, magic, sizeof magic)) {
-		write_file(path, data, size);
+		fuzz_write_file(path, data, size);
 	} else {
-		write_file(path, image, nimage);
+		fuzz_write_file(path, image, nimage);
 		char *sql = malloc(size + 1);
 		if (!sql)
 			abort();
