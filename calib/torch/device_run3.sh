@@ -17,30 +17,8 @@
 # Everything lands in $OUT/<part>.tar.gz (and the logs in $OUT/<part>.log),
 # with nvidia-smi -q before and after. Never touches clocks or settings.
 set -u
-: "${OUT:?set OUT}"
 PART=${1:?fit or steps}
-PY=${PYTHON:-python3}
-W="$OUT/$PART"
-mkdir -p "$W"
-LOG="$OUT/$PART.log"
-T0=$(date +%s)
-log() { echo "[device_run3 +$(($(date +%s) - T0))s] $*" | tee -a "$LOG" >&2; }
-export PYTHONUNBUFFERED=1
-nvidia-smi -q > "$W/nvidia_smi_before.txt" 2>&1
-log "device: $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw,temperature.gpu --format=csv,noheader 2>&1)"
-$PY -c 'import torch, sys; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())' >> "$LOG" 2>&1
-nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active \
-	--format=csv -lms 100 > "$W/smi_trace.csv" 2>&1 &
-SMI=$!
-step() { # name timeout cmd...
-	local name=$1 to=$2
-	shift 2
-	log "$name: start (timeout ${to}s)"
-	timeout -k 5 "$to" "$@" > "$W/$name.log" 2>&1
-	log "$name: rc $? $(tail -1 "$W/$name.log")"
-	# pack after every step: a kill at the call's limit keeps what was measured
-	tar -czf "$OUT/$PART.tar.gz" -C "$OUT" "$PART"
-}
+. "$(dirname "$0")/device_common.sh"
 case $PART in
 fit)
 	step smoke_lean 45 $PY calib/torch/steps_lean.py --out "$W/smoke" --quick --models llama-3.2-1b:2,mixtral-8x7b:2,qwen3-30b-a3b:2 --load-s 0.05 --time-s 0.02
@@ -74,8 +52,4 @@ final)
 	;;
 *) echo "device_run3.sh: unknown part '$PART' (fit or steps)" >&2; exit 2 ;;
 esac
-kill $SMI 2>/dev/null
-nvidia-smi -q -d CLOCK,POWER,PERFORMANCE,TEMPERATURE > "$W/nvidia_smi_after.txt" 2>&1
-log "done in $(($(date +%s) - T0)) s"
-tar -czf "$OUT/$PART.tar.gz" -C "$OUT" "$PART" && rm -rf "$W"
-ls -la "$OUT"
+device_finish

@@ -19,34 +19,8 @@
 # Never touches clocks or settings. Nothing here names a GPU model: the
 # runner and the fit read the device.
 set -u
-: "${OUT:?set OUT}"
-PART=${1:?user or steps}
-PY=${PYTHON:-python3}
-W="$OUT/$PART"
-mkdir -p "$W"
-LOG="$OUT/$PART.log"
-T0=$(date +%s)
-log() { echo "[device_run_user +$(($(date +%s) - T0))s] $*" | tee -a "$LOG" >&2; }
-export PYTHONUNBUFFERED=1
-export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export PATH="/usr/local/cuda/bin:$PATH"
-nvidia-smi -q >"$W/nvidia_smi_before.txt" 2>&1
-log "device: $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit,temperature.gpu --format=csv,noheader 2>&1)"
-$PY -c 'import torch, transformers; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version(), "transformers", transformers.__version__)' >>"$LOG" 2>&1
-nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active \
-	--format=csv -lms 100 >"$W/smi_trace.csv" 2>&1 &
-SMI=$!
-pack() { tar -czf "$OUT/$PART.tar.gz" -C "$OUT" "$PART"; }
-step() { # name timeout cmd...
-	local name=$1 to=$2
-	shift 2
-	log "$name: start (timeout ${to}s): $*"
-	timeout -k 5 "$to" "$@" >"$W/$name.log" 2>&1
-	local rc=$?
-	log "$name: rc $rc $(tail -1 "$W/$name.log")"
-	pack # after every step: a kill at the call's limit keeps what was measured
-	return $rc
-}
+PART=${1:?user, steps or one}
+. "$(dirname "$0")/device_common.sh"
 case $PART in
 user)
 	# The README's build line, as a user on this machine would try it.
@@ -120,8 +94,4 @@ one)
 	exit 2
 	;;
 esac
-kill $SMI 2>/dev/null
-nvidia-smi -q -d CLOCK,POWER,PERFORMANCE,TEMPERATURE >"$W/nvidia_smi_after.txt" 2>&1
-log "done in $(($(date +%s) - T0)) s"
-pack && rm -rf "$W"
-ls -la "$OUT"
+device_finish
